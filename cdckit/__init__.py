@@ -1,0 +1,31 @@
+"""cdckit: understand captured change-data-capture streams.
+
+>>> import cdckit
+>>> events = cdckit.read(cdckit.samples.path("debezium"))
+>>> sorted(set(events["op"]))[:3]
+['begin', 'commit', 'ddl']
+"""
+
+from __future__ import annotations
+
+from . import dialects, samples
+from .detect import Detection, detect
+from .errors import AmbiguousDialectError, CdcError, DecodeError, UnknownDialectError
+from .frame import COLUMN_NAMES, OPS
+from .read import read
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "read",
+    "detect",
+    "Detection",
+    "dialects",
+    "samples",
+    "COLUMN_NAMES",
+    "OPS",
+    "CdcError",
+    "DecodeError",
+    "UnknownDialectError",
+    "AmbiguousDialectError",
+]

@@ -1,0 +1,534 @@
+"""Turn a source (paths, globs, directories, payloads, iterables) into messages.
+
+A *container* is how messages are laid out in a file: JSON Lines, a JSON
+array, concatenated (pretty-printed) JSON values, delimited text lines
+(UTF-8 or Latin-1), CSV or Parquet rows. ``.gz`` files are read through gzip.
+Everything is streamed: a file is read in blocks, never whole.
+
+Kafka records saved with their envelope (``kcat -J`` lines with ``key`` and
+``payload``, or rows with ``key``/``value``/``topic``/``partition``/``offset``
+as Spark writes them) are unwrapped here: the message value is the record
+value, and its Kafka key, partition and offset are kept.
+
+Nothing here knows any dialect's field names.
+
+>>> from cdckit.containers import iter_sources
+>>> [(m.offset, m.value) for name, msgs in iter_sources('{"a": 1}\\n{"a": 2}\\n') for m in msgs]
+[(0, {'a': 1}), (1, {'a': 2})]
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import gzip
+import io
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Iterable, Iterator
+
+from . import values
+
+__all__ = ["Message", "iter_sources", "sniff_container", "write_messages", "CONTAINERS"]
+
+CONTAINERS = ("jsonl", "json", "text", "csv", "parquet")
+
+_BLOCK = 1 << 20
+_HEAD = 1 << 16
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(slots=True)
+class Message:
+    """One message of a source, ready for a dialect to decode.
+
+    ``value`` is the parsed JSON value, a text line (str) or a row (dict).
+    ``error`` is set instead when the container could not read the message
+    (bad JSON, invalid UTF-8); such a message goes straight to quarantine.
+    """
+
+    value: Any
+    source: str
+    offset: int
+    raw: bytes | str | None = None
+    key: Any = None
+    partition: int | None = None
+    line: int | None = None
+    error: str | None = None
+
+    def raw_text(self) -> str:
+        """The message as text, for quarantine and error messages."""
+        if isinstance(self.raw, bytes):
+            return self.raw.decode("utf-8", errors="backslashreplace")
+        if isinstance(self.raw, str):
+            return self.raw
+        try:
+            return values.dumps(self.value)
+        except TypeError:
+            return repr(self.value)
+
+
+# ---------------------------------------------------------------- sources
+
+
+def iter_sources(source: Any, container: str | None = None) -> Iterator[tuple[str, Iterator[Message]]]:
+    """Yield ``(source name, messages)`` for each file or payload in ``source``.
+
+    ``source`` may be a path (file, directory or glob), a ``str``/``bytes``
+    payload, or an iterable of messages (``str``, ``bytes``, ``dict`` or Kafka
+    record objects with ``value``/``key``/``offset``/``partition``).
+    ``container`` forces one of :data:`CONTAINERS` instead of sniffing.
+    """
+    if container is not None and container not in CONTAINERS:
+        raise ValueError(f"unknown container {container!r}; expected one of {', '.join(CONTAINERS)}")
+    if isinstance(source, os.PathLike):
+        for path in _expand_paths(os.fspath(source)):
+            yield path, _file_messages(path, container)
+    elif isinstance(source, str):
+        if _looks_like_payload(source):
+            yield "<string>", _stream_messages(io.BytesIO(source.encode("utf-8")), "<string>", container)
+        else:
+            for path in _expand_paths(source):
+                yield path, _file_messages(path, container)
+    elif isinstance(source, (bytes, bytearray)):
+        data = bytes(source)
+        if data[:2] == _GZIP_MAGIC:
+            data = gzip.decompress(data)
+        yield "<bytes>", _stream_messages(io.BytesIO(data), "<bytes>", container)
+    elif isinstance(source, dict):
+        yield "<iterable>", _iterable_messages([source])
+    else:
+        try:
+            items = iter(source)
+        except TypeError:
+            raise TypeError(
+                f"cannot read a {type(source).__name__}: pass a path, a str/bytes payload or an iterable of messages"
+            ) from None
+        yield "<iterable>", _iterable_messages(items)
+
+
+def _looks_like_payload(text: str) -> bool:
+    if "\n" in text or "\xfe" in text:
+        return True
+    stripped = text.lstrip("\ufeff \t\r")
+    return stripped[:1] in ("{", "[", '"')
+
+
+def _expand_paths(spec: str) -> list[str]:
+    if os.path.isdir(spec):
+        found = [
+            str(p)
+            for p in sorted(Path(spec).rglob("*"))
+            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(spec).parts)
+        ]
+        if not found:
+            raise FileNotFoundError(f"no files in directory {spec}")
+        return found
+    if os.path.exists(spec):
+        return [spec]
+    if glob.has_magic(spec):
+        found = sorted(p for p in glob.glob(spec, recursive=True) if os.path.isfile(p))
+        if not found:
+            raise FileNotFoundError(f"no files match {spec}")
+        return found
+    raise FileNotFoundError(f"no such file or directory: {spec}")
+
+
+def _file_messages(path: str, container: str | None) -> Iterator[Message]:
+    lower = path.lower()
+    plain = lower[:-3] if lower.endswith(".gz") else lower
+    if container is None and plain.endswith(".parquet"):
+        container = "parquet"
+    elif container is None and plain.endswith((".csv", ".tsv")):
+        container = "csv"
+    with open(path, "rb") as raw:
+        stream: IO[bytes] = raw
+        if raw.read(2) == _GZIP_MAGIC:
+            raw.seek(0)
+            stream = gzip.GzipFile(fileobj=raw)  # type: ignore[assignment]
+        else:
+            raw.seek(0)
+        yield from _stream_messages(stream, path, container, tsv=plain.endswith(".tsv"))
+
+
+def _stream_messages(stream: IO[bytes], name: str, container: str | None, tsv: bool = False) -> Iterator[Message]:
+    if container == "parquet":
+        yield from _parquet_messages(stream, name)
+        return
+    if container == "csv":
+        yield from _csv_messages(stream, name, "\t" if tsv else ",")
+        return
+    head = stream.read(_HEAD)
+    stream.seek(0)
+    if container is None:
+        container = sniff_container(head)
+    if container == "jsonl":
+        yield from _jsonl_messages(stream, name)
+    elif container == "json":
+        yield from _json_value_messages(stream, name)
+    else:
+        yield from _text_messages(stream, name, _text_encoding(head))
+
+
+def sniff_container(head: bytes) -> str:
+    """Guess the container from the first bytes of a file.
+
+    >>> sniff_container(b'{"a": 1}\\n{"a": 2}\\n'), sniff_container(b'{\\n  "a": 1\\n}\\n'), sniff_container(b'[{"a": 1}]')
+    ('jsonl', 'json', 'json')
+    >>> sniff_container(b"src=css\\xfens=X")
+    'text'
+    """
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not text:
+        return "jsonl"
+    first = text[:1]
+    if first == b"[":
+        return "json"
+    if first not in (b"{", b'"'):
+        return "text"
+    lines = [ln for ln in head.split(b"\n")[:-1] if ln.strip()][:10] or [text]
+    complete = sum(1 for ln in lines if _one_line_value(ln.rstrip(b"\r")))
+    return "jsonl" if complete * 2 >= len(lines) else "json"
+
+
+def _one_line_value(line: bytes) -> bool:
+    line = line.lstrip(b"\xef\xbb\xbf").rstrip()
+    return (line[:1] == b"{" and line[-1:] == b"}") or (line[:1] == b'"' and line[-1:] == b'"' and len(line) > 1)
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def _parse(raw: bytes, name: str, offset: int, line: int | None) -> Message:
+    try:
+        value = values.loads(raw)
+    except ValueError as err:
+        return Message(None, name, offset, raw=raw, line=line, error=_json_error(err, raw))
+    return _unwrap_record(Message(value, name, offset, raw=raw, line=line))
+
+
+def _json_error(err: Exception, raw: bytes) -> str:
+    text = str(err)
+    if "UTF-8" in text:
+        return f"invalid UTF-8: {text}"
+    if raw.strip() and raw.count(b"{") + raw.count(b"[") > raw.count(b"}") + raw.count(b"]"):
+        return f"truncated JSON: {text}"
+    return f"invalid JSON: {text}"
+
+
+def _jsonl_messages(stream: IO[bytes], name: str) -> Iterator[Message]:
+    offset = 0
+    for number, raw in enumerate(stream, start=1):
+        raw = raw.strip()
+        if not raw:
+            continue
+        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        yield _parse(raw, name, offset, number)
+        offset += 1
+
+
+_STRUCTURE = re.compile(rb'[{}\[\]"]')
+_STRING_END = re.compile(rb'["\\]')
+_SCALAR_END = re.compile(rb'[\s,\[\]{}"]')
+_SPACE = re.compile(rb"[\s,]*")
+
+
+def _json_value_messages(stream: IO[bytes], name: str) -> Iterator[Message]:
+    """Messages from a JSON array or from JSON values one after another.
+
+    Values are cut out by scanning brackets and strings, then parsed one by
+    one, so a broken value is quarantined on its own. Outside an array, a
+    ``{`` at the start of a line inside an unfinished value is taken as the
+    start of the next message (the unfinished one was truncated).
+    """
+    buf = stream.read(_BLOCK)
+    if buf.startswith(b"\xef\xbb\xbf"):
+        buf = buf[3:]
+    eof = not buf
+    pos = 0
+    line = 1
+    offset = 0
+    depth_base: int | None = None  # 1 inside a top-level array, 0 between values
+    while True:
+        pos = _SPACE.match(buf, pos).end()
+        if pos >= len(buf):
+            if eof:
+                return
+            line += buf.count(b"\n", 0, pos)
+            buf, pos = stream.read(_BLOCK), 0
+            eof = not buf
+            continue
+        if depth_base is None or (depth_base == 0 and buf[pos : pos + 1] == b"["):
+            if buf[pos : pos + 1] == b"[":
+                depth_base, pos = 1, pos + 1
+                continue
+            depth_base = 0
+        if depth_base == 1 and buf[pos : pos + 1] == b"]":
+            depth_base, pos = 0, pos + 1
+            continue
+        end, truncated = _value_end(buf, pos, eof, resync=depth_base == 0)
+        if end is None:
+            more = stream.read(_BLOCK)
+            if more:
+                line += buf.count(b"\n", 0, pos)
+                buf, pos = buf[pos:] + more, 0
+                continue
+            eof = True
+            end, truncated = len(buf), True
+        raw = buf[pos:end]
+        start_line = line + buf.count(b"\n", 0, pos)
+        if truncated:
+            yield Message(None, name, offset, raw=raw, line=start_line, error="truncated JSON: the value never closes")
+        else:
+            yield _parse(raw, name, offset, start_line)
+        offset += 1
+        line += buf.count(b"\n", 0, end)
+        buf, pos = buf[end:], 0
+
+
+def _value_end(buf: bytes, start: int, eof: bool, resync: bool) -> tuple[int | None, bool]:
+    """End index of the JSON value starting at ``start`` (None: need more bytes)."""
+    first = buf[start : start + 1]
+    if first == b'"':
+        end = _string_end(buf, start + 1)
+        return end, False
+    if first not in (b"{", b"["):
+        match = _SCALAR_END.search(buf, start + 1)
+        if match is None:
+            return (len(buf), False) if eof else (None, False)
+        return max(match.start(), start + 1), False
+    depth = 0
+    pos = start
+    while True:
+        match = _STRUCTURE.search(buf, pos)
+        if match is None:
+            return None, False
+        at = match.start()
+        char = buf[at : at + 1]
+        if char == b'"':
+            end = _string_end(buf, at + 1)
+            if end is None:
+                return None, False
+            pos = end
+            continue
+        if char in (b"{", b"["):
+            if resync and depth > 0 and char == b"{" and at > 0 and buf[at - 1 : at] == b"\n":
+                return at, True
+            depth += 1
+        else:
+            depth -= 1
+        pos = at + 1
+        if depth == 0:
+            return pos, False
+
+
+def _string_end(buf: bytes, pos: int) -> int | None:
+    while True:
+        match = _STRING_END.search(buf, pos)
+        if match is None:
+            return None
+        if buf[match.start()] == 0x5C:  # backslash: skip the escaped byte
+            pos = match.start() + 2
+            continue
+        return match.start() + 1
+
+
+# ---------------------------------------------------------------- text, CSV, Parquet
+
+
+def _text_encoding(head: bytes) -> str:
+    """UTF-8 unless the first line with non-ASCII bytes is not valid UTF-8."""
+    for line in head.split(b"\n")[:-1] or [head]:
+        if line.isascii():
+            continue
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            return "latin-1"
+        return "utf-8"
+    return "utf-8"
+
+
+def _text_messages(stream: IO[bytes], name: str, encoding: str) -> Iterator[Message]:
+    offset = 0
+    for number, raw in enumerate(stream, start=1):
+        raw = raw.rstrip(b"\r\n")
+        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode(encoding)
+        except UnicodeDecodeError as err:
+            yield Message(None, name, offset, raw=raw, line=number, error=f"invalid UTF-8: {err}")
+        else:
+            yield Message(text, name, offset, raw=text, line=number)
+        offset += 1
+
+
+def _csv_messages(stream: IO[bytes], name: str, delimiter: str) -> Iterator[Message]:
+    text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="")
+    reader = csv.DictReader(text, delimiter=delimiter)
+    for offset, row in enumerate(reader):
+        line = reader.line_num
+        clean = {k: (None if v == "" else v) for k, v in row.items()}
+        if any(isinstance(v, str) and _has_surrogate(v) for v in (*clean.values(), *clean.keys())):
+            raw = delimiter.join(v or "" for v in row.values() if isinstance(v, str))
+            raw = raw.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            yield Message(None, name, offset, raw=raw, line=line, error="invalid UTF-8 in CSV row")
+            continue
+        if None in clean:  # more fields than the header names
+            extra = clean.pop(None)  # type: ignore[call-overload]
+            yield Message(None, name, offset, raw=values.dumps(clean), line=line,
+                          error=f"CSV row has {len(extra)} more fields than the header")
+            continue
+        yield _unwrap_record(Message(clean, name, offset, line=line))
+    text.detach()
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\udc80" <= ch <= "\udcff" for ch in text)
+
+
+def _parquet_messages(stream: IO[bytes], name: str) -> Iterator[Message]:
+    import pyarrow.parquet as pq
+
+    offset = 0
+    for batch in pq.ParquetFile(stream).iter_batches(batch_size=65_536):
+        for row in batch.to_pylist():
+            yield _unwrap_record(Message(row, name, offset))
+            offset += 1
+
+
+# ---------------------------------------------------------------- iterables and Kafka records
+
+
+def _iterable_messages(items: Iterable[Any]) -> Iterator[Message]:
+    name = "<iterable>"
+    for offset, item in enumerate(items):
+        if isinstance(item, dict):
+            yield _unwrap_record(Message(item, name, offset))
+        elif isinstance(item, (str, bytes, bytearray)):
+            yield _payload_message(bytes(item) if not isinstance(item, str) else item, name, offset)
+        elif item is None:
+            yield Message(None, name, offset, raw="null")
+        elif hasattr(item, "value") and hasattr(item, "offset"):
+            record = {"value": item.value, "key": getattr(item, "key", None), "offset": item.offset,
+                      "partition": getattr(item, "partition", None)}
+            yield _unwrap_record(Message(record, name, offset))
+        else:
+            yield Message(item, name, offset, raw=repr(item))
+
+
+def _payload_message(item: str | bytes, name: str, offset: int, **extra: Any) -> Message:
+    """A message from one payload: JSON when it looks like JSON, else a text line."""
+    data = item.encode("utf-8") if isinstance(item, str) else item
+    if data.lstrip()[:1] in (b"{", b"[", b'"') or data.strip() in (b"null", b"true", b"false"):
+        msg = _parse(data.strip(), name, offset, None)
+    elif isinstance(item, str):
+        msg = Message(item.rstrip("\r\n"), name, offset, raw=item)
+    else:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = data.decode("latin-1")
+        msg = Message(text.rstrip("\r\n"), name, offset, raw=text)
+    for attr, value in extra.items():
+        setattr(msg, attr, value)
+    return msg
+
+
+_RECORD_FIELDS = frozenset(
+    {"topic", "partition", "offset", "timestamp", "timestampType", "tstype", "ts", "broker",
+     "key", "value", "payload", "headers", "key_error", "payload_error"}
+)
+
+
+def _unwrap_record(msg: Message) -> Message:
+    """Unwrap a saved Kafka record (kcat ``-J`` or key/value/offset rows)."""
+    record = msg.value
+    if not isinstance(record, dict) or not record.keys() <= _RECORD_FIELDS:
+        return msg
+    body = "payload" if "payload" in record else "value" if "value" in record else None
+    if body is None or not ({"key", "offset", "partition", "topic"} & record.keys()):
+        return msg
+    value = record[body]
+    if isinstance(value, dict):  # a value already parsed; the record is not a kcat line
+        inner = Message(value, msg.source, msg.offset, raw=msg.raw, line=msg.line)
+    elif value is None:
+        inner = Message(None, msg.source, msg.offset, raw=msg.raw, line=msg.line)
+    elif isinstance(value, (str, bytes, bytearray)):
+        inner = _payload_message(value if isinstance(value, str) else bytes(value), msg.source, msg.offset,
+                                 line=msg.line)
+    else:
+        return msg
+    key = record.get("key")
+    if isinstance(key, (bytes, bytearray)):
+        key = bytes(key).decode("utf-8", errors="replace")
+    if isinstance(key, str) and key.lstrip()[:1] in ("{", "["):
+        try:
+            key = values.loads(key)
+        except ValueError:
+            pass
+    inner.key = key
+    if isinstance(record.get("offset"), int):
+        inner.offset = record["offset"]
+    if isinstance(record.get("partition"), int):
+        inner.partition = record["partition"]
+    if msg.raw is not None:
+        inner.raw = msg.raw
+    return inner
+
+
+# ---------------------------------------------------------------- writing
+
+
+def write_messages(records: Iterable[Any], path: str | os.PathLike[str], layout: str = "jsonl",
+                   topic: str | None = None) -> int:
+    """Write encoded records (``Record`` objects or plain values) to ``path``; returns the count.
+
+    ``layout`` is ``jsonl`` (one JSON value per line), ``kcat`` (kcat ``-J``
+    lines carrying the Kafka key and the value as JSON text), ``text`` (one
+    line each, UTF-8, or Latin-1 when the file name contains ``.latin-1.``),
+    ``csv`` or ``parquet`` (rows). The file is written to a temporary name
+    and renamed into place.
+    """
+    path = os.fspath(path)
+    items = [(getattr(r, "value", r), getattr(r, "key", None)) for r in records]
+    tmp = f"{path}.tmp"
+    if layout == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist([value for value, _ in items]), tmp)
+    elif layout == "csv":
+        names: list[str] = []
+        for value, _ in items:
+            names.extend(k for k in value if k not in names)
+        with open(tmp, "w", encoding="utf-8", newline="") as out:
+            writer = csv.DictWriter(out, fieldnames=names, lineterminator="\n")
+            writer.writeheader()
+            for value, _ in items:
+                writer.writerow({k: ("" if v is None else v) for k, v in value.items()})
+    else:
+        encoding = "latin-1" if ".latin-1." in os.path.basename(path) else "utf-8"
+        with open(tmp, "w", encoding=encoding, newline="\n") as out:
+            for number, (value, key) in enumerate(items):
+                if layout == "text":
+                    out.write(f"{value}\n")
+                elif layout == "kcat":
+                    record = {"topic": topic or "cdckit", "partition": 0, "offset": number,
+                              "key": None if key is None else values.dumps(key),
+                              "payload": None if value is None else values.dumps(value)}
+                    out.write(values.dumps(record) + "\n")
+                elif layout == "jsonl":
+                    out.write(values.dumps(value) + "\n")
+                else:
+                    raise ValueError(f"unknown layout {layout!r}")
+    os.replace(tmp, path)
+    return len(items)

@@ -1,0 +1,165 @@
+"""Detection: which dialect is this, message by message, and why.
+
+Every registered dialect scores each message (``Dialect.detect``); a source's
+dialect is the one with the highest total over the messages looked at.
+
+>>> import cdckit
+>>> d = cdckit.detect('{"database": "shop", "table": "t", "type": "insert", "ts": 1, "data": {"id": 1}}')
+>>> d.dialect, d.evidence
+('maxwell', ('data is an object', 'database', 'table', 'ts', 'type=insert'))
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import pandas as pd
+
+from .containers import Message, iter_sources
+from .dialects import registry
+from .dialects.base import Dialect, Match
+from .errors import AmbiguousDialectError, UnknownDialectError
+
+__all__ = ["Detection", "detect", "score_message", "choose"]
+
+#: How many messages of each source ``detect`` and ``read`` look at.
+DEFAULT_SAMPLE = 50
+
+
+@dataclass(frozen=True)
+class Detection:
+    """The verdict on a source: dialect, confidence, evidence and runner-up.
+
+    ``messages`` has one row per message looked at: ``source``, ``offset``,
+    ``dialect``, ``confidence``, ``evidence``, ``runner_up``.
+    ``scores`` maps every dialect that matched anything to its mean score.
+    """
+
+    dialect: str
+    confidence: float
+    evidence: tuple[str, ...]
+    runner_up: str | None
+    runner_up_confidence: float | None
+    messages: pd.DataFrame = field(repr=False, compare=False)
+    scores: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
+
+    def __str__(self) -> str:
+        text = f"{self.dialect} (confidence {self.confidence:.2f}; evidence: {', '.join(self.evidence)})"
+        if self.runner_up:
+            text += f"; runner-up {self.runner_up} ({self.runner_up_confidence:.2f})"
+        return text
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>{html.escape(v)}</td></tr>"
+            for k, v in (
+                ("dialect", self.dialect),
+                ("confidence", f"{self.confidence:.2f}"),
+                ("evidence", ", ".join(self.evidence)),
+                ("runner-up", f"{self.runner_up} ({self.runner_up_confidence:.2f})" if self.runner_up else "none"),
+                ("messages looked at", str(len(self.messages))),
+            )
+        )
+        return f"<table>{rows}</table>"
+
+
+def score_message(value: Any, dialects: list[Dialect]) -> list[tuple[str, Match]]:
+    """Every dialect's match on one message value, best first."""
+    found = []
+    for dialect in dialects:
+        try:
+            match = dialect.detect(value)
+        except Exception:  # a detector must never stop detection
+            match = None
+        if match is not None and match.score > 0:
+            found.append((dialect.name, match))
+    found.sort(key=lambda item: -item[1].score)
+    return found
+
+
+def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None) -> Detection:
+    """The dialect that best explains ``messages`` (messages with read errors are ignored).
+
+    Raises :class:`UnknownDialectError` when no dialect matches any message and
+    :class:`AmbiguousDialectError` when two dialects tie.
+    """
+    dialects = dialects if dialects is not None else registry.all_dialects()
+    totals: dict[str, float] = defaultdict(float)
+    evidence: dict[str, Counter] = defaultdict(Counter)
+    rows = []
+    looked = 0
+    first_shape = None
+    for msg in messages:
+        if msg.error is not None:
+            continue
+        looked += 1
+        matches = score_message(msg.value, dialects)
+        if first_shape is None:
+            first_shape = _shape(msg.value)
+        for name, match in matches:
+            totals[name] += match.score
+            evidence[name].update(match.evidence)
+        best = matches[0] if matches else None
+        second = matches[1] if len(matches) > 1 else None
+        rows.append(
+            {
+                "source": msg.source,
+                "offset": msg.offset,
+                "dialect": best[0] if best else None,
+                "confidence": best[1].score if best else 0.0,
+                "evidence": ", ".join(best[1].evidence) if best else "",
+                "runner_up": second[0] if second else None,
+            }
+        )
+    tried = tuple(d.name for d in dialects)
+    if not totals:
+        what = f"{looked} message(s)" if looked else "no readable message"
+        shape = f"; the first looks like {first_shape}" if first_shape else ""
+        raise UnknownDialectError(
+            f"no dialect recognises this input ({what}{shape}); tried: {', '.join(tried)}", tried
+        )
+    ranked = sorted(totals.items(), key=lambda item: -item[1])
+    winner, total = ranked[0]
+    runner, runner_total = ranked[1] if len(ranked) > 1 else (None, None)
+    if runner is not None and abs(total - runner_total) < 1e-9:
+        raise AmbiguousDialectError(
+            f"the input fits {winner} and {runner} equally well; pass dialect= to choose", (winner, runner)
+        )
+    return Detection(
+        dialect=winner,
+        confidence=round(total / looked, 4),
+        evidence=tuple(sorted(name for name, _ in evidence[winner].most_common(8))),
+        runner_up=runner,
+        runner_up_confidence=round(runner_total / looked, 4) if runner_total is not None else None,
+        messages=pd.DataFrame(rows, columns=["source", "offset", "dialect", "confidence", "evidence", "runner_up"]),
+        scores={name: round(t / looked, 4) for name, t in ranked},
+    )
+
+
+def detect(source: Any, sample: int = DEFAULT_SAMPLE, container: str | None = None) -> Detection:
+    """Detect the dialect of a source from up to ``sample`` messages of each file.
+
+    ``source`` is anything :func:`cdckit.read` accepts.
+
+    >>> import cdckit
+    >>> cdckit.detect(cdckit.samples.path("canal")).dialect
+    'canal'
+    """
+    picked: list[Message] = []
+    for _, messages in iter_sources(source, container=container):
+        picked.extend(itertools.islice(messages, sample))
+    return choose(picked)
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, dict):
+        keys = list(value)[:6]
+        more = ", ..." if len(value) > 6 else ""
+        return "an object with keys " + ", ".join(keys) + more
+    if isinstance(value, str):
+        return f"text {value[:40]!r}"
+    return f"a JSON {type(value).__name__}"

@@ -1,0 +1,142 @@
+"""The small base every dialect builds on.
+
+A dialect is a class with a registry ``name`` and three methods:
+
+- ``detect(value) -> Match | None``: how sure it is that one message value is
+  in this dialect, and the fields that made it sure (None: it cannot be);
+- ``decode(message) -> list[Event]``: the canonical events of one message;
+  raise :class:`BadMessage` with a reason for a message it cannot decode, or
+  :class:`SkipMessage` for one that rightly produces no row;
+- ``encode(events) -> Iterator[Record]``: canonical events back to messages,
+  where the format can be written.
+
+>>> from cdckit.dialects.base import Dialect, Match
+>>> class Toy(Dialect):
+...     name = "toy"
+...     def detect(self, value):
+...         return Match(1.0, ("toy",)) if isinstance(value, dict) and "toy" in value else None
+>>> Toy().detect({"toy": 1})
+Match(score=1.0, evidence=('toy',))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterator, Mapping
+
+import pandas as pd
+
+from ..containers import Message
+from ..frame import Event
+
+__all__ = ["Dialect", "Match", "Record", "BadMessage", "SkipMessage", "require", "expect_object", "rows_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A detection verdict on one message: a score in (0, 1] and its evidence.
+
+    ``evidence`` names the fields (as dotted paths) or values that decided it.
+    """
+
+    score: float
+    evidence: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class Record:
+    """One encoded message: its value and, for keyed dialects, its Kafka key."""
+
+    value: Any
+    key: Any = None
+
+
+class BadMessage(Exception):
+    """Raised by ``decode`` for a message it cannot decode; the text is the reason."""
+
+
+class SkipMessage(Exception):
+    """Raised by ``decode`` for a message that rightly produces no row; the text is the reason."""
+
+
+class Dialect:
+    """Base class of all dialects. Subclasses set ``name`` and override the methods.
+
+    ``tz`` is the zone for zone-less text times (UTC when None).
+    ``title`` is a human name, ``spec`` the document the dialect follows and
+    ``quirks`` the things an analyst must know (the dialect tour shows them).
+    ``layout`` tells writers how encoded messages are laid out in a file:
+    ``"jsonl"`` (one JSON value per line), ``"text"`` (one line each) or
+    ``"rows"`` (table rows: JSON Lines, CSV or Parquet).
+    """
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    spec: ClassVar[str] = ""
+    layout: ClassVar[str] = "jsonl"
+    #: One sentence each: what an analyst must know about this dialect.
+    quirks: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, tz: str | None = None) -> None:
+        self.tz = tz
+
+    def __repr__(self) -> str:
+        return f"<dialect {self.name}>"
+
+    def detect(self, value: Any) -> Match | None:
+        """How sure this dialect is that ``value`` (one parsed message) is its own."""
+        raise NotImplementedError
+
+    def decode(self, message: Message) -> list[Event]:
+        """The canonical events of one message."""
+        raise NotImplementedError
+
+    def encode(self, events: pd.DataFrame) -> Iterator[Record]:
+        """Canonical events back to this dialect's messages."""
+        raise NotImplementedError(f"the {self.name} dialect cannot be written")
+
+    @classmethod
+    def can_encode(cls) -> bool:
+        """True when the dialect overrides :meth:`encode`."""
+        return cls.encode is not Dialect.encode
+
+
+def require(obj: Mapping[str, Any], field: str, where: str = "") -> Any:
+    """``obj[field]``, or :class:`BadMessage` naming the missing field.
+
+    >>> require({"a": 1}, "a")
+    1
+    >>> require({}, "op", "payload.")
+    Traceback (most recent call last):
+    ...
+    cdckit.dialects.base.BadMessage: missing required field payload.op
+    """
+    try:
+        return obj[field]
+    except (KeyError, TypeError):
+        raise BadMessage(f"missing required field {where}{field}") from None
+
+
+def expect_object(value: Any, what: str) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else :class:`BadMessage`."""
+    if not isinstance(value, dict):
+        kind = "text" if isinstance(value, str) else "null" if value is None else type(value).__name__
+        raise BadMessage(f"expected {what} as a JSON object, got {kind}")
+    return value
+
+
+def rows_of(events: pd.DataFrame) -> Iterator[dict[str, Any]]:
+    """The canonical events as plain dicts (times as int nanoseconds, NA as None), for encoders."""
+    columns = list(events.columns)
+    for values in events.itertuples(index=False, name=None):
+        row = dict(zip(columns, values))
+        for name, value in row.items():
+            if value is None or isinstance(value, (list, str, int, float)):
+                continue
+            if value is pd.NA or value is pd.NaT:
+                row[name] = None
+            elif isinstance(value, pd.Timestamp):
+                row[name] = value.value
+            elif hasattr(value, "tolist"):
+                row[name] = value.tolist()
+        yield row

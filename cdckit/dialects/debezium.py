@@ -1,0 +1,452 @@
+"""Debezium JSON, with or without the Kafka Connect ``schema``/``payload`` wrapper.
+
+The envelope is ``{before, after, source, op, ts_ms, transaction}``; ``op`` is
+``c`` create, ``u`` update, ``d`` delete, ``r`` snapshot read, ``t`` truncate,
+``m`` message. A Kafka tombstone (a null value after a delete) becomes a
+``tombstone`` event keyed by the Kafka key. Debezium's transaction topic
+(``status`` BEGIN/END) gives ``begin``/``commit`` events and its schema
+change topic (``ddl``, ``tableChanges``) gives ``ddl`` events.
+
+- Key columns come from the Kafka key (its ``payload`` when wrapped); a file
+  of values alone has no key columns.
+- Values are typed from the embedded schema where present: integer and float
+  types parse text values, ``org.apache.kafka.connect.data.Decimal`` (Base64
+  of the unscaled two's-complement integer) and ``VariableScaleDecimal``
+  become numbers, or exact text when a double would lose digits.
+- ``seq`` is the connector's log position: MySQL ``file:pos:row``, PostgreSQL
+  ``lsn``, SQL Server ``commit_lsn:change_lsn:event_serial_no``, Oracle
+  ``scn``, MongoDB ``ts_ms:ord``; numbers zero-padded.
+- ``event_time`` is ``source.ts_ms`` (``ts_us``/``ts_ns`` when given),
+  ``emit_time`` the envelope's ``ts_ms``.
+
+Arcion and Lindorm subclass :class:`Debezium` and change only what differs.
+
+>>> import cdckit
+>>> ev = cdckit.read('{"op": "c", "after": {"id": 1}, "source": {"connector": "mysql", "db": "inventory", '
+...                  '"table": "customers", "ts_ms": 1000, "file": "mysql-bin.000003", "pos": 154, "row": 0}}',
+...                  dialect="debezium")
+>>> ev.loc[0, ["op", "database", "table", "after"]].tolist()
+['insert', 'inventory', 'customers', '{"id":1}']
+>>> ev.loc[0, "seq"]
+'mysql-bin.000003:00000000000000000154:00000000000000000000'
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from decimal import Decimal
+from typing import Any, Iterator
+
+import pandas as pd
+
+from .. import values
+from ..containers import Message
+from ..frame import Event
+from .base import BadMessage, Dialect, Match, Record, SkipMessage, expect_object, rows_of
+from .registry import register
+
+OPS = {"c": "insert", "u": "update", "d": "delete", "r": "read", "t": "other", "m": "other"}
+_OP_CODES = {"insert": "c", "update": "u", "delete": "d", "read": "r"}
+
+KNOWN_CONNECTORS = frozenset(
+    {"mysql", "mariadb", "postgresql", "sqlserver", "oracle", "mongodb", "db2", "informix", "vitess",
+     "spanner", "cassandra", "jdbc", "ibmi"}
+)
+_INT_TYPES = frozenset({"int8", "int16", "int32", "int64"})
+_FLOAT_TYPES = frozenset({"float", "float32", "float64", "double"})
+_DECIMAL = "org.apache.kafka.connect.data.Decimal"
+_VARIABLE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
+_POSITION = re.compile(r"(?P<file>.+):(?P<pos>\d{20}):(?P<row>\d{20})\Z")
+
+
+@register
+class Debezium(Dialect):
+    """Plain Debezium change events (any connector)."""
+
+    name = "debezium"
+    title = "Debezium JSON"
+    spec = "public Debezium documentation"
+    quirks = (
+        "Key columns come only from the Kafka key: a file of values alone has none.",
+        "A delete is followed by a tombstone (a null value) that only carries the key.",
+        "DECIMAL columns arrive as Base64 of the unscaled integer; the schema's scale makes them numbers again.",
+        "seq is the connector's own log position (binlog file:pos:row, LSN, SCN), zero-padded to sort as text.",
+        "ts_ms in source is when the change happened; ts_ms in the envelope is when Debezium processed it.",
+    )
+
+    # ------------------------------------------------------------ detection
+
+    def detect(self, value: Any) -> Match | None:
+        if value is None:
+            return Match(0.3, ("null value (Kafka tombstone)",))
+        payload, schema = unwrap(value)
+        if payload is None:
+            return None
+        if payload.get("status") in ("BEGIN", "END") and "id" in payload and (
+            "event_count" in payload or "data_collections" in payload
+        ):
+            return Match(0.9, ("status", "id", "data_collections"))
+        if "ddl" in payload and ("tableChanges" in payload or "databaseName" in payload):
+            return Match(0.9, ("ddl", "tableChanges" if "tableChanges" in payload else "databaseName"))
+        shape = envelope_shape(payload)
+        if shape is None:
+            return None
+        source = payload.get("source")
+        if isinstance(source, dict):
+            connector = source.get("connector")
+            if "namespace" in source:  # Lindorm names its schema this way
+                return Match(0.5, shape)
+            if isinstance(connector, str) and connector in KNOWN_CONNECTORS:
+                return Match(0.9, shape + ("source.connector=" + connector,))
+            if isinstance(connector, str) and connector.isupper():  # Arcion writes it in capitals
+                return Match(0.5, shape)
+            markers = [f"source.{f}" for f in ("file", "lsn", "change_lsn", "scn", "txId", "ord") if f in source]
+            if markers:
+                return Match(0.85, shape + tuple(markers))
+        return Match(0.6, shape)
+
+    # ------------------------------------------------------------ decoding
+
+    def decode(self, message: Message) -> list[Event]:
+        value = message.value
+        if value is None:
+            return [self.tombstone(message, "null")]
+        payload, schema = unwrap(value)
+        if payload is None:
+            raise BadMessage(f"expected a Debezium change event as a JSON object, got {type(value).__name__}")
+        if "status" in payload and payload.get("status") in ("BEGIN", "END"):
+            return [self.transaction_marker(payload)]
+        if "ddl" in payload and "op" not in payload:
+            return [self.schema_change(payload)]
+        return [self.change(payload, schema, message.key)]
+
+    def change(self, payload: dict[str, Any], schema: dict[str, Any] | None, kafka_key: Any) -> Event:
+        op_raw = payload.get("op")
+        if op_raw is None:
+            raise BadMessage("missing required field op")
+        op = OPS.get(op_raw)
+        if op is None:
+            raise BadMessage(f"unknown op {op_raw!r}")
+        source = payload.get("source") or {}
+        types = field_types(schema)
+        before = self.typed_image(payload.get("before"), types.get("before"), "before")
+        after = self.typed_image(payload.get("after"), types.get("after"), "after")
+        if op in ("insert", "read") and after is None:
+            raise BadMessage(f"op {op_raw!r} without an after image")
+        if op == "delete" and before is None:
+            raise BadMessage(f"op {op_raw!r} without a before image")
+        key_columns = self.key_columns(kafka_key, before, after)
+        keyed = before if op == "delete" else after
+        return Event(
+            op=op,
+            op_raw=op_raw,
+            database=source.get("db"),
+            schema=self.schema_name(source),
+            table=source.get("table") or source.get("collection"),
+            event_time=source_time(source),
+            emit_time=envelope_time(payload),
+            seq=self.position(source),
+            txn_id=self.transaction_id(payload, source),
+            key_columns=key_columns,
+            key=values.key_of(keyed, key_columns),
+            before=values.image(before),
+            after=values.image(after),
+            ddl=source.get("query") if op == "other" and op_raw == "t" else None,
+        )
+
+    def typed_image(self, row: Any, types: dict[str, dict[str, Any]] | None, which: str) -> dict[str, Any] | None:
+        """The image with values typed from the schema (unchanged without one)."""
+        if row is None:
+            return None
+        row = expect_object(row, which)
+        if not types:
+            return dict(row)
+        return {name: typed_value(value, types.get(name)) for name, value in row.items()}
+
+    def key_columns(self, kafka_key: Any, before: dict | None, after: dict | None) -> list[str] | None:
+        key = kafka_payload(kafka_key)
+        if isinstance(key, dict) and key:
+            return list(key)
+        return None
+
+    def schema_name(self, source: dict[str, Any]) -> str | None:
+        return source.get("schema")
+
+    def position(self, source: dict[str, Any]) -> str | None:
+        """The connector's log position as a sortable string."""
+        if source.get("file") is not None or source.get("pos") is not None:
+            return values.sortable_text(source.get("file"), source.get("pos"), source.get("row") or 0)
+        if source.get("lsn") is not None:
+            return values.sortable(source["lsn"])
+        if source.get("change_lsn") is not None or source.get("commit_lsn") is not None:
+            return values.sortable_text(source.get("commit_lsn"), source.get("change_lsn"),
+                                        source.get("event_serial_no"))
+        if source.get("scn") is not None:
+            return values.sortable(source["scn"])
+        if source.get("ord") is not None:
+            return values.sortable_text(source.get("ts_ms"), source["ord"])
+        return None
+
+    def transaction_id(self, payload: dict[str, Any], source: dict[str, Any]) -> str | None:
+        txn = payload.get("transaction")
+        if isinstance(txn, dict) and txn.get("id") not in (None, ""):
+            return str(txn["id"])
+        for field in ("txId", "gtid", "xid"):
+            if source.get(field) not in (None, ""):
+                return str(source[field])
+        return None
+
+    def tombstone(self, message: Message, op_raw: str) -> Event:
+        """A Kafka tombstone, keyed by the Kafka key (table from the key schema name)."""
+        key = kafka_payload(message.key)
+        names = kafka_schema_name(message.key)
+        database = table = None
+        parts = names.split(".") if names else []
+        if len(parts) >= 4 and parts[-1] == "Key":
+            database, table = parts[-3], parts[-2]
+        columns = list(key) if isinstance(key, dict) and key else None
+        if columns and isinstance(key, dict):
+            types = field_types_of(message.key)
+            key = {name: typed_value(v, types.get(name)) for name, v in key.items()}
+        return Event(
+            op="tombstone",
+            op_raw=op_raw,
+            database=database,
+            table=table,
+            key_columns=columns,
+            key=values.key_of(key, columns) if isinstance(key, dict) else None,
+        )
+
+    def transaction_marker(self, payload: dict[str, Any]) -> Event:
+        status = payload["status"]
+        return Event(
+            op="begin" if status == "BEGIN" else "commit",
+            op_raw=status,
+            event_time=values.ms_to_ns(payload.get("ts_ms")),
+            txn_id=None if payload.get("id") in (None, "") else str(payload["id"]),
+        )
+
+    def schema_change(self, payload: dict[str, Any]) -> Event:
+        source = payload.get("source") or {}
+        ddl = payload.get("ddl")
+        if not ddl:
+            raise SkipMessage("schema change without DDL text")
+        changes = payload.get("tableChanges") or []
+        table = None
+        if changes and isinstance(changes[0], dict) and changes[0].get("id"):
+            table = str(changes[0]["id"]).replace('"', "").split(".")[-1]
+        return Event(
+            op="ddl",
+            op_raw="ddl",
+            database=payload.get("databaseName") or source.get("db"),
+            schema=payload.get("schemaName") or None,
+            table=table or source.get("table"),
+            event_time=source_time(source) or values.ms_to_ns(payload.get("ts_ms")),
+            seq=self.position(source),
+            ddl=ddl,
+        )
+
+    # ------------------------------------------------------------ encoding
+
+    connector = "mysql"
+
+    def encode(self, events: pd.DataFrame) -> Iterator[Record]:
+        """Wrapped (schema + payload) values with Kafka keys; MySQL-style positions.
+
+        A ``seq`` of the form ``file:pos:row`` is written back as the binlog
+        position, a plain number as a PostgreSQL ``lsn``; events without one
+        get a synthetic binlog position in input order.
+        """
+        rows = list(rows_of(events))
+        kinds = _kinds_by_table(rows)
+        for number, row in enumerate(rows):
+            op = row["op"]
+            if op == "tombstone":
+                yield Record(None, self.encode_key(row, kinds))
+                continue
+            if op in ("begin", "commit"):
+                yield Record({"status": "BEGIN" if op == "begin" else "END", "id": row["txn_id"],
+                              "ts_ms": values.ns_to_ms(row["event_time"]), "event_count": None,
+                              "data_collections": None})
+                continue
+            if op == "ddl":
+                yield Record({"source": self.encode_source(row, number), "ts_ms": values.ns_to_ms(row["event_time"]),
+                              "databaseName": row["database"], "schemaName": row["schema"], "ddl": row["ddl"],
+                              "tableChanges": []})
+                continue
+            if op not in _OP_CODES:
+                continue
+            table_kinds = kinds.get((row["database"], row["table"]), {})
+            before = self.encode_image(row["before"], table_kinds)
+            after = self.encode_image(row["after"], table_kinds)
+            payload = {
+                "before": before,
+                "after": after,
+                "source": self.encode_source(row, number),
+                "op": _OP_CODES[op],
+                "ts_ms": values.ns_to_ms(row["emit_time"]),
+                "transaction": {"id": row["txn_id"], "total_order": None, "data_collection_order": None}
+                if row["txn_id"] is not None else None,
+            }
+            yield Record(self.wrap(payload, row, table_kinds), self.encode_key(row, kinds))
+
+    def encode_image(self, text: str | None, kinds: dict[str, str]) -> dict[str, Any] | None:
+        return None if text is None else values.loads(text)
+
+    def encode_source(self, row: dict[str, Any], number: int) -> dict[str, Any]:
+        source: dict[str, Any] = {"version": "2.7.0.Final", "connector": self.connector, "name": "cdckit",
+                                  "ts_ms": values.ns_to_ms(row["event_time"]), "db": row["database"]}
+        if row["schema"] is not None:
+            source["schema"] = row["schema"]
+        source["table"] = row["table"]
+        seq = row["seq"]
+        match = _POSITION.match(seq) if seq else None
+        if match:
+            source.update(file=match["file"], pos=int(match["pos"]), row=int(match["row"]))
+        elif seq and seq.isdigit():
+            source["lsn"] = int(seq)
+        else:
+            source.update(file="mysql-bin.000001", pos=4 + 100 * number, row=0)
+        return source
+
+    def wrap(self, payload: dict[str, Any], row: dict[str, Any], kinds: dict[str, str]) -> dict[str, Any]:
+        name = f"cdckit.{row['database']}.{row['table']}"
+        image = {"type": "struct", "optional": True, "name": f"{name}.Value",
+                 "fields": [{"type": _CONNECT_TYPES[k], "optional": True, "field": c} for c, k in kinds.items()]}
+        schema = {"type": "struct", "optional": False, "name": f"{name}.Envelope", "fields": [
+            dict(image, field="before"), dict(image, field="after"),
+            {"type": "struct", "optional": False, "field": "source", "name": "io.debezium.connector.mysql.Source",
+             "fields": []},
+            {"type": "string", "optional": False, "field": "op"},
+            {"type": "int64", "optional": True, "field": "ts_ms"},
+        ]}
+        return {"schema": schema, "payload": payload}
+
+    def encode_key(self, row: dict[str, Any], kinds: dict[tuple, dict[str, str]]) -> Any:
+        columns, key = row["key_columns"], row["key"]
+        if not columns or key is None:
+            return None
+        table_kinds = kinds.get((row["database"], row["table"]), {})
+        payload = dict(zip(columns, values.loads(key)))
+        schema = {"type": "struct", "optional": False, "name": f"cdckit.{row['database']}.{row['table']}.Key",
+                  "fields": [{"type": _CONNECT_TYPES[table_kinds.get(c, "text")], "optional": False, "field": c}
+                             for c in columns]}
+        return {"schema": schema, "payload": payload}
+
+
+_CONNECT_TYPES = {"int": "int64", "float": "double", "bool": "boolean", "text": "string"}
+
+
+def _kinds_by_table(rows: list[dict[str, Any]]) -> dict[tuple, dict[str, str]]:
+    images: dict[tuple, list[dict]] = {}
+    for row in rows:
+        for side in ("before", "after"):
+            if row[side] is not None:
+                images.setdefault((row["database"], row["table"]), []).append(values.loads(row[side]))
+    return {table: values.infer_kinds(found) for table, found in images.items()}
+
+
+# ---------------------------------------------------------------- helpers shared by the family
+
+
+def unwrap(value: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """``(payload, schema)`` of a value with or without the schema/payload wrapper."""
+    if not isinstance(value, dict):
+        return None, None
+    payload = value.get("payload")
+    if isinstance(payload, dict) and value.keys() <= {"schema", "payload"}:
+        schema = value.get("schema")
+        return payload, schema if isinstance(schema, dict) else None
+    return value, None
+
+
+def envelope_shape(payload: dict[str, Any]) -> tuple[str, ...] | None:
+    """The evidence that ``payload`` is a Debezium-style envelope, or None."""
+    op = payload.get("op")
+    if op not in OPS or not ({"before", "after"} & payload.keys()):
+        return None
+    evidence = ["op=" + op]
+    evidence += [f for f in ("before", "after", "source") if f in payload]
+    return tuple(evidence)
+
+
+def field_types(schema: dict[str, Any] | None) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{"before": {column: field schema}, "after": {...}}`` from an envelope schema."""
+    if not isinstance(schema, dict):
+        return {}
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    for field in schema.get("fields") or []:
+        if isinstance(field, dict) and field.get("field") in ("before", "after"):
+            found[field["field"]] = {
+                f["field"]: f for f in field.get("fields") or [] if isinstance(f, dict) and "field" in f
+            }
+    return found
+
+
+def field_types_of(keyed: Any) -> dict[str, dict[str, Any]]:
+    """Column schemas of a wrapped Kafka key."""
+    if isinstance(keyed, dict) and isinstance(keyed.get("schema"), dict):
+        return {f["field"]: f for f in keyed["schema"].get("fields") or [] if isinstance(f, dict) and "field" in f}
+    return {}
+
+
+def typed_value(value: Any, field: dict[str, Any] | None) -> Any:
+    """One value typed by its Kafka Connect field schema."""
+    if field is None or value is None:
+        return value
+    kind = field.get("type")
+    name = field.get("name")
+    if name == _DECIMAL and isinstance(value, str):
+        scale = (field.get("parameters") or {}).get("scale", "0")
+        return _decimal_from_bytes(value, int(scale))
+    if name == _VARIABLE_DECIMAL and isinstance(value, dict):
+        return _decimal_from_bytes(value.get("value"), int(value.get("scale") or 0))
+    if kind in _INT_TYPES:
+        return values.coerce(value, "int")
+    if kind in _FLOAT_TYPES:
+        return values.coerce(value, "float")
+    if kind == "boolean":
+        return values.coerce(value, "bool")
+    return value
+
+
+def _decimal_from_bytes(b64: Any, scale: int) -> Any:
+    if not isinstance(b64, str):
+        return b64
+    try:
+        raw = base64.b64decode(b64, validate=True)
+    except (binascii.Error, ValueError):
+        return values.exact_number(b64)
+    unscaled = int.from_bytes(raw, "big", signed=True)
+    return values.exact_number(format(Decimal(unscaled).scaleb(-scale), "f"))
+
+
+def kafka_payload(key: Any) -> Any:
+    """The content of a Kafka key, unwrapping a schema/payload wrapper."""
+    if isinstance(key, dict) and "payload" in key and key.keys() <= {"schema", "payload"}:
+        return key["payload"]
+    return key
+
+
+def kafka_schema_name(key: Any) -> str | None:
+    if isinstance(key, dict) and isinstance(key.get("schema"), dict):
+        return key["schema"].get("name")
+    return None
+
+
+def source_time(source: dict[str, Any]) -> int | None:
+    if source.get("ts_ns") is not None:
+        return int(source["ts_ns"])
+    if source.get("ts_us") is not None:
+        return int(source["ts_us"]) * 1_000
+    return values.ms_to_ns(source.get("ts_ms"))
+
+
+def envelope_time(payload: dict[str, Any]) -> int | None:
+    if payload.get("ts_ns") is not None:
+        return int(payload["ts_ns"])
+    if payload.get("ts_us") is not None:
+        return int(payload["ts_us"]) * 1_000
+    return values.ms_to_ns(payload.get("ts_ms"))

@@ -1,0 +1,73 @@
+"""The dialect registry: names to dialect classes.
+
+Dialect modules register themselves with ``@register``; third-party packages
+can add dialects through the ``cdckit.dialects`` entry-point group.
+
+>>> from cdckit.dialects import registry
+>>> registry.get("canal").name
+'canal'
+>>> registry.get("datahub-blob").name
+'datahub_blob'
+"""
+
+from __future__ import annotations
+
+import difflib
+from importlib.metadata import entry_points
+
+from ..errors import UnknownDialectError
+from .base import Dialect
+
+__all__ = ["register", "get", "create", "names", "all_dialects"]
+
+_REGISTRY: dict[str, type[Dialect]] = {}
+_plugins_loaded = False
+
+
+def register(cls: type[Dialect]) -> type[Dialect]:
+    """Class decorator: add a dialect to the registry under ``cls.name``."""
+    if not cls.name:
+        raise ValueError(f"{cls.__qualname__} has no name")
+    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
+        raise ValueError(f"dialect {cls.name!r} is already registered by {_REGISTRY[cls.name].__qualname__}")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _load_plugins() -> None:
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    for entry in entry_points(group="cdckit.dialects"):
+        register(entry.load())
+
+
+def names() -> list[str]:
+    """Registered dialect names, in registration order."""
+    _load_plugins()
+    return list(_REGISTRY)
+
+
+def get(name: str) -> type[Dialect]:
+    """The dialect class registered as ``name`` (case, ``-`` and spaces forgiven).
+
+    A misspelt name raises :class:`UnknownDialectError` with the nearest name.
+    """
+    _load_plugins()
+    normal = name.strip().lower().replace("-", "_").replace(" ", "_")
+    if normal in _REGISTRY:
+        return _REGISTRY[normal]
+    close = difflib.get_close_matches(normal, list(_REGISTRY), n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]!r}?" if close else f"; known dialects: {', '.join(_REGISTRY)}"
+    raise UnknownDialectError(f"unknown dialect {name!r}{hint}", tuple(_REGISTRY), close[0] if close else None)
+
+
+def create(name: str, tz: str | None = None) -> Dialect:
+    """An instance of the dialect registered as ``name``."""
+    return get(name)(tz=tz)
+
+
+def all_dialects(tz: str | None = None) -> list[Dialect]:
+    """One instance of every registered dialect."""
+    return [cls(tz=tz) for cls in (_REGISTRY[n] for n in names())]

@@ -1,0 +1,72 @@
+"""The exceptions cdckit raises, one per kind of trouble.
+
+>>> import cdckit
+>>> try:
+...     cdckit.dialects.get("cannal")
+... except cdckit.UnknownDialectError as err:
+...     print(err)
+unknown dialect 'cannal'; did you mean 'canal'?
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "CdcError",
+    "DecodeError",
+    "UnknownDialectError",
+    "AmbiguousDialectError",
+]
+
+
+class CdcError(Exception):
+    """Base class of every error cdckit raises on purpose."""
+
+
+class DecodeError(CdcError, ValueError):
+    """A message could not be decoded (raised by ``read(..., errors="raise")``).
+
+    Names where the message is (``source``, ``offset``) and why it failed
+    (``reason``). ``raw`` holds the message text and ``partial`` the events
+    decoded before it, so nothing already decoded is lost.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        offset: int,
+        reason: str,
+        raw: str | None = None,
+        partial: Any = None,
+    ) -> None:
+        self.source = source
+        self.offset = offset
+        self.reason = reason
+        self.raw = raw
+        self.partial = partial
+        super().__init__(f"{source}, message {offset}: {reason}")
+
+
+class UnknownDialectError(CdcError, LookupError):
+    """A dialect name is not registered, or no dialect recognises the input.
+
+    ``tried`` lists the dialects that were tried, ``suggestion`` the nearest
+    registered name for a misspelt one.
+    """
+
+    def __init__(self, message: str, tried: tuple[str, ...] = (), suggestion: str | None = None) -> None:
+        self.tried = tried
+        self.suggestion = suggestion
+        super().__init__(message)
+
+    def __str__(self) -> str:  # LookupError would quote the message
+        return str(self.args[0])
+
+
+class AmbiguousDialectError(CdcError):
+    """Two dialects explain the input equally well; pass ``dialect=`` to choose."""
+
+    def __init__(self, message: str, candidates: tuple[str, ...]) -> None:
+        self.candidates = candidates
+        super().__init__(message)

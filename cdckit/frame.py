@@ -1,0 +1,243 @@
+"""The canonical event frame: its columns, their types, and how it is built.
+
+This is the one place the frame is defined. Every dialect decodes into
+:class:`Event` objects; :class:`FrameBuilder` gathers them into Arrow columns
+and turns them into the pandas frame ``cdckit.read`` returns.
+
+>>> from cdckit.frame import Event, FrameBuilder, COLUMN_NAMES
+>>> b = FrameBuilder()
+>>> b.add(Event(op="insert", op_raw="c", table="t", after='{"id":1}'),
+...       dialect="debezium", source="<string>", offset=0)
+>>> df = b.to_pandas()
+>>> list(df.columns) == COLUMN_NAMES, df.loc[0, "op"], df.loc[0, "after"]
+(True, 'insert', '{"id":1}')
+
+Conventions every decoder follows:
+
+- ``op`` is one of :data:`OPS`; ``op_raw`` is the dialect's own spelling.
+- ``key`` is a compact JSON array of the key values in ``key_columns`` order,
+  taken from the after image for insert/update/read and from the before image
+  for delete.
+- ``before``/``after`` are JSON object texts; a column absent from an image is
+  absent from the object, a SQL NULL is ``null``.
+- Times are held as integer nanoseconds since the epoch (UTC) while building
+  and become ``datetime64[ns, UTC]`` in the frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+__all__ = [
+    "OPS",
+    "COLUMNS",
+    "COLUMN_NAMES",
+    "ARROW_SCHEMA",
+    "QUARANTINE_SCHEMA",
+    "Event",
+    "FrameBuilder",
+    "QuarantineBuilder",
+    "QuarantineFrame",
+    "arrow_to_pandas",
+    "empty_events",
+    "empty_quarantine",
+]
+
+#: The values ``op`` may take.
+OPS = (
+    "insert",
+    "update",
+    "delete",
+    "read",
+    "ddl",
+    "heartbeat",
+    "begin",
+    "commit",
+    "tombstone",
+    "other",
+)
+
+_TIME = pa.timestamp("ns", tz="UTC")
+
+#: (name, Arrow type, meaning) of every canonical column, in frame order.
+COLUMNS: list[tuple[str, pa.DataType, str]] = [
+    ("dialect", pa.string(), "registry name of the dialect that decoded it"),
+    ("source", pa.string(), "file path, topic or other origin"),
+    ("offset", pa.int64(), "ordinal of the message within its source (Kafka offset when given)"),
+    ("partition", pa.int64(), "Kafka partition / DataHub shard when known"),
+    ("op", pa.string(), "canonical operation, one of OPS"),
+    ("op_raw", pa.string(), "the operation exactly as the dialect wrote it"),
+    ("database", pa.string(), "database name"),
+    ("schema", pa.string(), "schema / namespace"),
+    ("table", pa.string(), "table name"),
+    ("event_time", _TIME, "when the change happened at the source"),
+    ("emit_time", _TIME, "when the capture system wrote or processed it"),
+    ("seq", pa.string(), "the dialect's ordering key; string order is true order"),
+    ("txn_id", pa.string(), "transaction id"),
+    ("key_columns", pa.list_(pa.string()), "primary key column names"),
+    ("key", pa.string(), "primary key values as a compact JSON array"),
+    ("before", pa.string(), "before image as JSON object text"),
+    ("after", pa.string(), "after image as JSON object text"),
+    ("ddl", pa.string(), "DDL statement text"),
+]
+
+COLUMN_NAMES: list[str] = [name for name, _, _ in COLUMNS]
+ARROW_SCHEMA = pa.schema([pa.field(name, typ) for name, typ, _ in COLUMNS])
+
+#: Columns of ``events.attrs["quarantine"]``.
+QUARANTINE_SCHEMA = pa.schema(
+    [
+        pa.field("source", pa.string()),
+        pa.field("offset", pa.int64()),
+        pa.field("partition", pa.int64()),
+        pa.field("line", pa.int64()),
+        pa.field("dialect", pa.string()),
+        pa.field("reason", pa.string()),
+        pa.field("raw", pa.string()),
+    ]
+)
+
+_PANDAS_TYPES = {
+    pa.string(): pd.StringDtype("pyarrow"),
+    pa.int64(): pd.Int64Dtype(),
+}
+
+
+@dataclass(slots=True)
+class Event:
+    """One canonical change, as a decoder produces it.
+
+    ``dialect``, ``source``, ``offset`` and ``partition`` are filled in by the
+    reader from the message the event came from. ``half`` is set only on one
+    half of an update that the dialect sends as two messages (``"before"`` or
+    ``"after"``); the reader pairs halves with the same table and ``seq``.
+    """
+
+    op: str
+    op_raw: str
+    database: str | None = None
+    schema: str | None = None
+    table: str | None = None
+    event_time: int | None = None
+    emit_time: int | None = None
+    seq: str | None = None
+    txn_id: str | None = None
+    key_columns: list[str] | None = None
+    key: str | None = None
+    before: str | None = None
+    after: str | None = None
+    ddl: str | None = None
+    half: str | None = None
+
+
+_EVENT_FIELDS = [name for name in COLUMN_NAMES if name not in ("dialect", "source", "offset", "partition")]
+
+
+class FrameBuilder:
+    """Collects events column by column and builds Arrow or pandas frames."""
+
+    def __init__(self) -> None:
+        self._columns: dict[str, list[Any]] = {name: [] for name in COLUMN_NAMES}
+
+    def __len__(self) -> int:
+        return len(self._columns["op"])
+
+    def add(self, event: Event, dialect: str, source: str, offset: int, partition: int | None = None) -> None:
+        """Append one event with the position of the message it came from."""
+        cols = self._columns
+        cols["dialect"].append(dialect)
+        cols["source"].append(source)
+        cols["offset"].append(offset)
+        cols["partition"].append(partition)
+        for name in _EVENT_FIELDS:
+            cols[name].append(getattr(event, name))
+
+    def to_arrow(self) -> pa.Table:
+        """The events gathered so far as an Arrow table with :data:`ARROW_SCHEMA`."""
+        arrays = [pa.array(self._columns[name], typ) for name, typ, _ in COLUMNS]
+        return pa.Table.from_arrays(arrays, schema=ARROW_SCHEMA)
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The events gathered so far as a canonical pandas frame."""
+        return arrow_to_pandas(self.to_arrow())
+
+    def clear(self) -> None:
+        for values in self._columns.values():
+            values.clear()
+
+
+class QuarantineFrame(pd.DataFrame):
+    """The quarantine table kept in ``events.attrs["quarantine"]``: a plain DataFrame
+    that pandas does not copy.
+
+    pandas deep-copies ``attrs`` into every derived frame and compares them
+    with ``==`` when concatenating (which printing a wide frame does); a plain
+    DataFrame in ``attrs`` makes that comparison raise and every slice copy
+    the whole quarantine. This subclass is shared instead of copied, and
+    anything computed from it is a plain DataFrame.
+    """
+
+    @property
+    def _constructor(self) -> type[pd.DataFrame]:
+        return pd.DataFrame
+
+    def __deepcopy__(self, memo: Any = None) -> "QuarantineFrame":
+        return self
+
+
+class QuarantineBuilder:
+    """Collects quarantined messages: source, offset, partition, line, dialect, reason, raw.
+
+    ``line`` is the 1-based line where the message starts in a text file
+    (None for other inputs); ``dialect`` is the dialect that was decoding.
+    """
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, int, int | None, int | None, str | None, str, str]] = []
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def add(
+        self,
+        source: str,
+        offset: int,
+        partition: int | None,
+        line: int | None,
+        dialect: str | None,
+        reason: str,
+        raw: str,
+    ) -> None:
+        self.rows.append((source, offset, partition, line, dialect, reason, raw))
+
+    def to_pandas(self) -> "QuarantineFrame":
+        columns = list(zip(*self.rows)) if self.rows else [[] for _ in QUARANTINE_SCHEMA]
+        arrays = [pa.array(list(values), field.type) for values, field in zip(columns, QUARANTINE_SCHEMA)]
+        table = pa.Table.from_arrays(arrays, schema=QUARANTINE_SCHEMA)
+        return QuarantineFrame(table.to_pandas(types_mapper=_PANDAS_TYPES.get))
+
+
+def arrow_to_pandas(table: pa.Table) -> pd.DataFrame:
+    """Turn an Arrow table with :data:`ARROW_SCHEMA` into the canonical pandas frame.
+
+    Strings become ``string[pyarrow]``, ``offset``/``partition`` nullable
+    ``Int64``, times ``datetime64[ns, UTC]`` and ``key_columns`` Python lists.
+    """
+    df = table.to_pandas(types_mapper=_PANDAS_TYPES.get)
+    df["key_columns"] = pd.Series(table.column("key_columns").to_pylist(), index=df.index, dtype=object)
+    df["offset"] = df["offset"].astype("int64")
+    return df
+
+
+def empty_events() -> pd.DataFrame:
+    """A canonical frame with no rows."""
+    return FrameBuilder().to_pandas()
+
+
+def empty_quarantine() -> QuarantineFrame:
+    """A quarantine frame with no rows."""
+    return QuarantineBuilder().to_pandas()

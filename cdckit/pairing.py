@@ -1,0 +1,79 @@
+"""Pairing of updates that a dialect sends as two messages.
+
+DataHub Blob sends ``UPDATE_BEFOR`` and ``UPDATE_AFTER`` with the same
+``sequenceId``; DataHub Tuple sends a before row and an after row with the same
+``_sequence_id_``. Their decoders mark each half (``Event.half``); this module
+joins the halves into ONE update, whatever lies between them and whichever
+arrives first. Halves are matched on dialect, database, schema, table and
+``seq``; several halves with the same identity pair first-in, first-out.
+
+>>> from cdckit.frame import Event
+>>> p = Pairer()
+>>> p.offer(Event("update", "UPDATE_BEFOR", table="t", seq="1", before='{"a":1}', half="before"), "m0")
+>>> merged, where = p.offer(Event("update", "UPDATE_AFTER", table="t", seq="1", after='{"a":2}', half="after"), "m1")
+>>> merged.before, merged.after, merged.half, where
+('{"a":1}', '{"a":2}', None, 'm1')
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import replace
+from typing import Any, Hashable, Iterator
+
+from .frame import Event
+
+__all__ = ["Pairer"]
+
+
+class Pairer:
+    """Holds update halves until their partner arrives.
+
+    ``offer(event, where)`` returns None while the event waits, or
+    ``(merged event, where)`` once both halves are in; ``where`` is any
+    position token the caller wants back (the after half's is returned).
+    """
+
+    def __init__(self) -> None:
+        self._waiting: dict[tuple[Hashable, ...], deque[tuple[Event, Any]]] = {}
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def offer(self, event: Event, where: Any, dialect: str = "") -> tuple[Event, Any] | None:
+        if event.half not in ("before", "after"):
+            raise ValueError(f"not an update half: {event.half!r}")
+        ident = (dialect, event.database, event.schema, event.table, event.seq)
+        queue = self._waiting.get(ident)
+        if queue and queue[0][0].half != event.half:
+            partner, partner_where = queue.popleft()
+            if not queue:
+                del self._waiting[ident]
+            self._count -= 1
+            if event.half == "after":
+                return merge(partner, event), where
+            return merge(event, partner), partner_where
+        self._waiting.setdefault(ident, deque()).append((event, where))
+        self._count += 1
+        return None
+
+    def drain(self) -> Iterator[tuple[Event, Any]]:
+        """The halves still waiting (no partner came), in arrival order of their identity."""
+        for queue in self._waiting.values():
+            yield from queue
+        self._waiting.clear()
+        self._count = 0
+
+
+def merge(before_half: Event, after_half: Event) -> Event:
+    """One update from its two halves: the before image from the first, the rest from the second."""
+    return replace(
+        after_half,
+        before=before_half.before,
+        key_columns=after_half.key_columns or before_half.key_columns,
+        key=after_half.key or before_half.key,
+        event_time=after_half.event_time if after_half.event_time is not None else before_half.event_time,
+        txn_id=after_half.txn_id or before_half.txn_id,
+        half=None,
+    )

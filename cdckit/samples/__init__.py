@@ -1,0 +1,66 @@
+"""Small sample captures of every dialect, shipped inside the package.
+
+For each dialect there is ``<dialect>/examples.*`` (the spec's own example
+messages, made concrete where the spec shows a template) and
+``<dialect>/shop.*`` (the deterministic "shop" scenario of
+:mod:`cdckit.samples.shop`, written by the dialect's own encoder).
+
+>>> from cdckit import samples
+>>> "canal/examples.jsonl" in samples.list()
+True
+>>> samples.path("canal").name
+'examples.jsonl'
+>>> samples.load("canal/shop").attrs["report"]["quarantined"]
+0
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["DATA", "list", "path", "load", "raw"]
+
+#: The folder holding the sample files.
+DATA = Path(__file__).parent / "data"
+
+_list = list
+
+
+def list() -> "_list[str]":  # noqa: A001 - mirrors itables' sample_dfs naming
+    """Names of all sample files, as ``"<dialect>/<file>"``."""
+    return sorted(str(p.relative_to(DATA)) for p in DATA.rglob("*") if p.is_file() and not p.name.startswith("."))
+
+
+def path(name: str) -> Path:
+    """The file of a sample.
+
+    ``name`` is a full name from :func:`list`, a dialect (its examples), or
+    ``"<dialect>/<stem>"`` (the first file with that stem).
+    """
+    names = list()
+    if name in names:
+        return DATA / name
+    stem = name if "/" in name else f"{name}/examples"
+    found = [n for n in names if n.rsplit(".", 1)[0] == stem or n.split(".", 1)[0] == stem]
+    if not found:
+        raise KeyError(f"no sample named {name!r}; see cdckit.samples.list()")
+    return DATA / found[0]
+
+
+def load(name: str, **read_options: Any) -> pd.DataFrame:
+    """A sample decoded by :func:`cdckit.read` (options are passed on)."""
+    from ..read import read
+
+    return read(path(name), **read_options)
+
+
+def raw(name: str) -> str:
+    """A sample's text as stored (Latin-1 files decoded as Latin-1)."""
+    data = path(name).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")

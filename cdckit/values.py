@@ -1,0 +1,345 @@
+"""Value helpers shared by every dialect: exact JSON parsing, typing of text
+values, images and keys as JSON text, sortable sequence strings, times.
+
+Nothing here knows a dialect's field names; dialects call these helpers.
+
+>>> from cdckit import values
+>>> values.loads(b'{"big": 123456789012345678901234567890, "x": 1.5}')
+{'big': '123456789012345678901234567890', 'x': 1.5}
+>>> values.coerce("42", "int"), values.coerce("0.1000000000000000055511", "decimal")
+(42, '0.1000000000000000055511')
+>>> values.sortable(42)
+'00000000000000000042'
+>>> values.ms_to_ns(1605339932000)
+1605339932000000000
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import re
+from datetime import datetime, timezone
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from typing import Any, Iterable, Mapping
+from zoneinfo import ZoneInfo
+
+import orjson
+
+__all__ = [
+    "INT64_MIN",
+    "INT64_MAX",
+    "loads",
+    "dumps",
+    "image",
+    "key_of",
+    "coerce",
+    "exact_number",
+    "sortable",
+    "sortable_text",
+    "ms_to_ns",
+    "seconds_to_ns",
+    "text_time_to_ns",
+    "ns_to_ms",
+    "ns_to_iso",
+    "readable_bytes",
+    "b64encode_text",
+    "kind_of_value",
+    "infer_kinds",
+]
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+# A JSON number token long enough that a double may not hold it exactly.
+# It may also match inside a string; that only costs the slower exact parse.
+_LONG_NUMBER = re.compile(rb"[:,\[]\s*-?\d[\d.eE+-]{16,}")
+_INT_TEXT = re.compile(r"-?\d+\Z")
+_NUMBER_TEXT = re.compile(r"-?\d+(\.\d+)?([eE][+-]?\d+)?\Z")
+
+
+def _exact_int(text: str) -> int | str:
+    n = int(text)
+    return n if INT64_MIN <= n <= INT64_MAX else text
+
+
+def exact_number(text: str) -> int | float | str:
+    """A number text as an int or float when that keeps every digit, else the text.
+
+    >>> exact_number("12.50"), exact_number("9223372036854775808"), exact_number("abc")
+    (12.5, '9223372036854775808', 'abc')
+    """
+    if _INT_TEXT.match(text):
+        return _exact_int(text)
+    if not _NUMBER_TEXT.match(text):
+        return text
+    f = float(text)
+    if not math.isfinite(f):
+        return text
+    try:
+        same = Decimal(repr(f)) == Decimal(text)
+    except InvalidOperation:  # pragma: no cover - the regex admits only valid numbers
+        return text
+    return f if same else text
+
+
+def loads(raw: bytes | str) -> Any:
+    """Parse JSON, keeping numbers exact.
+
+    orjson is used for speed; a number a double cannot hold exactly (more
+    than 17 significant digits, or an integer beyond 64 bits) is kept as its
+    text. Raises ``ValueError`` (``orjson.JSONDecodeError``) on bad JSON,
+    including invalid UTF-8.
+    """
+    data = raw.encode() if isinstance(raw, str) else raw
+    if _LONG_NUMBER.search(data) is None:
+        return orjson.loads(data)
+    orjson.loads(data)  # validates UTF-8 and syntax with orjson's error messages
+    return json.loads(data, parse_int=_exact_int, parse_float=exact_number)
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text (keys in insertion order, non-ASCII kept)."""
+    return orjson.dumps(value).decode()
+
+
+def image(row: Mapping[str, Any] | None) -> str | None:
+    """A row image as compact JSON object text, or None."""
+    if row is None:
+        return None
+    return orjson.dumps(row).decode()
+
+
+def key_of(row: Mapping[str, Any] | None, columns: list[str] | None) -> str | None:
+    """The key values of ``row`` in ``columns`` order as a JSON array text.
+
+    None when there are no key columns, no row, or a key column is missing.
+
+    >>> key_of({"id": 7, "name": "a"}, ["id"])
+    '[7]'
+    """
+    if not columns or row is None:
+        return None
+    try:
+        return orjson.dumps([row[c] for c in columns]).decode()
+    except KeyError:
+        return None
+
+
+def coerce(value: Any, kind: str) -> Any:
+    """Type a value that arrived as text, following the column's kind.
+
+    Kinds: ``int``, ``float``, ``decimal``, ``bool``, anything else is kept.
+    Text that does not parse as its kind is kept unchanged (nothing is lost).
+
+    >>> coerce("7", "int"), coerce("x7", "int"), coerce("true", "bool"), coerce("2.5", "float")
+    (7, 'x7', True, 2.5)
+    """
+    if not isinstance(value, str):
+        return value
+    if kind == "int":
+        return _exact_int(value) if _INT_TEXT.match(value) else value
+    if kind == "decimal":
+        return exact_number(value)
+    if kind == "float":
+        if not _NUMBER_TEXT.match(value):
+            return value
+        f = float(value)
+        return f if math.isfinite(f) else value
+    if kind == "bool":
+        low = value.lower()
+        if low in ("true", "t", "1", "y", "yes"):
+            return True
+        if low in ("false", "f", "0", "n", "no"):
+            return False
+    return value
+
+
+def sortable(value: Any) -> str | None:
+    """A non-negative integer (or its text) as a 20-digit zero-padded string.
+
+    Anything that is not a non-negative integer is returned as text unchanged.
+
+    >>> sortable("1605339516000000004"), sortable(None), sortable("abc")
+    ('01605339516000000004', None, 'abc')
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:020d}" if value >= 0 else str(value)
+    text = str(value)
+    if text.isdigit():
+        return text.zfill(20)
+    return text
+
+
+def sortable_text(*parts: Any) -> str | None:
+    """Several ordering parts joined with ``:``; numeric parts zero-padded.
+
+    >>> sortable_text("mysql-bin.000003", 154, 0)
+    'mysql-bin.000003:00000000000000000154:00000000000000000000'
+    """
+    rendered = [sortable(p) for p in parts]
+    if all(r is None for r in rendered):
+        return None
+    return ":".join("" if r is None else r for r in rendered)
+
+
+def ms_to_ns(value: Any) -> int | None:
+    """Epoch milliseconds (number or digit text) to epoch nanoseconds."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        value = float(value) if "." in value else int(value)
+    if isinstance(value, float):
+        return int(round(value * 1_000_000))
+    return int(value) * 1_000_000
+
+
+def seconds_to_ns(value: Any) -> int | None:
+    """Epoch seconds (number or digit text) to epoch nanoseconds."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        value = float(value) if "." in value else int(value)
+    if isinstance(value, float):
+        return int(round(value * 1_000_000_000))
+    return int(value) * 1_000_000_000
+
+
+@lru_cache(maxsize=64)
+def _zone(tz: str | None) -> Any:
+    return timezone.utc if tz in (None, "UTC", "utc", "Z") else ZoneInfo(tz)
+
+
+def text_time_to_ns(text: str | None, tz: str | None = None) -> int | None:
+    """An ISO-like text time to epoch nanoseconds.
+
+    A time without an offset is read in ``tz`` (UTC when None).
+
+    >>> text_time_to_ns("1970-01-01T00:00:01"), text_time_to_ns("1970-01-01 09:00:01", "Asia/Tokyo")
+    (1000000000, 1000000000)
+    """
+    if text is None or text == "":
+        return None
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_zone(tz))
+    delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
+
+
+def ns_to_ms(ns: Any) -> int | None:
+    """Epoch nanoseconds (int or pandas Timestamp) to epoch milliseconds."""
+    ns = _as_ns(ns)
+    return None if ns is None else ns // 1_000_000
+
+
+def ns_to_iso(ns: Any, sep: str = "T") -> str | None:
+    """Epoch nanoseconds to UTC text without offset, to the second (or finer when needed).
+
+    >>> ns_to_iso(1_000_000_000), ns_to_iso(1_500_000_000, sep=" ")
+    ('1970-01-01T00:00:01', '1970-01-01 00:00:01.500000')
+    """
+    ns = _as_ns(ns)
+    if ns is None:
+        return None
+    moment = datetime.fromtimestamp(ns // 1_000_000_000, tz=timezone.utc)
+    micros = (ns % 1_000_000_000) // 1_000
+    text = moment.replace(tzinfo=None, microsecond=micros).isoformat(sep=sep)
+    return text
+
+
+def _as_ns(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    try:
+        if value != value:  # NaT / NaN
+            return None
+    except (TypeError, ValueError):  # pragma: no cover
+        pass
+    return int(value.value) if hasattr(value, "value") else int(value)
+
+
+def readable_bytes(b64: Any) -> Any:
+    """Base64 text decoded to str when the bytes are printable UTF-8 text.
+
+    Otherwise (not Base64, or binary bytes) the value is returned unchanged.
+
+    >>> readable_bytes("dXNlcjE="), readable_bytes("AAEC")
+    ('user1', 'AAEC')
+    """
+    if not isinstance(b64, str):
+        return b64
+    try:
+        raw = base64.b64decode(b64, validate=True)
+        text = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return b64
+    if all(ch.isprintable() or ch in "\t\n\r" for ch in text):
+        return text
+    return b64
+
+
+def b64encode_text(value: Any) -> Any:
+    """The inverse of :func:`readable_bytes`: text back to Base64.
+
+    A value that :func:`readable_bytes` would have left alone (Base64 of
+    binary bytes) is returned unchanged, so ``b64encode_text(readable_bytes(x))``
+    decodes to the same canonical value as ``x``.
+
+    >>> b64encode_text("user1"), b64encode_text("AAEC")
+    ('dXNlcjE=', 'AAEC')
+    """
+    if not isinstance(value, str):
+        return value
+    if readable_bytes(value) == value and _is_b64_of_binary(value):
+        return value
+    return base64.b64encode(value.encode("utf-8")).decode("ascii")
+
+
+def _is_b64_of_binary(text: str) -> bool:
+    try:
+        base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def kind_of_value(value: Any) -> str | None:
+    """The kind of a JSON value: ``bool``, ``int``, ``float``, ``text``, or None for null."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    return "text"
+
+
+def infer_kinds(rows: Iterable[Mapping[str, Any] | None]) -> dict[str, str]:
+    """Column kinds seen across row images (the first non-null value decides).
+
+    Encoders use it to write a dialect's type information. Columns only ever
+    null are ``text``.
+
+    >>> infer_kinds([{"id": 1, "n": None}, {"id": 2, "n": 2.5}])
+    {'id': 'int', 'n': 'float'}
+    """
+    kinds: dict[str, str] = {}
+    for row in rows:
+        if not row:
+            continue
+        for name, value in row.items():
+            if kinds.get(name) in (None, "null"):
+                kinds[name] = kind_of_value(value) or "null"
+    return {name: ("text" if kind == "null" else kind) for name, kind in kinds.items()}
