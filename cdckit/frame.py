@@ -134,31 +134,31 @@ class Event:
     half: str | None = None
 
 
-_EVENT_FIELDS = [name for name in COLUMN_NAMES if name not in ("dialect", "source", "offset", "partition")]
-
-
 class FrameBuilder:
-    """Collects events column by column and builds Arrow or pandas frames."""
+    """Collects events with their message positions and builds Arrow or pandas frames.
+
+    Events are kept as objects and turned into columns only when a frame is
+    built, with one list comprehension per column.
+    """
 
     def __init__(self) -> None:
-        self._columns: dict[str, list[Any]] = {name: [] for name in COLUMN_NAMES}
+        self._events: list[Event] = []
+        self._positions: list[tuple[str, str, int, int | None]] = []
 
     def __len__(self) -> int:
-        return len(self._columns["op"])
+        return len(self._events)
 
     def add(self, event: Event, dialect: str, source: str, offset: int, partition: int | None = None) -> None:
         """Append one event with the position of the message it came from."""
-        cols = self._columns
-        cols["dialect"].append(dialect)
-        cols["source"].append(source)
-        cols["offset"].append(offset)
-        cols["partition"].append(partition)
-        for name in _EVENT_FIELDS:
-            cols[name].append(getattr(event, name))
+        self._events.append(event)
+        self._positions.append((dialect, source, offset, partition))
 
     def to_arrow(self) -> pa.Table:
         """The events gathered so far as an Arrow table with :data:`ARROW_SCHEMA`."""
-        arrays = [pa.array(self._columns[name], typ) for name, typ, _ in COLUMNS]
+        events, positions = self._events, self._positions
+        arrays = [pa.array([p[i] for p in positions], typ) for i, (_, typ, _) in enumerate(COLUMNS[:4])]
+        for name, typ, _ in COLUMNS[4:]:
+            arrays.append(pa.array([getattr(e, name) for e in events], typ))
         return pa.Table.from_arrays(arrays, schema=ARROW_SCHEMA)
 
     def to_pandas(self) -> pd.DataFrame:
@@ -166,8 +166,8 @@ class FrameBuilder:
         return arrow_to_pandas(self.to_arrow())
 
     def clear(self) -> None:
-        for values in self._columns.values():
-            values.clear()
+        self._events = []
+        self._positions = []
 
 
 class QuarantineFrame(pd.DataFrame):
@@ -179,6 +179,10 @@ class QuarantineFrame(pd.DataFrame):
     DataFrame in ``attrs`` makes that comparison raise and every slice copy
     the whole quarantine. This subclass is shared instead of copied, and
     anything computed from it is a plain DataFrame.
+
+    >>> q = QuarantineBuilder().to_pandas()
+    >>> q == q, q == QuarantineBuilder().to_pandas()
+    (True, False)
     """
 
     @property
@@ -187,6 +191,16 @@ class QuarantineFrame(pd.DataFrame):
 
     def __deepcopy__(self, memo: Any = None) -> "QuarantineFrame":
         return self
+
+    def __eq__(self, other: Any) -> Any:
+        # Two quarantine tables compare by identity, so that pandas' comparison
+        # of attrs (pd.concat of frames from different reads) gives a plain
+        # bool; against anything else, == is elementwise as for any DataFrame.
+        if isinstance(other, QuarantineFrame):
+            return self is other
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class QuarantineBuilder:

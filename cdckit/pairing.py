@@ -1,18 +1,18 @@
 """Pairing of updates that a dialect sends as two messages.
 
-DataHub Blob sends ``UPDATE_BEFOR`` and ``UPDATE_AFTER`` with the same
-``sequenceId``; DataHub Tuple sends a before row and an after row with the same
-``_sequence_id_``. Their decoders mark each half (``Event.half``); this module
-joins the halves into ONE update, whatever lies between them and whichever
-arrives first. Halves are matched on dialect, database, schema, table and
-``seq``; several halves with the same identity pair first-in, first-out.
+Some dialects send one update as two messages, a before half and an after
+half that share the same sequence value. Their decoders mark each half
+(``Event.half``); this module joins the halves into ONE update, whatever lies
+between them and whichever arrives first. Halves are matched on dialect,
+database, schema, table and ``seq``; several halves with the same identity
+pair first-in, first-out.
 
 >>> from cdckit.frame import Event
 >>> p = Pairer()
->>> p.offer(Event("update", "UPDATE_BEFOR", table="t", seq="1", before='{"a":1}', half="before"), "m0")
->>> merged, where = p.offer(Event("update", "UPDATE_AFTER", table="t", seq="1", after='{"a":2}', half="after"), "m1")
->>> merged.before, merged.after, merged.half, where
-('{"a":1}', '{"a":2}', None, 'm1')
+>>> p.offer(Event("update", "U-", table="t", seq="1", before='{"a":1}', half="before"), "m0")
+>>> merged, where = p.offer(Event("update", "U+", table="t", seq="1", after='{"a":2}', half="after"), "m1")
+>>> merged.before, merged.after, merged.op_raw, merged.half, where
+('{"a":1}', '{"a":2}', 'U+', None, 'm1')
 """
 
 from __future__ import annotations

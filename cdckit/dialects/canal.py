@@ -1,1 +1,505 @@
-"""Placeholder: being written."""
+"""Canal flat JSON (as Alibaba Canal and OceanBase OMS write it to Kafka / RocketMQ).
+
+One message is one statement's row change: ``data`` is a LIST of rows,
+``old`` (UPDATE only) a parallel list holding just the changed columns'
+previous values, ``type`` the operation in capitals (``INSERT``, ``UPDATE``,
+``DELETE``, or a DDL type: ``CREATE``, ``ALTER``, ``ERASE``, ``QUERY``,
+``TRUNCATE``, ``RENAME``, ``CINDEX``, ``DINDEX``), ``isDdl`` whether it is a
+DDL (its text in ``sql``), ``pkNames`` the key columns, ``es`` the event time
+and ``ts`` the write time (epoch milliseconds). Real Canal also writes ``id``
+(the batch id) and sometimes ``gtid``; OceanBase's Canal writes neither.
+
+- Each element of ``data`` is one event; the before image of row i is
+  ``data[i]`` overlaid with ``old[i]``.
+- Every value arrives as a string. Values are typed from ``mysqlType``
+  (``bigint(20) unsigned``, ``decimal(10,2)``, ``varchar(255)``...), or from
+  ``sqlType`` (java.sql.Types codes) for a column ``mysqlType`` does not name
+  or names with a type this module does not know: integers become numbers (a
+  ``bigint unsigned`` beyond 64 bits stays text), floats floats, decimals
+  exact numbers or text, booleans booleans; dates, times and character types
+  stay text. Binary columns arrive as the ISO-8859-1 string of their bytes
+  and become Base64 of those bytes.
+- ``seq`` is ``es:id:row`` (event time, batch id, row index in ``data``),
+  zero-padded. It is not a log position: the flat message has none, messages
+  of one batch in the same millisecond tie, and without ``id`` only ``es``
+  and the row index remain.
+- ``gtid`` (when present) is the ``txn_id``.
+- A DML message whose ``data`` is null or empty is skipped with a reason.
+
+>>> import cdckit
+>>> msg = ('{"id": 7, "database": "shop", "table": "items", "type": "INSERT", "isDdl": false, "es": 1000, '
+...        '"ts": 1005, "pkNames": ["id"], "mysqlType": {"id": "bigint(20)", "price": "decimal(10,2)"}, '
+...        '"sql": "", "old": null, "data": [{"id": "1", "price": "9.90"}, {"id": "2", "price": null}]}')
+>>> ev = cdckit.read(msg, dialect="canal")
+>>> ev["after"].tolist(), ev["key"].tolist()
+(['{"id":1,"price":9.9}', '{"id":2,"price":null}'], ['[1]', '[2]'])
+>>> ev.loc[1, "seq"]
+'00000000000000001000:00000000000000000007:00000000000000000001'
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from functools import lru_cache
+from typing import Any, Callable, Iterator
+
+import pandas as pd
+
+from .. import values
+from ..containers import Message
+from ..frame import Event
+from .base import BadMessage, Dialect, Match, Record, SkipMessage, expect_object, require, rows_of
+from .registry import register
+
+#: DML ``type`` values and their canonical ops.
+DML_OPS = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
+#: ``type`` values of DDL messages (Canal's EventType names).
+DDL_TYPES = frozenset({"CREATE", "ALTER", "ERASE", "QUERY", "TRUNCATE", "RENAME", "CINDEX", "DINDEX"})
+_OP_TYPES = {"insert": "INSERT", "update": "UPDATE", "delete": "DELETE", "read": "INSERT"}
+
+#: MySQL type names (before any ``(`` or space) -> value kind; "text" means keep the string.
+MYSQL_KINDS = {
+    "tinyint": "int", "smallint": "int", "mediumint": "int", "int": "int", "integer": "int", "bigint": "int",
+    "bit": "int",
+    "float": "float", "double": "float", "real": "float",
+    "decimal": "decimal", "numeric": "decimal", "dec": "decimal", "fixed": "decimal",
+    "bool": "bool", "boolean": "bool",
+    "binary": "binary", "varbinary": "binary", "tinyblob": "binary", "blob": "binary", "mediumblob": "binary",
+    "longblob": "binary",
+    "char": "text", "varchar": "text", "tinytext": "text", "text": "text", "mediumtext": "text",
+    "longtext": "text", "enum": "text", "set": "text", "json": "text", "date": "text", "time": "text",
+    "datetime": "text", "timestamp": "text", "year": "text",
+}
+#: java.sql.Types codes -> value kind (codes not listed keep the string).
+SQL_KINDS = {
+    -7: "int", -6: "int", 5: "int", 4: "int", -5: "int",  # BIT TINYINT SMALLINT INTEGER BIGINT
+    6: "float", 7: "float", 8: "float",  # FLOAT REAL DOUBLE
+    2: "decimal", 3: "decimal",  # NUMERIC DECIMAL
+    16: "bool",  # BOOLEAN
+    1: "text", 12: "text", -1: "text", 91: "text", 92: "text", 93: "text",  # CHAR VARCHAR LONGVARCHAR DATE TIME TIMESTAMP
+    -2: "binary", -3: "binary", -4: "binary", 2004: "binary",  # BINARY VARBINARY LONGVARBINARY BLOB
+}
+#: What the encoder declares for each value kind: (mysqlType, sqlType).
+_DECLARED = {"int": ("bigint(20)", -5), "float": ("double", 8), "decimal": ("decimal(65,30)", 3),
+             "bool": ("boolean", 16),
+             "text": ("varchar(255)", 12), "binary": ("blob", 2004)}
+_NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][+-]?\d+)?\Z")
+_INTEGER = re.compile(r"-?\d+\Z")
+_SHORT_DECIMAL = re.compile(r"-?\d+\.\d+\Z")
+_SEQ = re.compile(r"(?P<es>\d*):(?P<id>\d*):(?P<row>\d{20})\Z")
+_TYPE_END = re.compile(r"[\s(]")
+
+
+@lru_cache(maxsize=4096)
+def mysql_kind(declared: str) -> str | None:
+    """The value kind of a ``mysqlType`` text, or None for a type this module does not know.
+
+    >>> mysql_kind("bigint(20) unsigned"), mysql_kind("DECIMAL(10,2)"), mysql_kind("datetime(3)"), mysql_kind("geometry")
+    ('int', 'decimal', 'text', None)
+    """
+    text = declared.strip().lower()
+    end = _TYPE_END.search(text)
+    return MYSQL_KINDS.get(text[: end.start()] if end else text)
+
+
+def column_kinds(mysql_types: Any, sql_types: Any) -> dict[str, str]:
+    """``{column: kind}`` for the columns whose values must be typed (text columns left out)."""
+    kinds: dict[str, str] = {}
+    if isinstance(sql_types, dict):
+        for name, code in sql_types.items():
+            if isinstance(code, str) and code.lstrip("-").isdigit():
+                code = int(code)
+            kind = SQL_KINDS.get(code) if isinstance(code, int) else None
+            if kind is not None:
+                kinds[name] = kind
+    if isinstance(mysql_types, dict):
+        for name, declared in mysql_types.items():
+            kind = mysql_kind(declared) if isinstance(declared, str) else None
+            if kind is not None:  # mysqlType is preferred; an unknown type leaves sqlType's verdict
+                kinds[name] = kind
+    return {name: kind for name, kind in kinds.items() if kind != "text"}
+
+
+def latin1_to_base64(value: Any) -> Any:
+    """A binary value as Canal writes it (its bytes as ISO-8859-1 text) to Base64 of those bytes."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return base64.b64encode(value.encode("latin-1")).decode("ascii")
+    except UnicodeEncodeError:  # not bytes-as-Latin-1: keep it as it came
+        return value
+
+
+def to_int(value: Any) -> Any:
+    """``values.coerce(value, "int")``, with a fast path for short unsigned digit text."""
+    if value.__class__ is str and len(value) < 19 and value.isascii() and value.isdigit():
+        return int(value)
+    return values.coerce(value, "int")
+
+
+def to_decimal(value: Any) -> Any:
+    """``values.coerce(value, "decimal")``, with a fast path for text of at most 15 digits (a double holds those)."""
+    if value.__class__ is str and len(value) <= 16 and _SHORT_DECIMAL.match(value):
+        return float(value)
+    return values.coerce(value, "decimal")
+
+
+def to_float(value: Any) -> Any:
+    return values.coerce(value, "float")
+
+
+def to_bool(value: Any) -> Any:
+    return values.coerce(value, "bool")
+
+
+#: kind -> the function that types one value of that kind (non-text values pass through unchanged).
+CONVERTERS = {"int": to_int, "float": to_float, "decimal": to_decimal, "bool": to_bool, "binary": latin1_to_base64}
+
+
+def typed_row(row: dict[str, Any], converters: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:
+    """A row with its text values typed by column (column order kept)."""
+    if not converters:
+        return row
+    get = converters.get
+    out = {}
+    for name, value in row.items():
+        convert = get(name)
+        out[name] = value if convert is None or value is None else convert(value)
+    return out
+
+
+@register
+class Canal(Dialect):
+    """Canal flat messages (Alibaba Canal, OceanBase OMS "Canal" format)."""
+
+    name = "canal"
+    title = "Canal flat JSON"
+    spec = "oceanbase-oms-formats.txt"
+    quirks = (
+        "One message carries all rows of a statement: each element of data is one event.",
+        "old holds only the changed columns' previous values: the before image is data[i] overlaid with old[i].",
+        "Every value arrives as a string; mysqlType (or sqlType when mysqlType lacks the column) types it: "
+        "integers and floats become numbers, decimals exact numbers or text, dates and times stay text.",
+        "A bigint unsigned value beyond the 64-bit signed range stays text so no digit is lost.",
+        "Binary columns arrive as the ISO-8859-1 string of their bytes and become Base64 of those bytes.",
+        "es is when the change happened and ts when Canal wrote the message, both epoch milliseconds.",
+        "seq is es:id:row (event time, batch id, row index), not a true log position: messages of one batch "
+        "in the same millisecond tie, and OceanBase's Canal writes no id.",
+        "A DDL message (isDdl true) has no rows: its statement is in sql and its type (CREATE, ALTER, ERASE...) "
+        "in op_raw.",
+        "A primary-key change is an UPDATE whose old holds the key column: before has the old key, after and "
+        "key the new one.",
+        "A DML message with null or empty data produces no row; the report counts it under skipped.",
+        "gtid, when present, is the transaction id; without it txn_id is empty.",
+    )
+
+    def __init__(self, tz: str | None = None) -> None:
+        super().__init__(tz)
+        # (database, table) -> (mysqlType, sqlType, converters): reused while a table's types stay the same
+        self._types: dict[tuple, tuple[Any, Any, dict[str, Callable[[Any], Any]]]] = {}
+
+    # ------------------------------------------------------------ detection
+
+    def detect(self, value: Any) -> Match | None:
+        if not isinstance(value, dict):
+            return None
+        kind = value.get("type")
+        if not isinstance(kind, str) or not kind.isupper():
+            return None
+        data = value.get("data")
+        if data is not None and not isinstance(data, list):
+            return None
+        evidence = ["data is a list"] if isinstance(data, list) else []
+        markers = [f for f in ("isDdl", "es", "pkNames", "mysqlType", "sqlType") if f in value]
+        evidence += markers
+        evidence.append("type=" + kind)
+        if len(markers) >= 2 and ("data" in value or "sql" in value):
+            return Match(0.95, tuple(evidence))
+        if isinstance(data, list) and "database" in value and "table" in value:
+            return Match(0.6, tuple(evidence + ["database", "table"]))
+        return None
+
+    # ------------------------------------------------------------ decoding
+
+    def decode(self, message: Message) -> list[Event]:
+        value = expect_object(message.value, "a Canal flat message")
+        op_raw = require(value, "type")
+        if not isinstance(op_raw, str):
+            raise BadMessage(f"unknown type {op_raw!r}")
+        op = DML_OPS.get(op_raw)
+        if op is None:
+            if value.get("isDdl") is True or op_raw in DDL_TYPES:
+                return [self.ddl(value, op_raw)]
+            raise BadMessage(f"unknown type {op_raw!r}")
+        data = value.get("data")
+        if data is None or data == []:
+            raise SkipMessage(f"canal {op_raw} message with no rows in data")
+        if not isinstance(data, list):
+            raise BadMessage(f"expected data as a JSON array, got {_kind_name(data)}")
+        old = value.get("old") if op == "update" else None
+        if old is None:
+            old = []
+        elif not isinstance(old, list):
+            raise BadMessage(f"expected old as a JSON array, got {_kind_name(old)}")
+        converters = self.converters(value)
+        pk = value.get("pkNames")
+        key_columns = list(pk) if isinstance(pk, list) and pk else None
+        database = value.get("database") or None
+        table = value.get("table") or None
+        event_time = values.ms_to_ns(value.get("es"))
+        emit_time = values.ms_to_ns(value.get("ts"))
+        prefix = f"{values.sortable(value.get('es')) or ''}:{values.sortable(value.get('id')) or ''}:"
+        gtid = value.get("gtid")
+        txn_id = str(gtid) if gtid not in (None, "") else None
+        events = []
+        for index, raw in enumerate(data):
+            row = typed_row(expect_object(raw, f"data[{index}]"), converters)
+            before = after = None
+            if op == "insert":
+                after = row
+            elif op == "delete":
+                before = row
+            else:
+                after = row
+                changed = old[index] if index < len(old) else None
+                before = {**row, **typed_row(expect_object(changed, f"old[{index}]"), converters)} if changed else row
+            events.append(Event(
+                op=op,
+                op_raw=op_raw,
+                database=database,
+                table=table,
+                event_time=event_time,
+                emit_time=emit_time,
+                seq=f"{prefix}{index:020d}",  # values.sortable_text(es, id, index)
+                txn_id=txn_id,
+                key_columns=key_columns,
+                key=values.key_of(before if op == "delete" else after, key_columns),
+                before=values.image(before),
+                after=values.image(after),
+            ))
+        return events
+
+    def converters(self, value: dict[str, Any]) -> dict[str, Callable[[Any], Any]]:
+        """``{column: converter}`` of a message, from its ``mysqlType`` and ``sqlType`` (cached per table)."""
+        mysql_types, sql_types = value.get("mysqlType"), value.get("sqlType")
+        table = (value.get("database"), value.get("table"))
+        cached = self._types.get(table)
+        if cached is not None and cached[0] == mysql_types and cached[1] == sql_types:
+            return cached[2]
+        converters = {name: CONVERTERS[kind] for name, kind in column_kinds(mysql_types, sql_types).items()}
+        if len(self._types) >= 4096:
+            self._types.clear()
+        self._types[table] = (mysql_types, sql_types, converters)
+        return converters
+
+    def ddl(self, value: dict[str, Any], op_raw: str) -> Event:
+        """The event of a DDL message: its statement in ``ddl``, no images."""
+        gtid = value.get("gtid")
+        return Event(
+            op="ddl",
+            op_raw=op_raw,
+            database=value.get("database") or None,
+            table=value.get("table") or None,
+            event_time=values.ms_to_ns(value.get("es")),
+            emit_time=values.ms_to_ns(value.get("ts")),
+            seq=values.sortable_text(value.get("es"), value.get("id"), 0),
+            txn_id=str(gtid) if gtid not in (None, "") else None,
+            ddl=value.get("sql") or None,
+        )
+
+    # ------------------------------------------------------------ encoding
+
+    def encode(self, events: pd.DataFrame) -> Iterator[Record]:
+        """Canal flat messages, every value as a string with ``mysqlType`` and ``sqlType``.
+
+        Consecutive events whose ``seq`` (``es:id:row``) continues one
+        message's rows are written as one message with several rows. When no
+        event carries such a ``seq`` (events from another dialect), each
+        event becomes one message with an increasing batch ``id``.
+
+        Column types are inferred from all the values a column holds (see
+        :func:`column_kind`); a text column whose every value is Base64 of
+        non-text bytes is declared ``blob`` and its values are written back
+        as the ISO-8859-1 text of the bytes. ``read`` events are written as
+        INSERT (Canal has no snapshot type); heartbeat, begin, commit,
+        tombstone and other events are skipped. The ``txn_id`` is written as
+        ``gtid``. An update without a before image comes back with before
+        equal to after.
+        """
+        rows = list(rows_of(events))
+        images = [(_load(row["before"]), _load(row["after"])) for row in rows]
+        kinds = _kinds_by_table(rows, images)
+        positions = [_parse_seq(row["seq"]) for row in rows]
+        synthesize = all(position is None for position in positions)
+        batch = 0
+        pending: dict[str, Any] | None = None
+        pending_ident: tuple = ()
+        for row, (before, after), position in zip(rows, images, positions):
+            op = row["op"]
+            if op != "ddl" and (op not in _OP_TYPES or (before if op == "delete" else after) is None):
+                continue  # Canal cannot say it
+            if position is not None:
+                batch_id, index = position[1], position[2]
+            else:
+                batch += 1
+                batch_id, index = (batch if synthesize else None), 0
+            ident = (op, row["database"], row["table"], tuple(row["key_columns"] or ()), row["event_time"],
+                     row["emit_time"], row["txn_id"], batch_id)
+            if (pending is not None and op != "ddl" and position is not None and ident == pending_ident
+                    and index == len(pending["data"])):
+                add_row(pending, op, before, after, kinds.get((row["database"], row["table"]), {}))
+                continue
+            if pending is not None:
+                yield Record(pending)
+            pending, pending_ident = new_message(row, batch_id), ident
+            if op != "ddl":
+                add_row(pending, op, before, after, kinds.get((row["database"], row["table"]), {}))
+        if pending is not None:
+            yield Record(pending)
+
+
+# ---------------------------------------------------------------- encoder helpers
+
+
+def new_message(row: dict[str, Any], batch_id: int | None) -> dict[str, Any]:
+    """An empty Canal message for the event ``row`` (keys in Canal's alphabetical order)."""
+    ddl = row["op"] == "ddl"
+    message: dict[str, Any] = {"data": None if ddl else [], "database": row["database"] or "",
+                               "es": values.ns_to_ms(row["event_time"])}
+    if row["txn_id"] is not None:
+        message["gtid"] = row["txn_id"]
+    if batch_id is not None:
+        message["id"] = batch_id
+    message["isDdl"] = ddl
+    message["mysqlType"] = None if ddl else {}
+    message["old"] = None
+    message["pkNames"] = None if ddl else row["key_columns"] or None
+    message["sql"] = (row["ddl"] or "") if ddl else ""
+    message["sqlType"] = None if ddl else {}
+    message["table"] = row["table"] or ""
+    message["ts"] = values.ns_to_ms(row["emit_time"])
+    if ddl:
+        message["type"] = row["op_raw"] if row["op_raw"] in DDL_TYPES else _ddl_type(row["ddl"])
+    else:
+        message["type"] = _OP_TYPES[row["op"]]
+    return message
+
+
+def add_row(message: dict[str, Any], op: str, before: dict | None, after: dict | None,
+            kinds: dict[str, str]) -> None:
+    """Append one row (and its ``old`` entry for an update) to a DML message."""
+    image = (before if op == "delete" else after) or {}
+    message["data"].append({c: _to_text(v, kinds.get(c, "text")) for c, v in image.items()})
+    columns = list(image)
+    if op == "update":
+        changed = {c: v for c, v in (before or {}).items() if c not in image or image[c] != v}
+        if message["old"] is None:
+            message["old"] = [{} for _ in message["data"][:-1]]
+        message["old"].append({c: _to_text(v, kinds.get(c, "text")) for c, v in changed.items()})
+        columns += [c for c in changed if c not in image]
+    for column in columns:
+        mysql_type, sql_type = _DECLARED[kinds.get(column, "text")]
+        message["mysqlType"].setdefault(column, mysql_type)
+        message["sqlType"].setdefault(column, sql_type)
+
+
+def _kind_name(value: Any) -> str:
+    return "object" if isinstance(value, dict) else "text" if isinstance(value, str) else type(value).__name__
+
+
+def _load(text: str | None) -> dict[str, Any] | None:
+    return None if text is None else values.loads(text)
+
+
+def _parse_seq(seq: str | None) -> tuple[str, int | None, int] | None:
+    """``(es, batch id, row index)`` of a seq this dialect wrote, else None."""
+    match = _SEQ.match(seq) if seq else None
+    if match is None:
+        return None
+    return match["es"], int(match["id"]) if match["id"] else None, int(match["row"])
+
+
+def _looks_binary(value: Any) -> bool:
+    """Base64 text (canonical form) of bytes that are not printable UTF-8 text."""
+    if not isinstance(value, str):
+        return False
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return base64.b64encode(raw).decode("ascii") == value and values.readable_bytes(value) == value
+
+
+def _kinds_by_table(rows: list[dict[str, Any]], images: list[tuple]) -> dict[tuple, dict[str, str]]:
+    """``{(database, table): {column: kind}}`` from every value each column holds."""
+    seen: dict[tuple, dict[str, list]] = {}
+    for row, pair in zip(rows, images):
+        columns = seen.setdefault((row["database"], row["table"]), {})
+        for image in pair:
+            for column, value in (image or {}).items():
+                found = columns.setdefault(column, [])
+                if value is not None:
+                    found.append(value)
+    return {table: {column: column_kind(found) for column, found in columns.items()}
+            for table, columns in seen.items()}
+
+
+def column_kind(seen: list[Any]) -> str:
+    """The kind to declare so that every value ``seen`` decodes back unchanged.
+
+    ``values.infer_kinds`` lets the first value decide; a Canal column must
+    also bring back the other values, so mixed columns are widened: integers
+    with integer text beyond 64 bits stay ``int``, integers with floats (or
+    with decimal text a double cannot hold) become ``decimal``, and text
+    that is all Base64 of non-text bytes is ``binary``.
+
+    >>> column_kind([1, "18446744073709551615"]), column_kind([1, 2.5]), column_kind(["AAEC", ""]), column_kind([""])
+    ('int', 'decimal', 'binary', 'text')
+    """
+    kinds = {values.kind_of_value(v) for v in seen}
+    if not kinds:
+        return "text"
+    if kinds == {"bool"}:
+        return "bool"
+    if kinds != {"text"} and kinds <= {"int", "float", "text"}:
+        texts = [v for v in seen if isinstance(v, str)]
+        if all(_NUMBER.match(t) and values.exact_number(t) == t for t in texts):
+            if kinds <= {"int", "text"} and all(_INTEGER.match(t) for t in texts):
+                return "int"
+            return "float" if kinds == {"float"} else "decimal"
+    if kinds == {"text"}:
+        filled = [v for v in seen if v != ""]
+        if filled and all(_looks_binary(v) for v in filled):
+            return "binary"
+    return "text"
+
+
+def _to_text(value: Any, kind: str) -> str | None:
+    """A canonical value as the string Canal writes."""
+    if value is None:
+        return None
+    if kind == "binary" and isinstance(value, str):
+        return base64.b64decode(value).decode("latin-1")
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return value
+    return values.dumps(value)
+
+
+_DDL_WORDS = (("create index", "CINDEX"), ("create unique index", "CINDEX"), ("drop index", "DINDEX"),
+              ("create", "CREATE"), ("alter", "ALTER"), ("drop", "ERASE"), ("truncate", "TRUNCATE"),
+              ("rename", "RENAME"))
+
+
+def _ddl_type(sql: str | None) -> str:
+    """Canal's DDL type for a statement from another dialect."""
+    text = " ".join((sql or "").lower().split())
+    for start, kind in _DDL_WORDS:
+        if text.startswith(start):
+            return kind
+    return "QUERY"

@@ -1,0 +1,47 @@
+# The whole set-up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+# A kernel profile that keeps the JVM's output out of notebook cells (see tests/ipython).
+export IPYTHONDIR := $(CURDIR)/tests/ipython
+export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
+
+.PHONY: demo test lab check-python check-java samples clean
+
+demo: $(STAMP)
+	@$(MAKE) --no-print-directory check-java || echo "(the demo runs on pandas; Spark features need Java 17+)"
+	$(BIN)/python -m cdckit.demo --out out/events.parquet
+
+test: $(STAMP) check-java
+	$(BIN)/python -m pytest
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/
+
+$(STAMP): pyproject.toml | check-python
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+check-python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' || \
+	  { echo "cdckit needs Python 3.10 or newer ($(PYTHON) is older); set PYTHON=/path/to/python3.11"; exit 1; }
+
+check-java:
+	@java_bin="$${JAVA_HOME:+$$JAVA_HOME/bin/}java"; \
+	version=$$("$$java_bin" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1); \
+	if [ -z "$$version" ] || [ "$$version" -lt 17 ]; then \
+	  echo "Spark needs Java 17 or newer; found: $${version:-no java}."; \
+	  echo "  Debian/Ubuntu: sudo apt-get install openjdk-17-jre-headless"; \
+	  echo "  conda:         conda install -c conda-forge openjdk=17"; \
+	  echo "  then put java on PATH or set JAVA_HOME."; \
+	  exit 1; \
+	fi
+
+# Rewrite the shop sample files after changing an encoder or the scenario.
+samples: $(STAMP)
+	$(BIN)/python -m cdckit.samples.build
+
+clean:
+	rm -rf $(VENV) out build *.egg-info

@@ -1,0 +1,44 @@
+"""One call to set up a notebook for cdckit: ``cdckit.notebook.setup()``.
+
+It pins the plotly renderer to ``plotly_mimetype`` (JupyterLab and Binder draw
+it with plotly's bundled extension; nothing is fetched from a CDN and the
+saved notebook stays small), sets pandas display options that suit event
+frames, and quiets Spark's logging when a session is running.
+
+>>> from cdckit import notebook
+>>> notebook.setup()["plotly_renderer"]
+'plotly_mimetype'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["setup"]
+
+RENDERER = "plotly_mimetype"
+
+
+def setup(max_colwidth: int = 60, max_rows: int = 30) -> dict[str, Any]:
+    """Set plotly's renderer and pandas display options; returns what was set."""
+    import plotly.io as pio
+
+    pio.renderers.default = RENDERER
+    pd.set_option("display.max_colwidth", max_colwidth)
+    pd.set_option("display.max_rows", max_rows)
+    pd.set_option("display.max_columns", 40)
+    pd.set_option("display.width", 160)
+    _quiet_spark()
+    return {"plotly_renderer": RENDERER, "max_colwidth": max_colwidth, "max_rows": max_rows}
+
+
+def _quiet_spark() -> None:
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:  # pragma: no cover - pyspark is a dependency
+        return
+    session = SparkSession.getActiveSession()
+    if session is not None:
+        session.sparkContext.setLogLevel("ERROR")

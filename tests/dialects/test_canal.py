@@ -1,0 +1,297 @@
+"""Canal flat JSON: the spec's template and Canal's own messages decoded exactly, quirks, round trips, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from validator import assert_round_trip, assert_rows, assert_shop, read_clean, rows
+
+import cdckit
+from cdckit.dialects import registry
+
+GTID = "a7c3e1f2-07d4-11ef-9a3b-0242ac120002:"
+KETTLE = {"id": 1, "name": "Kettle", "price": 24.9, "weight": 1.25, "active": 1, "views": "18446744073709551615",
+          "created_at": "2024-05-01 10:16:40"}
+TEAPOT = {"id": 2, "name": "Teapot «Ming»", "price": 39.0, "weight": 0.8, "active": 1, "views": 0,
+          "created_at": "2024-05-01 10:16:40"}
+MUG = {"id": 4294967295, "name": "Mug", "price": None, "weight": None, "active": 0, "views": 9223372036854775807,
+       "created_at": "2024-05-01 10:16:40"}
+CREATE_SQL = ("CREATE TABLE `products` (`id` int(10) unsigned NOT NULL AUTO_INCREMENT, `name` varchar(64) NOT NULL, "
+              "`price` decimal(10,2) DEFAULT NULL, `weight` double DEFAULT NULL, `active` tinyint(1) NOT NULL "
+              "DEFAULT '1', `views` bigint(20) unsigned NOT NULL DEFAULT '0', `created_at` datetime NOT NULL, "
+              "PRIMARY KEY (`id`))")
+
+
+def seq(es: int, batch: int | None, index: int) -> str:
+    return f"{es:020d}:{'' if batch is None else f'{batch:020d}'}:{index:020d}"
+
+
+def row(offset, op, op_raw, **fields):
+    base = dict(offset=offset, op=op, op_raw=op_raw, database=None, schema=None, table=None, event_time=None,
+                emit_time=None, seq=None, txn_id=None, key_columns=None, key=None, before=None, after=None, ddl=None)
+    base.update(fields)
+    return base
+
+
+def product(offset, op, op_raw, time, emit, es, batch, index, txn, **fields):
+    return row(offset, op, op_raw, database="shop", table="products", event_time=time, emit_time=emit,
+               seq=seq(es, batch, index), txn_id=GTID + txn, key_columns=["id"], **fields)
+
+
+def message(**fields) -> dict:
+    """A Canal INSERT message on shop.t, changed by ``fields``."""
+    base = {"data": [{"id": "1"}], "database": "shop", "es": 1714558600000, "id": 1, "isDdl": False,
+            "mysqlType": {"id": "bigint(20)"}, "old": None, "pkNames": ["id"], "sql": "", "sqlType": {"id": -5},
+            "table": "t", "ts": 1714558600100, "type": "INSERT"}
+    base.update(fields)
+    return base
+
+
+def decoded(*messages: dict) -> list[dict]:
+    return rows(read_clean([json.dumps(m) for m in messages], dialect="canal"))
+
+
+# ---------------------------------------------------------------- the examples
+
+
+def test_examples_decode_exactly():
+    events = read_clean(cdckit.samples.path("canal/examples.jsonl"))
+    assert_rows(events, [
+        # the spec's template made concrete: OceanBase writes neither id nor gtid
+        row(0, "update", "UPDATE", database="test", table="orders", event_time="2024-05-01T10:15:30Z",
+            emit_time="2024-05-01T10:15:30.512000Z", seq=seq(1714558530000, None, 0), key_columns=["id"], key=[1001],
+            before={"id": 1001, "customer": "alice", "amount": 199.9, "status": "NEW",
+                    "updated_at": "2024-05-01 10:00:00"},
+            after={"id": 1001, "customer": "alice", "amount": 199.9, "status": "PAID",
+                   "updated_at": "2024-05-01 10:15:30"}),
+        row(1, "ddl", "CREATE", database="shop", table="products", event_time="2024-05-01T10:16:40Z",
+            emit_time="2024-05-01T10:16:40.143000Z", seq=seq(1714558600000, 41, 0), ddl=CREATE_SQL),
+        product(2, "insert", "INSERT", "2024-05-01T10:16:40.500000Z", "2024-05-01T10:16:40.612000Z", 1714558600500,
+                42, 0, "1201", key=[1], after=KETTLE),
+        product(2, "insert", "INSERT", "2024-05-01T10:16:40.500000Z", "2024-05-01T10:16:40.612000Z", 1714558600500,
+                42, 1, "1201", key=[2], after=TEAPOT),
+        product(2, "insert", "INSERT", "2024-05-01T10:16:40.500000Z", "2024-05-01T10:16:40.612000Z", 1714558600500,
+                42, 2, "1201", key=[4294967295], after=MUG),
+        product(3, "update", "UPDATE", "2024-05-01T10:17:40Z", "2024-05-01T10:17:40.088000Z", 1714558660000, 43, 0,
+                "1202", key=[3], before=MUG, after=dict(MUG, id=3, price=12.5)),
+        product(4, "update", "UPDATE", "2024-05-01T10:18:40Z", "2024-05-01T10:18:40.031000Z", 1714558720000, 44, 0,
+                "1203", key=[1], before=KETTLE, after=dict(KETTLE, active=0)),
+        product(4, "update", "UPDATE", "2024-05-01T10:18:40Z", "2024-05-01T10:18:40.031000Z", 1714558720000, 44, 1,
+                "1203", key=[2], before=TEAPOT, after=dict(TEAPOT, active=0)),
+        product(5, "delete", "DELETE", "2024-05-01T10:19:40Z", "2024-05-01T10:19:40.250000Z", 1714558780000, 45, 0,
+                "1204", key=[2], before=dict(TEAPOT, active=0)),
+        row(6, "ddl", "ALTER", database="shop", table="products", event_time="2024-05-01T10:19:50Z",
+            emit_time="2024-05-01T10:19:50.077000Z", seq=seq(1714558790000, 46, 0),
+            ddl="ALTER TABLE `products` ADD COLUMN `sku` varchar(32) NULL AFTER `name`"),
+        row(7, "insert", "INSERT", database="shop", table="attachments", event_time="2024-05-01T10:20:00Z",
+            emit_time="2024-05-01T10:20:00.904000Z", seq=seq(1714558800000, 47, 0), txn_id=GTID + "1205",
+            key_columns=["id"], key=[7],
+            after={"id": 7, "file_name": "logo.png", "content": "iVBORw0KGgoAAAANSUhEUg==", "checksum": "3q2+7w==",
+                   "size": 16, "total": "12345678901234567890.0123456789", "uploaded": "2024-05-01 10:20:00",
+                   "note": "42"}),
+        row(8, "ddl", "ERASE", database="shop", table="attachments", event_time="2024-05-01T10:21:40Z",
+            emit_time="2024-05-01T10:21:40.012000Z", seq=seq(1714558900000, 48, 0), ddl="DROP TABLE `attachments`"),
+    ])
+
+
+def test_round_trip_examples_and_shop(tmp_path):
+    for name in ("canal/examples.jsonl", "canal/examples_empty_data.jsonl", "canal/shop.jsonl"):
+        assert_round_trip("canal", read_clean(cdckit.samples.path(name)), tmp_path)
+
+
+def test_shop():
+    # Canal carries everything the scenario has: full images (data + old), key columns (pkNames),
+    # both times (es, ts) and the transaction id (gtid); the values come back typed from mysqlType.
+    assert_shop("canal")
+
+
+def test_detects_its_samples_and_tells_maxwell_apart():
+    for name in ("canal/examples.jsonl", "canal/examples_empty_data.jsonl", "canal/shop.jsonl"):
+        detection = cdckit.detect(cdckit.samples.path(name))
+        assert detection.dialect == "canal", name
+        assert {"data is a list", "isDdl", "es", "pkNames"} <= set(detection.evidence), detection.evidence
+    canal = registry.create("canal")
+    maxwell = registry.create("maxwell")
+    insert = message()
+    assert canal.detect(insert) == cdckit.dialects.Match(
+        0.95, ("data is a list", "isDdl", "es", "pkNames", "mysqlType", "sqlType", "type=INSERT"))
+    assert maxwell.detect(insert) is None
+    ddl = message(data=None, type="ALTER", isDdl=True, mysqlType=None, sqlType=None, pkNames=None, sql="ALTER ...")
+    assert canal.detect(ddl).evidence == ("isDdl", "es", "pkNames", "mysqlType", "sqlType", "type=ALTER")
+    assert maxwell.detect(ddl) is None
+    maxwell_insert = {"database": "shop", "table": "t", "type": "insert", "ts": 1, "xid": 9, "data": {"id": 1}}
+    assert canal.detect(maxwell_insert) is None
+    assert canal.detect({"data": {"id": 1}, "meta": {"op": "ins", "table": "shop.t"}}) is None  # SharePlex
+    assert cdckit.detect(cdckit.samples.path("maxwell")).dialect == "maxwell"
+
+
+# ---------------------------------------------------------------- quirks
+
+
+def test_one_event_per_element_of_data_in_order():
+    got = decoded(message(data=[{"id": "3"}, {"id": "1"}, {"id": "2"}]))
+    assert [r["after"] for r in got] == [{"id": 3}, {"id": 1}, {"id": 2}]
+    assert [r["seq"][-2:] for r in got] == ["00", "01", "02"]
+
+
+def test_before_is_data_overlaid_with_old_keeping_column_order():
+    got = decoded(message(type="UPDATE", mysqlType={"id": "int", "a": "varchar(8)", "b": "int", "c": "int"},
+                          data=[{"id": "1", "a": "x", "b": "2", "c": None}],
+                          old=[{"c": "9", "a": "w"}]))
+    assert list(got[0]["before"].items()) == [("id", 1), ("a", "w"), ("b", 2), ("c", 9)]
+    assert got[0]["after"] == {"id": 1, "a": "x", "b": 2, "c": None}
+
+
+def test_update_rows_pair_with_their_own_old_entry():
+    got = decoded(message(type="UPDATE", mysqlType={"id": "int", "n": "int"},
+                          data=[{"id": "1", "n": "10"}, {"id": "2", "n": "20"}, {"id": "3", "n": "30"}],
+                          old=[{"n": "1"}, None]))  # old shorter than data: the third row has no known change
+    assert [r["before"] for r in got] == [{"id": 1, "n": 1}, {"id": 2, "n": 20}, {"id": 3, "n": 30}]
+
+
+def test_primary_key_change_has_old_key_in_before_and_new_key_in_after():
+    got = decoded(message(type="UPDATE", mysqlType={"id": "bigint(20)", "name": "varchar(8)"},
+                          data=[{"id": "12", "name": "a"}], old=[{"id": "11"}]))
+    assert (got[0]["before"], got[0]["after"], got[0]["key"]) == ({"id": 11, "name": "a"}, {"id": 12, "name": "a"},
+                                                                  [12])
+
+
+def test_values_are_typed_from_mysql_type():
+    mysql_type = {"i": "int(11)", "u": "int unsigned", "big": "bigint(20) unsigned", "neg": "bigint(20)",
+                  "f": "float", "d": "double", "dec": "decimal(10,2)", "wide": "decimal(30,10)", "flag": "tinyint(1)",
+                  "bit": "bit(1)", "vc": "varchar(255)", "ch": "char(3)", "dt": "datetime", "ts": "timestamp(3)",
+                  "day": "date", "js": "json", "num_text": "varchar(10)"}
+    data = {"i": "-7", "u": "4294967295", "big": "18446744073709551615", "neg": "-9223372036854775808",
+            "f": "3.5", "d": "0.1", "dec": "10.50", "wide": "12345678901234567890.0123456789", "flag": "1",
+            "bit": "0", "vc": "hello", "ch": "007", "dt": "2024-05-01 10:00:00", "ts": "2024-05-01 10:00:00.123",
+            "day": "2024-05-01", "js": '{"a": 1}', "num_text": "42"}
+    after = decoded(message(mysqlType=mysql_type, sqlType={}, data=[data]))[0]["after"]
+    assert after == {"i": -7, "u": 4294967295, "big": "18446744073709551615", "neg": -9223372036854775808,
+                     "f": 3.5, "d": 0.1, "dec": 10.5, "wide": "12345678901234567890.0123456789", "flag": 1,
+                     "bit": 0, "vc": "hello", "ch": "007", "dt": "2024-05-01 10:00:00",
+                     "ts": "2024-05-01 10:00:00.123", "day": "2024-05-01", "js": '{"a": 1}', "num_text": "42"}
+
+
+def test_sql_type_types_columns_mysql_type_does_not_name_and_no_type_keeps_the_string():
+    sql_type = {"a": -7, "b": -6, "c": 5, "d": 4, "e": -5, "f": 6, "g": 7, "h": 8, "i": 2, "j": 3, "k": 16,
+                "l": 1, "m": 12, "n": -1, "o": 91, "p": 92, "q": 93, "r": -2, "s": -3, "t": -4, "u": 2004,
+                "geo": 4, "over": 12}
+    data = {"a": "1", "b": "-3", "c": "300", "d": "70000", "e": "9007199254740993", "f": "1.5", "g": "2.25",
+            "h": "1e-07", "i": "3.10", "j": "99999999999999999999.99", "k": "true", "l": "001", "m": "x",
+            "n": "long", "o": "2024-05-01", "p": "10:00:00", "q": "2024-05-01 10:00:00", "r": "\x00\x01",
+            "s": "ÿ", "t": "AB", "u": "", "geo": "7", "over": "5", "untyped": "5"}
+    # mysqlType names only "geo" (a type this module does not know: sqlType decides) and "over" (varchar: text)
+    after = decoded(message(mysqlType={"geo": "geometry", "over": "varchar(8)"}, sqlType=sql_type,
+                            data=[data]))[0]["after"]
+    assert after == {"a": 1, "b": -3, "c": 300, "d": 70000, "e": 9007199254740993, "f": 1.5, "g": 2.25, "h": 1e-07,
+                     "i": 3.1, "j": "99999999999999999999.99", "k": True, "l": "001", "m": "x", "n": "long",
+                     "o": "2024-05-01", "p": "10:00:00", "q": "2024-05-01 10:00:00", "r": "AAE=", "s": "/w==",
+                     "t": "QUI=", "u": "", "geo": 7, "over": "5", "untyped": "5"}
+
+
+def test_binary_arrives_as_latin1_text_becomes_base64_and_the_encoder_writes_it_back():
+    raw = bytes(range(256))
+    events = read_clean([json.dumps(message(mysqlType={"id": "bigint(20)", "blob": "longblob"},
+                                            data=[{"id": "1", "blob": raw.decode("latin-1")}]))], dialect="canal")
+    assert json.loads(events.loc[0, "after"])["blob"] == __import__("base64").b64encode(raw).decode()
+    [record] = registry.create("canal").encode(events)
+    assert record.value["data"] == [{"id": "1", "blob": raw.decode("latin-1")}]
+    assert (record.value["mysqlType"]["blob"], record.value["sqlType"]["blob"]) == ("blob", 2004)
+
+
+def test_es_is_event_time_and_ts_emit_time_in_milliseconds():
+    [got] = decoded(message(es=1714558600007, ts=1714558601250))
+    assert (got["event_time"], got["emit_time"]) == ("2024-05-01T10:16:40.007000Z", "2024-05-01T10:16:41.250000Z")
+
+
+def test_seq_is_es_id_row_padded_so_text_order_is_numeric_order():
+    got = decoded(message(es=9, id=10, data=[{"id": "1"}, {"id": "2"}]), message(es=10, id=2),
+                  message(es=10, id=11, data=[{"id": str(n)} for n in range(11)]))
+    seqs = [r["seq"] for r in got]
+    assert seqs[:3] == [seq(9, 10, 0), seq(9, 10, 1), seq(10, 2, 0)]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    # without Canal's batch id (OceanBase) only es and the row index remain
+    no_id = message(es=10)
+    del no_id["id"]
+    assert decoded(no_id)[0]["seq"] == "00000000000000000010::00000000000000000000"
+
+
+def test_ddl_is_one_ddl_event_with_its_statement():
+    ddl = message(data=None, isDdl=True, type="TRUNCATE", sql="TRUNCATE TABLE `t`", pkNames=None, mysqlType=None,
+                  sqlType=None)
+    [got] = decoded(ddl)
+    assert got == row(0, "ddl", "TRUNCATE", database="shop", table="t", event_time="2024-05-01T10:16:40Z",
+                      emit_time="2024-05-01T10:16:40.100000Z", seq=seq(1714558600000, 1, 0),
+                      ddl="TRUNCATE TABLE `t`")
+    # a DDL type is a DDL even where isDdl is missing
+    assert decoded(dict(ddl, isDdl=False, type="RENAME", sql="RENAME TABLE t TO u"))[0]["op"] == "ddl"
+
+
+def test_gtid_is_the_transaction_id():
+    assert decoded(message(gtid=GTID + "77"))[0]["txn_id"] == GTID + "77"
+    assert decoded(message())[0]["txn_id"] is None
+
+
+def test_dml_with_null_or_empty_data_is_skipped_with_a_reason():
+    events = read_clean(cdckit.samples.path("canal/examples_empty_data.jsonl"))
+    assert events["offset"].tolist() == [2]
+    assert json.loads(events.loc[0, "after"])["name"] == "Saucer"
+    report = events.attrs["report"]
+    assert (report["messages"], report["decoded"], report["events"], report["quarantined"]) == (3, 3, 1, 0)
+    assert report["skipped"] == {"canal DELETE message with no rows in data": 1,
+                                 "canal UPDATE message with no rows in data": 1}
+
+
+def test_encoder_groups_rows_of_one_message_and_synthesizes_ids_for_foreign_events():
+    records = list(registry.create("canal").encode(read_clean(cdckit.samples.path("canal"))))
+    assert [len(r.value["data"] or []) for r in records] == [1, 0, 3, 1, 2, 1, 0, 1, 0]
+    assert records[3].value["old"] == [{"id": "4294967295", "price": None}]
+    shop = list(registry.create("canal").encode(cdckit.samples.shop.shop_events()))
+    assert [r.value["id"] for r in shop[:3]] == [1, 2, 3] and len(shop) == 320
+
+
+# ---------------------------------------------------------------- bad input
+
+
+BAD = [
+    ('{"data": [{"id": "2"}], "type": "INS', "truncated JSON"),
+    ('{"database": "shop", "table": "t", "type": "insert", "ts": 1, "data": {"id": 1}}',
+     "unknown type 'insert' (it looks like a maxwell message)"),
+    ('{"data": [{"id": "1"}], "database": "shop", "table": "t", "es": 1}', "missing required field type"),
+    ('{"data": {"id": "1"}, "type": "INSERT", "es": 1}', "expected data as a JSON array, got object"),
+    ('{"data": [{"id": "1"}], "type": "UPSERT", "es": 1}', "unknown type 'UPSERT'"),
+    ('{"data": [{"id": "1"}], "type": ["INSERT"], "es": 1}', "unknown type ['INSERT']"),
+    ('{"data": [{"id": "1"}, "2"], "type": "INSERT", "es": 1}', "expected data[1] as a JSON object, got text"),
+    ('{"data": [{"id": "1"}], "old": {"id": "0"}, "type": "UPDATE", "es": 1}',
+     "expected old as a JSON array, got object"),
+]
+
+
+def test_bad_messages_are_quarantined_with_source_offset_reason_and_raw(tmp_path):
+    good = json.dumps(message())
+    path = tmp_path / "capture.jsonl"
+    path.write_text("\n".join([good] + [raw for raw, _ in BAD] + [good]) + "\n")
+    events = cdckit.read(path, dialect="canal")
+    assert events["offset"].tolist() == [0, len(BAD) + 1]
+    quarantine = events.attrs["quarantine"]
+    assert quarantine["offset"].tolist() == list(range(1, len(BAD) + 1))
+    assert set(quarantine["source"]) == {str(path)}
+    for (raw, reason), got_reason, got_raw in zip(BAD, quarantine["reason"], quarantine["raw"]):
+        assert got_reason.startswith(reason), (got_reason, reason)
+        assert got_raw == raw
+    report = events.attrs["report"]
+    assert (report["messages"], report["decoded"], report["quarantined"]) == (len(BAD) + 2, 2, len(BAD))
+    assert report["messages"] == report["decoded"] + report["quarantined"]
+
+
+def test_errors_raise_names_source_offset_reason_and_keeps_what_was_decoded(tmp_path):
+    path = tmp_path / "capture.jsonl"
+    path.write_text("\n".join([json.dumps(message()), json.dumps(message(data=[{"id": "2"}, {"id": "3"}])),
+                               '{"data": [{"id": "1"}], "type": "UPSERT"}']) + "\n")
+    with pytest.raises(cdckit.DecodeError) as caught:
+        cdckit.read(path, dialect="canal", errors="raise")
+    err = caught.value
+    assert (err.source, err.offset, err.reason) == (str(path), 2, "unknown type 'UPSERT'")
+    assert str(err) == f"{path}, message 2: unknown type 'UPSERT'"
+    assert err.partial["key"].tolist() == ["[1]", "[2]", "[3]"]

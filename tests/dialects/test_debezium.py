@@ -1,0 +1,131 @@
+"""Debezium: the public examples decoded exactly, round trips, shop, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from validator import assert_round_trip, assert_rows, assert_shop, read_clean
+
+import cdckit
+
+SRC = "mysql-bin.000003"
+TXN = "file=mysql-bin.000003,pos=154"
+ANNE = {"id": 1004, "first_name": "Anne", "last_name": "Kretchmar", "email": "annek@noanswer.org", "balance": 1004.5}
+ANNE_MARIE = dict(ANNE, first_name="Anne Marie")
+
+
+def pos(n: int) -> str:
+    return f"{SRC}:{n:020d}:{0:020d}"
+
+
+def row(offset, op, op_raw, **fields):
+    base = dict(offset=offset, op=op, op_raw=op_raw, database=None, schema=None, table=None, event_time=None,
+                emit_time=None, seq=None, txn_id=None, key_columns=None, key=None, before=None, after=None, ddl=None)
+    base.update(fields)
+    return base
+
+
+def test_examples_decode_exactly():
+    events = read_clean(cdckit.samples.path("debezium/examples.json"))
+    assert_rows(events, [
+        row(0, "begin", "BEGIN", event_time="2017-02-07T20:49:37.125000Z", txn_id=TXN),
+        row(1, "insert", "c", database="inventory", table="customers", event_time="2017-02-07T20:49:37Z",
+            emit_time="2017-02-07T20:49:37.691000Z", seq=pos(154), txn_id=TXN, after=ANNE),
+        row(2, "update", "u", database="inventory", table="customers", event_time="2017-02-07T20:49:37Z",
+            emit_time="2017-02-07T20:49:37.742000Z", seq=pos(484), txn_id=TXN, before=ANNE, after=ANNE_MARIE),
+        row(3, "commit", "END", event_time="2017-02-07T20:49:37.800000Z", txn_id=TXN),
+        row(4, "delete", "d", database="inventory", table="customers", event_time="2017-02-07T20:49:38Z",
+            emit_time="2017-02-07T20:49:38Z", seq=pos(805), before=ANNE_MARIE),
+        row(5, "tombstone", "null"),
+        row(6, "insert", "c", database="foo", schema="bar", table="events", event_time="2020-09-27T13:37:24.074000Z",
+            emit_time="2020-09-27T13:37:24.598000Z", seq="00000000000028581784", txn_id="644",
+            after={"id": 1, "created_at": "2020-09-27T13:37:24.058468Z", "column_a": "a", "column_b": "b"}),
+        row(7, "ddl", "ddl", database="inventory", table="customers", event_time="2017-02-07T20:49:39Z",
+            seq=pos(1010), ddl="ALTER TABLE customers ADD COLUMN middle_name VARCHAR(255)"),
+    ])
+
+
+def test_kafka_records_give_keys_partition_and_offset():
+    events = read_clean(cdckit.samples.path("debezium/examples_kcat.jsonl"))
+    assert_rows(events, [
+        row(40, "insert", "c", database="inventory", table="customers", event_time="2017-02-07T20:49:37Z",
+            emit_time="2017-02-07T20:49:37.691000Z", seq=pos(154), txn_id=TXN, key_columns=["id"], key=[1004],
+            after=ANNE),
+        row(41, "update", "u", database="inventory", table="customers", event_time="2017-02-07T20:49:37Z",
+            emit_time="2017-02-07T20:49:37.742000Z", seq=pos(484), txn_id=TXN, key_columns=["id"], key=[1004],
+            before=ANNE, after=ANNE_MARIE),
+        row(42, "delete", "d", database="inventory", table="customers", event_time="2017-02-07T20:49:38Z",
+            emit_time="2017-02-07T20:49:38Z", seq=pos(805), key_columns=["id"], key=[1004], before=ANNE_MARIE),
+        row(43, "tombstone", "null", database="inventory", table="customers", key_columns=["id"], key=[1004]),
+    ])
+    assert events["partition"].tolist() == [0, 0, 0, 0]
+
+
+def test_unwrapped_and_wrapped_are_the_same_event():
+    wrapped = json.loads(cdckit.samples.raw("debezium/examples_kcat.jsonl").splitlines()[0])["payload"]
+    payload = json.loads(wrapped)["payload"]
+    a = read_clean(wrapped, dialect="debezium")
+    b = read_clean(json.dumps(payload), dialect="debezium")
+    # without the schema the Decimal stays Base64 text: the schema is what makes it a number
+    assert json.loads(a.loc[0, "after"])["balance"] == 1004.5
+    assert json.loads(b.loc[0, "after"])["balance"] == payload["after"]["balance"]
+    assert a.drop(columns=["after"]).equals(b.drop(columns=["after"]))
+
+
+def test_decimal_that_a_double_cannot_hold_stays_exact_text():
+    field = {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "parameters": {"scale": "4"},
+             "field": "amount"}
+    unscaled = 12345678901234567890123
+    b64 = __import__("base64").b64encode(unscaled.to_bytes(10, "big", signed=True)).decode()
+    schema = {"type": "struct", "fields": [{"type": "struct", "field": "after", "fields": [field]}]}
+    msg = {"schema": schema, "payload": {"op": "c", "after": {"amount": b64}, "source": {"connector": "mysql"}}}
+    events = read_clean([msg], dialect="debezium")
+    assert json.loads(events.loc[0, "after"]) == {"amount": "1234567890123456789.0123"}
+
+
+def test_round_trip_examples_and_kcat(tmp_path):
+    for name in ("debezium/examples.json", "debezium/examples_kcat.jsonl"):
+        events = read_clean(cdckit.samples.path(name))
+        assert_round_trip("debezium", events, tmp_path)
+
+
+def test_shop():
+    assert_shop("debezium")
+
+
+def test_detects_its_samples_and_tells_family_apart():
+    detection = cdckit.detect(cdckit.samples.path("debezium"))
+    assert detection.dialect == "debezium"
+    assert "source.connector=mysql" in detection.evidence
+    assert detection.runner_up in ("arcion", "lindorm")
+
+
+def test_bad_messages_are_quarantined_with_reason():
+    good = '{"op": "c", "after": {"id": 1}, "source": {"connector": "mysql", "table": "t"}}'
+    text = "\n".join([good, '{"op": "c", "after": {"id": 2', '{"op": "q", "after": {}}', '{"op": "d", "before": null}',
+                      '{"database": "d", "table": "t", "type": "insert", "ts": 1, "data": {"id": 1}}', good])
+    events = cdckit.read(text, dialect="debezium")
+    assert events["offset"].tolist() == [0, 5]
+    quarantine = events.attrs["quarantine"]
+    assert quarantine["offset"].tolist() == [1, 2, 3, 4]
+    reasons = quarantine["reason"].tolist()
+    assert reasons[0].startswith("truncated JSON")
+    assert "unknown op 'q'" in reasons[1]
+    assert "without a before image" in reasons[2]
+    assert "missing required field op" in reasons[3] and "looks like a maxwell message" in reasons[3]
+    assert quarantine["raw"].tolist()[0] == '{"op": "c", "after": {"id": 2'
+    report = events.attrs["report"]
+    assert (report["messages"], report["decoded"], report["quarantined"]) == (6, 2, 4)
+
+
+def test_errors_raise_names_source_offset_reason_and_keeps_what_was_decoded(tmp_path):
+    path = tmp_path / "capture.jsonl"
+    good = '{"op": "c", "after": {"id": 1}, "source": {"connector": "mysql", "table": "t"}}'
+    path.write_text(good + "\n" + good + "\n" + '{"op": "c", "after": {"id": 2' + "\n")
+    with pytest.raises(cdckit.DecodeError) as caught:
+        cdckit.read(path, dialect="debezium", errors="raise")
+    err = caught.value
+    assert (err.source, err.offset) == (str(path), 2)
+    assert str(err).startswith(f"{path}, message 2: truncated JSON")
+    assert len(err.partial) == 2

@@ -1,0 +1,4 @@
+# Kernel profile for the notebook tests (make test sets IPYTHONDIR to tests/ipython).
+# The JVM behind Spark writes to the process's own stdout/stderr; without this,
+# ipykernel copies that output into whichever cell is running, at random.
+c.IPKernelApp.capture_fd_output = False  # noqa: F821

@@ -1,0 +1,131 @@
+"""Containers: every layout a capture comes in becomes the right messages."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import namedtuple
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from cdckit import containers
+from cdckit.containers import iter_sources, sniff_container
+
+
+def messages(source, **options):
+    return [m for _, msgs in iter_sources(source, **options) for m in msgs]
+
+
+def test_json_lines_with_blank_lines_crlf_and_bom(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"a": 1}\r\n\r\n{"a": 2}\r\n   \n{"a": 3}')
+    got = messages(path)
+    assert [(m.offset, m.line, m.value) for m in got] == [(0, 1, {"a": 1}), (1, 3, {"a": 2}), (2, 5, {"a": 3})]
+
+
+def test_json_array_streams_elements_across_block_boundaries(tmp_path, monkeypatch):
+    monkeypatch.setattr(containers, "_BLOCK", 7)  # force many refills mid-value
+    items = [{"id": i, "text": "a \"quoted\" ] } [ { value", "n": None} for i in range(20)]
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(items, indent=2))
+    got = messages(path)
+    assert [m.value for m in got] == items
+    assert all(m.error is None for m in got)
+    assert got[1].line == 2 + 5  # '[' line, then 5 lines per pretty element
+
+
+def test_concatenated_pretty_json_resyncs_after_a_truncated_value(tmp_path):
+    text = '{\n  "a": 1\n}\n{\n  "a": {"b": 2\n{\n  "a": 3\n}\n{\n  "a": 4\n'
+    got = messages(text)
+    assert [m.value for m in got] == [{"a": 1}, None, {"a": 3}, None]
+    assert got[1].error.startswith("truncated JSON") and got[1].raw == b'{\n  "a": {"b": 2\n'
+    assert got[3].error.startswith("truncated JSON")
+    assert [m.line for m in got] == [1, 4, 6, 9]
+
+
+def test_json_scalars_between_values():
+    got = messages('{"a": 1}\n"default"\nnull\n')
+    assert [m.value for m in got] == [{"a": 1}, "default", None]
+
+
+def test_invalid_utf8_and_bad_json_become_message_errors():
+    got = messages(b'{"a": "\xff"}\n{"a": 1,}\n{"a": 2}\n')
+    assert got[0].error.startswith("invalid UTF-8")
+    assert got[1].error.startswith("invalid JSON")
+    assert got[2].value == {"a": 2}
+    assert got[0].raw_text() == '{"a": "\\xff"}'
+
+
+def test_exact_numbers_are_kept():
+    got = messages('{"big": 123456789012345678901234567890, "ns": 1590315269000.123456789, "f": 0.5}\n')
+    assert got[0].value == {"big": "123456789012345678901234567890", "ns": "1590315269000.123456789", "f": 0.5}
+
+
+def test_sniffing():
+    assert sniff_container(b'{"a": 1}\n{"a": 2}\n') == "jsonl"
+    assert sniff_container(b'{\n  "a": 1\n}\n') == "json"
+    assert sniff_container(b"[\n") == "json"
+    assert sniff_container(b"src=css\xfens=X\xfe\n") == "text"
+    assert sniff_container(b"PAR1....") == "parquet"
+
+
+def test_text_lines_latin1_and_utf8(tmp_path):
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("src=cssþns=Xþdata=ýname=Renéýþ\n".encode("latin-1"))
+    utf8 = tmp_path / "utf8.txt"
+    utf8.write_bytes("src=cssþns=Xþdata=ýname=Renéýþ\n".encode("utf-8"))
+    assert messages(latin)[0].value == messages(utf8)[0].value == "src=cssþns=Xþdata=ýname=Renéýþ"
+
+
+def test_gzip_directories_and_globs(tmp_path):
+    (tmp_path / "d").mkdir()
+    with gzip.open(tmp_path / "d" / "a.jsonl.gz", "wt") as out:
+        out.write('{"a": 1}\n')
+    (tmp_path / "d" / "b.jsonl").write_text('{"b": 2}\n')
+    (tmp_path / "d" / ".hidden").write_text("ignored\n")
+    names = [name for name, msgs in iter_sources(tmp_path / "d") for _ in msgs]
+    assert [n.rsplit("/", 1)[-1] for n in names] == ["a.jsonl.gz", "b.jsonl"]
+    assert [m.value for m in messages(str(tmp_path / "d" / "*.jsonl*"))] == [{"a": 1}, {"b": 2}]
+    with pytest.raises(FileNotFoundError, match="no files match"):
+        messages(str(tmp_path / "nothing*.jsonl"))
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        messages(str(tmp_path / "missing.jsonl"))
+
+
+def test_csv_rows_empty_is_null_and_extra_fields_are_errors(tmp_path):
+    path = tmp_path / "rows.csv"
+    path.write_text('id,name\n1,"a, b"\n2,\n3,x,extra\n')
+    got = messages(path)
+    assert [m.value for m in got[:2]] == [{"id": "1", "name": "a, b"}, {"id": "2", "name": None}]
+    assert "more fields than the header" in got[2].error
+
+
+def test_parquet_rows(tmp_path):
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"id": [1, 2], "name": ["a", None]}), path)
+    assert [m.value for m in messages(path)] == [{"id": 1, "name": "a"}, {"id": 2, "name": None}]
+
+
+def test_kcat_records_are_unwrapped():
+    line = json.dumps({"topic": "t", "partition": 3, "offset": 99, "tstype": "create", "ts": 1, "broker": 0,
+                       "key": json.dumps({"id": 1}), "payload": json.dumps({"op": "c"})})
+    msg = messages(line + "\n")[0]
+    assert (msg.value, msg.key, msg.partition, msg.offset) == ({"op": "c"}, {"id": 1}, 3, 99)
+    assert msg.raw == line.encode()
+
+
+def test_kafka_record_objects_and_null_values():
+    Rec = namedtuple("Rec", "key value offset partition")
+    got = messages([Rec(b'{"id": 1}', b'{"op": "c"}', 5, 1), Rec(b'{"id": 1}', None, 6, 1)])
+    assert [(m.value, m.key, m.offset, m.partition) for m in got] == [
+        ({"op": "c"}, {"id": 1}, 5, 1), (None, {"id": 1}, 6, 1)]
+
+
+def test_payloads_and_iterables():
+    assert messages(b'{"a": 1}')[0].value == {"a": 1}
+    assert messages(gzip.compress(b'{"a": 1}\n'))[0].value == {"a": 1}
+    assert [m.value for m in messages([{"a": 1}, '{"a": 2}', "src=xþop=c"])] == [{"a": 1}, {"a": 2}, "src=xþop=c"]
+    with pytest.raises(TypeError, match="cannot read a int"):
+        messages(42)

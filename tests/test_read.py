@@ -1,0 +1,121 @@
+"""cdckit.read: detection per source, quarantine, accounting, chunks, streaming, errors."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import warnings
+
+import pandas as pd
+import pytest
+
+import cdckit
+from cdckit.frame import COLUMN_NAMES
+
+
+def debezium(i: int, table: str = "t") -> dict:
+    return {"op": "c", "after": {"id": i, "v": f"value {i}"},
+            "source": {"connector": "mysql", "db": "d", "table": table, "ts_ms": 1_000 * i,
+                       "file": "mysql-bin.000001", "pos": 4 + i, "row": 0}}
+
+
+def test_frame_has_the_contract_columns_and_types():
+    events = cdckit.read([debezium(1)])
+    assert list(events.columns) == COLUMN_NAMES
+    dtypes = events.dtypes.astype(str).to_dict()
+    assert dtypes["offset"] == "int64" and dtypes["partition"] == "Int64"
+    assert dtypes["event_time"] == dtypes["emit_time"] == "datetime64[ns, UTC]"
+    assert all(dtypes[c].startswith("string") for c in ("dialect", "op", "seq", "key", "before", "after", "ddl"))
+    assert events.loc[0, "event_time"] == pd.Timestamp("1970-01-01T00:00:01Z")
+
+
+def test_empty_input_gives_an_empty_frame_with_the_columns():
+    events = cdckit.read([], dialect="debezium")
+    assert list(events.columns) == COLUMN_NAMES and events.empty
+    assert events.attrs["report"]["messages"] == 0
+
+
+def test_every_message_is_accounted_for_over_all_samples():
+    events = cdckit.read(cdckit.samples.DATA)
+    report = events.attrs["report"]
+    assert report["messages"] == report["decoded"] + report["quarantined"]
+    assert report["events"] == len(events)
+    assert report["quarantined"] == len(events.attrs["quarantine"])
+    assert sum(report["dialects"].values()) == report["messages"]
+    # every source was given a dialect, and it is the folder the sample lives in
+    for source, dialect in report["sources"].items():
+        assert source.split("/")[-2] == dialect, source
+
+
+def test_printing_and_slicing_a_frame_with_its_attrs_works():
+    events = cdckit.read([debezium(i) for i in range(3)] + ['{"op": "c", "after": '])
+    with pd.option_context("display.width", 80):
+        assert "debezium" in repr(events)  # wide frames are concatenated internally for printing
+    part = events.iloc[:1]
+    assert part.attrs["quarantine"] is events.attrs["quarantine"]
+    assert len(pd.concat([events, events])) == 6
+
+
+def test_chunks_have_at_most_chunksize_events_and_add_up_to_the_whole(tmp_path):
+    path = tmp_path / "c.jsonl"
+    lines = [json.dumps(debezium(i)) for i in range(25)]
+    lines[7] = lines[7][:30]  # one truncated message
+    path.write_text("\n".join(lines) + "\n")
+    whole = cdckit.read(path)
+    chunks = list(cdckit.read(path, chunksize=10))
+    assert [len(c) for c in chunks] == [10, 10, 4]
+    pd.testing.assert_frame_equal(pd.concat(chunks, ignore_index=True), whole)
+    assert [len(c.attrs["quarantine"]) for c in chunks] == [1, 0, 0]
+    assert chunks[-1].attrs["report"] == whole.attrs["report"]
+
+
+def test_chunked_read_streams_without_reading_everything_first():
+    endless = (debezium(i) for i in itertools.count())
+    reader = cdckit.read(endless, chunksize=1_000)
+    first = next(reader)
+    second = next(reader)
+    assert len(first) == len(second) == 1_000
+    assert second["offset"].iloc[0] == 1_000
+
+
+def test_errors_raise_on_a_wrong_dialect_message_keeps_the_partial_frame():
+    msgs = [debezium(0), debezium(1), {"database": "d", "table": "t", "type": "insert", "ts": 1, "data": {"id": 1}}]
+    with pytest.raises(cdckit.DecodeError) as caught:
+        cdckit.read(msgs, errors="raise")
+    assert caught.value.offset == 2 and caught.value.source == "<iterable>"
+    assert len(caught.value.partial) == 2
+
+
+def test_errors_must_be_a_known_mode():
+    with pytest.raises(ValueError, match="errors must be"):
+        cdckit.read([debezium(0)], errors="ignore")
+
+
+def test_misspelt_dialect_names_the_nearest():
+    with pytest.raises(cdckit.UnknownDialectError, match="did you mean 'maxwell'"):
+        cdckit.read([debezium(0)], dialect="maxwel")
+
+
+def test_an_unrecognised_source_is_quarantined_whole_with_a_warning(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello\nworld\n")
+    with pytest.warns(UserWarning, match="no dialect recognises"):
+        events = cdckit.read(path)
+    quarantine = events.attrs["quarantine"]
+    assert events.empty and quarantine["offset"].tolist() == [0, 1]
+    assert quarantine["reason"].str.contains("tried: ").all()
+    assert events.attrs["report"]["sources"] == {str(path): None}
+
+
+def test_detect_raises_listing_what_was_tried():
+    with pytest.raises(cdckit.UnknownDialectError) as caught:
+        cdckit.detect('{"hello": "world"}')
+    assert "an object with keys hello" in str(caught.value)
+    assert set(caught.value.tried) == set(cdckit.dialects.names())
+
+
+def test_zone_for_text_times_is_passed_to_the_dialects():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        events = cdckit.read([debezium(1)], tz="Asia/Tokyo")
+    assert events.loc[0, "event_time"] == pd.Timestamp("1970-01-01T00:00:01Z")  # epoch times ignore the zone
