@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from . import dialects, samples
+from . import dialects, notebook, samples
 from .detect import Detection, detect
 from .errors import AmbiguousDialectError, CdcError, DecodeError, UnknownDialectError
 from .frame import COLUMN_NAMES, OPS
@@ -22,6 +22,7 @@ __all__ = [
     "Detection",
     "dialects",
     "samples",
+    "notebook",
     "COLUMN_NAMES",
     "OPS",
     "CdcError",

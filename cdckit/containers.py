@@ -501,15 +501,14 @@ def write_messages(records: Iterable[Any], path: str | os.PathLike[str], layout:
     path = os.fspath(path)
     items = [(getattr(r, "value", r), getattr(r, "key", None)) for r in records]
     tmp = f"{path}.tmp"
+    if layout in ("parquet", "csv"):
+        names = list(dict.fromkeys(k for value, _ in items for k in value))  # every column, first seen first
     if layout == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        pq.write_table(pa.Table.from_pylist([value for value, _ in items]), tmp)
+        pq.write_table(pa.Table.from_pylist([{k: value.get(k) for k in names} for value, _ in items]), tmp)
     elif layout == "csv":
-        names: list[str] = []
-        for value, _ in items:
-            names.extend(k for k in value if k not in names)
         with open(tmp, "w", encoding="utf-8", newline="") as out:
             writer = csv.DictWriter(out, fieldnames=names, lineterminator="\n")
             writer.writeheader()

@@ -5,14 +5,14 @@ it with plotly's bundled extension; nothing is fetched from a CDN and the
 saved notebook stays small), sets pandas display options that suit event
 frames, and quiets Spark's logging when a session is running.
 
+>>> import plotly.io as pio
 >>> from cdckit import notebook
->>> notebook.setup()["plotly_renderer"]
+>>> notebook.setup()
+>>> pio.renderers.default
 'plotly_mimetype'
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import pandas as pd
 
@@ -21,8 +21,8 @@ __all__ = ["setup"]
 RENDERER = "plotly_mimetype"
 
 
-def setup(max_colwidth: int = 60, max_rows: int = 30) -> dict[str, Any]:
-    """Set plotly's renderer and pandas display options; returns what was set."""
+def setup(max_colwidth: int = 60, max_rows: int = 30) -> None:
+    """Set plotly's renderer and pandas display options (returns nothing, so a cell shows nothing)."""
     import plotly.io as pio
 
     pio.renderers.default = RENDERER
@@ -31,7 +31,6 @@ def setup(max_colwidth: int = 60, max_rows: int = 30) -> dict[str, Any]:
     pd.set_option("display.max_columns", 40)
     pd.set_option("display.width", 160)
     _quiet_spark()
-    return {"plotly_renderer": RENDERER, "max_colwidth": max_colwidth, "max_rows": max_rows}
 
 
 def _quiet_spark() -> None:

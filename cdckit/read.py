@@ -248,10 +248,14 @@ class _ReadJob:
         self.quarantine.add(msg.source, msg.offset, msg.partition, msg.line, name, reason, msg.raw_text())
 
     def _hint(self, msg: Message, dialect: Dialect) -> str:
+        """Which other dialect the message looks like, unless it is the same family (a subclass)."""
         matches = score_message(msg.value, self._dialects())
-        if matches and matches[0][0] != dialect.name:
-            return f" (it looks like a {matches[0][0]} message)"
-        return ""
+        if not matches or matches[0][0] == dialect.name:
+            return ""
+        best = registry.get(matches[0][0])
+        if issubclass(best, type(dialect)) or isinstance(dialect, best):
+            return ""
+        return f" (it looks like a {best.name} message)"
 
     # ------------------------------------------------------------ the report
 

@@ -129,3 +129,13 @@ def test_payloads_and_iterables():
     assert [m.value for m in messages([{"a": 1}, '{"a": 2}', "src=xþop=c"])] == [{"a": 1}, {"a": 2}, "src=xþop=c"]
     with pytest.raises(TypeError, match="cannot read a int"):
         messages(42)
+
+
+def test_written_rows_keep_every_column_whatever_row_has_it(tmp_path):
+    rows = [{"id": 1, "a": "x"}, {"id": 2, "b": 2.5}]
+    for name, layout in (("rows.parquet", "parquet"), ("rows.csv", "csv")):
+        containers.write_messages(rows, tmp_path / name, layout)
+        got = [m.value for m in messages(tmp_path / name)]
+        text = layout == "csv"
+        assert got == [{"id": "1" if text else 1, "a": "x", "b": None},
+                       {"id": "2" if text else 2, "a": None, "b": "2.5" if text else 2.5}], layout

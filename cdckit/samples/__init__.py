@@ -38,16 +38,21 @@ def path(name: str) -> Path:
     """The file of a sample.
 
     ``name`` is a full name from :func:`list`, a dialect (its examples), or
-    ``"<dialect>/<stem>"`` (the first file with that stem).
+    ``"<dialect>/<stem>"`` (the file with that stem, JSON Lines first).
     """
     names = list()
     if name in names:
         return DATA / name
     stem = name if "/" in name else f"{name}/examples"
-    found = [n for n in names if n.rsplit(".", 1)[0] == stem or n.split(".", 1)[0] == stem]
+    found = [n for n in names if n.split(".", 1)[0] == stem]
     if not found:
         raise KeyError(f"no sample named {name!r}; see cdckit.samples.list()")
+    found.sort(key=lambda n: _PREFERRED.index(n.split(".", 1)[1]) if n.split(".", 1)[1] in _PREFERRED else 99)
     return DATA / found[0]
+
+
+#: Which file a short name picks when several share the stem.
+_PREFERRED = ("jsonl", "json", "txt", "jsonl.gz", "csv", "parquet")
 
 
 def load(name: str, **read_options: Any) -> pd.DataFrame:
