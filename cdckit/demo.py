@@ -50,7 +50,9 @@ def write_parquet(events: pd.DataFrame, path: str | Path) -> Path:
     """Write the canonical events to one Parquet file (atomically); returns its path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    table = pa.Table.from_pandas(events, preserve_index=False)
+    plain = events.copy(deep=False)
+    plain.attrs = {}  # the quarantine and report are not part of the Parquet file
+    table = pa.Table.from_pandas(plain, preserve_index=False)
     tmp = path.with_name(path.name + ".tmp")
     pq.write_table(table, tmp)
     tmp.replace(path)

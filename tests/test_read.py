@@ -119,3 +119,28 @@ def test_zone_for_text_times_is_passed_to_the_dialects():
         warnings.simplefilter("error")
         events = cdckit.read([debezium(1)], tz="Asia/Tokyo")
     assert events.loc[0, "event_time"] == pd.Timestamp("1970-01-01T00:00:01Z")  # epoch times ignore the zone
+
+
+def test_a_bad_message_is_not_said_to_look_like_its_own_family():
+    # a broken Extend record scores highest as Default (it lacks __light_type), but that is its own family
+    bad = {"allMetaData": {"table_name": "t"}, "recordType": "UPSERT", "prevStruct": None, "postStruct": {"id": "1"}}
+    events = cdckit.read([bad], dialect="oceanbase_extend")
+    reason = events.attrs["quarantine"]["reason"].tolist()[0]
+    assert "UPSERT" in reason and "looks like" not in reason
+    events = cdckit.read([bad], dialect="canal")
+    assert "looks like a oceanbase_default message" in events.attrs["quarantine"]["reason"].tolist()[0]
+
+
+def test_demo_prints_a_table_per_dialect_and_writes_parquet(tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    from cdckit.demo import main
+
+    out = tmp_path / "events.parquet"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # e.g. pandas failing to store attrs in the Parquet metadata
+        assert main([str(cdckit.samples.path("canal/shop")), "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "canal" in printed.out and "quarantined" in printed.out and printed.err == ""
+    table = pq.read_table(out)
+    assert table.num_rows == 320 and table.column_names == COLUMN_NAMES

@@ -47,7 +47,7 @@ from .. import values
 from ..containers import Message
 from ..frame import Event
 from .base import Match, Record, rows_of
-from .debezium import Debezium, envelope_shape, field_types, unwrap
+from .debezium import CONNECT_TYPES, Debezium, envelope_shape, field_types, unwrap
 from .registry import register
 
 #: The value of a tombstone, and the key of a row of a table without a key.
@@ -59,8 +59,6 @@ _NUMBERS_AS_TEXT = "string values under numeric schema types"
 _NO_COLLECTION_ORDER = "transaction without data_collection_order"
 _NUMERIC_TYPES = frozenset({"int8", "int16", "int32", "int64", "float", "float32", "float64", "double"})
 _OP_CODES = {"insert": "c", "update": "u", "delete": "d", "read": "r"}
-#: canonical kinds (values.infer_kinds) -> Kafka Connect types of the schema
-_CONNECT_TYPES = {"int": "int64", "float": "double", "bool": "boolean", "text": "string"}
 #: the connector name Arcion writes in the schema names of keys and values
 _CONNECTOR_NAME = "KAFKA_Connector"
 
@@ -184,7 +182,7 @@ class Arcion(Debezium):
 
     def wrap(self, payload: dict[str, Any], row: dict[str, Any], kinds: dict[str, str]) -> dict[str, Any]:
         name = f"{_CONNECTOR_NAME}.{row['database']}.{row['table']}"
-        columns = [_field(c, _CONNECT_TYPES[k], True) for c, k in kinds.items()]
+        columns = [_field(c, CONNECT_TYPES[k], True) for c, k in kinds.items()]
         image = {"type": "struct", "optional": False, "name": f"{name}.Value", "fields": columns}
         schema = {"type": "struct", "optional": False, "name": f"{name}.Envelope", "fields": [
             dict(image, field="before"),
@@ -207,7 +205,7 @@ class Arcion(Debezium):
         if not columns or key is None:
             return DEFAULT
         key_values = values.loads(key)
-        fields = [_field(c, _CONNECT_TYPES[values.kind_of_value(v) or "text"], False)
+        fields = [_field(c, CONNECT_TYPES[values.kind_of_value(v) or "text"], False)
                   for c, v in zip(columns, key_values)]
         schema = {"type": "struct", "optional": False,
                   "name": f"{_CONNECTOR_NAME}.{row['database']}.{row['table']}.Key", "fields": fields}

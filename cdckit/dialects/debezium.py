@@ -255,16 +255,17 @@ class Debezium(Dialect):
     def encode(self, events: pd.DataFrame) -> Iterator[Record]:
         """Wrapped (schema + payload) values with Kafka keys; MySQL-style positions.
 
-        A ``seq`` of the form ``file:pos:row`` is written back as the binlog
-        position, a plain number as a PostgreSQL ``lsn``; events without one
-        get a synthetic binlog position in input order.
+        Each value's schema types its columns from that message's own images
+        (``values.infer_kinds``), so a column whose values change type along
+        the stream is written as each message has it. A ``seq`` of the form
+        ``file:pos:row`` is written back as the binlog position, a plain number
+        as a PostgreSQL ``lsn``; events without one get a synthetic binlog
+        position in input order.
         """
-        rows = list(rows_of(events))
-        kinds = _kinds_by_table(rows)
-        for number, row in enumerate(rows):
+        for number, row in enumerate(rows_of(events)):
             op = row["op"]
             if op == "tombstone":
-                yield Record(None, self.encode_key(row, kinds))
+                yield Record(None, self.encode_key(row, {}))
                 continue
             if op in ("begin", "commit"):
                 yield Record({"status": "BEGIN" if op == "begin" else "END", "id": row["txn_id"],
@@ -278,9 +279,9 @@ class Debezium(Dialect):
                 continue
             if op not in _OP_CODES:
                 continue
-            table_kinds = kinds.get((row["database"], row["table"]), {})
-            before = self.encode_image(row["before"], table_kinds)
-            after = self.encode_image(row["after"], table_kinds)
+            before = None if row["before"] is None else values.loads(row["before"])
+            after = None if row["after"] is None else values.loads(row["after"])
+            kinds = values.infer_kinds([before, after])
             payload = {
                 "before": before,
                 "after": after,
@@ -290,10 +291,7 @@ class Debezium(Dialect):
                 "transaction": {"id": row["txn_id"], "total_order": None, "data_collection_order": None}
                 if row["txn_id"] is not None else None,
             }
-            yield Record(self.wrap(payload, row, table_kinds), self.encode_key(row, kinds))
-
-    def encode_image(self, text: str | None, kinds: dict[str, str]) -> dict[str, Any] | None:
-        return None if text is None else values.loads(text)
+            yield Record(self.wrap(payload, row, kinds), self.encode_key(row, kinds))
 
     def encode_source(self, row: dict[str, Any], number: int) -> dict[str, Any]:
         source: dict[str, Any] = {"version": "2.7.0.Final", "connector": self.connector, "name": "cdckit",
@@ -314,7 +312,7 @@ class Debezium(Dialect):
     def wrap(self, payload: dict[str, Any], row: dict[str, Any], kinds: dict[str, str]) -> dict[str, Any]:
         name = f"cdckit.{row['database']}.{row['table']}"
         image = {"type": "struct", "optional": True, "name": f"{name}.Value",
-                 "fields": [{"type": _CONNECT_TYPES[k], "optional": True, "field": c} for c, k in kinds.items()]}
+                 "fields": [{"type": CONNECT_TYPES[k], "optional": True, "field": c} for c, k in kinds.items()]}
         schema = {"type": "struct", "optional": False, "name": f"{name}.Envelope", "fields": [
             dict(image, field="before"), dict(image, field="after"),
             {"type": "struct", "optional": False, "field": "source", "name": "io.debezium.connector.mysql.Source",
@@ -324,28 +322,20 @@ class Debezium(Dialect):
         ]}
         return {"schema": schema, "payload": payload}
 
-    def encode_key(self, row: dict[str, Any], kinds: dict[tuple, dict[str, str]]) -> Any:
+    def encode_key(self, row: dict[str, Any], kinds: dict[str, str]) -> Any:
+        """The Kafka key (schema + payload) of an event, typed by its values; None without key columns."""
         columns, key = row["key_columns"], row["key"]
         if not columns or key is None:
             return None
-        table_kinds = kinds.get((row["database"], row["table"]), {})
-        payload = dict(zip(columns, values.loads(key)))
+        key_values = values.loads(key)
         schema = {"type": "struct", "optional": False, "name": f"cdckit.{row['database']}.{row['table']}.Key",
-                  "fields": [{"type": _CONNECT_TYPES[table_kinds.get(c, "text")], "optional": False, "field": c}
-                             for c in columns]}
-        return {"schema": schema, "payload": payload}
+                  "fields": [{"type": CONNECT_TYPES[values.kind_of_value(v) or "text"], "optional": False,
+                              "field": c} for c, v in zip(columns, key_values)]}
+        return {"schema": schema, "payload": dict(zip(columns, key_values))}
 
 
-_CONNECT_TYPES = {"int": "int64", "float": "double", "bool": "boolean", "text": "string"}
-
-
-def _kinds_by_table(rows: list[dict[str, Any]]) -> dict[tuple, dict[str, str]]:
-    images: dict[tuple, list[dict]] = {}
-    for row in rows:
-        for side in ("before", "after"):
-            if row[side] is not None:
-                images.setdefault((row["database"], row["table"]), []).append(values.loads(row[side]))
-    return {table: values.infer_kinds(found) for table, found in images.items()}
+#: canonical value kinds (``values.infer_kinds``) -> Kafka Connect schema types
+CONNECT_TYPES = {"int": "int64", "float": "double", "bool": "boolean", "text": "string"}
 
 
 # ---------------------------------------------------------------- helpers shared by the family

@@ -38,7 +38,7 @@ import pandas as pd
 
 from .. import values
 from .base import Match, Record, rows_of
-from .debezium import Debezium, envelope_shape, unwrap
+from .debezium import CONNECT_TYPES, Debezium, envelope_shape, unwrap
 from .registry import register
 
 #: The row key column of an HBase table.
@@ -49,7 +49,7 @@ VERSIONS = frozenset({"v1.0", "v2.0"})
 
 _OP_CODES = {"insert": "c", "update": "u", "delete": "d", "read": "r"}
 #: canonical kinds (values.infer_kinds) -> Kafka Connect types of the schema
-_CONNECT_TYPES = {"int": "int64", "float": "double", "bool": "boolean", "text": "string", "bytes": "bytes"}
+_CONNECT_TYPES = {**CONNECT_TYPES, "bytes": "bytes"}
 _SOURCE_FIELDS = [("version", "string"), ("db", "string"), ("namespace", "string"), ("table", "string"),
                   ("ts_ms", "int64")]
 

@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 import pytest
-from validator import assert_round_trip, assert_rows, assert_shop, read_clean
+from validator import assert_round_trip, assert_rows, assert_shop, read_clean, row
 
 import cdckit
 from cdckit.dialects import registry
@@ -22,13 +22,6 @@ EXAMPLE_FILES = ("arcion/examples.json", "arcion/examples_kcat.jsonl", "arcion/e
 
 def pos(n: int) -> str:
     return f"log-bin.000001:{n:020d}:{1:020d}"
-
-
-def row(offset, op, op_raw, **fields):
-    base = dict(offset=offset, op=op, op_raw=op_raw, database=None, schema=None, table=None, event_time=None,
-                emit_time=None, seq=None, txn_id=None, key_columns=None, key=None, before=None, after=None, ddl=None)
-    base.update(fields)
-    return base
 
 
 def region(offset, op, op_raw, **fields):

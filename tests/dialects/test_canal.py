@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from validator import assert_round_trip, assert_rows, assert_shop, read_clean, rows
+from validator import assert_round_trip, assert_rows, assert_shop, read_clean, row, rows
 
 import cdckit
 from cdckit.dialects import registry
@@ -25,13 +25,6 @@ CREATE_SQL = ("CREATE TABLE `products` (`id` int(10) unsigned NOT NULL AUTO_INCR
 
 def seq(es: int, batch: int | None, index: int) -> str:
     return f"{es:020d}:{'' if batch is None else f'{batch:020d}'}:{index:020d}"
-
-
-def row(offset, op, op_raw, **fields):
-    base = dict(offset=offset, op=op, op_raw=op_raw, database=None, schema=None, table=None, event_time=None,
-                emit_time=None, seq=None, txn_id=None, key_columns=None, key=None, before=None, after=None, ddl=None)
-    base.update(fields)
-    return base
 
 
 def product(offset, op, op_raw, time, emit, es, batch, index, txn, **fields):

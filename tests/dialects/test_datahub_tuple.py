@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from validator import assert_round_trip, assert_rows, assert_shop, read_clean
+from validator import assert_round_trip, assert_rows, assert_shop, read_clean, row
 
 import cdckit
 from cdckit.dialects import registry
@@ -20,13 +20,6 @@ JOE_1 = {"id": 1, "name": "joe", "comment": "com1"}
 #: the shop's tables: a Tuple file has ONE fixed set of columns, so every row carries both tables' columns
 CUSTOMER_COLUMNS = ["id", "name", "email", "tier", "balance", "note"]
 ITEM_COLUMNS = ["order_id", "line_no", "sku", "qty", "price", "customer_id"]
-
-
-def row(offset, op, op_raw, **fields):
-    base = dict(offset=offset, op=op, op_raw=op_raw, database=None, schema=None, table=None, event_time=None,
-                emit_time=None, seq=None, txn_id=None, key_columns=None, key=None, before=None, after=None, ddl=None)
-    base.update(fields)
-    return base
 
 
 def spec_rows(image):

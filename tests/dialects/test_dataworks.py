@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from validator import assert_round_trip, assert_rows, assert_shop, read_clean
+from validator import assert_round_trip, assert_rows, assert_shop, read_clean, row
 
 import cdckit
 from cdckit import values
@@ -50,13 +50,6 @@ BLOB_HEARTBEAT = {"schema": {}, "payload": {"op": "MHEARTBEAT", "timestamp": {"e
                                                                             "checkpointTime": 1605339953629}},
                   "version": "0.0.1"}
 MAXWELL = {"database": "shop", "table": "t", "type": "insert", "ts": 1, "xid": 7, "commit": True, "data": {"id": 1}}
-
-
-def row(offset, op, op_raw, **fields):
-    base = dict(offset=offset, op=op, op_raw=op_raw, database=None, schema=None, table=None, event_time=None,
-                emit_time=None, seq=None, txn_id=None, key_columns=None, key=None, before=None, after=None, ddl=None)
-    base.update(fields)
-    return base
 
 
 def message(op, after=None, before=None, columns=None, scn=None, **extra):

@@ -7,7 +7,7 @@ import json
 
 import pandas as pd
 import pytest
-from validator import assert_round_trip, assert_rows, assert_shop, read_clean
+from validator import assert_round_trip, assert_rows, assert_shop, read_clean, row
 
 import cdckit
 from cdckit.dialects import registry
@@ -16,13 +16,6 @@ EVENT = "2016-06-09T16:56:51.807Z"  # source.ts_ms of the SQL samples
 EMIT = "2016-06-09T16:56:51.815Z"  # payload ts_ms of the SQL samples
 ANNE = {"id": "1004", "first_name": "Anne", "last_name": "Kretchmar"}
 ANNE_MARIE = {"id": "1004", "first_name": "Anne Marie", "last_name": "Kretchmar"}
-
-
-def row(offset, op, op_raw, **fields):
-    base = dict(offset=offset, op=op, op_raw=op_raw, database=None, schema=None, table=None, event_time=None,
-                emit_time=None, seq=None, txn_id=None, key_columns=None, key=None, before=None, after=None, ddl=None)
-    base.update(fields)
-    return base
 
 
 def customers(offset, op, op_raw, **fields):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from validator import assert_round_trip, assert_rows, assert_shop, read_clean, rows
+from validator import assert_round_trip, assert_rows, assert_shop, read_clean, row, rows
 
 import cdckit
 from cdckit.dialects import registry
@@ -19,13 +19,6 @@ CREATE_E = ("create table test.e ( id int(10) not null primary key auto_incremen
 def pos(offset: int, x: str = "") -> str:
     """The seq of binlog position master.000006:offset with xoffset part x ("", "~" or digits)."""
     return f"master.000006:{offset:020d}:{int(x):020d}" if x.isdigit() else f"master.000006:{offset:020d}:{x}"
-
-
-def row(offset, op, op_raw, **fields):
-    base = dict(offset=offset, op=op, op_raw=op_raw, database=None, schema=None, table=None, event_time=None,
-                emit_time=None, seq=None, txn_id=None, key_columns=None, key=None, before=None, after=None, ddl=None)
-    base.update(fields)
-    return base
 
 
 def item(offset, line, sku, qty, price, x):

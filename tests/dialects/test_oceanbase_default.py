@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 import pytest
-from validator import assert_round_trip, assert_rows, assert_shop, read_clean
+from validator import assert_round_trip, assert_rows, assert_shop, read_clean, row
 
 import cdckit
 from cdckit.dialects import registry
@@ -22,13 +22,6 @@ LINE_QTY3 = {"order_id": "5001", "line_no": "1", "sku": "SKU-100", "qty": "3", "
 SCOOTER = {"id": "101", "name": "scooter", "weight": "3.14", "description": "Small 2-wheel scooter"}
 SCOOTER_HEAVY = {"id": "101", "name": "scooter", "weight": "5.18", "description": "Small 2-wheel scooter"}
 GTID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
-
-
-def row(offset, op, op_raw, **fields):
-    base = dict(offset=offset, op=op, op_raw=op_raw, database=None, schema=None, table=None, event_time=None,
-                emit_time=None, seq=None, txn_id=None, key_columns=None, key=None, before=None, after=None, ddl=None)
-    base.update(fields)
-    return base
 
 
 def record(record_type, prev=None, post=None, **meta):

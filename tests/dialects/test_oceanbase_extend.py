@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 import pytest
-from validator import assert_round_trip, assert_rows, assert_shop, read_clean
+from validator import assert_round_trip, assert_rows, assert_shop, read_clean, row
 
 import cdckit
 from cdckit.dialects import registry
@@ -24,13 +24,6 @@ ACCOUNT_REPRICED = {"id": 42, "owner": "Zoë", "balance": 980.0, "reserve": "123
                     "rate": 0.04, "flags": 7, "avatar": "iVBORw0KGgo=", "opened_at": "2024-05-01 09:00:00",
                     "note": "withdrawal"}
 ENTRY = {"account_id": 42, "entry_no": 1, "amount": -44.5, "memo": "ATM"}
-
-
-def row(offset, op, op_raw, **fields):
-    base = dict(offset=offset, op=op, op_raw=op_raw, database=None, schema=None, table=None, event_time=None,
-                emit_time=None, seq=None, txn_id=None, key_columns=None, key=None, before=None, after=None, ddl=None)
-    base.update(fields)
-    return base
 
 
 def light(**types):

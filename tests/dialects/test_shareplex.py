@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from validator import assert_round_trip, assert_rows, assert_shop, read_clean
+from validator import assert_round_trip, assert_rows, assert_shop, read_clean, row
 
 import cdckit
 from cdckit.containers import iter_sources, write_messages
@@ -16,13 +16,6 @@ LINE_1 = {"order_id": "1001", "line_no": "1", "product": "Widget", "qty": "2", "
 LINE_2 = {"order_id": "1001", "line_no": "2", "product": "Gadget", "qty": "1", "price": "24.50", "note": "gift wrap"}
 ORDER_LINES = dict(database="sales", table="order_lines", key_columns=["order_id", "line_no"])
 MAXWELL = {"database": "shop", "table": "t", "type": "insert", "ts": 1, "xid": 7, "commit": True, "data": {"id": 1}}
-
-
-def row(offset, op, op_raw, **fields):
-    base = dict(offset=offset, op=op, op_raw=op_raw, database=None, schema=None, table=None, event_time=None,
-                emit_time=None, seq=None, txn_id=None, key_columns=None, key=None, before=None, after=None, ddl=None)
-    base.update(fields)
-    return base
 
 
 def message(op, data, key=None, **meta):

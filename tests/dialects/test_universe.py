@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from validator import assert_round_trip, assert_rows, assert_shop, read_clean, rows
+from validator import assert_round_trip, assert_rows, assert_shop, read_clean, row, rows
 
 import cdckit
 from cdckit.dialects import registry
@@ -15,13 +15,6 @@ from cdckit.samples.shop import shop_events
 # The spec's example line, as the gist prints it (þ = char 254, ý = char 253).
 SPEC_BOB = "src=cssþns=CONTRACTSþts_ms=1550549470126þuid=12345678þop=uþdata=ý_id=1234ýname=Bobýþ"
 SPEC_SIMON = "src=cssþns=CONTRACTSþts_ms=1550549470126þuid=12345678þop=uþdata=ý_id=1234ýname=Simonýþ"
-
-
-def row(offset, op, op_raw, **fields):
-    base = dict(offset=offset, op=op, op_raw=op_raw, database=None, schema=None, table=None, event_time=None,
-                emit_time=None, seq=None, txn_id=None, key_columns=None, key=None, before=None, after=None, ddl=None)
-    base.update(fields)
-    return base
 
 
 def css(offset, op, op_raw, table, time, uid, **fields):

@@ -5,6 +5,7 @@
 - :func:`assert_round_trip`: encode -> write -> read gives the same events.
 - :func:`assert_shop`: the dialect's shop sample decodes to the scenario.
 - :func:`read_clean`: read a sample and insist nothing was quarantined.
+- :func:`row`: an expected event row, every field not given expected None.
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ EVENT_FIELDS = [
 ]
 _JSON_FIELDS = ("key", "before", "after")
 _TIME_FIELDS = ("event_time", "emit_time")
+
+
+def row(offset: int, op: str, op_raw: str, **fields: Any) -> dict[str, Any]:
+    """An expected event for :func:`assert_rows`: every field not given is expected to be None."""
+    base = dict(offset=offset, op=op, op_raw=op_raw, database=None, schema=None, table=None, event_time=None,
+                emit_time=None, seq=None, txn_id=None, key_columns=None, key=None, before=None, after=None, ddl=None)
+    base.update(fields)
+    return base
 
 
 def read_clean(source: Any, **options: Any) -> pd.DataFrame:
