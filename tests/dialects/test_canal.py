@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from validator import assert_round_trip, assert_rows, assert_shop, read_clean, row, rows
+from validator import assert_quarantined, assert_round_trip, assert_rows, assert_shop, read_clean, row, rows
 
 import cdckit
 from cdckit.dialects import registry
@@ -262,20 +262,7 @@ BAD = [
 
 
 def test_bad_messages_are_quarantined_with_source_offset_reason_and_raw(tmp_path):
-    good = json.dumps(message())
-    path = tmp_path / "capture.jsonl"
-    path.write_text("\n".join([good] + [raw for raw, _ in BAD] + [good]) + "\n")
-    events = cdckit.read(path, dialect="canal")
-    assert events["offset"].tolist() == [0, len(BAD) + 1]
-    quarantine = events.attrs["quarantine"]
-    assert quarantine["offset"].tolist() == list(range(1, len(BAD) + 1))
-    assert set(quarantine["source"]) == {str(path)}
-    for (raw, reason), got_reason, got_raw in zip(BAD, quarantine["reason"], quarantine["raw"]):
-        assert got_reason.startswith(reason), (got_reason, reason)
-        assert got_raw == raw
-    report = events.attrs["report"]
-    assert (report["messages"], report["decoded"], report["quarantined"]) == (len(BAD) + 2, 2, len(BAD))
-    assert report["messages"] == report["decoded"] + report["quarantined"]
+    assert_quarantined("canal", json.dumps(message()), BAD, tmp_path)
 
 
 def test_errors_raise_names_source_offset_reason_and_keeps_what_was_decoded(tmp_path):

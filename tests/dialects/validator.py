@@ -6,6 +6,7 @@
 - :func:`assert_shop`: the dialect's shop sample decodes to the scenario.
 - :func:`read_clean`: read a sample and insist nothing was quarantined.
 - :func:`row`: an expected event row, every field not given expected None.
+- :func:`assert_quarantined`: bad lines between good ones are quarantined with raw and reason.
 """
 
 from __future__ import annotations
@@ -87,6 +88,25 @@ def assert_rows(events: pd.DataFrame, expected: list[dict[str, Any]]) -> None:
         want = normal({k: (json.dumps(v) if k in _JSON_FIELDS and v is not None else v) for k, v in want.items()})
         diff = {k: (have[k], want[k]) for k in EVENT_FIELDS if have[k] != want[k]}
         assert not diff, f"event {number}: (got, expected) differ in {diff}"
+
+
+def assert_quarantined(dialect: str, good: str, bad: list[tuple[str, str]], tmp_path: Path) -> pd.DataFrame:
+    """A file of ``good``, each bad raw line, ``good``: every bad line is quarantined with its raw text
+    and a reason starting as given, the good ones decode, and the report accounts for all. Returns the
+    quarantine."""
+    path = tmp_path / "capture.jsonl"
+    path.write_text("\n".join([good] + [raw for raw, _ in bad] + [good]) + "\n")
+    events = cdckit.read(path, dialect=dialect)
+    assert events["offset"].tolist() == [0, len(bad) + 1]
+    quarantine = events.attrs["quarantine"]
+    assert quarantine["offset"].tolist() == list(range(1, len(bad) + 1))
+    assert set(quarantine["source"]) == {str(path)}
+    for (raw, reason), got_reason, got_raw in zip(bad, quarantine["reason"], quarantine["raw"]):
+        assert got_reason.startswith(reason), (got_reason, reason)
+        assert got_raw == raw
+    report = events.attrs["report"]
+    assert (report["messages"], report["decoded"], report["quarantined"]) == (len(bad) + 2, 2, len(bad))
+    return quarantine
 
 
 def assert_round_trip(dialect: str, events: pd.DataFrame, tmp_path: Path, layout: str | None = None,
