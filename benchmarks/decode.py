@@ -30,6 +30,9 @@ import cdckit
 def debezium_line(i: int) -> bytes:
     row = {"id": i, "first_name": f"first{i % 977}", "last_name": f"last{i % 541}", "email": f"user{i}@example.com",
            "balance": round(i * 0.37 % 10_000, 2), "tier": ("bronze", "silver", "gold")[i % 3],
+           "street": f"{i % 9000 + 1} Long Street", "city": ("Lisbon", "Osaka", "Quito", "Tromsø")[i % 4],
+           "phone": f"+351 21 {i % 1_000_000:06d}", "company": f"Company {i % 3000} Ltd",
+           "website": f"https://company{i % 3000}.example.com/people/{i}", "country_code": "PT",
            "created_at": 1_700_000_000_000 + i, "active": i % 7 != 0, "note": None if i % 5 else "called support"}
     before = dict(row, balance=round(row["balance"] - 1.5, 2)) if i % 4 == 1 else None
     op = "u" if before else "c"

@@ -31,7 +31,18 @@ from typing import IO, Any, Iterable, Iterator
 
 from . import values
 
-__all__ = ["Message", "iter_sources", "sniff_container", "write_messages", "CONTAINERS"]
+__all__ = [
+    "Message",
+    "iter_sources",
+    "sniff_container",
+    "file_container",
+    "open_file",
+    "jsonl_blocks",
+    "LineBlock",
+    "parse_line",
+    "write_messages",
+    "CONTAINERS",
+]
 
 CONTAINERS = ("jsonl", "json", "text", "csv", "parquet")
 
@@ -137,20 +148,101 @@ def _expand_paths(spec: str) -> list[str]:
 
 
 def _file_messages(path: str, container: str | None) -> Iterator[Message]:
-    lower = path.lower()
-    plain = lower[:-3] if lower.endswith(".gz") else lower
-    if container is None and plain.endswith(".parquet"):
-        container = "parquet"
-    elif container is None and plain.endswith((".csv", ".tsv")):
-        container = "csv"
-    with open(path, "rb") as raw:
-        stream: IO[bytes] = raw
-        if raw.read(2) == _GZIP_MAGIC:
-            raw.seek(0)
-            stream = gzip.GzipFile(fileobj=raw)  # type: ignore[assignment]
-        else:
-            raw.seek(0)
-        yield from _stream_messages(stream, path, container, tsv=plain.endswith(".tsv"))
+    with open_file(path) as stream:
+        tsv = path.lower().removesuffix(".gz").endswith(".tsv")
+        yield from _stream_messages(stream, path, container or _container_by_name(path), tsv=tsv)
+
+
+def open_file(path: str) -> IO[bytes]:
+    """A file opened for reading bytes, through gzip when it is gzip (by its magic bytes)."""
+    with open(path, "rb") as probe:
+        magic = probe.read(2)
+    if magic == _GZIP_MAGIC:
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")
+
+
+def _container_by_name(path: str) -> str | None:
+    plain = path.lower().removesuffix(".gz")
+    if plain.endswith(".parquet"):
+        return "parquet"
+    if plain.endswith((".csv", ".tsv")):
+        return "csv"
+    return None
+
+
+def file_container(path: str, container: str | None = None) -> str:
+    """The container of a file: forced, by its name (CSV, Parquet), or sniffed from its first bytes."""
+    if container is not None:
+        return container
+    by_name = _container_by_name(path)
+    if by_name is not None:
+        return by_name
+    with open_file(path) as stream:
+        return sniff_container(stream.read(_HEAD))
+
+
+@dataclass(slots=True)
+class LineBlock:
+    """Consecutive messages of a JSON Lines file, for decoders that take many raw lines at once.
+
+    ``lines`` are the raw messages (blank lines left out, trailing CR kept);
+    message ``i`` has offset ``first_offset + i`` and sits on line
+    ``line_numbers[i]`` (or ``first_line + i`` when ``line_numbers`` is None,
+    that is when the block had no blank line).
+    """
+
+    first_offset: int
+    first_line: int
+    lines: list[bytes]
+    line_numbers: list[int] | None = None
+
+    def line_of(self, index: int) -> int:
+        return self.first_line + index if self.line_numbers is None else self.line_numbers[index]
+
+
+def jsonl_blocks(path: str, block_size: int = 1 << 20) -> Iterator[LineBlock]:
+    """The messages of a JSON Lines file in blocks of about ``block_size`` bytes.
+
+    The same offsets and line numbers as the messages :func:`iter_sources`
+    gives, read with C-speed splitting instead of line by line.
+    """
+    offset = 0
+    line = 1
+    tail = b""
+    first = True
+    with open_file(path) as stream:
+        while True:
+            data = stream.read(block_size)
+            if first:
+                first = False
+                if data.startswith(b"\xef\xbb\xbf"):
+                    data = data[3:]
+            if not data:
+                if tail.strip():
+                    yield LineBlock(offset, line, [tail])
+                return
+            data = tail + data
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                tail = data
+                continue
+            tail = data[cut + 1 :]
+            lines = data[:cut].split(b"\n")
+            if b"" in lines or any(map(bytes.isspace, lines)):
+                kept = [(number, raw) for number, raw in enumerate(lines, start=line) if raw and not raw.isspace()]
+                block = LineBlock(offset, line, [raw for _, raw in kept], [number for number, _ in kept])
+            else:
+                block = LineBlock(offset, line, lines)
+            line += len(lines)
+            if block.lines:
+                offset += len(block.lines)
+                yield block
+
+
+def parse_line(raw: bytes, name: str, offset: int, line: int | None) -> Message:
+    """One JSON message from its raw bytes (Kafka records unwrapped; errors kept on the message)."""
+    return _parse(raw, name, offset, line)
 
 
 def _stream_messages(stream: IO[bytes], name: str, container: str | None, tsv: bool = False) -> Iterator[Message]:
@@ -175,8 +267,10 @@ def _stream_messages(stream: IO[bytes], name: str, container: str | None, tsv: b
 def sniff_container(head: bytes) -> str:
     """Guess the container from the first bytes of a file.
 
-    >>> sniff_container(b'{"a": 1}\\n{"a": 2}\\n'), sniff_container(b'{\\n  "a": 1\\n}\\n'), sniff_container(b'[{"a": 1}]')
-    ('jsonl', 'json', 'json')
+    >>> sniff_container(b'{"a": 1}\\n{"a": 2}\\n'), sniff_container(b'{\\n  "a": 1\\n}\\n')
+    ('jsonl', 'json')
+    >>> sniff_container(b'[{"a": 1}]')
+    'json'
     >>> sniff_container(b"src=css\\xfens=X")
     'text'
     """

@@ -55,7 +55,8 @@ class Detection:
 
     def _repr_html_(self) -> str:
         rows = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>{html.escape(v)}</td></tr>"
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+            f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
             for k, v in (
                 ("dialect", self.dialect),
                 ("confidence", f"{self.confidence:.2f}"),

@@ -27,6 +27,7 @@ Conventions every decoder follows:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import pandas as pd
@@ -36,6 +37,7 @@ __all__ = [
     "OPS",
     "COLUMNS",
     "COLUMN_NAMES",
+    "EVENT_FIELDS",
     "ARROW_SCHEMA",
     "QUARANTINE_SCHEMA",
     "Event",
@@ -134,31 +136,67 @@ class Event:
     half: str | None = None
 
 
+#: The event fields in frame order: every column but the four the reader fills in.
+EVENT_FIELDS: list[str] = COLUMN_NAMES[4:]
+_event_row = attrgetter(*EVENT_FIELDS)
+
+
 class FrameBuilder:
     """Collects events with their message positions and builds Arrow or pandas frames.
 
-    Events are kept as objects and turned into columns only when a frame is
-    built, with one list comprehension per column.
+    Each event is kept as a tuple of :data:`EVENT_FIELDS` (from an
+    :class:`Event` with :meth:`add`, or given directly by a dialect's batch
+    decoder with :meth:`add_row`); columns are made only when a frame is built.
     """
 
     def __init__(self) -> None:
-        self._events: list[Event] = []
-        self._positions: list[tuple[str, str, int, int | None]] = []
+        self._rows: list[tuple] = []
+        self._offsets: list[int] = []
+        # (dialect, source, partition, count): the three columns that rarely change, run-length coded
+        self._runs: list[list[Any]] = []
 
     def __len__(self) -> int:
-        return len(self._events)
+        return len(self._rows)
 
     def add(self, event: Event, dialect: str, source: str, offset: int, partition: int | None = None) -> None:
         """Append one event with the position of the message it came from."""
-        self._events.append(event)
-        self._positions.append((dialect, source, offset, partition))
+        self.add_row(_event_row(event), dialect, source, offset, partition)
+
+    def add_row(self, row: tuple, dialect: str, source: str, offset: int, partition: int | None = None) -> None:
+        """Append one event given as a tuple of :data:`EVENT_FIELDS` values."""
+        self._rows.append(row)
+        self._offsets.append(offset)
+        self._count(dialect, source, partition, 1)
+
+    def add_rows(
+        self, rows: list[tuple], dialect: str, source: str, offsets: Any, partition: int | None = None
+    ) -> None:
+        """Append many events at once (``offsets``: one per row, any iterable of int)."""
+        self._rows.extend(rows)
+        self._offsets.extend(offsets)
+        self._count(dialect, source, partition, len(rows))
+
+    def _count(self, dialect: str, source: str, partition: int | None, count: int) -> None:
+        runs = self._runs
+        if runs:
+            last = runs[-1]
+            if last[0] == dialect and last[1] == source and last[2] == partition:
+                last[3] += count
+                return
+        runs.append([dialect, source, partition, count])
 
     def to_arrow(self) -> pa.Table:
         """The events gathered so far as an Arrow table with :data:`ARROW_SCHEMA`."""
-        events, positions = self._events, self._positions
-        arrays = [pa.array([p[i] for p in positions], typ) for i, (_, typ, _) in enumerate(COLUMNS[:4])]
-        for name, typ, _ in COLUMNS[4:]:
-            arrays.append(pa.array([getattr(e, name) for e in events], typ))
+        if not self._rows:
+            return ARROW_SCHEMA.empty_table()
+        runs = self._runs
+        arrays = [
+            _repeated([(r[0], r[3]) for r in runs], pa.string()),
+            _repeated([(r[1], r[3]) for r in runs], pa.string()),
+            pa.array(self._offsets, pa.int64()),
+            _repeated([(r[2], r[3]) for r in runs], pa.int64()),
+        ]
+        arrays += [_to_arrow(values, typ) for values, (_, typ, _) in zip(zip(*self._rows), COLUMNS[4:])]
         return pa.Table.from_arrays(arrays, schema=ARROW_SCHEMA)
 
     def to_pandas(self) -> pd.DataFrame:
@@ -166,8 +204,24 @@ class FrameBuilder:
         return arrow_to_pandas(self.to_arrow())
 
     def clear(self) -> None:
-        self._events = []
-        self._positions = []
+        self._rows = []
+        self._offsets = []
+        self._runs = []
+
+
+def _repeated(runs: list[tuple[Any, int]], typ: pa.DataType) -> pa.Array:
+    """An array of values each repeated its count times."""
+    values: list[Any] = []
+    for value, count in runs:
+        values.extend([value] * count)
+    return pa.array(values, typ)
+
+
+def _to_arrow(values: Any, typ: pa.DataType) -> pa.Array:
+    # Python ints become timestamps some twenty times faster through int64 than directly.
+    if typ == _TIME:
+        return pa.array(values, pa.int64()).cast(typ)
+    return pa.array(values, typ)
 
 
 class QuarantineFrame(pd.DataFrame):

@@ -33,6 +33,7 @@ __all__ = [
     "INT64_MIN",
     "INT64_MAX",
     "loads",
+    "has_long_number",
     "dumps",
     "image",
     "key_of",
@@ -102,10 +103,19 @@ def loads(raw: bytes | str) -> Any:
     including invalid UTF-8.
     """
     data = raw.encode() if isinstance(raw, str) else raw
-    if _LONG_NUMBER not in data.translate(_DIGIT_MAP):
+    if not has_long_number(data):
         return orjson.loads(data)
     orjson.loads(data)  # validates UTF-8 and syntax with orjson's error messages
     return json.loads(data, parse_int=_exact_int, parse_float=exact_number)
+
+
+def has_long_number(data: bytes) -> bool:
+    """True when JSON text may hold a number a double cannot carry exactly (see :func:`loads`).
+
+    >>> has_long_number(b'{"a": 12345678901234567890}'), has_long_number(b'{"a": "12345678901234567890"}')
+    (True, False)
+    """
+    return _LONG_NUMBER in data.translate(_DIGIT_MAP)
 
 
 def dumps(value: Any) -> str:
@@ -173,14 +183,15 @@ def sortable(value: Any) -> str | None:
     >>> sortable("1605339516000000004"), sortable(None), sortable("abc")
     ('01605339516000000004', None, 'abc')
     """
+    kind = value.__class__
+    if kind is int:
+        return str(value).zfill(20) if value >= 0 else str(value)
     if value is None or value == "":
         return None
-    if isinstance(value, bool):
+    if kind is bool:
         return str(value)
-    if isinstance(value, int):
-        return f"{value:020d}" if value >= 0 else str(value)
-    text = str(value)
-    if text.isdigit():
+    text = value if kind is str else str(value)
+    if text.isascii() and text.isdigit():
         return text.zfill(20)
     return text
 
@@ -191,10 +202,16 @@ def sortable_text(*parts: Any) -> str | None:
     >>> sortable_text("mysql-bin.000003", 154, 0)
     'mysql-bin.000003:00000000000000000154:00000000000000000000'
     """
-    rendered = [sortable(p) for p in parts]
-    if all(r is None for r in rendered):
-        return None
-    return ":".join("" if r is None else r for r in rendered)
+    rendered = []
+    empty = True
+    for part in parts:
+        text = sortable(part)
+        if text is None:
+            rendered.append("")
+        else:
+            rendered.append(text)
+            empty = False
+    return None if empty else ":".join(rendered)
 
 
 def ms_to_ns(value: Any) -> int | None:

@@ -95,6 +95,20 @@ class Dialect:
         """Canonical events back to this dialect's messages."""
         raise NotImplementedError(f"the {self.name} dialect cannot be written")
 
+    #: True when the dialect has a batch decoder for raw JSON messages (:meth:`decode_lines`).
+    has_line_decoder: ClassVar[bool] = False
+
+    def decode_lines(self, lines: list[bytes]) -> list[tuple | list[tuple] | None]:
+        """Decode many raw JSON messages (without Kafka keys) at once, for speed.
+
+        For each message: its events as tuples of :data:`cdckit.frame.EVENT_FIELDS`
+        (one tuple, or a list of them), or None to hand the message back to
+        :meth:`decode` (anything unusual: bad JSON, rare shapes, errors). For
+        every message it does not hand back it must give exactly what
+        :meth:`decode` gives; a parity test checks this on every sample.
+        """
+        raise NotImplementedError
+
     @classmethod
     def can_encode(cls) -> bool:
         """True when the dialect overrides :meth:`encode`."""

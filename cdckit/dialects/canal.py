@@ -45,6 +45,8 @@ import re
 from functools import lru_cache
 from typing import Any, Callable, Iterator
 
+import msgspec
+import orjson
 import pandas as pd
 
 from .. import values
@@ -159,15 +161,12 @@ CONVERTERS = {"int": to_int, "float": to_float, "decimal": to_decimal, "bool": t
 
 
 def typed_row(row: dict[str, Any], converters: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:
-    """A row with its text values typed by column (column order kept)."""
-    if not converters:
-        return row
-    get = converters.get
-    out = {}
-    for name, value in row.items():
-        convert = get(name)
-        out[name] = value if convert is None or value is None else convert(value)
-    return out
+    """The row with its text values typed by column, in place (column order kept); returns it."""
+    for name, convert in converters.items():
+        value = row.get(name)
+        if value is not None:
+            row[name] = convert(value)
+    return row
 
 
 @register
@@ -199,6 +198,8 @@ class Canal(Dialect):
         super().__init__(tz)
         # (database, table) -> (mysqlType, sqlType, converters): reused while a table's types stay the same
         self._types: dict[tuple, tuple[Any, Any, dict[str, Callable[[Any], Any]]]] = {}
+        # (mysqlType text, sqlType text) -> converters, for the batch decoder
+        self._by_text: dict[tuple[bytes, bytes], dict[str, Callable[[Any], Any]]] = {}
 
     # ------------------------------------------------------------ detection
 
@@ -244,42 +245,82 @@ class Canal(Dialect):
         elif not isinstance(old, list):
             raise BadMessage(f"expected old as a JSON array, got {_kind_name(old)}")
         converters = self.converters(value)
-        pk = value.get("pkNames")
+        rows = self.dml_rows(op, op_raw, data, old, converters, value.get("pkNames"), value.get("database"),
+                             value.get("table"), value.get("es"), value.get("ts"), value.get("id"), value.get("gtid"))
+        return [Event(*row) for row in rows]
+
+    def dml_rows(self, op: str, op_raw: str, data: list, old: list, converters: dict[str, Callable[[Any], Any]],
+                 pk: Any, database: Any, table: Any, es: Any, ts: Any, batch_id: Any, gtid: Any) -> list[tuple]:
+        """The events of a DML message as tuples of the frame's event fields (shared by both decoders)."""
         key_columns = list(pk) if isinstance(pk, list) and pk else None
-        database = value.get("database") or None
-        table = value.get("table") or None
-        event_time = values.ms_to_ns(value.get("es"))
-        emit_time = values.ms_to_ns(value.get("ts"))
-        prefix = f"{values.sortable(value.get('es')) or ''}:{values.sortable(value.get('id')) or ''}:"
-        gtid = value.get("gtid")
+        database = database or None
+        table = table or None
+        event_time = es * 1_000_000 if es.__class__ is int else values.ms_to_ns(es)
+        emit_time = ts * 1_000_000 if ts.__class__ is int else values.ms_to_ns(ts)
+        prefix = f"{values.sortable(es) or ''}:{values.sortable(batch_id) or ''}:"
         txn_id = str(gtid) if gtid not in (None, "") else None
-        events = []
+        dumps = orjson.dumps
+        rows = []
         for index, raw in enumerate(data):
-            row = typed_row(expect_object(raw, f"data[{index}]"), converters)
-            before = after = None
+            row = typed_row(dict(expect_object(raw, f"data[{index}]")), converters)
             if op == "insert":
-                after = row
+                before_text, after_text, keyed = None, dumps(row).decode(), row
             elif op == "delete":
-                before = row
+                before_text, after_text, keyed = dumps(row).decode(), None, row
             else:
-                after = row
                 changed = old[index] if index < len(old) else None
-                before = {**row, **typed_row(expect_object(changed, f"old[{index}]"), converters)} if changed else row
-            events.append(Event(
-                op=op,
-                op_raw=op_raw,
-                database=database,
-                table=table,
-                event_time=event_time,
-                emit_time=emit_time,
-                seq=f"{prefix}{index:020d}",  # values.sortable_text(es, id, index)
-                txn_id=txn_id,
-                key_columns=key_columns,
-                key=values.key_of(before if op == "delete" else after, key_columns),
-                before=values.image(before),
-                after=values.image(after),
+                before = {**row, **typed_row(dict(expect_object(changed, f"old[{index}]")), converters)} \
+                    if changed else row
+                before_text, after_text, keyed = dumps(before).decode(), dumps(row).decode(), row
+            rows.append((
+                op, op_raw, database, None, table, event_time, emit_time,
+                prefix + str(index).zfill(20),  # values.sortable_text(es, id, index)
+                txn_id, key_columns, values.key_of(keyed, key_columns), before_text, after_text, None,
             ))
-        return events
+        return rows
+
+    # ------------------------------------------------------------ batch decoding (the fast path)
+
+    has_line_decoder = True
+
+    def decode_lines(self, lines: list[bytes]) -> list[list[tuple] | None]:
+        """The events of many raw messages at once: msgspec reads them, :meth:`dml_rows` makes the rows.
+
+        DDL, empty ``data``, unknown fields and anything that is not the
+        usual shape (values other than strings, say) go back to :meth:`decode`.
+        """
+        out: list[list[tuple] | None] = []
+        append = out.append
+        decode = _FLAT.decode
+        for line in lines:
+            try:
+                flat = decode(line)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                append(None)
+                continue
+            op = DML_OPS.get(flat.type)
+            if op is None or not flat.data:
+                append(None)
+                continue
+            try:
+                converters = self._raw_converters(flat.mysqlType, flat.sqlType)
+                append(self.dml_rows(op, flat.type, flat.data, flat.old if op == "update" and flat.old else [],
+                                     converters, flat.pkNames, flat.database, flat.table, flat.es, flat.ts, flat.id,
+                                     flat.gtid))
+            except BadMessage:
+                append(None)
+        return out
+
+    def _raw_converters(self, mysql_types: msgspec.Raw, sql_types: msgspec.Raw) -> dict[str, Callable[[Any], Any]]:
+        """The converters of raw ``mysqlType``/``sqlType`` texts, remembered by those texts."""
+        ident = (bytes(mysql_types), bytes(sql_types))
+        found = self._by_text.get(ident)
+        if found is None:
+            if len(self._by_text) >= 4096:
+                self._by_text.clear()
+            kinds = column_kinds(values.loads(ident[0]), values.loads(ident[1]))
+            found = self._by_text[ident] = {name: CONVERTERS[kind] for name, kind in kinds.items()}
+        return found
 
     def converters(self, value: dict[str, Any]) -> dict[str, Callable[[Any], Any]]:
         """``{column: converter}`` of a message, from its ``mysqlType`` and ``sqlType`` (cached per table)."""
@@ -358,6 +399,33 @@ class Canal(Dialect):
                 add_row(pending, op, before, after, kinds.get((row["database"], row["table"]), {}))
         if pending is not None:
             yield Record(pending)
+
+
+# ---------------------------------------------------------------- the batch decoder's view of a message
+
+_NULL = msgspec.Raw(b"null")
+
+
+class _Flat(msgspec.Struct, forbid_unknown_fields=True):
+    """A Canal flat message as the batch decoder reads it (types kept raw, to cache converters by their text)."""
+
+    type: str
+    data: list[dict[str, str | None]] | None = None
+    old: list[dict[str, str | None] | None] | None = None
+    database: str | None = None
+    table: str | None = None
+    pkNames: list[str] | None = None
+    isDdl: bool | None = None
+    es: int | None = None
+    ts: int | None = None
+    id: int | None = None
+    gtid: str | None = None
+    sql: str | None = None
+    mysqlType: msgspec.Raw = _NULL
+    sqlType: msgspec.Raw = _NULL
+
+
+_FLAT = msgspec.json.Decoder(_Flat)
 
 
 # ---------------------------------------------------------------- encoder helpers

@@ -39,10 +39,12 @@ import re
 from decimal import Decimal
 from typing import Any, Iterator
 
+import msgspec
 import pandas as pd
 
 from .. import values
 from ..containers import Message
+from ..values import has_long_number
 from ..frame import Event
 from .base import BadMessage, Dialect, Match, Record, SkipMessage, expect_object, rows_of
 from .registry import register
@@ -122,6 +124,144 @@ class Debezium(Dialect):
             return [self.schema_change(payload)]
         return [self.change(payload, schema, message.key)]
 
+    # ------------------------------------------------------------ batch decoding (the fast path)
+
+    has_line_decoder = True
+
+    def decode_lines(self, lines: list[bytes]) -> list[tuple | None]:
+        """Change events of many raw messages at once, through msgspec with the images kept raw.
+
+        The images are not parsed when nothing in them needs typing: their
+        JSON text is taken as it stands (after checking it holds no number a
+        double could not carry). Everything else (tombstones, transaction
+        markers, schema changes, unknown fields, bad JSON) is handed back to
+        :meth:`decode`. The result for each message equals what :meth:`decode`
+        gives, with images compared as parsed JSON.
+        """
+        cls = type(self)
+        plain = (cls.typed_image is Debezium.typed_image, cls.key_columns is Debezium.key_columns,
+                 cls.position is Debezium.position and cls.schema_name is Debezium.schema_name)
+        decode = _ENVELOPE.decode
+        out: list[tuple | None] = []
+        append = out.append
+        for line in lines:
+            try:
+                envelope = decode(line)
+                if envelope.op is None and envelope.payload is not _NULL:
+                    schema = envelope.schema
+                    envelope = decode(envelope.payload)
+                    if envelope.payload is not _NULL or envelope.schema is not _NULL:
+                        append(None)
+                        continue
+                elif envelope.payload is not _NULL or envelope.schema is not _NULL:
+                    append(None)
+                    continue
+                else:
+                    schema = _NULL
+                append(self._fast_change(envelope, schema, plain))
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+                append(None)
+        return out
+
+    def _fast_change(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool]) -> tuple | None:
+        op_raw = envelope.op
+        op = OPS.get(op_raw)
+        if op is None:
+            return None
+        plain_images, plain_keys, plain_source = plain
+        before = after = None
+        if plain_images and schema is _NULL:  # the images' text as it stands, when it can
+            raw = envelope.before
+            if raw is _NULL:
+                before_text = None
+            else:
+                data = bytes(raw)
+                before_text = (data.decode() if data[:1] == b"{" and not has_long_number(data)
+                               else None if data == b"null" else _HAND_BACK)
+            raw = envelope.after
+            if raw is _NULL:
+                after_text = None
+            else:
+                data = bytes(raw)
+                after_text = (data.decode() if data[:1] == b"{" and not has_long_number(data)
+                              else None if data == b"null" else _HAND_BACK)
+        else:
+            before_text = after_text = _HAND_BACK
+        if before_text is _HAND_BACK or after_text is _HAND_BACK:
+            types = self._schema_types(schema)
+            before_text, before = self._fast_image(envelope.before, types, "before")
+            after_text, after = self._fast_image(envelope.after, types, "after")
+            if before_text is _HAND_BACK or after_text is _HAND_BACK:
+                return None
+        if after_text is None and op in ("insert", "read") or before_text is None and op == "delete":
+            return None
+        if plain_keys:  # no Kafka key here, so no key columns
+            key_columns = key = None
+        else:
+            key_columns = self.key_columns(None, before, after)
+            key = values.key_of(before if op == "delete" else after, key_columns)
+        emit_time = envelope.ts_ms
+        if envelope.ts_ns is not None:
+            emit_time = envelope.ts_ns
+        elif envelope.ts_us is not None:
+            emit_time = envelope.ts_us * 1_000
+        elif emit_time is not None:
+            emit_time *= 1_000_000
+        src = envelope.source or _EMPTY_SOURCE
+        txn_id = None
+        txn = envelope.transaction
+        if txn and txn.get("id") not in (None, ""):
+            txn_id = str(txn["id"])
+        elif src.txId is not None or src.gtid is not None or src.xid is not None:
+            found = src.txId if src.txId not in (None, "") else src.gtid if src.gtid not in (None, "") else src.xid
+            txn_id = None if found in (None, "") else str(found)
+        # The common cases inline; anything else through the same helpers as decode().
+        ts_ms, file, pos, row = src.ts_ms, src.file, src.pos, src.row or 0
+        if plain_source and src.ts_ns is None and src.ts_us is None and (ts_ms is None or ts_ms.__class__ is int):
+            if pos.__class__ is int and row.__class__ is int and file.__class__ is str and pos >= 0 and row >= 0 \
+                    and file and not (file.isascii() and file.isdigit()):
+                return (op, op_raw, src.db, src.schema, src.table or src.collection,
+                        None if ts_ms is None else ts_ms * 1_000_000, emit_time,
+                        f"{file}:{str(pos).zfill(20)}:{str(row).zfill(20)}", txn_id, key_columns, key,
+                        before_text, after_text, src.query if op_raw == "t" else None)
+            if file is None and pos is None and src.lsn is None and src.change_lsn is None \
+                    and src.commit_lsn is None and src.scn is None and src.ord is None:
+                return (op, op_raw, src.db, src.schema, src.table or src.collection,
+                        None if ts_ms is None else ts_ms * 1_000_000, emit_time, None, txn_id, key_columns, key,
+                        before_text, after_text, src.query if op_raw == "t" else None)
+        source = msgspec.structs.asdict(src)
+        return (op, op_raw, src.db, self.schema_name(source), src.table or src.collection, source_time(source),
+                emit_time, self.position(source), txn_id, key_columns, key, before_text, after_text,
+                src.query if op_raw == "t" else None)
+
+    def _fast_image(self, raw: msgspec.Raw, types: dict, which: str) -> tuple[Any, Any]:
+        """``(JSON text, parsed image)`` of a raw image typed as :meth:`typed_image` types it.
+
+        ``(None, None)`` for a null image, ``(_HAND_BACK, None)`` for one that is not an object.
+        """
+        if raw is _NULL:
+            return None, None
+        data = bytes(raw)
+        if data == b"null":
+            return None, None
+        if data[:1] != b"{":
+            return _HAND_BACK, None
+        row = self.typed_image(values.loads(data), types.get(which), which)
+        return values.image(row), row
+
+    def _schema_types(self, schema: msgspec.Raw) -> dict:
+        """:func:`field_types` of a raw envelope schema, remembered by its text."""
+        if schema is _NULL:
+            return {}
+        data = bytes(schema)
+        cache = self.__dict__.setdefault("_schemas", {})
+        found = cache.get(data)
+        if found is None:
+            if len(cache) >= 256:
+                cache.clear()
+            found = cache[data] = field_types(values.loads(data))
+        return found
+
     def change(self, payload: dict[str, Any], schema: dict[str, Any] | None, kafka_key: Any) -> Event:
         op_raw = payload.get("op")
         if op_raw is None:
@@ -176,8 +316,13 @@ class Debezium(Dialect):
 
     def position(self, source: dict[str, Any]) -> str | None:
         """The connector's log position as a sortable string."""
-        if source.get("file") is not None or source.get("pos") is not None:
-            return values.sortable_text(source.get("file"), source.get("pos"), source.get("row") or 0)
+        file, pos = source.get("file"), source.get("pos")
+        if file is not None or pos is not None:
+            row = source.get("row") or 0
+            if pos.__class__ is int and row.__class__ is int and file.__class__ is str and pos >= 0 and row >= 0 \
+                    and not (file.isascii() and file.isdigit()) and file:
+                return f"{file}:{str(pos).zfill(20)}:{str(row).zfill(20)}"  # sortable_text's common MySQL case
+            return values.sortable_text(file, pos, row)
         if source.get("lsn") is not None:
             return values.sortable(source["lsn"])
         if source.get("change_lsn") is not None or source.get("commit_lsn") is not None:
@@ -194,8 +339,9 @@ class Debezium(Dialect):
         if isinstance(txn, dict) and txn.get("id") not in (None, ""):
             return str(txn["id"])
         for field in ("txId", "gtid", "xid"):
-            if source.get(field) not in (None, ""):
-                return str(source[field])
+            found = source.get(field)
+            if found is not None and found != "":
+                return str(found)
         return None
 
     def tombstone(self, message: Message, op_raw: str) -> Event:
@@ -336,6 +482,63 @@ class Debezium(Dialect):
 
 #: canonical value kinds (``values.infer_kinds``) -> Kafka Connect schema types
 CONNECT_TYPES = {"int": "int64", "float": "double", "bool": "boolean", "text": "string"}
+
+
+# ---------------------------------------------------------------- the batch decoder's view of a message
+
+_NULL = msgspec.Raw(b"null")
+_HAND_BACK = object()
+
+
+class _Envelope(msgspec.Struct, forbid_unknown_fields=True):
+    """The top level of a Debezium message as the batch decoder reads it.
+
+    The images, the wrapped payload and the schema stay raw JSON; an unknown
+    top-level field (a transaction marker's ``status``, a schema change's
+    ``ddl``...) fails validation and the message goes to :meth:`Debezium.decode`.
+    """
+
+    op: str | None = None
+    before: msgspec.Raw = _NULL
+    after: msgspec.Raw = _NULL
+    source: "_Source | None" = None
+    ts_ms: int | None = None
+    ts_us: int | None = None
+    ts_ns: int | None = None
+    transaction: dict[str, Any] | None = None
+    payload: msgspec.Raw = _NULL
+    schema: msgspec.Raw = _NULL
+
+
+class _Source(msgspec.Struct):
+    """The ``source`` fields the family's helpers read (others are skipped unparsed)."""
+
+    db: Any = None
+    schema: Any = None
+    namespace: Any = None
+    table: Any = None
+    collection: Any = None
+    ts_ms: Any = None
+    ts_us: Any = None
+    ts_ns: Any = None
+    file: Any = None
+    pos: Any = None
+    row: Any = None
+    lsn: Any = None
+    change_lsn: Any = None
+    commit_lsn: Any = None
+    event_serial_no: Any = None
+    scn: Any = None
+    ord: Any = None
+    txId: Any = None
+    gtid: Any = None
+    xid: Any = None
+    query: Any = None
+
+
+_EMPTY_SOURCE = _Source()
+
+_ENVELOPE = msgspec.json.Decoder(_Envelope)
 
 
 # ---------------------------------------------------------------- helpers shared by the family
