@@ -187,17 +187,28 @@ class FrameBuilder:
 
     def to_arrow(self) -> pa.Table:
         """The events gathered so far as an Arrow table with :data:`ARROW_SCHEMA`."""
-        if not self._rows:
-            return ARROW_SCHEMA.empty_table()
-        runs = self._runs
-        arrays = [
-            _repeated([(r[0], r[3]) for r in runs], pa.string()),
-            _repeated([(r[1], r[3]) for r in runs], pa.string()),
-            pa.array(self._offsets, pa.int64()),
-            _repeated([(r[2], r[3]) for r in runs], pa.int64()),
-        ]
-        arrays += [_to_arrow(values, typ) for values, (_, typ, _) in zip(zip(*self._rows), COLUMNS[4:])]
-        return pa.Table.from_arrays(arrays, schema=ARROW_SCHEMA)
+        return _table(self._rows, self._offsets, self._runs)
+
+    def take(self, count: int) -> pa.Table:
+        """The first ``count`` events as an Arrow table, removed from the builder."""
+        if count >= len(self._rows):
+            table = self.to_arrow()
+            self.clear()
+            return table
+        rows, self._rows = self._rows[:count], self._rows[count:]
+        offsets, self._offsets = self._offsets[:count], self._offsets[count:]
+        runs: list[list[Any]] = []
+        left = count
+        while left:
+            run = self._runs[0]
+            if run[3] <= left:
+                runs.append(self._runs.pop(0))
+                left -= run[3]
+            else:
+                runs.append([run[0], run[1], run[2], left])
+                run[3] -= left
+                left = 0
+        return _table(rows, offsets, runs)
 
     def to_pandas(self) -> pd.DataFrame:
         """The events gathered so far as a canonical pandas frame."""
@@ -207,6 +218,19 @@ class FrameBuilder:
         self._rows = []
         self._offsets = []
         self._runs = []
+
+
+def _table(rows: list[tuple], offsets: list[int], runs: list[list[Any]]) -> pa.Table:
+    if not rows:
+        return ARROW_SCHEMA.empty_table()
+    arrays = [
+        _repeated([(r[0], r[3]) for r in runs], pa.string()),
+        _repeated([(r[1], r[3]) for r in runs], pa.string()),
+        pa.array(offsets, pa.int64()),
+        _repeated([(r[2], r[3]) for r in runs], pa.int64()),
+    ]
+    arrays += [_to_arrow(values, typ) for values, (_, typ, _) in zip(zip(*rows), COLUMNS[4:])]
+    return pa.Table.from_arrays(arrays, schema=ARROW_SCHEMA)
 
 
 def _repeated(runs: list[tuple[Any, int]], typ: pa.DataType) -> pa.Array:

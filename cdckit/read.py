@@ -27,12 +27,13 @@ from typing import Any, Iterator
 import pandas as pd
 import pyarrow as pa
 
-from .containers import Message, file_container, iter_sources, jsonl_blocks, parse_line
-from .detect import DEFAULT_SAMPLE, choose, score_message
+from .containers import Message, file_container, iter_sources, jsonl_blocks
+from .decoding import MessageDecoder, Sink
+from .detect import DEFAULT_SAMPLE, choose
 from .dialects import registry
-from .dialects.base import BadMessage, Dialect, SkipMessage
+from .dialects.base import Dialect
 from .errors import AmbiguousDialectError, DecodeError, UnknownDialectError
-from .frame import ARROW_SCHEMA, FrameBuilder, QuarantineBuilder, arrow_to_pandas
+from .frame import ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas
 from .pairing import Pairer
 
 __all__ = ["read", "ChunkedRead"]
@@ -159,8 +160,8 @@ def _gc_resumed() -> Iterator[None]:
             gc.disable()
 
 
-class _ReadJob:
-    """The state of one read: builders, pairing, counts."""
+class _ReadJob(Sink):
+    """The state of one read: the sink that builds the frame, pairs halves and counts."""
 
     def __init__(self, dialect: str | None, errors: str, tz: str | None, container: str | None, sample: int) -> None:
         self.dialect_name = dialect
@@ -173,9 +174,9 @@ class _ReadJob:
         self.pairer = Pairer()
         self.messages = 0
         self.decoded = 0
-        self.events = 0
+        self.events_made = 0
         self.pending = 0
-        self.skipped: Counter[str] = Counter()
+        self.skipped_reasons: Counter[str] = Counter()
         self.by_dialect: Counter[str] = Counter()
         self.sources: dict[str, str | None] = {}
         self._all: list[Dialect] | None = None
@@ -189,91 +190,36 @@ class _ReadJob:
         decoding makes many small objects and no cycles, and collecting the
         growing batch over and over would cost more than the decoding.
         """
+        builder = self.builder
         for name, messages in iter_sources(source, container=self.container):
             head = list(itertools.islice(messages, self.sample))
             dialect, unknown = self._dialect_for(name, head)
-            if dialect is not None and dialect.has_line_decoder and self._is_jsonl_file(name):
-                messages.close()
-                yield from self._decode_jsonl_file(dialect, name, size)
-                continue
+            decoder = MessageDecoder(dialect, self, unknown)
             with _gc_paused():
-                for msg in itertools.chain(head, messages):
-                    self.messages += 1
-                    if dialect is not None:
-                        self.by_dialect[dialect.name] += 1
-                    if msg.error is not None:
-                        self._bad(msg, dialect, msg.error)
-                    elif dialect is None:
-                        self._bad(msg, None, unknown or "no dialect")
-                    else:
-                        self._decode(dialect, msg)
-                    if len(self.builder) >= size:
-                        table = self._flush()
-                        with _gc_resumed():
-                            yield table
+                if dialect is not None and dialect.has_line_decoder and self._is_jsonl_file(name):
+                    messages.close()
+                    for block in jsonl_blocks(name):
+                        decoder.block(block, name)
+                        while len(builder) >= size:
+                            table = builder.take(size)
+                            with _gc_resumed():
+                                yield table
+                else:
+                    for msg in itertools.chain(head, messages):
+                        decoder.message(msg)
+                        while len(builder) >= size:
+                            table = builder.take(size)
+                            with _gc_resumed():
+                                yield table
         for event, msg in self.pairer.drain():
             self.pending -= 1
-            reason = f"{event.op_raw} with no partner half (table {event.table}, seq {event.seq})"
-            self._bad(msg, None, reason, hint=False, dialect_name=self.sources.get(msg.source))
-        if len(self.builder):
-            yield self._flush()
+            self.bad(msg, self.sources.get(msg.source), f"{event.op_raw} with no partner half "
+                                                        f"(table {event.table}, seq {event.seq})")
+        while len(builder):
+            yield builder.take(size)
 
     def _is_jsonl_file(self, name: str) -> bool:
         return os.path.isfile(name) and file_container(name, self.container) == "jsonl"
-
-    def _decode_jsonl_file(self, dialect: Dialect, path: str, size: int) -> Iterator[pa.Table]:
-        """A JSON Lines file through the dialect's batch decoder (messages it hands back go one by one)."""
-        name = dialect.name
-        builder = self.builder
-        with _gc_paused():
-            for block in jsonl_blocks(path):
-                first = block.first_offset
-                results = dialect.decode_lines(block.lines)
-                count = len(results)
-                if None not in results and all(r.__class__ is tuple for r in results):
-                    start = 0  # the common case: one event per message, none handed back
-                    while start < count:
-                        take = min(count - start, max(size - len(builder), 1))
-                        offsets = range(first + start, first + start + take)
-                        builder.add_rows(results[start : start + take], name, path, offsets)
-                        self.messages += take
-                        self.decoded += take
-                        self.events += take
-                        self.by_dialect[name] += take
-                        start += take
-                        if len(builder) >= size:
-                            table = self._flush()
-                            with _gc_resumed():
-                                yield table
-                    continue
-                for index, (raw, result) in enumerate(zip(block.lines, results)):
-                    offset = first + index
-                    self.messages += 1
-                    self.by_dialect[name] += 1
-                    if result.__class__ is tuple:
-                        self.decoded += 1
-                        self.events += 1
-                        builder.add_row(result, name, path, offset)
-                    elif result is None:
-                        msg = parse_line(raw.strip(), path, offset, block.line_of(index))
-                        if msg.error is not None:
-                            self._bad(msg, dialect, msg.error)
-                        else:
-                            self._decode(dialect, msg)
-                    else:
-                        self.decoded += 1
-                        for row in result:
-                            self.events += 1
-                            builder.add_row(row, name, path, offset)
-                    if len(builder) >= size:
-                        table = self._flush()
-                        with _gc_resumed():
-                            yield table
-
-    def _flush(self) -> pa.Table:
-        table = self.builder.to_arrow()
-        self.builder.clear()
-        return table
 
     def _dialect_for(self, name: str, head: list[Message]) -> tuple[Dialect | None, str | None]:
         if self.dialect_name is not None:
@@ -297,56 +243,45 @@ class _ReadJob:
             self._all = registry.all_dialects(tz=self.tz)
         return self._all
 
-    def _decode(self, dialect: Dialect, msg: Message) -> None:
-        try:
-            events = dialect.decode(msg)
-        except SkipMessage as skip:
-            self.decoded += 1
-            self.skipped[str(skip)] += 1
-            return
-        except BadMessage as bad:
-            self._bad(msg, dialect, str(bad))
-            return
-        except Exception as err:  # a decoder bug or a shape it did not foresee: quarantine, never stop
-            self._bad(msg, dialect, f"{type(err).__name__}: {err}")
-            return
-        if len(events) == 1 and events[0].half is not None:
-            self.pending += 1
-            paired = self.pairer.offer(events[0], msg, dialect.name)
-            if paired is not None:
-                merged, where = paired
-                self.pending -= 2
-                self.decoded += 2
-                self.skipped[PAIRED] += 1
-                self.events += 1
-                self.builder.add(merged, dialect.name, where.source, where.offset, where.partition)
-            return
-        self.decoded += 1
-        if not events:
-            self.skipped[f"{dialect.name}: message without rows"] += 1
-        for event in events:
-            self.events += 1
-            self.builder.add(event, dialect.name, msg.source, msg.offset, msg.partition)
+    # ------------------------------------------------------------ the sink
 
-    def _bad(
-        self, msg: Message, dialect: Dialect | None, reason: str, hint: bool = True, dialect_name: str | None = None
+    def read(self, dialect: str | None, count: int) -> None:
+        self.messages += count
+        if dialect is not None:
+            self.by_dialect[dialect] += count
+
+    def events(self, msg: Message, dialect: str, events: list[Event]) -> None:
+        self.decoded += 1
+        self.events_made += len(events)
+        for event in events:
+            self.builder.add(event, dialect, msg.source, msg.offset, msg.partition)
+
+    def rows(
+        self, rows: list[tuple], dialect: str, source: str, offsets: Any, messages: int, partition: int | None
     ) -> None:
-        name = dialect.name if dialect is not None else dialect_name
-        if hint and dialect is not None and msg.error is None:
-            reason += self._hint(msg, dialect)
+        self.decoded += messages
+        self.events_made += len(rows)
+        self.builder.add_rows(rows, dialect, source, offsets, partition)
+
+    def half(self, msg: Message, dialect: str, event: Event) -> None:
+        self.pending += 1
+        paired = self.pairer.offer(event, msg, dialect)
+        if paired is not None:
+            merged, where = paired
+            self.pending -= 2
+            self.decoded += 2
+            self.skipped_reasons[PAIRED] += 1
+            self.events_made += 1
+            self.builder.add(merged, dialect, where.source, where.offset, where.partition)
+
+    def skipped(self, msg: Message, dialect: str, reason: str) -> None:
+        self.decoded += 1
+        self.skipped_reasons[reason] += 1
+
+    def bad(self, msg: Message, dialect: str | None, reason: str) -> None:
         if self.errors == "raise":
             raise DecodeError(msg.source, msg.offset, reason, msg.raw_text())
-        self.quarantine.add(msg.source, msg.offset, msg.partition, msg.line, name, reason, msg.raw_text())
-
-    def _hint(self, msg: Message, dialect: Dialect) -> str:
-        """Which other dialect the message looks like, unless it is the same family (a subclass)."""
-        matches = score_message(msg.value, self._dialects())
-        if not matches or matches[0][0] == dialect.name:
-            return ""
-        best = registry.get(matches[0][0])
-        if issubclass(best, type(dialect)) or isinstance(dialect, best):
-            return ""
-        return f" (it looks like a {best.name} message)"
+        self.quarantine.add(msg.source, msg.offset, msg.partition, msg.line, dialect, reason, msg.raw_text())
 
     # ------------------------------------------------------------ the report
 
@@ -354,9 +289,9 @@ class _ReadJob:
         report = {
             "messages": self.messages,
             "decoded": self.decoded,
-            "events": self.events,
+            "events": self.events_made,
             "quarantined": len(self.quarantine),
-            "skipped": dict(self.skipped),
+            "skipped": dict(self.skipped_reasons),
             "dialects": dict(self.by_dialect),
             "sources": dict(self.sources),
         }
