@@ -34,11 +34,20 @@ from . import values
 __all__ = [
     "Message",
     "iter_sources",
+    "expand_paths",
+    "file_messages",
+    "is_gzip",
     "sniff_container",
     "file_container",
     "open_file",
     "jsonl_blocks",
     "LineBlock",
+    "open_range",
+    "line_ranges",
+    "text_messages",
+    "text_encoding",
+    "kafka_key",
+    "record_message",
     "parse_line",
     "write_messages",
     "CONTAINERS",
@@ -127,6 +136,11 @@ def _looks_like_payload(text: str) -> bool:
     return stripped[:1] in ("{", "[", '"')
 
 
+def expand_paths(spec: str) -> list[str]:
+    """The files a path names: the file itself, a directory's files (recursively, hidden ones left out), or a glob's."""
+    return _expand_paths(spec)
+
+
 def _expand_paths(spec: str) -> list[str]:
     if os.path.isdir(spec):
         found = [
@@ -153,11 +167,20 @@ def _file_messages(path: str, container: str | None) -> Iterator[Message]:
         yield from _stream_messages(stream, path, container or _container_by_name(path), tsv=tsv)
 
 
+def is_gzip(path: str) -> bool:
+    """True when the file starts with gzip's magic bytes."""
+    with open(path, "rb") as probe:
+        return probe.read(2) == _GZIP_MAGIC
+
+
+def file_messages(path: str, container: str | None = None) -> Iterator[Message]:
+    """The messages of one file (see :func:`iter_sources`)."""
+    return _file_messages(path, container)
+
+
 def open_file(path: str) -> IO[bytes]:
     """A file opened for reading bytes, through gzip when it is gzip (by its magic bytes)."""
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    if magic == _GZIP_MAGIC:
+    if is_gzip(path):
         return gzip.open(path, "rb")  # type: ignore[return-value]
     return open(path, "rb")
 
@@ -201,43 +224,115 @@ class LineBlock:
         return self.first_line + index if self.line_numbers is None else self.line_numbers[index]
 
 
-def jsonl_blocks(path: str, block_size: int = 1 << 20) -> Iterator[LineBlock]:
-    """The messages of a JSON Lines file in blocks of about ``block_size`` bytes.
+def jsonl_blocks(
+    stream: IO[bytes], first_offset: int = 0, first_line: int = 1, block_size: int = 1 << 20
+) -> Iterator[LineBlock]:
+    """The messages of a JSON Lines stream in blocks of about ``block_size`` bytes.
 
     The same offsets and line numbers as the messages :func:`iter_sources`
-    gives, read with C-speed splitting instead of line by line.
+    gives (counting from ``first_offset`` and ``first_line`` when the stream
+    is a part of a file), read with C-speed splitting instead of line by line.
     """
-    offset = 0
-    line = 1
+    offset = first_offset
+    line = first_line
     tail = b""
-    first = True
+    first = first_line == 1
+    while True:
+        data = stream.read(block_size)
+        if first:
+            first = False
+            if data.startswith(b"\xef\xbb\xbf"):
+                data = data[3:]
+        if not data:
+            if tail.strip():
+                yield LineBlock(offset, line, [tail])
+            return
+        data = tail + data
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            tail = data
+            continue
+        tail = data[cut + 1 :]
+        lines = data[:cut].split(b"\n")
+        if b"" in lines or any(map(bytes.isspace, lines)):
+            kept = [(number, raw) for number, raw in enumerate(lines, start=line) if raw and not raw.isspace()]
+            block = LineBlock(offset, line, [raw for _, raw in kept], [number for number, _ in kept])
+        else:
+            block = LineBlock(offset, line, lines)
+        line += len(lines)
+        if block.lines:
+            offset += len(block.lines)
+            yield block
+
+
+class ByteRange(io.RawIOBase):
+    """Bytes ``start`` to ``end`` of a file as a stream of their own (a piece of a large file)."""
+
+    def __init__(self, path: str, start: int, end: int) -> None:
+        self._file = open(path, "rb")
+        self._file.seek(start)
+        self._left = end - start
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._left <= 0:
+            return 0
+        view = memoryview(buffer)[: self._left]
+        count = self._file.readinto(view)
+        self._left -= count
+        return count
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+def open_range(path: str, start: int, end: int) -> IO[bytes]:
+    """A buffered stream over bytes ``start`` to ``end`` of a file."""
+    return io.BufferedReader(ByteRange(path, start, end), buffer_size=1 << 20)
+
+
+def line_ranges(
+    path: str, bytes_per_range: int, messages_per_range: int | None = None
+) -> list[tuple[int, int, int, int]]:
+    """Cut a JSON Lines or text file into ranges of whole lines: ``(start, end, first_offset, first_line)``.
+
+    A range ends at the first line end past ``bytes_per_range`` bytes, or
+    after ``messages_per_range`` messages (blank lines do not count), so each
+    piece can be decoded on its own with the offsets and line numbers the
+    whole file would give.
+    """
+    ranges = []
+    start = position = 0
+    offset = first_offset = 0
+    line = first_line = 1
+    with open(path, "rb") as stream:
+        for raw in stream:
+            position += len(raw)
+            if raw.strip():
+                offset += 1
+            line += 1
+            full = position - start >= bytes_per_range
+            if full or (messages_per_range and offset - first_offset >= messages_per_range):
+                ranges.append((start, position, first_offset, first_line))
+                start, first_offset, first_line = position, offset, line
+    if position > start:
+        ranges.append((start, position, first_offset, first_line))
+    return ranges
+
+
+def text_messages(stream: IO[bytes], name: str, encoding: str, first_offset: int = 0,
+                  first_line: int = 1) -> Iterator[Message]:
+    """The messages of a text stream (one per non-blank line), as :func:`iter_sources` gives them."""
+    return _text_messages(stream, name, encoding, first_offset, first_line)
+
+
+def text_encoding(path: str) -> str:
+    """The encoding of a text file: UTF-8, unless its first non-ASCII line is not (then Latin-1)."""
     with open_file(path) as stream:
-        while True:
-            data = stream.read(block_size)
-            if first:
-                first = False
-                if data.startswith(b"\xef\xbb\xbf"):
-                    data = data[3:]
-            if not data:
-                if tail.strip():
-                    yield LineBlock(offset, line, [tail])
-                return
-            data = tail + data
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                tail = data
-                continue
-            tail = data[cut + 1 :]
-            lines = data[:cut].split(b"\n")
-            if b"" in lines or any(map(bytes.isspace, lines)):
-                kept = [(number, raw) for number, raw in enumerate(lines, start=line) if raw and not raw.isspace()]
-                block = LineBlock(offset, line, [raw for _, raw in kept], [number for number, _ in kept])
-            else:
-                block = LineBlock(offset, line, lines)
-            line += len(lines)
-            if block.lines:
-                offset += len(block.lines)
-                yield block
+        return _text_encoding(stream.read(_HEAD))
 
 
 def parse_line(raw: bytes, name: str, offset: int, line: int | None) -> Message:
@@ -448,9 +543,10 @@ def _text_encoding(head: bytes) -> str:
     return "utf-8"
 
 
-def _text_messages(stream: IO[bytes], name: str, encoding: str) -> Iterator[Message]:
-    offset = 0
-    for number, raw in enumerate(stream, start=1):
+def _text_messages(stream: IO[bytes], name: str, encoding: str, first_offset: int = 0,
+                   first_line: int = 1) -> Iterator[Message]:
+    offset = first_offset
+    for number, raw in enumerate(stream, start=first_line):
         raw = raw.rstrip(b"\r\n")
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
@@ -512,9 +608,8 @@ def _iterable_messages(items: Iterable[Any]) -> Iterator[Message]:
         elif item is None:
             yield Message(None, name, offset, raw="null")
         elif hasattr(item, "value") and hasattr(item, "offset"):
-            record = {"value": item.value, "key": getattr(item, "key", None), "offset": item.offset,
-                      "partition": getattr(item, "partition", None)}
-            yield _unwrap_record(Message(record, name, offset))
+            yield record_message(item.value, getattr(item, "key", None), name, item.offset,
+                                 getattr(item, "partition", None))
         else:
             yield Message(item, name, offset, raw=repr(item))
 
@@ -561,15 +656,7 @@ def _unwrap_record(msg: Message) -> Message:
                                  line=msg.line)
     else:
         return msg
-    key = record.get("key")
-    if isinstance(key, (bytes, bytearray)):
-        key = bytes(key).decode("utf-8", errors="replace")
-    if isinstance(key, str) and key.lstrip()[:1] in ("{", "["):
-        try:
-            key = values.loads(key)
-        except ValueError:
-            pass
-    inner.key = key
+    inner.key = kafka_key(record.get("key"))
     if isinstance(record.get("offset"), int):
         inner.offset = record["offset"]
     if isinstance(record.get("partition"), int):
@@ -577,6 +664,29 @@ def _unwrap_record(msg: Message) -> Message:
     if msg.raw is not None:
         inner.raw = msg.raw
     return inner
+
+
+def kafka_key(key: Any) -> Any:
+    """A Kafka key as a message carries it: JSON parsed when it is a JSON object or array, else text."""
+    if isinstance(key, (bytes, bytearray)):
+        key = bytes(key).decode("utf-8", errors="replace")
+    if isinstance(key, str) and key.lstrip()[:1] in ("{", "["):
+        try:
+            key = values.loads(key)
+        except ValueError:
+            pass
+    return key
+
+
+def record_message(value: Any, key: Any, source: str, offset: int, partition: int | None = None) -> Message:
+    """The message of one Kafka record (value and key as bytes, text or None)."""
+    if value is None:
+        msg = Message(None, source, offset, raw="null")
+    else:
+        msg = _payload_message(bytes(value) if isinstance(value, (bytearray, memoryview)) else value, source, offset)
+    msg.key = kafka_key(key)
+    msg.partition = partition
+    return msg
 
 
 # ---------------------------------------------------------------- writing

@@ -17,6 +17,7 @@ __all__ = [
     "DecodeError",
     "UnknownDialectError",
     "AmbiguousDialectError",
+    "SparkSetupError",
 ]
 
 
@@ -70,3 +71,7 @@ class AmbiguousDialectError(CdcError):
     def __init__(self, message: str, candidates: tuple[str, ...]) -> None:
         self.candidates = candidates
         super().__init__(message)
+
+
+class SparkSetupError(CdcError, RuntimeError):
+    """Spark cannot start here (no Java 17+, say); the message says what to install."""

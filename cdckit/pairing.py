@@ -10,9 +10,10 @@ pair first-in, first-out.
 >>> from cdckit.frame import Event
 >>> p = Pairer()
 >>> p.offer(Event("update", "U-", table="t", seq="1", before='{"a":1}', half="before"), "m0")
->>> merged, where = p.offer(Event("update", "U+", table="t", seq="1", after='{"a":2}', half="after"), "m1")
->>> merged.before, merged.after, merged.op_raw, merged.half, where
-('{"a":1}', '{"a":2}', 'U+', None, 'm1')
+>>> merged, after_where, before_where = p.offer(
+...     Event("update", "U+", table="t", seq="1", after='{"a":2}', half="after"), "m1")
+>>> merged.before, merged.after, merged.op_raw, merged.half, after_where, before_where
+('{"a":1}', '{"a":2}', 'U+', None, 'm1', 'm0')
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ class Pairer:
     """Holds update halves until their partner arrives.
 
     ``offer(event, where)`` returns None while the event waits, or
-    ``(merged event, where)`` once both halves are in; ``where`` is any
-    position token the caller wants back (the after half's is returned).
+    ``(merged event, after half's where, before half's where)`` once both
+    halves are in; ``where`` is any position token the caller wants back.
     """
 
     def __init__(self) -> None:
@@ -41,7 +42,7 @@ class Pairer:
     def __len__(self) -> int:
         return self._count
 
-    def offer(self, event: Event, where: Any, dialect: str = "") -> tuple[Event, Any] | None:
+    def offer(self, event: Event, where: Any, dialect: str = "") -> tuple[Event, Any, Any] | None:
         if event.half not in ("before", "after"):
             raise ValueError(f"not an update half: {event.half!r}")
         ident = (dialect, event.database, event.schema, event.table, event.seq)
@@ -52,8 +53,8 @@ class Pairer:
                 del self._waiting[ident]
             self._count -= 1
             if event.half == "after":
-                return merge(partner, event), where
-            return merge(event, partner), partner_where
+                return merge(partner, event), where, partner_where
+            return merge(event, partner), partner_where, where
         self._waiting.setdefault(ident, deque()).append((event, where))
         self._count += 1
         return None

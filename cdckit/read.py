@@ -27,7 +27,7 @@ from typing import Any, Iterator
 import pandas as pd
 import pyarrow as pa
 
-from .containers import Message, file_container, iter_sources, jsonl_blocks
+from .containers import Message, file_container, iter_sources, jsonl_blocks, open_file
 from .decoding import MessageDecoder, Sink
 from .detect import DEFAULT_SAMPLE, choose
 from .dialects import registry
@@ -198,12 +198,13 @@ class _ReadJob(Sink):
             with _gc_paused():
                 if dialect is not None and dialect.has_line_decoder and self._is_jsonl_file(name):
                     messages.close()
-                    for block in jsonl_blocks(name):
-                        decoder.block(block, name)
-                        while len(builder) >= size:
-                            table = builder.take(size)
-                            with _gc_resumed():
-                                yield table
+                    with open_file(name) as stream:
+                        for block in jsonl_blocks(stream):
+                            decoder.block(block, name)
+                            while len(builder) >= size:
+                                table = builder.take(size)
+                                with _gc_resumed():
+                                    yield table
                 else:
                     for msg in itertools.chain(head, messages):
                         decoder.message(msg)
@@ -267,7 +268,7 @@ class _ReadJob(Sink):
         self.pending += 1
         paired = self.pairer.offer(event, msg, dialect)
         if paired is not None:
-            merged, where = paired
+            merged, where, _ = paired
             self.pending -= 2
             self.decoded += 2
             self.skipped_reasons[PAIRED] += 1

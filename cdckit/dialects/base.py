@@ -95,6 +95,9 @@ class Dialect:
         """Canonical events back to this dialect's messages."""
         raise NotImplementedError(f"the {self.name} dialect cannot be written")
 
+    #: True when the dialect sends an update as two messages (events with ``half`` set).
+    splits_updates: ClassVar[bool] = False
+
     #: True when the dialect has a batch decoder for raw JSON messages (:meth:`decode_lines`).
     has_line_decoder: ClassVar[bool] = False
 

@@ -76,6 +76,7 @@ class DataHubTuple(Dialect):
     name = "datahub_tuple"
     title = "DataHub Tuple records"
     spec = "datahub-tuple-and-blob.txt"
+    splits_updates = True
     layout = "rows"
     quirks = (
         "An update is two U rows with the same _sequence_id_ (_before_image_=Y, then _after_image_=Y); "

@@ -1,0 +1,435 @@
+"""The canonical frame on Spark, from files or from a Kafka-shaped DataFrame.
+
+The dialects run inside Spark tasks (``mapInArrow``) through the same decode
+loop as ``cdckit.read`` (:mod:`cdckit.decoding`); only the sink differs: here
+every message becomes rows of one *combined* frame, the canonical columns plus
+
+- ``_status``: ``event``, ``half`` (an update half waiting for its partner),
+  ``skipped`` (a message that rightly produces no row) or ``quarantined``;
+- ``_half``, ``_reason``, ``_raw``, ``_line``: what the status needs;
+- ``_count``: 1 on the first row of each message, 0 on the others, so one
+  aggregation gives the report.
+
+Halves are paired after a shuffle that brings each pair together, wherever
+the two messages were read. :func:`read` and :func:`decode` return the
+events; :func:`quarantine` and :func:`report` give the rest of the same decode.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections import Counter
+from typing import Any, Iterator
+
+import pyarrow as pa
+
+from .. import containers
+from ..containers import Message, record_message
+from ..decoding import MessageDecoder, Sink
+from ..detect import DEFAULT_SAMPLE, choose
+from ..dialects import registry
+from ..errors import CdcError, UnknownDialectError
+from ..frame import ARROW_SCHEMA, COLUMN_NAMES, EVENT_FIELDS, Event, FrameBuilder
+from ..pairing import Pairer
+from ..read import PAIRED
+from .session import ship_cdckit
+
+__all__ = ["read", "decode", "quarantine", "report", "combined", "SPARK_SCHEMA", "COMBINED_COLUMNS"]
+
+#: Bytes of a JSON Lines or text file per Spark task (larger files are cut at line ends).
+SPLIT_BYTES = 64 << 20
+#: Rows per Arrow batch handed to Spark.
+BATCH_ROWS = 10_000
+
+EXTRA_FIELDS = [
+    pa.field("_status", pa.string()),
+    pa.field("_half", pa.string()),
+    pa.field("_reason", pa.string()),
+    pa.field("_raw", pa.string()),
+    pa.field("_line", pa.int64()),
+    pa.field("_count", pa.int64()),
+]
+_TIME_US = pa.timestamp("us", tz="UTC")
+#: The Arrow schema of the combined frame (Spark keeps times in microseconds).
+COMBINED_ARROW = pa.schema(
+    [pa.field(f.name, _TIME_US if pa.types.is_timestamp(f.type) else f.type) for f in ARROW_SCHEMA] + EXTRA_FIELDS
+)
+COMBINED_COLUMNS = [f.name for f in COMBINED_ARROW]
+_EMPTY_ROW = (None,) * len(EVENT_FIELDS)
+_EVENT = ("event", None, None, None, None, 1)
+_MORE = ("event", None, None, None, None, 0)
+
+
+def _spark_schema(arrow: pa.Schema) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(arrow)
+
+
+class _CombinedSink(Sink):
+    """Collects the combined rows of a Spark task and hands them out as Arrow batches."""
+
+    def __init__(self) -> None:
+        self.builder = FrameBuilder()
+        self.extras: list[tuple] = []
+
+    def __len__(self) -> int:
+        return len(self.builder)
+
+    def events(self, msg: Message, dialect: str, events: list[Event]) -> None:
+        for event in events:
+            self.builder.add(event, dialect, msg.source, msg.offset, msg.partition)
+        self.extras.append(_EVENT)
+        self.extras.extend([_MORE] * (len(events) - 1))
+
+    def rows(self, rows: list[tuple], dialect: str, source: str, offsets: Any, messages: int,
+             partition: int | None) -> None:
+        self.builder.add_rows(rows, dialect, source, offsets, partition)
+        if messages == len(rows):
+            self.extras.extend([_EVENT] * len(rows))
+        else:  # some messages gave several rows: only the first row of each counts the message
+            offsets = list(offsets)
+            self.extras.extend(_EVENT if i == 0 or offsets[i] != offsets[i - 1] else _MORE for i in range(len(rows)))
+
+    def half(self, msg: Message, dialect: str, event: Event) -> None:
+        self.builder.add(event, dialect, msg.source, msg.offset, msg.partition)
+        self.extras.append(("half", event.half, None, msg.raw_text(), msg.line, 1))
+
+    def skipped(self, msg: Message, dialect: str, reason: str) -> None:
+        self.builder.add_row(_EMPTY_ROW, dialect, msg.source, msg.offset, msg.partition)
+        self.extras.append(("skipped", None, reason, None, msg.line, 1))
+
+    def bad(self, msg: Message, dialect: str | None, reason: str) -> None:
+        self.builder.add_row(_EMPTY_ROW, dialect, msg.source, msg.offset, msg.partition)
+        self.extras.append(("quarantined", None, reason, msg.raw_text(), msg.line, 1))
+
+    def take(self) -> pa.RecordBatch:
+        count = len(self.builder)
+        table = self.builder.take(count)
+        extras, self.extras = self.extras[:count], self.extras[count:]
+        return _combined_batch(table, extras)
+
+
+def _combined_batch(table: pa.Table, extras: list[tuple]) -> pa.RecordBatch:
+    import pyarrow.compute as pc
+
+    arrays = []
+    for column in table.columns:
+        array = column.combine_chunks()
+        arrays.append(pc.cast(array, _TIME_US, safe=False) if pa.types.is_timestamp(array.type) else array)
+    if extras:
+        arrays += [pa.array(values, field.type) for values, field in zip(zip(*extras), EXTRA_FIELDS)]
+    else:
+        arrays += [pa.array([], field.type) for field in EXTRA_FIELDS]
+    return pa.RecordBatch.from_arrays(arrays, schema=COMBINED_ARROW)
+
+
+# ---------------------------------------------------------------- reading files
+
+
+def _plan(path: Any, dialect: str | None, tz: str | None, container: str | None, split_bytes: int,
+          split_messages: int | None, sample: int) -> list[dict[str, Any]]:
+    """The tasks of a read: one per file, or per range of lines of a large JSON Lines / text file."""
+    units = []
+    all_dialects = registry.all_dialects(tz=tz)
+    for name in containers.expand_paths(os.fspath(path)):
+        kind = containers.file_container(name, container)
+        found, unknown = dialect, None
+        if found is None:
+            messages = containers.file_messages(name, kind)
+            head = list(itertools.islice(messages, sample))
+            messages.close()
+            try:
+                found = choose(head, all_dialects).dialect
+            except UnknownDialectError as err:
+                unknown = str(err)
+        unit = {"path": name, "container": kind, "dialect": found, "unknown": unknown, "tz": tz,
+                "start": 0, "end": -1, "first_offset": 0, "first_line": 1, "encoding": None}
+        if kind == "text":
+            unit["encoding"] = containers.text_encoding(name)
+        splittable = kind in ("jsonl", "text") and not containers.is_gzip(name)
+        if splittable and (split_messages or os.path.getsize(name) > split_bytes):
+            for start, end, first_offset, first_line in containers.line_ranges(name, split_bytes, split_messages):
+                units.append(dict(unit, start=start, end=end, first_offset=first_offset, first_line=first_line))
+        else:
+            units.append(unit)
+    return units
+
+
+def _read_units(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Spark task: decode the file pieces described by the rows of ``batches``."""
+    for batch in batches:
+        for unit in batch.to_pylist():
+            yield from _decode_unit(unit)
+
+
+def _decode_unit(unit: dict[str, Any]) -> Iterator[pa.RecordBatch]:
+    sink = _CombinedSink()
+    dialect = registry.create(unit["dialect"], tz=unit["tz"]) if unit["dialect"] else None
+    decoder = MessageDecoder(dialect, sink, unit["unknown"])
+    path, kind = unit["path"], unit["container"]
+    if unit["end"] >= 0:
+        stream = containers.open_range(path, unit["start"], unit["end"])
+    elif kind in ("jsonl", "text"):
+        stream = containers.open_file(path)
+    else:
+        stream = None
+    try:
+        if kind == "jsonl" and stream is not None:
+            for block in containers.jsonl_blocks(stream, unit["first_offset"], unit["first_line"]):
+                decoder.block(block, path)
+                if len(sink) >= BATCH_ROWS:
+                    yield sink.take()
+        else:
+            if kind == "text" and stream is not None:
+                encoding = unit["encoding"] or containers.text_encoding(path)
+                messages = containers.text_messages(stream, path, encoding, unit["first_offset"], unit["first_line"])
+            else:
+                messages = containers.file_messages(path, kind)
+            for msg in messages:
+                decoder.message(msg)
+                if len(sink) >= BATCH_ROWS:
+                    yield sink.take()
+    finally:
+        if stream is not None:
+            stream.close()
+    if len(sink):
+        yield sink.take()
+
+
+_UNIT_FIELDS = ["path", "container", "dialect", "unknown", "tz", "start", "end", "first_offset", "first_line",
+                "encoding"]
+
+
+def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = None, container: str | None = None,
+         split_bytes: int = SPLIT_BYTES, split_messages: int | None = None, sample: int = DEFAULT_SAMPLE) -> Any:
+    """Decode files into a Spark DataFrame with exactly the canonical columns.
+
+    ``path`` is a file, directory or glob readable by Python on the driver and
+    the executors (local disk, NFS...); for data in HDFS or object stores read
+    it with Spark and use :func:`decode`. Each file's dialect is detected on
+    the driver from its first ``sample`` messages unless ``dialect`` is given.
+    JSON Lines and text files larger than ``split_bytes`` are cut at line
+    ends into several tasks (``split_messages`` cuts every N messages instead,
+    for tests); offsets stay those of the whole file.
+
+    >>> from cdckit import spark as cdcspark                      # doctest: +SKIP
+    >>> events = cdcspark.read(cdcspark.get_spark(), "capture.jsonl")  # doctest: +SKIP
+    """
+    if dialect is not None:
+        registry.get(dialect)
+    ship_cdckit(spark)
+    units = _plan(path, dialect, tz, container, split_bytes, split_messages, sample)
+    if not units:
+        raise CdcError(f"nothing to read in {path}")
+    rows = [tuple(unit[f] for f in _UNIT_FIELDS) for unit in units]
+    schema = "path string, container string, dialect string, unknown string, tz string, start long, end long, " \
+             "first_offset long, first_line long, encoding string"
+    context = getattr(spark, "sparkContext", None)
+    if context is not None:
+        tasks = spark.createDataFrame(context.parallelize(rows, len(rows)), schema)
+    else:  # Spark Connect: no RDDs; range partitioning puts one task description in each partition
+        from pyspark.sql import functions as F
+
+        tasks = spark.createDataFrame(rows, schema).withColumn("_n", F.monotonically_increasing_id())
+        tasks = tasks.repartitionByRange(len(rows), "_n").drop("_n")
+    all_rows = tasks.mapInArrow(_read_units, _spark_schema(COMBINED_ARROW))
+    splits = any(registry.get(u["dialect"]).splits_updates for u in units if u["dialect"])
+    return _events_of(_paired(all_rows) if splits else all_rows)
+
+
+# ---------------------------------------------------------------- decoding a Kafka-shaped DataFrame
+
+
+def _decode_records(dialect_name: str | None, tz: str | None, unknown: str | None):
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        dialect = registry.create(dialect_name, tz=tz) if dialect_name else None
+        sink = _CombinedSink()
+        decoder = MessageDecoder(dialect, sink, unknown)
+        for batch in batches:
+            columns = batch.to_pydict()
+            decoder_records(decoder, columns["value"], columns["key"], columns["source"], columns["partition"],
+                            columns["offset"])
+            if len(sink) >= BATCH_ROWS:
+                yield sink.take()
+        if len(sink):
+            yield sink.take()
+
+    return run
+
+
+def decoder_records(decoder: MessageDecoder, values: list, keys: list, sources: list, partitions: list,
+                    offsets: list) -> None:
+    """Decode Kafka records: through the batch decoder where it can (no key), else one by one."""
+    dialect = decoder.dialect
+    fast: dict[int, Any] = {}
+    if dialect is not None and dialect.has_line_decoder:
+        chosen = [i for i, (v, k) in enumerate(zip(values, keys)) if k is None and v is not None]
+        if chosen:
+            results = dialect.decode_lines([bytes(values[i]) for i in chosen])
+            fast = {i: r for i, r in zip(chosen, results) if r is not None}
+    sink = decoder.sink
+    for i, value in enumerate(values):
+        result = fast.get(i)
+        if result is None:
+            decoder.message(record_message(value, keys[i], sources[i], offsets[i], partitions[i]))
+            continue
+        sink.read(dialect.name, 1)
+        rows = [result] if result.__class__ is tuple else result
+        sink.rows(rows, dialect.name, sources[i], [offsets[i]] * len(rows), 1, partitions[i])
+
+
+def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialect: str | None = None, *,
+           tz: str | None = None, sample: int = DEFAULT_SAMPLE) -> Any:
+    """Decode a DataFrame of messages (Kafka-shaped) into the canonical Spark DataFrame.
+
+    ``value_col`` holds the messages (binary or string). ``key_col`` the Kafka
+    keys (default: the ``key`` column when there is one). ``topic``,
+    ``partition`` and ``offset`` columns, when present, become ``source``,
+    ``partition`` and ``offset``; without an ``offset`` column each row gets
+    a unique increasing id. The dialect is detected on the driver from the
+    first ``sample`` rows unless given.
+
+    >>> raw = spark.read.format("kafka").option("subscribe", "shop").load()   # doctest: +SKIP
+    >>> events = cdcspark.decode(raw, dialect="debezium")                     # doctest: +SKIP
+    """
+    from pyspark.sql import functions as F
+
+    spark = df.sparkSession
+    ship_cdckit(spark)
+    columns = set(df.columns)
+    if key_col is None and "key" in columns:
+        key_col = "key"
+    prepared = df.select(
+        F.col(value_col).cast("binary").alias("value"),
+        (F.col(key_col).cast("binary") if key_col else F.lit(None).cast("binary")).alias("key"),
+        (F.col("topic").cast("string") if "topic" in columns else F.lit("<dataframe>")).alias("source"),
+        (F.col("partition").cast("long") if "partition" in columns else F.lit(None).cast("long")).alias("partition"),
+        (F.col("offset").cast("long") if "offset" in columns else F.monotonically_increasing_id()).alias("offset"),
+    )
+    unknown = None
+    if dialect is None:
+        head = [record_message(r["value"], r["key"], r["source"], r["offset"], r["partition"])
+                for r in prepared.limit(sample).collect()]
+        try:
+            dialect = choose(head, registry.all_dialects(tz=tz)).dialect
+        except UnknownDialectError as err:
+            unknown = str(err)
+    else:
+        registry.get(dialect)
+    all_rows = prepared.mapInArrow(_decode_records(dialect, tz, unknown), _spark_schema(COMBINED_ARROW))
+    splits = dialect is not None and registry.get(dialect).splits_updates
+    return _events_of(_paired(all_rows) if splits else all_rows)
+
+
+# ---------------------------------------------------------------- pairing halves across tasks
+
+_IDENT = ["dialect", "database", "schema", "table", "seq"]
+
+
+def _paired(all_rows: Any) -> Any:
+    """Bring each update's halves together (one shuffle) and join them; the rest passes through."""
+    shuffled = all_rows.repartition(*_IDENT).sortWithinPartitions("source", "partition", "offset")
+    return shuffled.mapInArrow(_pair_partition, _spark_schema(COMBINED_ARROW))
+
+
+def _pair_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Spark task: join the update halves of one partition (first in, first out); the rest passes through."""
+    import pyarrow.compute as pc
+
+    pairer = Pairer()
+    sink = _CombinedSink()
+    for batch in batches:
+        is_half = pc.fill_null(pc.equal(batch.column("_status"), "half"), False)
+        rest = batch.filter(pc.invert(is_half))
+        if rest.num_rows:
+            yield rest
+        halves = batch.filter(is_half)
+        for name in ("event_time", "emit_time"):  # to integer microseconds, for Event
+            index = halves.schema.get_field_index(name)
+            halves = halves.set_column(index, name, pc.cast(halves.column(name), pa.int64()))
+        for row in halves.to_pylist():
+            event = Event(*(_ns(row[f]) if f in ("event_time", "emit_time") else row[f] for f in EVENT_FIELDS),
+                          half=row["_half"])
+            paired = pairer.offer(event, row, row["dialect"])
+            if paired is None:
+                continue
+            merged, after_row, before_row = paired
+            sink.builder.add(merged, after_row["dialect"], after_row["source"], after_row["offset"],
+                             after_row["partition"])
+            sink.extras.append(_EVENT)
+            _add_marker(sink, before_row, "skipped", PAIRED, None)
+        if len(sink) >= BATCH_ROWS:
+            yield sink.take()
+    for event, row in pairer.drain():
+        reason = f"{event.op_raw} with no partner half (table {event.table}, seq {event.seq})"
+        _add_marker(sink, row, "quarantined", reason, row["_raw"])
+    if len(sink):
+        yield sink.take()
+
+
+def _add_marker(sink: _CombinedSink, row: dict[str, Any], status: str, reason: str, raw: str | None) -> None:
+    sink.builder.add_row(_EMPTY_ROW, row["dialect"], row["source"], row["offset"], row["partition"])
+    sink.extras.append((status, None, reason, raw, row["_line"], 1))
+
+
+def _ns(micros: int | None) -> int | None:
+    return None if micros is None else micros * 1_000
+
+
+# ---------------------------------------------------------------- the events, the quarantine, the report
+
+
+def _events_of(all_rows: Any) -> Any:
+    from pyspark.sql import functions as F
+
+    events = all_rows.filter(F.col("_status") == "event").select(*COLUMN_NAMES)
+    events._cdckit_combined = all_rows
+    return events
+
+
+def combined(events: Any) -> Any:
+    """The combined frame (events, skipped and quarantined messages) behind events from :func:`read`/:func:`decode`."""
+    found = getattr(events, "_cdckit_combined", None)
+    if found is None:
+        raise CdcError("pass the DataFrame that cdckit.spark.read or cdckit.spark.decode returned "
+                       "(a DataFrame derived from it no longer knows its decode)")
+    return found
+
+
+def quarantine(events: Any) -> Any:
+    """The quarantined messages of the decode behind ``events``: source, offset, partition, line, dialect, reason, raw."""
+    from pyspark.sql import functions as F
+
+    return combined(events).filter(F.col("_status") == "quarantined").select(
+        "source", "offset", "partition", F.col("_line").alias("line"), "dialect", F.col("_reason").alias("reason"),
+        F.col("_raw").alias("raw"))
+
+
+def report(events: Any) -> dict[str, Any]:
+    """The same accounting as ``cdckit.read``'s report, for the decode behind ``events`` (one Spark job)."""
+    from pyspark.sql import functions as F
+
+    groups = combined(events).groupBy("_status", "_reason", "dialect").agg(
+        F.sum("_count").alias("messages"), F.count(F.lit(1)).alias("rows")).collect()
+    result: dict[str, Any] = {"messages": 0, "decoded": 0, "events": 0, "quarantined": 0, "skipped": {},
+                              "dialects": {}}
+    skipped: Counter[str] = Counter()
+    dialects: Counter[str] = Counter()
+    for group in groups:
+        status, messages = group["_status"], group["messages"]
+        result["messages"] += messages
+        if group["dialect"] is not None:
+            dialects[group["dialect"]] += messages
+        if status == "quarantined":
+            result["quarantined"] += messages
+            continue
+        result["decoded"] += messages
+        if status == "event":
+            result["events"] += group["rows"]
+        elif status == "skipped":
+            skipped[group["_reason"]] += messages
+    result["skipped"] = dict(skipped)
+    result["dialects"] = dict(dialects)
+    return result

@@ -1,0 +1,129 @@
+"""Spark gives the same canonical frame as pandas, on every sample, with pairing across tasks."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+
+import pandas as pd
+import pytest
+
+import cdckit
+from cdckit import spark as cdcspark
+from cdckit.containers import iter_sources
+from cdckit.frame import COLUMN_NAMES
+from cdckit.read import PAIRED
+
+
+def normal_rows(frame: pd.DataFrame) -> list[tuple]:
+    """Rows in a comparable form: times in microseconds, images parsed, lists as tuples; sorted."""
+    rows = []
+    for record in frame[COLUMN_NAMES].to_dict("records"):
+        row = []
+        for name in COLUMN_NAMES:
+            value = record[name]
+            if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
+                row.append(None)
+            elif name in ("event_time", "emit_time"):
+                row.append(pd.Timestamp(value).tz_localize(None).value // 1_000
+                           if pd.Timestamp(value).tzinfo else pd.Timestamp(value).value // 1_000)
+            elif name in ("key", "before", "after"):
+                row.append(json.dumps(json.loads(value), sort_keys=True))
+            elif name == "key_columns":
+                row.append(tuple(value))
+            elif name in ("offset", "partition"):
+                row.append(int(value))
+            else:
+                row.append(str(value))
+        rows.append(tuple(row))
+    return sorted(rows, key=repr)
+
+
+def test_read_gives_the_pandas_frame_for_every_sample(spark):
+    events = cdcspark.read(spark, cdckit.samples.DATA, split_messages=40)  # the shop files in eight tasks or more
+    expected = cdckit.read(cdckit.samples.DATA)
+    got = events.toPandas()
+    assert list(got.columns) == COLUMN_NAMES
+    assert normal_rows(got) == normal_rows(expected)
+    report = cdcspark.report(events)
+    want = {k: v for k, v in expected.attrs["report"].items() if k != "sources"}
+    assert report == want
+    assert cdcspark.quarantine(events).count() == 0
+
+
+@pytest.mark.parametrize("sample", ["datahub_blob/examples_split.jsonl", "datahub_tuple/examples_split.jsonl",
+                                    "datahub_tuple/shop.jsonl"])
+def test_update_halves_are_paired_across_tasks_of_three_messages(spark, sample):
+    path = cdckit.samples.path(sample)
+    events = cdcspark.read(spark, path, split_messages=3)
+    expected = cdckit.read(path)
+    assert normal_rows(events.toPandas()) == normal_rows(expected)
+    assert cdcspark.report(events) == {k: v for k, v in expected.attrs["report"].items() if k != "sources"}
+
+
+def test_decode_of_a_kafka_shaped_frame_matches_pandas_for_every_dialect(spark):
+    by_dialect: dict[str, list] = defaultdict(list)
+    paths: dict[str, list] = defaultdict(list)
+    for sample in cdckit.samples.list():
+        dialect = sample.split("/")[0]
+        path = str(cdckit.samples.path(sample))
+        paths[dialect].append(path)
+        for _, messages in iter_sources(path):
+            for m in messages:
+                value = m.value if isinstance(m.value, str) and dialect == "universe" else json.dumps(m.value)
+                key = None if m.key is None else json.dumps(m.key)
+                by_dialect[dialect].append((value, key, path, m.partition, m.offset))
+    for dialect, records in sorted(by_dialect.items()):
+        frame = spark.createDataFrame(records, "value string, key string, topic string, partition long, offset long")
+        per_task = 3 if dialect.startswith("datahub") else 40  # halves of an update in different tasks
+        frame = frame.repartition(max(1, len(records) // per_task))
+        events = cdcspark.decode(frame)
+        expected = pd.concat([cdckit.read(p) for p in paths[dialect]], ignore_index=True)
+        assert normal_rows(events.toPandas()) == normal_rows(expected), dialect
+
+
+def test_update_halves_in_different_files_become_one_row(spark, tmp_path):
+    messages = [m.value for _, ms in iter_sources(cdckit.samples.path("datahub_blob")) for m in ms]
+    befor = next(m for m in messages if m["payload"]["op"] == "UPDATE_BEFOR")
+    after = next(m for m in messages if m["payload"]["op"] == "UPDATE_AFTER")
+    (tmp_path / "a.jsonl").write_text(json.dumps(after) + "\n")
+    (tmp_path / "b.jsonl").write_text(json.dumps(befor) + "\n" + json.dumps(befor) + "\n")
+    events = cdcspark.read(spark, tmp_path)
+    rows = events.toPandas()
+    assert rows["op"].tolist() == ["update"] and rows["source"].tolist() == [str(tmp_path / "a.jsonl")]
+    assert json.loads(rows.loc[0, "before"]) == befor["payload"]["before"]["dataColumn"]
+    bad = cdcspark.quarantine(events).toPandas()
+    assert bad["reason"].tolist() == ["UPDATE_BEFOR with no partner half (table t_shiyu_pk, seq "
+                                      "01605339516000000005)"]
+    assert cdcspark.report(events)["skipped"] == {PAIRED: 1}
+
+
+def test_bad_messages_are_quarantined_not_dropped(spark, tmp_path):
+    good = json.loads(cdckit.samples.raw("debezium/shop").splitlines()[0])["payload"]
+    path = tmp_path / "capture.jsonl"
+    path.write_text(good + "\n" + good[:40] + "\n" + "\n" + good + "\n")
+    events = cdcspark.read(spark, path)
+    assert events.count() == 2
+    bad = cdcspark.quarantine(events).toPandas()
+    assert bad[["offset", "line"]].values.tolist() == [[1, 2]]
+    assert bad.loc[0, "reason"].startswith("truncated JSON") and bad.loc[0, "raw"] == good[:40]
+    report = cdcspark.report(events)
+    assert (report["messages"], report["decoded"], report["quarantined"], report["events"]) == (3, 2, 1, 2)
+
+
+def test_quarantine_needs_the_frame_read_returned(spark):
+    events = cdcspark.read(spark, cdckit.samples.path("canal"))
+    with pytest.raises(cdckit.CdcError, match="pass the DataFrame"):
+        cdcspark.quarantine(events.filter("op = 'insert'"))
+
+
+def test_get_spark_reuses_the_active_session(spark):
+    assert cdcspark.get_spark() is spark
+
+
+def test_missing_java_says_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-java"))
+    with pytest.raises(cdcspark.SparkSetupError, match="openjdk-17-jre-headless") as caught:
+        cdcspark.check_java()
+    assert "conda install -c conda-forge openjdk=17" in str(caught.value)
