@@ -19,7 +19,9 @@ JSON Lines block at a time through the dialect's batch decoder) and tells a
 
 from __future__ import annotations
 
-from typing import Any
+import gc
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from .containers import LineBlock, Message, parse_line
 from .detect import score_message
@@ -27,7 +29,7 @@ from .dialects import registry
 from .dialects.base import BadMessage, Dialect, SkipMessage
 from .frame import Event
 
-__all__ = ["Sink", "MessageDecoder", "family_hint"]
+__all__ = ["Sink", "MessageDecoder", "family_hint", "gc_paused", "gc_resumed"]
 
 
 class Sink:
@@ -151,3 +153,32 @@ def family_hint(value: Any, dialect: Dialect, dialects: list[Dialect]) -> str:
     if issubclass(best, type(dialect)) or isinstance(dialect, best):
         return ""
     return f" (it looks like a {best.name} message)"
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while decoding.
+
+    Decoding makes many small objects and no cycles; collecting the growing
+    batch over and over would cost more than the decoding itself.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@contextmanager
+def gc_resumed() -> Iterator[None]:
+    """Inside :func:`gc_paused`: the collector runs normally while the caller's code runs."""
+    paused = not gc.isenabled()
+    if paused:
+        gc.enable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.disable()

@@ -16,11 +16,9 @@ True
 
 from __future__ import annotations
 
-import gc
 import itertools
 import os
 import warnings
-from contextlib import contextmanager
 from collections import Counter
 from typing import Any, Iterator
 
@@ -28,7 +26,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .containers import Message, file_container, iter_sources, jsonl_blocks, open_file
-from .decoding import MessageDecoder, Sink
+from .decoding import MessageDecoder, Sink, gc_paused, gc_resumed
 from .detect import DEFAULT_SAMPLE, choose
 from .dialects import registry
 from .dialects.base import Dialect
@@ -136,30 +134,6 @@ class ChunkedRead:
         return self._job.quarantine.to_pandas()
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-@contextmanager
-def _gc_resumed() -> Iterator[None]:
-    """Inside :func:`_gc_paused`: the collector runs normally while the caller's code runs."""
-    paused = not gc.isenabled()
-    if paused:
-        gc.enable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.disable()
-
-
 class _ReadJob(Sink):
     """The state of one read: the sink that builds the frame, pairs halves and counts."""
 
@@ -195,7 +169,7 @@ class _ReadJob(Sink):
             head = list(itertools.islice(messages, self.sample))
             dialect, unknown = self._dialect_for(name, head)
             decoder = MessageDecoder(dialect, self, unknown)
-            with _gc_paused():
+            with gc_paused():
                 if dialect is not None and dialect.has_line_decoder and self._is_jsonl_file(name):
                     messages.close()
                     with open_file(name) as stream:
@@ -203,14 +177,14 @@ class _ReadJob(Sink):
                             decoder.block(block, name)
                             while len(builder) >= size:
                                 table = builder.take(size)
-                                with _gc_resumed():
+                                with gc_resumed():
                                     yield table
                 else:
                     for msg in itertools.chain(head, messages):
                         decoder.message(msg)
                         while len(builder) >= size:
                             table = builder.take(size)
-                            with _gc_resumed():
+                            with gc_resumed():
                                 yield table
         for event, msg in self.pairer.drain():
             self.pending -= 1

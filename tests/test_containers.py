@@ -139,3 +139,30 @@ def test_written_rows_keep_every_column_whatever_row_has_it(tmp_path):
         text = layout == "csv"
         assert got == [{"id": "1" if text else 1, "a": "x", "b": None},
                        {"id": "2" if text else 2, "a": None, "b": "2.5" if text else 2.5}], layout
+
+
+def test_line_ranges_give_the_offsets_and_line_numbers_of_the_whole_file(tmp_path):
+    import random
+
+    from cdckit.containers import jsonl_blocks, line_ranges, open_range
+
+    rng = random.Random(3)
+    path = tmp_path / "f.jsonl"
+    for trial in range(150):
+        lines = []
+        for i in range(rng.randint(0, 60)):
+            kind = rng.random()
+            lines.append(b"" if kind < 0.1 else b"   " if kind < 0.15 else b"\r" if kind < 0.18
+                         else b'{"a": %d}' % i + b"x" * rng.randint(0, 30))
+        path.write_bytes(b"\n".join(lines) + (b"\n" if rng.random() < 0.5 else b""))
+        whole = [(m.offset, m.line, m.raw) for _, ms in iter_sources(path, container="jsonl") for m in ms]
+        for size, per_range in ((7, None), (20, None), (64, None), (1000, None), (10**9, 3)):
+            pieces = []
+            for start, end, first_offset, first_line in line_ranges(str(path), size, per_range):
+                with open_range(str(path), start, end) as stream:
+                    piece = [(block.first_offset + i, block.line_of(i), raw.strip())
+                             for block in jsonl_blocks(stream, first_offset, first_line)
+                             for i, raw in enumerate(block.lines)]
+                assert per_range is None or len(piece) <= per_range
+                pieces += piece
+            assert pieces == whole, (trial, size)

@@ -37,14 +37,14 @@ import base64
 import binascii
 import re
 from decimal import Decimal
-from typing import Any, Iterator
+from typing import Annotated, Any, Iterator, Literal
 
 import msgspec
 import pandas as pd
 
 from .. import values
 from ..containers import Message
-from ..values import has_long_number
+from ..values import _DIGIT_MAP, _LONG_NUMBER, has_long_number
 from ..frame import Event
 from .base import BadMessage, Dialect, Match, Record, SkipMessage, expect_object, rows_of
 from .registry import register
@@ -141,6 +141,17 @@ class Debezium(Dialect):
         cls = type(self)
         plain = (cls.typed_image is Debezium.typed_image, cls.key_columns is Debezium.key_columns,
                  cls.position is Debezium.position and cls.schema_name is Debezium.schema_name)
+        if all(plain):
+            out = self._plain_changes(lines, plain)
+            if None not in out:
+                return out
+            again = self._line_by_line([line for line, result in zip(lines, out) if result is None], plain)
+            results = iter(again)
+            return [result if result is not None else next(results) for result in out]
+        return self._line_by_line(lines, plain)
+
+    def _line_by_line(self, lines: list[bytes], plain: tuple[bool, bool, bool]) -> list[tuple | None]:
+        """:meth:`decode_lines` one line at a time, for every shape the batch decoder takes on."""
         decode = _ENVELOPE.decode
         out: list[tuple | None] = []
         append = out.append
@@ -161,6 +172,65 @@ class Debezium(Dialect):
                 append(self._fast_change(envelope, schema, plain))
             except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
                 append(None)
+        return out
+
+    def _plain_changes(self, lines: list[bytes], plain: tuple[bool, bool, bool]) -> list[tuple | None]:
+        """The usual message (unwrapped, MySQL-style position or none, no transaction fields) in one
+        tight loop: msgspec checks the shape (:class:`_Plain`), so the loop only formats. A line of
+        another shape goes through :meth:`_fast_change`, and from there maybe to :meth:`decode`."""
+        out: list[tuple | None] = []
+        append = out.append
+        ops, null, long_number, digit_map = OPS, _NULL, _LONG_NUMBER, _DIGIT_MAP
+        plain_decode, envelope_decode = _PLAIN.decode, _ENVELOPE.decode
+        errors = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
+        for line in lines:
+            try:
+                message = plain_decode(line)
+            except errors:
+                try:
+                    envelope = envelope_decode(line)
+                except errors:
+                    append(None)
+                    continue
+                if envelope.payload is not null or envelope.schema is not null:
+                    append(None)  # wrapped: decode_lines' own loop handles those when it runs
+                    continue
+                append(self._fast_change(envelope, null, plain))
+                continue
+            data = bytes(message.before)
+            if data.startswith(b"{") and long_number not in data.translate(digit_map):
+                before = data.decode()
+            elif data == b"null":
+                before = None
+            else:
+                append(None)
+                continue
+            data = bytes(message.after)
+            if data.startswith(b"{") and long_number not in data.translate(digit_map):
+                after = data.decode()
+            elif data == b"null":
+                after = None
+            else:
+                append(None)
+                continue
+            op_raw = message.op
+            op = ops[op_raw]
+            if after is None and op != "delete" or before is None and op == "delete":
+                append(None)
+                continue
+            src = message.source
+            file = src.file
+            if file is None:
+                seq = None
+            elif not file or (file.isascii() and file.isdigit()):
+                append(None)
+                continue
+            else:
+                seq = f"{file}:{str(src.pos).zfill(20)}:{str(src.row or 0).zfill(20)}"
+            ts_ms, emit = src.ts_ms, message.ts_ms
+            append((op, op_raw, src.db, src.schema, src.table,
+                    None if ts_ms is None else ts_ms * 1_000_000, None if emit is None else emit * 1_000_000,
+                    seq, None, None, None, before, after, None))
         return out
 
     def _fast_change(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool]) -> tuple | None:
@@ -539,6 +609,47 @@ class _Source(msgspec.Struct):
 _EMPTY_SOURCE = _Source()
 
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
+
+
+class _PlainSource(msgspec.Struct):
+    """``source`` of the usual message: a binlog position or none, no transaction or other clocks.
+
+    Any of the typed-``None`` fields holding a value makes the message take the general path.
+    """
+
+    db: str | None = None
+    schema: str | None = None
+    table: str | None = None
+    ts_ms: int | None = None
+    file: str | None = None
+    pos: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    row: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    collection: None = None
+    ts_us: None = None
+    ts_ns: None = None
+    lsn: None = None
+    change_lsn: None = None
+    commit_lsn: None = None
+    event_serial_no: None = None
+    scn: None = None
+    ord: None = None
+    txId: None = None
+    gtid: None = None
+    xid: None = None
+
+
+class _Plain(msgspec.Struct, forbid_unknown_fields=True):
+    """The usual Debezium message, unwrapped: only these fields, and these types."""
+
+    op: Literal["c", "u", "d", "r"]
+    source: _PlainSource
+    before: msgspec.Raw = _NULL
+    after: msgspec.Raw = _NULL
+    ts_ms: int | None = None
+    transaction: None = None
+
+
+_PLAIN = msgspec.json.Decoder(_Plain)
 
 
 # ---------------------------------------------------------------- helpers shared by the family

@@ -18,6 +18,7 @@ events; :func:`quarantine` and :func:`report` give the rest of the same decode.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 from collections import Counter
 from typing import Any, Iterator
@@ -26,7 +27,7 @@ import pyarrow as pa
 
 from .. import containers
 from ..containers import Message, record_message
-from ..decoding import MessageDecoder, Sink
+from ..decoding import MessageDecoder, Sink, gc_paused
 from ..detect import DEFAULT_SAMPLE, choose
 from ..dialects import registry
 from ..errors import CdcError, UnknownDialectError
@@ -129,8 +130,12 @@ def _combined_batch(table: pa.Table, extras: list[tuple]) -> pa.RecordBatch:
 
 
 def _plan(path: Any, dialect: str | None, tz: str | None, container: str | None, split_bytes: int,
-          split_messages: int | None, sample: int) -> list[dict[str, Any]]:
-    """The tasks of a read: one per file, or per range of lines of a large JSON Lines / text file."""
+          split_messages: int | None, sample: int, parallelism: int = 1) -> list[dict[str, Any]]:
+    """The tasks of a read: one per file, or per range of lines of a large JSON Lines / text file.
+
+    A file cut in pieces is cut into a multiple of ``parallelism`` pieces of
+    about the same size, so that no core waits for a lone last piece.
+    """
     units = []
     all_dialects = registry.all_dialects(tz=tz)
     for name in containers.expand_paths(os.fspath(path)):
@@ -149,8 +154,11 @@ def _plan(path: Any, dialect: str | None, tz: str | None, container: str | None,
         if kind == "text":
             unit["encoding"] = containers.text_encoding(name)
         splittable = kind in ("jsonl", "text") and not containers.is_gzip(name)
-        if splittable and (split_messages or os.path.getsize(name) > split_bytes):
-            for start, end, first_offset, first_line in containers.line_ranges(name, split_bytes, split_messages):
+        size = os.path.getsize(name)
+        if splittable and (split_messages or size > split_bytes):
+            pieces = math.ceil(math.ceil(size / split_bytes) / parallelism) * parallelism
+            for start, end, first_offset, first_line in containers.line_ranges(name, math.ceil(size / pieces),
+                                                                               split_messages):
                 units.append(dict(unit, start=start, end=end, first_offset=first_offset, first_line=first_line))
         else:
             units.append(unit)
@@ -161,7 +169,13 @@ def _read_units(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Spark task: decode the file pieces described by the rows of ``batches``."""
     for batch in batches:
         for unit in batch.to_pylist():
-            yield from _decode_unit(unit)
+            batches_of_unit = _decode_unit(unit)
+            while True:
+                with gc_paused():
+                    decoded = next(batches_of_unit, None)
+                if decoded is None:
+                    break
+                yield decoded
 
 
 def _decode_unit(unit: dict[str, Any]) -> Iterator[pa.RecordBatch]:
@@ -220,7 +234,8 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
     if dialect is not None:
         registry.get(dialect)
     ship_cdckit(spark)
-    units = _plan(path, dialect, tz, container, split_bytes, split_messages, sample)
+    parallelism = spark.sparkContext.defaultParallelism if getattr(spark, "sparkContext", None) else 1
+    units = _plan(path, dialect, tz, container, split_bytes, split_messages, sample, parallelism)
     if not units:
         raise CdcError(f"nothing to read in {path}")
     rows = [tuple(unit[f] for f in _UNIT_FIELDS) for unit in units]
