@@ -1,22 +1,37 @@
-"""Decode benchmark: cdckit.read against the floor of any Python decoder.
+"""Decode benchmark: cdckit against the floor of any Python decoder and against hand-written Spark.
 
-Generates N Debezium JSON lines (~750 bytes each) and N Canal flat-message
-lines in a temporary folder, then measures in the same run:
+Generates N Debezium JSON lines (~740 bytes each) and N Canal flat-message
+lines (:mod:`cdckit.samples.synthetic`), then measures, every figure in the
+same run:
 
-- ``orjson.loads`` over every line (the floor: parsing alone, no frame);
-- ``cdckit.read`` into the canonical pandas frame, whole and with ``chunksize``;
+pandas path
+  - ``orjson.loads`` over every line: the floor of any Python decoder (baseline);
+  - ``cdckit.read`` into the canonical frame, whole and with ``chunksize``;
+    events/s and the ratio to the orjson rate (goal: at least 0.5x);
+  - peak memory of a chunked read (in a fresh process), against the size of
+    the frame it produces (goal: under 3x).
+Spark path (``local[2]``)
+  - the pipeline a data engineer would write: ``spark.read.text`` +
+    ``from_json`` with an explicit schema + select/explode (baseline);
+  - ``cdckit.spark.read``; both written to the ``noop`` sink and to Parquet,
+    events/s and the ratio to the hand-written pipeline (goal: at least 1x).
+Scaling
+  - both engines at 1x, 4x and 16x input (16x is N) to show the cost is linear.
 
-and prints events/s and the ratio of each to the orjson rate.
-
-    .venv/bin/python benchmarks/decode.py            # N = 1,000,000
-    .venv/bin/python benchmarks/decode.py -n 200000
+    .venv/bin/python benchmarks/decode.py                 # N = 1,000,000 (several minutes)
+    .venv/bin/python benchmarks/decode.py -n 100000 --repeat 1
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import platform
+import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,37 +40,14 @@ from typing import Callable
 import orjson
 
 import cdckit
+from cdckit.samples.synthetic import LINE_MAKERS, debezium_line
+
+DIALECTS = ("debezium", "canal")
 
 
-def debezium_line(i: int) -> bytes:
-    row = {"id": i, "first_name": f"first{i % 977}", "last_name": f"last{i % 541}", "email": f"user{i}@example.com",
-           "balance": round(i * 0.37 % 10_000, 2), "tier": ("bronze", "silver", "gold")[i % 3],
-           "street": f"{i % 9000 + 1} Long Street", "city": ("Lisbon", "Osaka", "Quito", "Tromsø")[i % 4],
-           "phone": f"+351 21 {i % 1_000_000:06d}", "company": f"Company {i % 3000} Ltd",
-           "website": f"https://company{i % 3000}.example.com/people/{i}", "country_code": "PT",
-           "created_at": 1_700_000_000_000 + i, "active": i % 7 != 0, "note": None if i % 5 else "called support"}
-    before = dict(row, balance=round(row["balance"] - 1.5, 2)) if i % 4 == 1 else None
-    op = "u" if before else "c"
-    return orjson.dumps({
-        "before": before, "after": row,
-        "source": {"version": "2.7.0.Final", "connector": "mysql", "name": "bench", "ts_ms": 1_700_000_000_000 + i,
-                   "snapshot": "false", "db": "shop", "table": "customers", "server_id": 1, "gtid": None,
-                   "file": "mysql-bin.000001", "pos": 4 + 200 * i, "row": 0, "thread": 7, "query": None},
-        "op": op, "ts_ms": 1_700_000_000_100 + i, "transaction": None,
-    })
+# ---------------------------------------------------------------- the data
 
-
-def canal_line(i: int) -> bytes:
-    row = {"id": str(i), "sku": f"SKU-{i % 500}", "qty": str(i % 9 + 1), "price": f"{i % 1000}.25",
-           "note": None if i % 3 else "gift"}
-    return orjson.dumps({
-        "id": i, "database": "shop", "table": "order_items", "pkNames": ["id"], "isDdl": False, "type": "INSERT",
-        "es": 1_700_000_000_000 + i, "ts": 1_700_000_000_050 + i, "sql": "",
-        "sqlType": {"id": -5, "sku": 12, "qty": 4, "price": 3, "note": 12},
-        "mysqlType": {"id": "bigint(20)", "sku": "varchar(32)", "qty": "int(11)", "price": "decimal(10,2)",
-                      "note": "varchar(64)"},
-        "data": [row], "old": None,
-    })
+MAKERS = LINE_MAKERS
 
 
 def write(path: Path, make: Callable[[int], bytes], n: int) -> None:
@@ -64,7 +56,11 @@ def write(path: Path, make: Callable[[int], bytes], n: int) -> None:
             out.write(make(i) + b"\n")
 
 
-def best_of(repeat: int, run: Callable[[], int]) -> tuple[float, int]:
+# ---------------------------------------------------------------- measuring
+
+
+def median_of(repeat: int, run: Callable[[], int]) -> tuple[float, int]:
+    """Median seconds of ``repeat`` runs, and what the last run returned (a count)."""
     times, count = [], 0
     for _ in range(repeat):
         started = time.perf_counter()
@@ -82,29 +78,189 @@ def orjson_floor(path: Path) -> int:
     return n
 
 
+def say(label: str, rate: float, unit: str, note: str = "") -> None:
+    print(f"  {label:44s} {rate:>12,.0f} {unit:9s} {note}", flush=True)
+
+
+_MEMORY_JOB = """
+import json, sys
+import pandas as pd
+import cdckit
+path, dialect, chunksize, keep = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "keep"
+
+def status(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+
+with open("/proc/self/clear_refs", "w") as reset:  # Linux: the peak (VmHWM) starts again from now
+    reset.write("5")
+base = status("VmRSS")
+kept, rows, chunk_bytes = [], 0, 0
+for chunk in cdckit.read(path, dialect=dialect, chunksize=chunksize):
+    rows += len(chunk)
+    chunk_bytes = max(chunk_bytes, int(chunk.memory_usage(deep=True).sum()))
+    if keep:
+        kept.append(chunk)
+frame_bytes = 0
+if keep:
+    frame = pd.concat(kept, ignore_index=True)
+    del kept
+    frame_bytes = int(frame.memory_usage(deep=True).sum())
+peak = status("VmHWM") - base
+print(json.dumps({"rows": rows, "peak": peak, "frame": frame_bytes, "chunk": chunk_bytes}))
+"""
+
+
+def memory_of_chunked_read(path: Path, dialect: str, chunksize: int, keep: bool) -> dict:
+    """Peak memory growth of a chunked read in a fresh process (Linux VmHWM), kept or streamed."""
+    done = subprocess.run([sys.executable, "-c", _MEMORY_JOB, str(path), dialect, str(chunksize),
+                           "keep" if keep else "stream"], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------- the two engines
+
+
+def pandas_section(path: Path, dialect: str, n: int, repeat: int, chunksize: int) -> dict:
+    floor_s, _ = median_of(repeat, lambda: orjson_floor(path))
+    floor = n / floor_s
+    say("orjson.loads alone", floor, "lines/s", "(baseline)")
+    whole_s, events = median_of(repeat, lambda: len(cdckit.read(path, dialect=dialect)))
+    say("cdckit.read", events / whole_s, "events/s", f"{events / whole_s / floor:.2f}x orjson")
+    chunk_s, events = median_of(repeat, lambda: sum(
+        len(c) for c in cdckit.read(path, dialect=dialect, chunksize=chunksize)))
+    say(f"cdckit.read(chunksize={chunksize:,})", events / chunk_s, "events/s", f"{events / chunk_s / floor:.2f}x orjson")
+    kept = memory_of_chunked_read(path, dialect, chunksize, keep=True)
+    streamed = memory_of_chunked_read(path, dialect, chunksize, keep=False)
+    mib = 2**20
+    print(f"  {'memory, chunks kept and concatenated':44s} peak +{kept['peak'] / mib:,.0f} MiB for a "
+          f"{kept['frame'] / mib:,.0f} MiB frame: {kept['peak'] / kept['frame']:.2f}x the frame")
+    print(f"  {'memory, chunks streamed (not kept)':44s} peak +{streamed['peak'] / mib:,.0f} MiB: "
+          f"{streamed['peak'] / kept['frame']:.2f}x the whole frame, {streamed['peak'] / streamed['chunk']:.1f}x "
+          f"one chunk")
+    return {"orjson": floor, "read": events / whole_s}
+
+
+def hand_written(spark, path: Path, dialect: str):
+    """The Spark pipeline a data engineer would write for this capture, with explicit schemas."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    text = spark.read.text(str(path))
+    if dialect == "debezium":
+        source = T.StructType([T.StructField(name, kind) for name, kind in [
+            ("db", T.StringType()), ("table", T.StringType()), ("ts_ms", T.LongType()), ("file", T.StringType()),
+            ("pos", T.LongType()), ("row", T.LongType())]])
+        schema = T.StructType([T.StructField("before", T.StringType()), T.StructField("after", T.StringType()),
+                               T.StructField("source", source), T.StructField("op", T.StringType()),
+                               T.StructField("ts_ms", T.LongType())])
+        m = text.select(F.from_json("value", schema).alias("m")).select("m.*")
+        return m.select(
+            F.col("op"), F.col("source.db").alias("database"), F.col("source.table").alias("table"),
+            F.timestamp_millis("source.ts_ms").alias("event_time"), F.timestamp_millis("ts_ms").alias("emit_time"),
+            F.concat_ws(":", "source.file", F.lpad(F.col("source.pos").cast("string"), 20, "0"),
+                        F.lpad(F.col("source.row").cast("string"), 20, "0")).alias("seq"),
+            "before", "after")
+    row = T.MapType(T.StringType(), T.StringType())
+    schema = T.StructType([T.StructField("id", T.LongType()), T.StructField("database", T.StringType()),
+                           T.StructField("table", T.StringType()), T.StructField("type", T.StringType()),
+                           T.StructField("es", T.LongType()), T.StructField("ts", T.LongType()),
+                           T.StructField("pkNames", T.ArrayType(T.StringType())),
+                           T.StructField("data", T.ArrayType(row)), T.StructField("old", T.ArrayType(row))])
+    m = text.select(F.from_json("value", schema).alias("m")).select("m.*")
+    rows = m.select("*", F.posexplode("data").alias("index", "row"))
+    return rows.select(
+        F.lower("type").alias("op"), "database", "table", F.timestamp_millis("es").alias("event_time"),
+        F.timestamp_millis("ts").alias("emit_time"),
+        F.concat_ws(":", F.lpad(F.col("es").cast("string"), 20, "0"), F.lpad(F.col("id").cast("string"), 20, "0"),
+                    F.lpad(F.col("index").cast("string"), 20, "0")).alias("seq"),
+        "pkNames", F.to_json("row").alias("after"))
+
+
+def spark_section(spark, path: Path, dialect: str, n: int, repeat: int, scratch: Path) -> dict:
+    from cdckit import spark as cdcspark
+
+    def noop(frame) -> int:
+        frame.write.format("noop").mode("overwrite").save()
+        return n
+
+    def parquet(frame) -> int:
+        frame.write.mode("overwrite").parquet(str(scratch / "out.parquet"))
+        return n
+
+    rates = {}
+    for sink, write in (("noop", noop), ("Parquet", parquet)):
+        base_s, _ = median_of(repeat, lambda: write(hand_written(spark, path, dialect)))
+        ours_s, _ = median_of(repeat, lambda: write(cdcspark.read(spark, path, dialect=dialect)))
+        say(f"hand-written from_json -> {sink}", n / base_s, "events/s", "(baseline)")
+        say(f"cdckit.spark.read -> {sink}", n / ours_s, "events/s", f"{base_s / ours_s:.2f}x hand-written")
+        rates[sink] = (n / base_s, n / ours_s)
+    return rates
+
+
+def scaling_section(spark, folder: Path, dialect: str, n: int, repeat: int) -> None:
+    from cdckit import spark as cdcspark
+
+    print(f"\nscaling, {dialect} (1x = {max(1, n // 16):,} lines): time per event should stay flat")
+    for factor in (1, 4, 16):
+        count = max(1, n * factor // 16)
+        path = folder / f"{dialect}-{factor}x.jsonl"
+        write(path, MAKERS[dialect], count)
+        pandas_s, _ = median_of(repeat, lambda: len(cdckit.read(path, dialect=dialect)))
+        line = f"  {factor:>2}x {count:>10,} lines  pandas {count / pandas_s:>10,.0f} ev/s " \
+               f"({pandas_s / count * 1e6:5.2f} us/event)"
+        if spark is not None:
+            def spark_run() -> int:
+                cdcspark.read(spark, path, dialect=dialect).write.format("noop").mode("overwrite").save()
+                return count
+
+            spark_s, _ = median_of(repeat, spark_run)
+            line += f"   spark {count / spark_s:>10,.0f} ev/s ({spark_s / count * 1e6:5.2f} us/event)"
+        print(line, flush=True)
+        path.unlink()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=1_000_000, help="lines per dialect (default 1,000,000)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is shown")
     parser.add_argument("--chunksize", type=int, default=100_000)
+    parser.add_argument("--engines", default="pandas,spark", help="pandas, spark or both (default)")
+    parser.add_argument("--dialects", default=",".join(DIALECTS))
+    parser.add_argument("--no-scaling", action="store_true")
     args = parser.parse_args()
+    engines = set(args.engines.split(","))
 
-    with tempfile.TemporaryDirectory() as tmp:
-        for dialect, make in (("debezium", debezium_line), ("canal", canal_line)):
-            path = Path(tmp) / f"{dialect}.jsonl"
-            write(path, make, args.n)
-            size = os.path.getsize(path)
-            print(f"\n{dialect}: {args.n:,} lines, {size / args.n:.0f} bytes/line, {size / 2**20:.0f} MiB")
-            floor_s, _ = best_of(args.repeat, lambda: orjson_floor(path))
-            floor = args.n / floor_s
-            print(f"  orjson.loads alone      {floor:>12,.0f} lines/s   (baseline)")
-            whole_s, events = best_of(args.repeat, lambda: len(cdckit.read(path, dialect=dialect)))
-            print(f"  cdckit.read             {events / whole_s:>12,.0f} events/s   {events / whole_s / floor:.2f}x orjson")
-            chunk_s, events = best_of(args.repeat, lambda: sum(
-                len(c) for c in cdckit.read(path, dialect=dialect, chunksize=args.chunksize)))
-            print(f"  cdckit.read (chunks)    {events / chunk_s:>12,.0f} events/s   {events / chunk_s / floor:.2f}x orjson")
-            detect_s, events = best_of(1, lambda: len(cdckit.read(path)))
-            print(f"  cdckit.read (detected)  {events / detect_s:>12,.0f} events/s   {events / detect_s / floor:.2f}x orjson")
+    print(f"cdckit decode benchmark: {args.n:,} lines per dialect, median of {args.repeat}; "
+          f"Python {platform.python_version()}, {os.cpu_count()} cores")
+    folder = Path(tempfile.mkdtemp(prefix="cdckit-bench-"))
+    spark = None
+    try:
+        if "spark" in engines:
+            from cdckit import spark as cdcspark
+
+            spark = cdcspark.get_spark("local[2]")
+            warm = folder / "warm-up.jsonl"
+            write(warm, debezium_line, 20_000)
+            for _ in range(2):  # the first jobs of a JVM are slow; warm it up for both pipelines
+                hand_written(spark, warm, "debezium").write.format("noop").mode("overwrite").save()
+                cdcspark.read(spark, warm, dialect="debezium").write.format("noop").mode("overwrite").save()
+        for dialect in args.dialects.split(","):
+            path = folder / f"{dialect}.jsonl"
+            write(path, MAKERS[dialect], args.n)
+            size = path.stat().st_size
+            print(f"\n{dialect}: {args.n:,} lines, {size / args.n:.0f} bytes/line, {size / 2**20:,.0f} MiB")
+            if "pandas" in engines:
+                pandas_section(path, dialect, args.n, args.repeat, args.chunksize)
+            if spark is not None:
+                spark_section(spark, path, dialect, args.n, args.repeat, folder)
+            path.unlink()
+        if not args.no_scaling:
+            for dialect in args.dialects.split(","):
+                scaling_section(spark, folder, dialect, args.n, args.repeat)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -146,17 +146,23 @@ class FrameBuilder:
 
     Each event is kept as a tuple of :data:`EVENT_FIELDS` (from an
     :class:`Event` with :meth:`add`, or given directly by a dialect's batch
-    decoder with :meth:`add_row`); columns are made only when a frame is built.
+    decoder with :meth:`add_row`). Every :data:`SEAL_ROWS` events the tuples
+    become an Arrow table, so that memory holds few Python objects at a time.
     """
 
+    #: Events held as Python tuples before they are turned into Arrow.
+    SEAL_ROWS = 16_384
+
     def __init__(self) -> None:
+        self._tables: list[pa.Table] = []
+        self._sealed = 0
         self._rows: list[tuple] = []
         self._offsets: list[int] = []
         # (dialect, source, partition, count): the three columns that rarely change, run-length coded
         self._runs: list[list[Any]] = []
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return self._sealed + len(self._rows)
 
     def add(self, event: Event, dialect: str, source: str, offset: int, partition: int | None = None) -> None:
         """Append one event with the position of the message it came from."""
@@ -167,6 +173,8 @@ class FrameBuilder:
         self._rows.append(row)
         self._offsets.append(offset)
         self._count(dialect, source, partition, 1)
+        if len(self._rows) >= self.SEAL_ROWS:
+            self._seal()
 
     def add_rows(
         self, rows: list[tuple], dialect: str, source: str, offsets: Any, partition: int | None = None
@@ -175,6 +183,8 @@ class FrameBuilder:
         self._rows.extend(rows)
         self._offsets.extend(offsets)
         self._count(dialect, source, partition, len(rows))
+        if len(self._rows) >= self.SEAL_ROWS:
+            self._seal()
 
     def _count(self, dialect: str, source: str, partition: int | None, count: int) -> None:
         runs = self._runs
@@ -185,39 +195,35 @@ class FrameBuilder:
                 return
         runs.append([dialect, source, partition, count])
 
+    def _seal(self) -> None:
+        if self._rows:
+            table = _table(self._rows, self._offsets, self._runs)
+            self._tables.append(table)
+            self._sealed += table.num_rows
+            self._rows, self._offsets, self._runs = [], [], []
+
     def to_arrow(self) -> pa.Table:
         """The events gathered so far as an Arrow table with :data:`ARROW_SCHEMA`."""
-        return _table(self._rows, self._offsets, self._runs)
+        self._seal()
+        if not self._tables:
+            return ARROW_SCHEMA.empty_table()
+        return self._tables[0] if len(self._tables) == 1 else pa.concat_tables(self._tables)
 
     def take(self, count: int) -> pa.Table:
         """The first ``count`` events as an Arrow table, removed from the builder."""
-        if count >= len(self._rows):
-            table = self.to_arrow()
-            self.clear()
-            return table
-        rows, self._rows = self._rows[:count], self._rows[count:]
-        offsets, self._offsets = self._offsets[:count], self._offsets[count:]
-        runs: list[list[Any]] = []
-        left = count
-        while left:
-            run = self._runs[0]
-            if run[3] <= left:
-                runs.append(self._runs.pop(0))
-                left -= run[3]
-            else:
-                runs.append([run[0], run[1], run[2], left])
-                run[3] -= left
-                left = 0
-        return _table(rows, offsets, runs)
+        table = self.to_arrow()
+        head, rest = table.slice(0, count), table.slice(count)
+        self._tables = [rest] if rest.num_rows else []
+        self._sealed = rest.num_rows
+        return head
 
     def to_pandas(self) -> pd.DataFrame:
         """The events gathered so far as a canonical pandas frame."""
         return arrow_to_pandas(self.to_arrow())
 
     def clear(self) -> None:
-        self._rows = []
-        self._offsets = []
-        self._runs = []
+        self._tables, self._sealed = [], 0
+        self._rows, self._offsets, self._runs = [], [], []
 
 
 def _table(rows: list[tuple], offsets: list[int], runs: list[list[Any]]) -> pa.Table:

@@ -8,6 +8,13 @@ Widget views carry run-dependent model ids and are skipped too.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+# The kernels nbval starts use the test profile (capture_fd_output = False), so
+# that Spark's JVM output stays out of the cells however pytest was started.
+os.environ.setdefault("IPYTHONDIR", str(Path(__file__).resolve().parent.parent / "tests" / "ipython"))
+
 SKIPPED_MIME_TYPES = (
     "application/vnd.plotly.v1+json",
     "application/vnd.jupyter.widget-view+json",
