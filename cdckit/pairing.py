@@ -24,7 +24,15 @@ from typing import Any, Hashable, Iterator
 
 from .frame import Event
 
-__all__ = ["Pairer"]
+__all__ = ["Pairer", "UNPAIRED", "unpaired_reason"]
+
+#: Words in the quarantine reason of a half whose partner never came (the ordering report looks for them).
+UNPAIRED = "with no partner half"
+
+
+def unpaired_reason(event: Event) -> str:
+    """The quarantine reason of an update half that never met its partner."""
+    return f"{event.op_raw} {UNPAIRED} (table {event.table}, seq {event.seq})"
 
 
 class Pairer:

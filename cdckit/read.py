@@ -32,7 +32,7 @@ from .dialects import registry
 from .dialects.base import Dialect
 from .errors import AmbiguousDialectError, DecodeError, UnknownDialectError
 from .frame import ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas
-from .pairing import Pairer
+from .pairing import Pairer, unpaired_reason
 
 __all__ = ["read", "ChunkedRead"]
 
@@ -188,8 +188,7 @@ class _ReadJob(Sink):
                                 yield table
         for event, msg in self.pairer.drain():
             self.pending -= 1
-            self.bad(msg, self.sources.get(msg.source), f"{event.op_raw} with no partner half "
-                                                        f"(table {event.table}, seq {event.seq})")
+            self.bad(msg, self.sources.get(msg.source), unpaired_reason(event))
         while len(builder):
             yield builder.take(size)
 

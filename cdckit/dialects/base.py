@@ -98,6 +98,14 @@ class Dialect:
     #: True when the dialect sends an update as two messages (events with ``half`` set).
     splits_updates: ClassVar[bool] = False
 
+    #: True when an update's after image may hold only the changed columns:
+    #: replay merges it onto the row's current state instead of replacing the row.
+    partial_updates: ClassVar[bool] = False
+
+    #: True when ``seq`` numbers are meant to be contiguous (each message one more
+    #: than the last), so a missing number is a lost message.
+    contiguous_seq: ClassVar[bool] = False
+
     #: True when the dialect has a batch decoder for raw JSON messages (:meth:`decode_lines`).
     has_line_decoder: ClassVar[bool] = False
 

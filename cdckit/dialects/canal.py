@@ -200,6 +200,7 @@ class Canal(Dialect):
         self._types: dict[tuple, tuple[Any, Any, dict[str, Callable[[Any], Any]]]] = {}
         # (mysqlType text, sqlType text) -> converters, for the batch decoder
         self._by_text: dict[tuple[bytes, bytes], dict[str, Callable[[Any], Any]]] = {}
+        self._last_types: tuple[msgspec.Raw, msgspec.Raw, dict[str, Callable[[Any], Any]]] | None = None
 
     # ------------------------------------------------------------ detection
 
@@ -250,27 +251,37 @@ class Canal(Dialect):
         return [Event(*row) for row in rows]
 
     def dml_rows(self, op: str, op_raw: str, data: list, old: list, converters: dict[str, Callable[[Any], Any]],
-                 pk: Any, database: Any, table: Any, es: Any, ts: Any, batch_id: Any, gtid: Any) -> list[tuple]:
-        """The events of a DML message as tuples of the frame's event fields (shared by both decoders)."""
+                 pk: Any, database: Any, table: Any, es: Any, ts: Any, batch_id: Any, gtid: Any,
+                 fresh: bool = False) -> list[tuple]:
+        """The events of a DML message as tuples of the frame's event fields (shared by both decoders).
+
+        ``fresh``: the rows in ``data``/``old`` are this call's to change (typed in place, not copied).
+        """
         key_columns = list(pk) if isinstance(pk, list) and pk else None
         database = database or None
         table = table or None
         event_time = es * 1_000_000 if es.__class__ is int else values.ms_to_ns(es)
         emit_time = ts * 1_000_000 if ts.__class__ is int else values.ms_to_ns(ts)
-        prefix = f"{values.sortable(es) or ''}:{values.sortable(batch_id) or ''}:"
+        if es.__class__ is int and batch_id.__class__ is int and es >= 0 and batch_id >= 0:
+            prefix = f"{str(es).zfill(20)}:{str(batch_id).zfill(20)}:"  # the common case of the line below
+        else:
+            prefix = f"{values.sortable(es) or ''}:{values.sortable(batch_id) or ''}:"
         txn_id = str(gtid) if gtid not in (None, "") else None
         dumps = orjson.dumps
         rows = []
         for index, raw in enumerate(data):
-            row = typed_row(dict(expect_object(raw, f"data[{index}]")), converters)
+            if raw.__class__ is not dict:
+                expect_object(raw, f"data[{index}]")
+            row = typed_row(raw if fresh else dict(raw), converters)
             if op == "insert":
                 before_text, after_text, keyed = None, dumps(row).decode(), row
             elif op == "delete":
                 before_text, after_text, keyed = dumps(row).decode(), None, row
             else:
                 changed = old[index] if index < len(old) else None
-                before = {**row, **typed_row(dict(expect_object(changed, f"old[{index}]")), converters)} \
-                    if changed else row
+                if changed and changed.__class__ is not dict:
+                    expect_object(changed, f"old[{index}]")
+                before = {**row, **typed_row(changed if fresh else dict(changed), converters)} if changed else row
                 before_text, after_text, keyed = dumps(before).decode(), dumps(row).decode(), row
             rows.append((
                 op, op_raw, database, None, table, event_time, emit_time,
@@ -306,13 +317,16 @@ class Canal(Dialect):
                 converters = self._raw_converters(flat.mysqlType, flat.sqlType)
                 append(self.dml_rows(op, flat.type, flat.data, flat.old if op == "update" and flat.old else [],
                                      converters, flat.pkNames, flat.database, flat.table, flat.es, flat.ts, flat.id,
-                                     flat.gtid))
+                                     flat.gtid, fresh=True))
             except BadMessage:
                 append(None)
         return out
 
     def _raw_converters(self, mysql_types: msgspec.Raw, sql_types: msgspec.Raw) -> dict[str, Callable[[Any], Any]]:
         """The converters of raw ``mysqlType``/``sqlType`` texts, remembered by those texts."""
+        last = self._last_types
+        if last is not None and last[0] == mysql_types and last[1] == sql_types:  # the same table again
+            return last[2]
         ident = (bytes(mysql_types), bytes(sql_types))
         found = self._by_text.get(ident)
         if found is None:
@@ -320,6 +334,7 @@ class Canal(Dialect):
                 self._by_text.clear()
             kinds = column_kinds(values.loads(ident[0]), values.loads(ident[1]))
             found = self._by_text[ident] = {name: CONVERTERS[kind] for name, kind in kinds.items()}
+        self._last_types = (mysql_types, sql_types, found)
         return found
 
     def converters(self, value: dict[str, Any]) -> dict[str, Callable[[Any], Any]]:
@@ -571,3 +586,21 @@ def _ddl_type(sql: str | None) -> str:
         if text.startswith(start):
             return kind
     return "QUERY"
+
+
+#: Synthetic lines start at this epoch millisecond (see cdckit.samples.synthetic).
+SYNTHETIC_START_MS = 1_700_000_000_000
+
+
+def synthetic_line(i: int) -> bytes:
+    """The ``i``-th insert into an order_items table, as a Canal flat message with one row."""
+    row = {"id": str(i), "sku": f"SKU-{i % 500}", "qty": str(i % 9 + 1), "price": f"{i % 1000}.25",
+           "note": None if i % 3 else "gift"}
+    return orjson.dumps({
+        "id": i, "database": "shop", "table": "order_items", "pkNames": ["id"], "isDdl": False, "type": "INSERT",
+        "es": SYNTHETIC_START_MS + i, "ts": SYNTHETIC_START_MS + 50 + i, "sql": "",
+        "sqlType": {"id": -5, "sku": 12, "qty": 4, "price": 3, "note": 12},
+        "mysqlType": {"id": "bigint(20)", "sku": "varchar(32)", "qty": "int(11)", "price": "decimal(10,2)",
+                      "note": "varchar(64)"},
+        "data": [row], "old": None,
+    })

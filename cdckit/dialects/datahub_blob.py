@@ -115,6 +115,7 @@ class DataHubBlob(Dialect):
     title = "DataHub Blob JSON"
     spec = "datahub-tuple-and-blob.txt"
     splits_updates = True
+    contiguous_seq = True
     quirks = (
         "An update is two messages with the same sequenceId, UPDATE_BEFOR (really spelled so) and UPDATE_AFTER; "
         "they become one update row wherever they are in the stream, and a half with no partner is quarantined.",

@@ -78,6 +78,7 @@ class DataHubTuple(Dialect):
     spec = "datahub-tuple-and-blob.txt"
     splits_updates = True
     layout = "rows"
+    contiguous_seq = True
     quirks = (
         "An update is two U rows with the same _sequence_id_ (_before_image_=Y, then _after_image_=Y); "
         "they become one update row wherever they are, and a row with no partner is quarantined.",

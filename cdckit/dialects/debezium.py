@@ -40,6 +40,7 @@ from decimal import Decimal
 from typing import Annotated, Any, Iterator, Literal
 
 import msgspec
+import orjson
 import pandas as pd
 
 from .. import values
@@ -754,3 +755,26 @@ def envelope_time(payload: dict[str, Any]) -> int | None:
     if payload.get("ts_us") is not None:
         return int(payload["ts_us"]) * 1_000
     return values.ms_to_ns(payload.get("ts_ms"))
+
+
+#: Synthetic lines start at this epoch millisecond (see cdckit.samples.synthetic).
+SYNTHETIC_START_MS = 1_700_000_000_000
+
+
+def synthetic_line(i: int) -> bytes:
+    """The ``i``-th change of a customers table (MySQL connector, unwrapped); every fourth an update."""
+    row = {"id": i, "first_name": f"first{i % 977}", "last_name": f"last{i % 541}", "email": f"user{i}@example.com",
+           "balance": round(i * 0.37 % 10_000, 2), "tier": ("bronze", "silver", "gold")[i % 3],
+           "street": f"{i % 9000 + 1} Long Street", "city": ("Lisbon", "Osaka", "Quito", "Tromsø")[i % 4],
+           "phone": f"+351 21 {i % 1_000_000:06d}", "company": f"Company {i % 3000} Ltd",
+           "website": f"https://company{i % 3000}.example.com/people/{i}", "country_code": "PT",
+           "created_at": SYNTHETIC_START_MS + i, "active": i % 7 != 0, "note": None if i % 5 else "called support"}
+    before = dict(row, balance=round(row["balance"] - 1.5, 2)) if i % 4 == 1 else None
+    return orjson.dumps({
+        "before": before, "after": row,
+        "source": {"version": "2.7.0.Final", "connector": "mysql", "name": "bench", "ts_ms": SYNTHETIC_START_MS + i,
+                   "snapshot": "false", "db": "shop", "table": "customers" if i % 10 else "vip_customers",
+                   "server_id": 1, "gtid": None, "file": "mysql-bin.000001", "pos": 4 + 200 * i, "row": 0,
+                   "thread": 7, "query": None},
+        "op": "u" if before else "c", "ts_ms": SYNTHETIC_START_MS + 100 + i, "transaction": None,
+    })

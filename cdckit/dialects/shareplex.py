@@ -68,6 +68,7 @@ class SharePlex(Dialect):
     name = "shareplex"
     title = "SharePlex JSON"
     spec = "oceanbase-oms-formats.txt"
+    partial_updates = True
     quirks = (
         "An update's data holds only the changed columns: its after image is partial and its before image is "
         "the key object (the key values before the change).",

@@ -74,6 +74,8 @@ class Universe(Dialect):
     title = "UniVerse change file"
     spec = "universe-cdc-file.txt"
     layout = "text"
+    partial_updates = True
+    contiguous_seq = True
     quirks = (
         "Each line is one row event: name=value fields split by char 254 (þ), data pairs split by char 253 (ý).",
         "Names and values are split on the first '=', so a value may contain '=' but a column name may not.",

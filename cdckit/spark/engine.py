@@ -32,11 +32,11 @@ from ..detect import DEFAULT_SAMPLE, choose
 from ..dialects import registry
 from ..errors import CdcError, UnknownDialectError
 from ..frame import ARROW_SCHEMA, COLUMN_NAMES, EVENT_FIELDS, Event, FrameBuilder
-from ..pairing import Pairer
+from ..pairing import Pairer, unpaired_reason
 from ..read import PAIRED
 from .session import ship_cdckit
 
-__all__ = ["read", "decode", "quarantine", "report", "combined", "SPARK_SCHEMA", "COMBINED_COLUMNS"]
+__all__ = ["read", "decode", "quarantine", "report", "combined", "COMBINED_COLUMNS", "COMBINED_ARROW"]
 
 #: Bytes of a JSON Lines or text file per Spark task (larger files are cut at line ends).
 SPLIT_BYTES = 64 << 20
@@ -378,8 +378,7 @@ def _pair_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
         if len(sink) >= BATCH_ROWS:
             yield sink.take()
     for event, row in pairer.drain():
-        reason = f"{event.op_raw} with no partner half (table {event.table}, seq {event.seq})"
-        _add_marker(sink, row, "quarantined", reason, row["_raw"])
+        _add_marker(sink, row, "quarantined", unpaired_reason(event), row["_raw"])
     if len(sink):
         yield sink.take()
 
