@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ..errors import SparkSetupError
 from .engine import COMBINED_COLUMNS, combined, decode, quarantine, read, report
+from .replay import materialize, order_report, sort_events
 from .session import check_java, get_spark, ship_cdckit
 
 __all__ = [
@@ -26,6 +27,9 @@ __all__ = [
     "quarantine",
     "report",
     "combined",
+    "sort_events",
+    "order_report",
+    "materialize",
     "check_java",
     "ship_cdckit",
     "SparkSetupError",

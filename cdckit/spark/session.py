@@ -86,6 +86,10 @@ def get_spark(master: str = "local[*]", app_name: str = "cdckit", config: dict[s
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J2_CONFIG}",
         "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J2_CONFIG}",
     }
+    if master.startswith("local"):  # few shuffle partitions: one machine gains nothing from 200 tiny tasks
+        cores = master[6:-1] if master.startswith("local[") else "1"
+        count = os.cpu_count() or 2 if cores in ("*", "") else int(cores.split(",")[0])
+        settings["spark.sql.shuffle.partitions"] = str(max(4, 2 * count))
     settings.update(config or {})
     builder = SparkSession.builder.master(master).appName(app_name)
     for name, value in settings.items():
