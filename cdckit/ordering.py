@@ -61,6 +61,7 @@ __all__ = [
     "report_from_rows",
     "finding_frame",
     "filled_seq",
+    "none_if_missing",
 ]
 
 #: The ops that change a row.
@@ -254,8 +255,8 @@ def _micros(times: pd.Series) -> pd.Series:
 # (FINDING_COLUMNS); Spark calls them once per group, pandas once for everything.
 
 
-def _none(value: Any) -> Any:
-    """None for pandas' missing markers."""
+def none_if_missing(value: Any) -> Any:
+    """None for pandas' and Spark's missing markers (None, NA, float NaN); other values as they are."""
     return None if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)) else value
 
 
@@ -263,7 +264,7 @@ def _records(frame: pd.DataFrame, columns: list[str]) -> Iterator[dict[str, Any]
     """Rows as dicts with None for missing values."""
     names = list(columns)
     for values in zip(*(frame[c].tolist() for c in names)):
-        yield {n: _none(v) for n, v in zip(names, values)}
+        yield {n: none_if_missing(v) for n, v in zip(names, values)}
 
 
 def _finding(name: str, at: dict[str, Any], other: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:

@@ -33,11 +33,11 @@ import pandas as pd
 
 from . import values
 from .dialects import registry
-from .ordering import CHANGE_OPS, filled_seq, sort_events, table_names
+from .ordering import CHANGE_OPS, filled_seq, none_if_missing, sort_events, table_names
 
 __all__ = ["materialize", "history", "scd2", "TableStates", "Replayer", "Step", "replay_rows", "PROBLEM_COLUMNS",
            "drop_redeliveries", "old_key", "SCD2_COLUMNS",
-           "column_ranks", "column_order"]
+           "column_order"]
 
 #: Columns of ``TableStates.problems``.
 PROBLEM_COLUMNS = ["table", "key", "source", "offset", "seq", "op", "problem"]
@@ -67,9 +67,11 @@ class Step:
 
 
 def _parse(text: Any) -> dict[str, Any] | None:
-    """An image text as a dict (None for none)."""
+    """An image text as a dict (None for none; a dict already parsed is returned as it is)."""
     if text is None or text is pd.NA:
         return None
+    if text.__class__ is dict:
+        return text
     parsed = values.loads(text)
     return parsed if isinstance(parsed, dict) else None
 
@@ -88,15 +90,10 @@ def _canonical(row: dict[str, Any] | None) -> str:
 
 def old_key(op: Any, key: Any, key_columns: Any, before: Any) -> str | None:
     """The key a change starts from: the before image's key where it has one, else ``key``."""
-    own = _none(key)
+    own = none_if_missing(key)
     if op != "update":
         return own
     return _key_of(_parse(before), key_columns) or own
-
-
-def _none(value: Any) -> Any:
-    """None for pandas' and Spark's missing markers (None, NA, float NaN)."""
-    return None if value is None or value is pd.NA or (value.__class__ is float and value != value) else value
 
 
 class Replayer:
@@ -121,7 +118,7 @@ class Replayer:
         op = event["op"]
         columns = event.get("key_columns")
         before, after = _parse(event.get("before")), _parse(event.get("after"))
-        key = _none(event.get("key"))
+        key = none_if_missing(event.get("key"))
         if key is None:
             return self._apply_keyless(event, op, before, after)
         if op in ("insert", "read"):
@@ -233,67 +230,48 @@ def _partial(dialect: Any) -> bool:
 def _event_dicts(frame: pd.DataFrame) -> Iterator[dict[str, Any]]:
     columns = [c for c in _REPLAY_COLUMNS if c in frame.columns]
     for row in zip(*(frame[c].tolist() for c in columns)):
-        event = {c: _none(v) for c, v in zip(columns, row)}
+        event = {c: none_if_missing(v) for c, v in zip(columns, row)}
         if event.get("key_columns") is not None:  # a list in pandas, an array from Spark
             event["key_columns"] = list(event["key_columns"])
         yield event
 
 
-def replay_rows(frame: pd.DataFrame) -> Iterator[tuple[str, Replayer, list[Step], list[str]]]:
-    """Replay a prepared frame (in order) table by table: ``(table, replayer, steps, columns seen)``.
+def replay_rows(frame: pd.DataFrame) -> Iterator[tuple[str, Replayer, list[Step], dict[str, str]]]:
+    """Replay a prepared frame (in order) table by table: ``(table, replayer, steps, column ranks)``.
 
-    Used by both engines: Spark calls it on groups of one key (or one table).
+    Used by both engines (Spark calls it on groups of rows). The column
+    ranks say where each column first appears in seq order (key columns,
+    then the before and after images): a text that sorts like that position,
+    so ranks from different groups can be compared; a table's columns are
+    shown in rank order (:func:`column_order`).
     """
-    tables: dict[str, tuple[Replayer, list[Step], dict[str, None]]] = {}
+    tables: dict[str, tuple[Replayer, list[Step], dict[str, str]]] = {}
     for event in _event_dicts(frame):
         table = event["_table"]
         if table not in tables:
             tables[table] = (Replayer(partial=_partial(event["dialect"])), [], {})
-        replayer, steps, seen = tables[table]
-        for name in event.get("key_columns") or ():
-            seen.setdefault(name, None)
-        step = replayer.apply(event)
-        for image in (step.new_row, step.old_row):
-            for name in image or ():
-                seen.setdefault(name, None)
-        steps.append(step)
-    for table, (replayer, steps, seen) in tables.items():
-        yield table, replayer, steps, list(seen)
+        replayer, steps, ranks = tables[table]
+        event["before"], event["after"] = _parse(event["before"]), _parse(event["after"])  # parsed once
+        partition = "" if event["partition"] is None else f"{int(event['partition']):020d}"
+        where = f"{event['_seq']}\x00{event['source']}\x00{partition}\x00{int(event['offset']):020d}\x00"
+        names = [*(event.get("key_columns") or ()), *(event["before"] or ()), *(event["after"] or ())]
+        for position, name in enumerate(names):
+            rank = f"{where}{position:06d}"
+            if ranks.get(name, "\U0010ffff") > rank:
+                ranks[name] = rank
+        steps.append(replayer.apply(event))
+    for table, (replayer, steps, ranks) in tables.items():
+        yield table, replayer, steps, ranks
+
+
+def column_order(ranks: dict[str, str]) -> list[str]:
+    """Columns in the order of their ranks (see :func:`replay_rows`)."""
+    return sorted(ranks, key=lambda name: (ranks[name], name))
 
 
 def _problems(table: str, steps: Iterable[Step]) -> list[dict[str, Any]]:
     return [{"table": table, "key": s.new_key or s.old_key, "source": s.event["source"], "offset": s.event["offset"],
              "seq": s.event["seq"], "op": s.event["op"], "problem": s.problem} for s in steps if s.problem]
-
-
-def column_ranks(frame: pd.DataFrame) -> Iterator[tuple[str, str, str]]:
-    """``(table, column, rank)``: where each column first appears in seq order (key columns, then images).
-
-    The rank is a text that sorts like the position, so ranks from different
-    groups of rows (Spark) can be compared; the column order of a table's
-    state is the order of its columns' ranks.
-    """
-    first: dict[tuple[str, str], str] = {}
-    for event in _event_dicts(frame):
-        partition = "" if event["partition"] is None else f"{int(event['partition']):020d}"
-        where = f"{event['_seq']}\x00{event['source']}\x00{partition}\x00{int(event['offset']):020d}"
-        names = [*(event.get("key_columns") or ())]
-        for image in (event["before"], event["after"]):
-            names.extend(_parse(image) or ())
-        for position, name in enumerate(names):
-            rank = f"{where}\x00{position:06d}"
-            if first.get((event["_table"], name), "\U0010ffff") > rank:
-                first[(event["_table"], name)] = rank
-    for (table, name), rank in first.items():
-        yield table, name, rank
-
-
-def column_order(frame: pd.DataFrame) -> dict[str, list[str]]:
-    """``{table: columns in rank order}`` (see :func:`column_ranks`)."""
-    ranked: dict[str, list[tuple[str, str]]] = {}
-    for table, name, rank in column_ranks(frame):
-        ranked.setdefault(table, []).append((rank, name))
-    return {table: [name for _, name in sorted(pairs)] for table, pairs in ranked.items()}
 
 
 # --------------------------------------------------------------------------- public functions
@@ -314,12 +292,11 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq") -> 
     [['1001', '3', 'Gadget XL']]
     """
     frame = _prepared(events, as_of, order)
-    order_of_columns = column_order(frame)
     states = TableStates()
     problems: list[dict[str, Any]] = []
-    for table, replayer, steps, _ in replay_rows(frame):
+    for table, replayer, steps, ranks in replay_rows(frame):
         rows = replayer.state_rows()
-        columns = order_of_columns.get(table, [])
+        columns = column_order(ranks)
         states[table] = pd.DataFrame.from_records(rows, columns=columns) if rows else pd.DataFrame(columns=columns)
         problems.extend(_problems(table, steps))
     states.problems = pd.DataFrame(problems, columns=PROBLEM_COLUMNS).astype({"offset": "Int64"}).sort_values(
@@ -373,8 +350,8 @@ def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq") -> p
     wanted = _key_text(key)
     lines = []
     columns: list[str] = []
-    for _, _, steps, seen in replay_rows(frame[frame["_table"] == name]):
-        columns = seen
+    for _, _, steps, ranks in replay_rows(frame[frame["_table"] == name]):
+        columns = column_order(ranks)
         for step in steps:
             if wanted not in (step.old_key, step.new_key):
                 continue
@@ -414,7 +391,8 @@ def scd2(events: pd.DataFrame, order: str = "seq") -> dict[str, pd.DataFrame]:
     """
     frame = _prepared(events, None, order)
     out = {}
-    for table, _, steps, columns in replay_rows(frame):
+    for table, _, steps, ranks in replay_rows(frame):
+        columns = column_order(ranks)
         versions: list[dict[str, Any]] = []
         open_version: dict[str, dict[str, Any]] = {}
         for step in steps:

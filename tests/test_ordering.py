@@ -158,8 +158,19 @@ def test_as_of_history_and_scd2():
 
 
 def test_lindorm_column_delete_leaves_the_column_null():
-    events = cdckit.read(cdckit.samples.path("lindorm/examples"))
-    dropped = events[(events["op"] == "update") & events["after"].notna()]
-    assert not dropped.empty
-    state = cdckit.materialize(events)
-    assert list(state) == ["ld-xxxx.customers"]
+    cap = capture("lindorm", [("insert", 0), ("update", 0)])
+    update = json.loads(json.dumps(cap.messages[1]))
+    del update["payload"]["after"]["name"]  # a column delete: the after image omits the column
+    events = cdckit.read([cap.messages[0], update], dialect="lindorm")
+    assert "name" not in json.loads(events["after"].iloc[1])
+    rows = cdckit.materialize(events)["shop.items"]
+    assert rows[["id", "qty"]].values.tolist() == [[1, 1]] and pd.isna(rows["name"].iloc[0])
+
+
+def test_time_inversion_where_event_time_goes_back_in_seq_order():
+    cap = capture("maxwell", [("insert", 0), ("insert", 0), ("insert", 0)])
+    late = dict(cap.messages[2], ts=cap.messages[0]["ts"] - 5)  # the third change claims an earlier time
+    report = cdckit.order_report(cdckit.read(cap.messages[:2] + [late], dialect="maxwell"))
+    found = report["time_inversions"]
+    assert found["offset"].tolist() == [2] and found["other_offset"].tolist() == [1]
+    assert report["inversions"].empty

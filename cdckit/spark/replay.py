@@ -150,14 +150,13 @@ def _replay_group(order: list[str]):
     def run(group: pd.DataFrame) -> pd.DataFrame:
         group = group.sort_values(order, kind="stable", na_position="first" if order[0] != "event_time" else "last")
         out = []
-        for table, replayer, steps, _ in replay.replay_rows(group):
+        for table, replayer, steps, ranks in replay.replay_rows(group):
             for key, row in replayer.rows.items():
                 out.append({"kind": "row", "table": table, "key": key, "row": orjson.dumps(row).decode()})
             for text, count in replayer.bag.items():
                 out.extend({"kind": "row", "table": table, "row": text} for _ in range(count))
             out.extend({"kind": "problem", **p} for p in replay._problems(table, steps))
-        for table, column, rank in replay.column_ranks(group):
-            out.append({"kind": "column", "table": table, "column": column, "rank": rank})
+            out.extend({"kind": "column", "table": table, "column": c, "rank": r} for c, r in ranks.items())
         frame = pd.DataFrame(out, columns=[f.name for f in _STATE_SCHEMA.fields], dtype=object)
         return frame.astype({f.name: "Int64" if f.name == "offset" else "string" for f in _STATE_SCHEMA.fields})
     return run
@@ -196,13 +195,13 @@ def materialize(events: DataFrame, as_of: Any = None, order: str = "seq") -> rep
         states = replay.TableStates()
         ranks = meta[meta["kind"] == "column"]
         for table in sorted(set(ranks["table"])):
-            names = ranks[ranks["table"] == table].groupby("column")["rank"].min().sort_values(kind="stable")
+            names = replay.column_order(ranks[ranks["table"] == table].groupby("column")["rank"].min().to_dict())
             rows = result.filter((F.col("kind") == "row") & (F.col("table") == table)).select("row")
             schema = spark.read.json(rows.rdd.map(lambda r: r[0])).schema if not rows.isEmpty() else None
             fields = {f.name: f.dataType for f in schema.fields} if schema else {}
             parsed = rows.select(F.from_json("row", T.StructType([T.StructField(n, fields.get(n, T.StringType()))
-                                                                   for n in names.index])).alias("r"))
-            states[table] = parsed.select(*[F.col("r").getField(n).alias(n) for n in names.index])
+                                                                   for n in names])).alias("r"))
+            states[table] = parsed.select(*[F.col("r").getField(n).alias(n) for n in names])
         problems = meta[meta["kind"] == "problem"][replay.PROBLEM_COLUMNS]
         states.problems = problems.astype({"offset": "Int64"}).sort_values(["table", "source", "offset"],
                                                                           kind="stable").reset_index(drop=True)
