@@ -412,18 +412,13 @@ def _raw_times(row: dict[str, Any], types: dict[str, str]) -> dict[str, Any]:
 
 
 def _value_class(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
+    """The kind of a non-null image value (:func:`values.kind_of_value`), with two text kinds of this dialect."""
     if isinstance(value, str):
         if _NS_TIME.match(value):
             return "ns"
         if _BIG_NUMBER.match(value) and values.exact_number(value) == value:
             return "bignumber"
-    return "text"
+    return values.kind_of_value(value) or "text"
 
 
 def _column_type(classes: set[str]) -> str:
