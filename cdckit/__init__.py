@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import dialects, notebook, samples
 from .detect import Detection, detect
+from .export import convert
 from .errors import AmbiguousDialectError, CdcError, DecodeError, UnknownDialectError
 from .frame import COLUMN_NAMES, OPS
 from .ordering import OrderReport, order_report, sort_events
@@ -17,6 +18,21 @@ from .read import read
 from .replay import TableStates, history, materialize, scd2
 
 __version__ = "0.1.0"
+
+
+def explore(events, **options):  # type: ignore[no-untyped-def]
+    """The explorer widget of a capture (see :func:`cdckit.explorer.explore`).
+
+    Imported on first use, so that ``import cdckit`` (also on Spark
+    executors) does not load ipywidgets and plotly.
+
+    >>> import cdckit
+    >>> type(cdckit.explore(cdckit.samples.load("lindorm"))).__name__
+    'Explorer'
+    """
+    from .explorer import explore as _explore
+
+    return _explore(events, **options)
 
 __all__ = [
     "read",
@@ -28,6 +44,8 @@ __all__ = [
     "history",
     "scd2",
     "TableStates",
+    "convert",
+    "explore",
     "Detection",
     "dialects",
     "samples",

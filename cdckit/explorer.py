@@ -1,0 +1,270 @@
+"""An ipywidgets explorer of a capture: filter the events, see them on a timeline, inspect one.
+
+``cdckit.explore(events)`` returns an :class:`Explorer` (an ``ipywidgets.VBox``)
+to show in JupyterLab, Binder or any front end with ipywidgets:
+
+- filters: a table dropdown, an op list, a key search box (part of the key
+  text, case-insensitive) and a time range slider;
+- a plotly ``FigureWidget`` timeline of the filtered events
+  (:func:`cdckit.viz.timeline`; with one table chosen, one lane per key);
+- a list of the first :data:`LISTED` filtered events;
+- clicking a point, selecting points, or picking an event in the list shows
+  the event, its before/after diff (:func:`cdckit.viz.diff`) and the history
+  of its row (:func:`cdckit.history`).
+
+Nothing is printed: the details are an ``ipywidgets.HTML`` value (every
+capture value in it escaped), so notebooks stay stable under strict nbval.
+The list's labels are plain text (ipywidgets shows option labels as text,
+never as HTML), so they hold the values as they are.
+
+>>> import cdckit
+>>> from cdckit.explorer import explore
+>>> ex = explore(cdckit.samples.load("canal/shop"))
+>>> ex.ops.value = ("delete",)
+>>> len(ex.filtered()), ex.status.value
+(30, '30 of 320 events shown')
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Hashable
+
+import ipywidgets as widgets
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from .frame import OPS
+from .ordering import CHANGE_OPS, table_names
+from .replay import history
+from .viz import MAX_POINTS, WEBGL_ABOVE, _timeline_figure, diff
+
+__all__ = ["explore", "Explorer", "LISTED", "MAX_LANES", "TIME_STEPS"]
+
+#: The event list shows this many of the filtered events (in time order).
+LISTED = 200
+
+#: With one table chosen the timeline has a lane per key, up to this many keys (one lane per table beyond).
+MAX_LANES = 500
+
+#: The time slider has at most this many stops (evenly spaced among the event times, first and last included).
+TIME_STEPS = 200
+
+_HINT = "<i>Click an event in the timeline, select points, or pick one from the list.</i>"
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and np.isnan(value))
+
+
+def _esc(value: Any) -> str:
+    return "" if _missing(value) else html.escape(str(value))
+
+
+def _label(value: Any) -> Hashable:
+    """A customdata item as a plain Python value (numpy scalars unwrapped)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _time_options(times: pd.Series) -> list[tuple[str, pd.Timestamp]]:
+    """Slider stops: (label, time) for at most TIME_STEPS distinct times, first and last included."""
+    distinct = np.sort(times.dropna().unique())
+    if len(distinct) > TIME_STEPS:
+        distinct = distinct[(np.arange(TIME_STEPS) * (len(distinct) - 1)) // (TIME_STEPS - 1)]
+    stops: dict[str, pd.Timestamp] = {}
+    for value in distinct:
+        stamp = pd.Timestamp(value)
+        stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp
+        stops[stamp.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]] = stamp  # equal labels keep the latest time
+    return list(stops.items())
+
+
+class Explorer(widgets.VBox):
+    """The explorer widget; see the module notes. Build it with :func:`explore`.
+
+    Widgets: ``table`` (Dropdown), ``ops`` (SelectMultiple), ``key`` (Text),
+    ``time`` (SelectionRangeSlider, its range shown in ``time_range``), ``figure`` (FigureWidget),
+    ``event_list`` (Select), ``details`` (HTML) and ``status`` (HTML).
+    ``events`` is the frame explored, ``selected`` the index label of the
+    event shown in ``details`` (None before any).
+    """
+
+    def __init__(self, events: pd.DataFrame, *, max_points: int = MAX_POINTS) -> None:
+        super().__init__()
+        self.events = events if events.index.is_unique else events.reset_index(drop=True)
+        self.max_points = max_points
+        self.selected: Hashable | None = None
+        self._names = table_names(self.events)
+        self._times = self.events["event_time"].where(self.events["event_time"].notna(), self.events["emit_time"])
+        self._webgl = len(self.events) > WEBGL_ABOVE
+        self._quiet = False
+
+        present = set(self.events["op"].dropna().astype(str))
+        ops = [op for op in OPS if op in present] + sorted(present - set(OPS))
+        tables = sorted(set(self._names.dropna()))
+        stops = _time_options(self._times) or [("no event times", pd.NaT)]
+        self.table = widgets.Dropdown(options=[("all tables", None)] + [(t, t) for t in tables], description="table")
+        self.ops = widgets.SelectMultiple(options=ops, value=tuple(ops), rows=min(max(len(ops), 2), 6),
+                                          description="ops")
+        self.key = widgets.Text(placeholder="part of a key, e.g. 42", description="key", continuous_update=False)
+        self.time = widgets.SelectionRangeSlider(options=stops, index=(0, len(stops) - 1), description="time",
+                                                 disabled=len(stops) < 2, continuous_update=False, readout=False,
+                                                 layout=widgets.Layout(width="60%"))
+        self.time_range = widgets.Label()
+        self.figure = go.FigureWidget(_timeline_figure(self.events, max_points=max_points, webgl=self._webgl))
+        self.event_list = widgets.Select(options=[], rows=12, description="events",
+                                         layout=widgets.Layout(width="45%"))
+        self.details = widgets.HTML(value=_HINT, layout=widgets.Layout(width="55%", overflow="auto"))
+        self.status = widgets.HTML()
+        self.children = [
+            widgets.HBox([self.table, self.ops, self.key]),
+            widgets.HBox([self.time, self.time_range]),
+            self.status,
+            self.figure,
+            widgets.HBox([self.event_list, self.details]),
+        ]
+        for control in (self.table, self.ops, self.key, self.time):
+            control.observe(self._on_filter, names="value")
+        self.time.observe(self._show_range, names="value")
+        self._show_range()
+        self.event_list.observe(self._on_pick, names="value")
+        for trace in self.figure.data:
+            trace.on_click(self._on_points)
+            trace.on_selection(self._on_points)
+        self.refresh()
+
+    # ------------------------------------------------------------------ filters
+
+    def filtered(self) -> pd.DataFrame:
+        """The events the current filters select, in the frame's order.
+
+        >>> import cdckit
+        >>> ex = explore(cdckit.samples.load("canal/shop"))
+        >>> ex.table.value = "shop.customers"; ex.key.value = "[3]"
+        >>> sorted(set(ex.filtered()["key"]))
+        ['[3]']
+        """
+        events = self.events
+        mask = events["op"].astype(str).isin(list(self.ops.value)).to_numpy()
+        if self.table.value is not None:
+            mask &= (self._names == self.table.value).to_numpy()
+        text = self.key.value.strip()
+        if text:
+            keys = events["key"].astype("string")
+            mask &= keys.str.contains(text, case=False, regex=False, na=False).to_numpy(dtype=bool)
+        if self.time.index != (0, len(self.time.options) - 1):
+            low, high = self.time.value
+            mask &= ((self._times >= low) & (self._times <= high)).fillna(False).to_numpy(dtype=bool)
+        return events[mask]
+
+    def _on_filter(self, change: dict[str, Any]) -> None:
+        self.refresh()
+
+    def _show_range(self, change: dict[str, Any] | None = None) -> None:
+        """The slider's range as text beside it (the slider's own readout is too narrow for two times)."""
+        low, high = self.time.index
+        labels = [label for label, _ in self.time.options]
+        self.time_range.value = labels[low] if low == high else f"{labels[low]} – {labels[high]}"
+
+    def refresh(self) -> None:
+        """Redraw the timeline, the event list and the status for the current filters."""
+        frame = self.filtered()
+        by, table = "table", None
+        if self.table.value is not None and frame["key"].nunique() <= MAX_LANES:
+            by, table = "key", self.table.value
+        fresh = _timeline_figure(frame, table=table if len(frame) else None, by=by if len(frame) else "table",
+                                 max_points=self.max_points, webgl=self._webgl)
+        traces = {trace.name: trace for trace in fresh.data}
+        with self.figure.batch_update():
+            for trace in self.figure.data:
+                new = traces.get(trace.name)
+                trace.x = new.x if new is not None else []
+                trace.y = new.y if new is not None else []
+                trace.hovertext = new.hovertext if new is not None else []
+                trace.customdata = new.customdata if new is not None else []
+            self.figure.layout.title = fresh.layout.title
+            self.figure.layout.yaxis = fresh.layout.yaxis
+            self.figure.layout.height = fresh.layout.height
+            self.figure.layout.annotations = fresh.layout.annotations
+        notes = [a.text for a in fresh.layout.annotations if a.name == "note"]
+        self.status.value = (f"{len(frame):,} of {len(self.events):,} events shown"
+                             + "".join(f"; {html.escape(note)}" for note in notes))
+        self._quiet = True
+        try:
+            self.event_list.options = self._list_options(frame)
+            self.event_list.value = None
+        finally:
+            self._quiet = False
+
+    def _list_options(self, frame: pd.DataFrame) -> list[tuple[str, Hashable]]:
+        """(label, index label) of the first LISTED events in time order; labels are plain text."""
+        times = self._times.loc[frame.index]
+        first = frame.loc[times.sort_values(kind="stable", na_position="last").index[:LISTED]]
+        when = self._times.loc[first.index].dt.strftime("%Y-%m-%d %H:%M:%S").astype(object).fillna("(no time)")
+        options = []
+        for label, w, op, name, key in zip(first.index.tolist(), when, first["op"], self._names.loc[first.index],
+                                           first["key"]):
+            text = f"{w}  {op}  {name if not _missing(name) else ''}"
+            options.append((text + (f"  {key}" if not _missing(key) else ""), label))
+        return options
+
+    # ------------------------------------------------------------------ selecting one event
+
+    def _on_pick(self, change: dict[str, Any]) -> None:
+        if not self._quiet and change["new"] is not None:
+            self.select(change["new"])
+
+    def _on_points(self, trace: Any, points: Any, selector: Any = None) -> None:
+        """Click and selection callback of every trace: show the first point's event."""
+        if points.point_inds:
+            self.select(_label(trace.customdata[points.point_inds[0]]))
+
+    def select(self, index: Hashable) -> None:
+        """Show one event (by index label): its fields, its diff and the history of its row in ``details``.
+
+        >>> import cdckit
+        >>> ex = explore(cdckit.samples.load("canal/shop"))
+        >>> ex.select(ex.filtered().index[0])
+        >>> "history of" in ex.details.value
+        True
+        """
+        row = self.events.loc[index]
+        name = self._names.loc[index]
+        parts = [self._fields_html(row, name)]
+        if not _missing(row["before"]) or not _missing(row["after"]):
+            parts.append(diff(row)._repr_html_())
+        if row["op"] in CHANGE_OPS and not _missing(name) and not _missing(row["key"]):
+            rows = history(self.events[(self._names == name).to_numpy()], name, row["key"])
+            mark = ["▶" if (s, o) == (row["source"], row["offset"]) else "" for s, o in
+                    zip(rows["source"], rows["offset"])]
+            rows.insert(0, "", mark)
+            parts.append(f"<h4>history of {_esc(name)} key {_esc(row['key'])}</h4>"
+                         + rows.to_html(index=False, escape=True, na_rep="", border=0, max_rows=100))
+        else:
+            parts.append("<p><i>no row history: this event changes no keyed row</i></p>")
+        self.details.value = "".join(parts)
+        self.selected = index
+
+    def _fields_html(self, row: pd.Series, name: Any) -> str:
+        """The event's own fields as a small escaped table."""
+        fields = [("op", row["op"]), ("table", name), ("key", row["key"]), ("event_time", row["event_time"]),
+                  ("emit_time", row["emit_time"]), ("seq", row["seq"]), ("txn_id", row["txn_id"]),
+                  ("at", f"{row['source']}:{row['offset']}"), ("ddl", row["ddl"])]
+        cells = "".join(f"<tr><th style='text-align:left'>{f}</th><td style='text-align:left'>{_esc(v)}</td></tr>"
+                        for f, v in fields if not _missing(v))
+        return f"<table class='cdckit-event'>{cells}</table>"
+
+
+def explore(events: pd.DataFrame, *, max_points: int = MAX_POINTS) -> Explorer:
+    """An :class:`Explorer` of the events: filters, a timeline, and the diff and history of one event.
+
+    ``max_points``: the timeline samples above this many events (see :mod:`cdckit.viz`).
+
+    >>> import cdckit
+    >>> ex = explore(cdckit.samples.load("canal/shop"))
+    >>> ex.table.value = "shop.customers"
+    >>> ex.figure.layout.yaxis.title.text
+    'key of shop.customers'
+    """
+    return Explorer(events, max_points=max_points)
