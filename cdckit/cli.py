@@ -30,7 +30,7 @@ from .containers import expand_paths
 from .detect import detect
 from .dialects import registry
 from .errors import AmbiguousDialectError, CdcError, DecodeError, SparkSetupError, UnknownDialectError
-from .frame import COLUMN_NAMES, empty_events
+from .frame import COLUMN_NAMES, empty_events, empty_quarantine
 from .ordering import table_names
 from .read import read
 
@@ -328,6 +328,8 @@ def _read_events(path: str, dialect: str | None, errors: str, keep: int | None =
 
     ``keep`` keeps only the first ``keep`` events (the read still goes to the end, for the summary).
     """
+    if dialect is None and _is_events_file(path):
+        return _exported_events(path, keep)
     frames: list[pd.DataFrame] = []
     kept = 0
     with warnings.catch_warnings(record=True) as caught:
@@ -347,6 +349,28 @@ def _read_events(path: str, dialect: str | None, errors: str, keep: int | None =
         print(f"cdckit: warning: {_printable(warning.message)}", file=sys.stderr)
     events = pd.concat(frames, ignore_index=True) if frames else empty_events()
     events.attrs = {"report": report, "quarantine": chunks.quarantine}
+    return events
+
+
+def _is_events_file(path: str) -> bool:
+    from .export import is_events_file
+
+    return is_events_file(path)
+
+
+def _exported_events(path: str, keep: int | None) -> pd.DataFrame:
+    """Canonical events that ``cdckit convert`` (or :func:`cdckit.export.write_events`) wrote, read back as they are."""
+    from .export import read_events
+
+    events = read_events(path)
+    print(f"cdckit: {path} holds canonical events (written by cdckit); read without dialect detection",
+          file=sys.stderr)
+    counts = events["dialect"].value_counts()
+    report = {"messages": len(events), "events": len(events), "quarantined": 0, "skipped": {},
+              "dialects": {str(name): int(n) for name, n in counts.items()}}
+    if keep is not None:
+        events = events.head(keep).copy()
+    events.attrs = {"report": report, "quarantine": empty_quarantine()}
     return events
 
 

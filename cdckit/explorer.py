@@ -134,6 +134,15 @@ class Explorer(widgets.VBox):
             trace.on_selection(self._on_points)
         self.refresh()
 
+    def __repr__(self) -> str:
+        """A short text form (the widget's own repr lists every child and the whole figure)."""
+        tables = self._names.nunique()
+        return f"Explorer of {len(self.events):,} events in {tables} table(s); {self.status_text()}"
+
+    def status_text(self) -> str:
+        """The status line as plain text, e.g. ``"30 of 320 events shown"``."""
+        return html.unescape(self.status.value)
+
     # ------------------------------------------------------------------ filters
 
     def filtered(self) -> pd.DataFrame:

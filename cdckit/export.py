@@ -93,6 +93,7 @@ __all__ = [
     "EncodeError",
     "write_events",
     "read_events",
+    "is_events_file",
     "write_state",
     "write_scd2",
     "convert",
@@ -288,6 +289,44 @@ def read_events(path: str | os.PathLike[str]) -> pd.DataFrame:
     if not tables:
         return empty_events()
     return arrow_to_pandas(pa.concat_tables(tables, promote_options="permissive"))
+
+
+def is_events_file(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` holds canonical events as :func:`write_events` writes them (any format).
+
+    Only the column names are looked at (the Parquet schema, the CSV header
+    or the first JSON line), so it is cheap; the CLI uses it to read its own
+    output back with :func:`read_events` instead of detecting a dialect.
+
+    >>> import tempfile, shutil, cdckit
+    >>> out = Path(tempfile.mkdtemp())
+    >>> _ = write_events(cdckit.samples.load("lindorm"), out / "events.csv")
+    >>> is_events_file(out / "events.csv"), is_events_file(cdckit.samples.path("lindorm"))
+    (True, False)
+    >>> shutil.rmtree(out)
+    """
+    path = Path(path)
+    try:
+        files = _data_files(path)
+    except FileNotFoundError:
+        return False
+    fmt = _SUFFIXES.get(files[0].suffix.lower()) if files else None
+    if fmt is None:
+        return False
+    try:
+        if fmt == "parquet":
+            names = pq.read_schema(files[0]).names
+        else:
+            with open(files[0], "rb") as file:
+                first = file.readline(1 << 20)
+            if fmt == "csv":
+                names = [name.strip('"') for name in first.decode("utf-8").strip().split(",")]
+            else:
+                parsed = orjson.loads(first)
+                names = list(parsed) if isinstance(parsed, dict) else []
+    except (OSError, ValueError, pa.ArrowException):
+        return False
+    return set(COLUMN_NAMES) <= set(names)
 
 
 # ---------------------------------------------------------------- state and SCD2 tables

@@ -87,8 +87,14 @@ def _figure(fig: go.Figure, first: bool) -> str:
 
 
 def _detection_section(events: pd.DataFrame, sources: list[str]) -> str:
+    from .export import is_events_file
+
     rows = []
     for source in sources:
+        if is_events_file(source):
+            rows.append({"source": source, "dialect": ", ".join(sorted(set(events["dialect"].dropna()))),
+                         "confidence": "", "evidence": "canonical events written by cdckit (no detection needed)"})
+            continue
         try:
             found = detect(source) if os.path.exists(source) else None
         except CdcError as error:

@@ -40,6 +40,7 @@ repeats.
 from __future__ import annotations
 
 import html
+import os
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -157,6 +158,18 @@ def _esc(value: Any) -> str:
     are written.
     """
     return html.escape(_text(value), quote=False)
+
+
+def _where(source: Any, offset: Any) -> str:
+    """Where an event came from, as people read it: the file name (not its folders) and the offset.
+
+    The full source stays in the frame (and in :attr:`Diff.rows`).
+
+    >>> _where("/data/captures/orders.jsonl", 7), _where("topic.shop", 0)
+    ('orders.jsonl:7', 'topic.shop:0')
+    """
+    text = _text(source)
+    return f"{os.path.basename(text.rstrip('/')) or text}:{offset}"
 
 
 def _printable(text: str) -> str:
@@ -298,7 +311,7 @@ def _hover(event: dict[str, Any], table: str) -> str:
     if not _missing(event["key"]):
         head += f" key {_esc(event['key'])}"
     lines = [head, _esc(event["_when"])]
-    where = f"{_text(event['source'])}:{event['offset']}"
+    where = _where(event["source"], event["offset"])
     if not _missing(event["seq"]):
         where += f" seq {_text(event['seq'])}"
     lines.append(_esc(where))
@@ -491,7 +504,7 @@ class Diff:
     def _header(self, event: dict[str, Any]) -> tuple[str, list[str]]:
         """(op, [table, key, where]) of one event, as plain text."""
         parts = [_text(event["table"]), f"key {_text(event['key'])}" if not _missing(event["key"]) else "",
-                 f"{_text(event['source'])}:{event['offset']}", _time_text(event["event_time"])]
+                 _where(event["source"], event["offset"]), _time_text(event["event_time"])]
         return event["op"], [p for p in parts if p]
 
     def _footer(self) -> str:
@@ -623,7 +636,7 @@ def lag(events: pd.DataFrame, *, max_points: int = MAX_POINTS) -> go.Figure:
     for name, group in frame.groupby("_table", sort=True):
         hover = _strings(f"<b>{_esc(t)}</b>" + (f" key {_esc(k)}" if not _missing(k) else "") +
                  f"<br>{_esc(op)}<br>lag {s:.3f} s<br>event_time {_esc(a)}"
-                 f"<br>emit_time {_esc(b)}<br>{_esc(src)}:{o}"
+                 f"<br>emit_time {_esc(b)}<br>{_esc(_where(src, o))}"
                  for t, k, op, s, a, b, src, o in zip(group["_table"], group["key"], group["op"], group["_lag"],
                                                       _time_texts(group["event_time"]),
                                                       _time_texts(group["emit_time"]), group["source"],
@@ -689,10 +702,10 @@ def ordering(events: pd.DataFrame, report: "OrderReport | None" = None, *,
         for t, k, op, src, o, seq, a, s in zip(group["_table"], group["key"], group["op"], group["source"],
                                                 group["offset"], group["seq"], group["_arrival"], group["_seq_rank"]):
             text = (f"<b>{_esc(op)}</b> {_esc(t)}" + (f" key {_esc(k)}" if not _missing(k) else "")
-                    + f"<br>{_esc(src)}:{o} seq {_esc(seq)}<br>arrival #{a}, seq order #{s}")
+                    + f"<br>{_esc(_where(src, o))} seq {_esc(seq)}<br>arrival #{a}, seq order #{s}")
             if extra:
                 osrc, ooff, oseq = other[(_text(src), int(o))]
-                text += f"<br>arrived after {_esc(osrc)}:{ooff} (seq {_esc(oseq)}), a later change to the same row"
+                text += f"<br>arrived after {_esc(_where(osrc, ooff))} (seq {_esc(oseq)}), a later change to the same row"
             out.append(text)
         return _strings(out)
 

@@ -247,6 +247,27 @@ def test_convert_to_a_file_format(capsys, tmp_path, fmt):
     assert back["op"].value_counts().to_dict() == events["op"].value_counts().to_dict()
 
 
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
+def test_exported_events_are_read_and_converted_again(capsys, tmp_path, fmt):
+    """cdckit's own output is an input too: no dialect detection, nothing quarantined, every event kept."""
+    source = samples.path(SHOP)
+    events = cdckit.read(source)
+    exported = tmp_path / f"events.{fmt}"
+    assert run(capsys, "convert", source, "-o", exported)[0] == 0
+    code, stdout, stderr = run(capsys, "read", exported, "--head", "3")
+    assert code == 0 and "canonical events" in stderr and "0 quarantined" in stderr
+    assert len(stdout.splitlines()) == 4  # header and three events
+    out = tmp_path / "as_maxwell.jsonl"
+    code, stdout, stderr = run(capsys, "convert", exported, "-o", out, "--to", "maxwell")
+    assert code == 0, stderr
+    back = cdckit.read(out)
+    assert back["op"].value_counts().to_dict() == events["op"].value_counts().to_dict()
+    assert back["key"].tolist() == events["key"].tolist()
+    report = tmp_path / "report.html"
+    assert run(capsys, "report", exported, "-o", report)[0] == 0
+    assert "canonical events written by cdckit" in report.read_text(encoding="utf-8")
+
+
 def test_convert_to_another_dialect(capsys, tmp_path):
     source = samples.path(SHOP)
     events = cdckit.read(source)
