@@ -31,7 +31,7 @@ from .detect import detect
 from .errors import CdcError
 from .ordering import order_report, table_names
 
-__all__ = ["build_report", "write_report", "SAMPLE_DIFFS", "QUARANTINE_ROWS", "FINDING_ROWS"]
+__all__ = ["build_report", "write_report", "SAMPLE_DIFFS", "QUARANTINE_ROWS", "FINDING_ROWS", "REPORT_POINTS"]
 
 #: How many updates the report shows as before/after diffs.
 SAMPLE_DIFFS = 12
@@ -39,6 +39,9 @@ SAMPLE_DIFFS = 12
 QUARANTINE_ROWS = 50
 #: How many rows of each ordering finding the report lists.
 FINDING_ROWS = 20
+#: Points per figure in the report (fewer than :data:`cdckit.viz.MAX_POINTS`: a page holds three figures,
+#: and each point carries its hover text; 20,000 keeps a page of a million events near 15 MB).
+REPORT_POINTS = 20_000
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1200px;
@@ -162,7 +165,7 @@ def _ordering_section(events: pd.DataFrame) -> tuple[str, Any]:
 
 
 def build_report(events: pd.DataFrame, *, title: str | None = None, sources: list[str] | None = None,
-                 sample_diffs: int = SAMPLE_DIFFS, max_points: int = viz.MAX_POINTS) -> str:
+                 sample_diffs: int = SAMPLE_DIFFS, max_points: int = REPORT_POINTS) -> str:
     """The report page of decoded ``events`` as one HTML string (plotly.js inline).
 
     ``sources``: the files to show detection for (default: the sources of the

@@ -620,6 +620,8 @@ def lag(events: pd.DataFrame, *, max_points: int = MAX_POINTS) -> go.Figure:
     ['shop.customers', 'shop.order_items']
     """
     events = _unique_index(events)
+    events = events.assign(event_time=pd.to_datetime(events["event_time"], utc=True),
+                           emit_time=pd.to_datetime(events["emit_time"], utc=True))
     both = events["event_time"].notna() & events["emit_time"].notna()
     frame = events[both]
     names = table_names(frame)

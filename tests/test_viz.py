@@ -315,6 +315,16 @@ def test_lag_is_emit_minus_event_time_per_table():
     assert total_points(fig) == (events["event_time"].notna() & events["emit_time"].notna()).sum()
 
 
+def test_lag_takes_time_columns_of_plain_objects():
+    """A frame built by hand may hold its times as Python objects (None where missing), not datetime64."""
+    events = cdckit.samples.load("canal/shop").head(20)
+    plain = events.astype({"event_time": object, "emit_time": object})
+    plain.loc[plain.index[:5], "emit_time"] = None
+    fig = viz.lag(plain)
+    assert total_points(fig) == 15
+    assert total_points(viz.lag(plain.assign(emit_time=None))) == 0
+
+
 # --------------------------------------------------------------------------- ordering
 
 
