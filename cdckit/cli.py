@@ -430,6 +430,9 @@ def _detect(args: argparse.Namespace) -> int:
             failed += 1
             continue
         for file in files:
+            if _is_events_file(file):
+                rows.append((file, "(cdckit events)", "", "canonical events written by cdckit convert"))
+                continue
             try:
                 found = detect(file)
             except (CdcError, OSError, ValueError) as err:

@@ -257,6 +257,8 @@ def test_exported_events_are_read_and_converted_again(capsys, tmp_path, fmt):
     code, stdout, stderr = run(capsys, "read", exported, "--head", "3")
     assert code == 0 and "canonical events" in stderr and "0 quarantined" in stderr
     assert len(stdout.splitlines()) == 4  # header and three events
+    code, stdout, _ = run(capsys, "detect", exported)
+    assert code == 0 and "canonical events written by cdckit" in stdout
     out = tmp_path / "as_maxwell.jsonl"
     code, stdout, stderr = run(capsys, "convert", exported, "-o", out, "--to", "maxwell")
     assert code == 0, stderr
