@@ -35,7 +35,7 @@ from . import values
 from .dialects import registry
 from .ordering import CHANGE_OPS, filled_seq, none_if_missing, sort_events, table_names
 
-__all__ = ["materialize", "history", "scd2", "TableStates", "Replayer", "Step", "replay_rows", "PROBLEM_COLUMNS",
+__all__ = ["materialize", "history", "scd2", "TableStates", "Replayer", "Step", "replay_rows", "find_table", "PROBLEM_COLUMNS",
            "drop_redeliveries", "old_key", "SCD2_COLUMNS",
            "column_order"]
 
@@ -312,15 +312,19 @@ def dict_sorted(states: TableStates) -> TableStates:
     return out
 
 
-def _find_table(frame: pd.DataFrame, table: str) -> str:
-    """The full table name for ``table`` (full name or bare table name)."""
-    names = sorted(set(frame["_table"]))
-    if table in names:
+def find_table(names: Iterable[Any], table: str) -> str:
+    """The full name in ``names`` that ``table`` means: the full ``database.table`` name or the bare table name.
+
+    >>> find_table(["shop.customers", "shop.orders"], "orders")
+    'shop.orders'
+    """
+    known = sorted({n for n in names if isinstance(n, str)})
+    if table in known:
         return table
-    matches = [n for n in names if n.rsplit(".", 1)[-1] == table]
+    matches = [n for n in known if n.rsplit(".", 1)[-1] == table]
     if len(matches) == 1:
         return matches[0]
-    raise KeyError(f"table {table!r} not in the events; tables: {names}" if not matches else
+    raise KeyError(f"table {table!r} not in the events; tables: {known}" if not matches else
                    f"table {table!r} is ambiguous: {matches}")
 
 
@@ -346,7 +350,7 @@ def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq") -> p
     ('insert', ['version', 'op', 'event_time', 'seq', 'source', 'offset', 'changed'])
     """
     frame = _prepared(events, None, order)
-    name = _find_table(frame, table)
+    name = find_table(frame["_table"], table)
     wanted = _key_text(key)
     lines = []
     columns: list[str] = []

@@ -51,6 +51,7 @@ from . import values
 from .dialects import registry
 from .errors import UnknownDialectError
 from .ordering import order_report, sort_events, table_names
+from .replay import find_table
 
 if TYPE_CHECKING:
     from .ordering import OrderReport
@@ -362,18 +363,6 @@ def _sampling_note(shown: int, total: int, what: str) -> str:
 # --------------------------------------------------------------------------- timeline
 
 
-def _resolve_table(names: pd.Series, table: str) -> str:
-    """The full ``database.table`` name for ``table`` (full name or bare table name)."""
-    known = sorted(set(names.dropna()))
-    if table in known:
-        return table
-    matches = [n for n in known if n.rsplit(".", 1)[-1] == table]
-    if len(matches) == 1:
-        return matches[0]
-    raise KeyError(f"table {table!r} not in the events; tables: {known}" if not matches else
-                   f"table {table!r} is ambiguous: {matches}")
-
-
 def timeline(events: pd.DataFrame, *, table: str | None = None, by: str = "table",
              max_points: int = MAX_POINTS) -> go.Figure:
     """Events over time, one lane per table (``by="table"``) or per key of one table (``by="key"``).
@@ -408,7 +397,7 @@ def _timeline_figure(events: pd.DataFrame, *, table: str | None = None, by: str 
     names = table_names(events)
     title = "Events over time per table"
     if table is not None:
-        name = _resolve_table(names, table)
+        name = find_table(names, table)
         events, names = events[names == name], names[names == name]
         title = f"Events of {_esc(name)} per key" if by == "key" else f"Events of {_esc(name)}"
     if by == "key":

@@ -416,3 +416,9 @@ def test_quotes_in_keys_read_as_quotes_in_plotly_text():
     events = cdckit.read(cdckit.samples.path("shareplex"))
     strings = figure_strings(viz.timeline(events, table="order_lines", by="key"))
     assert '["1001","1"]' in strings and not any("&quot;" in s for s in strings)
+
+
+def test_a_wrong_table_name_lists_the_tables():
+    events = cdckit.samples.load("canal/shop")
+    with pytest.raises(KeyError, match="shop.order_items"):
+        viz.timeline(events, table="no_such_table")
