@@ -149,3 +149,10 @@ def test_report_in_headless_chromium(tmp_path):
     assert points > 0
     assert SCRIPT in text and "column name is hostile" in text  # the injection shows as text
     assert (ARTIFACTS / "report.png").stat().st_size > 10_000
+
+
+def test_report_figures_are_sampled_above_their_point_budget():
+    events = cdckit.read(cdckit.samples.path("canal/shop"))
+    assert "sampled evenly" not in build_report(events)  # 320 events: everything drawn
+    page = build_report(events, max_points=100)
+    assert page.count("showing 100 of 320 events (sampled evenly") == 3  # timeline, ordering and lag
