@@ -21,7 +21,7 @@ lab: $(STAMP)
 
 $(STAMP): pyproject.toml | check-python
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
 	touch $(STAMP)
 
 check-python:

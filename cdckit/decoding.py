@@ -9,7 +9,7 @@ JSON Lines block at a time through the dialect's batch decoder) and tells a
 >>> from cdckit.dialects import registry
 >>> class Printing(Sink):
 ...     def events(self, msg, dialect, events): print(msg.offset, [e.op for e in events])
-...     def bad(self, msg, dialect, reason): print(msg.offset, "bad:", reason)
+...     def bad(self, msg, dialect, reason, code): print(msg.offset, "bad:", reason)
 >>> decoder = MessageDecoder(registry.create("maxwell"), Printing())
 >>> decoder.message(Message({"database": "d", "table": "t", "type": "insert", "ts": 1, "data": {"id": 1}}, "s", 0))
 0 ['insert']
@@ -52,8 +52,8 @@ class Sink:
     def skipped(self, msg: Message, dialect: str, reason: str) -> None:
         """One message that rightly produces no row."""
 
-    def bad(self, msg: Message, dialect: str | None, reason: str) -> None:
-        """One message that could not be decoded."""
+    def bad(self, msg: Message, dialect: str | None, reason: str, code: str) -> None:
+        """One message that could not be decoded; ``code`` is one of :data:`cdckit.errors.REASON_CODES`."""
 
 
 class MessageDecoder:
@@ -71,10 +71,10 @@ class MessageDecoder:
         sink, dialect, name = self.sink, self.dialect, self._name
         sink.read(name, 1)
         if msg.error is not None:
-            sink.bad(msg, name, msg.error)
+            sink.bad(msg, name, msg.error, "damaged_input")
             return
         if dialect is None:
-            sink.bad(msg, None, self.unknown)
+            sink.bad(msg, None, self.unknown, "unknown_dialect")
             return
         try:
             events = dialect.decode(msg)
@@ -82,10 +82,10 @@ class MessageDecoder:
             sink.skipped(msg, name, str(skip))
             return
         except BadMessage as bad:
-            sink.bad(msg, name, str(bad) + self.hint(msg))
+            sink.bad(msg, name, str(bad) + self.hint(msg), "invalid_message")
             return
         except Exception as err:  # a decoder bug or a shape it did not foresee: quarantine, never stop
-            sink.bad(msg, name, f"{type(err).__name__}: {err}" + self.hint(msg))
+            sink.bad(msg, name, f"{type(err).__name__}: {err}" + self.hint(msg), "decoder_error")
             return
         if not events:
             sink.skipped(msg, name, f"{name}: message without rows")

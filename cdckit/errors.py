@@ -18,7 +18,17 @@ __all__ = [
     "UnknownDialectError",
     "AmbiguousDialectError",
     "SparkSetupError",
+    "REASON_CODES",
 ]
+
+#: The stable ``reason_code`` of a quarantine row, and what it means (the ``reason`` sentence gives the detail).
+REASON_CODES: dict[str, str] = {
+    "damaged_input": "the container could not give a whole message (truncated JSON, invalid UTF-8, bad CSV row)",
+    "unknown_dialect": "no dialect recognises the message",
+    "invalid_message": "the dialect recognises the message but a field is missing or of the wrong kind",
+    "decoder_error": "the decoder failed on a shape it did not foresee",
+    "unpaired_half": "half of an update whose other half never came",
+}
 
 
 class CdcError(Exception):

@@ -99,6 +99,7 @@ QUARANTINE_SCHEMA = pa.schema(
         pa.field("line", pa.int64()),
         pa.field("dialect", pa.string()),
         pa.field("reason", pa.string()),
+        pa.field("reason_code", pa.string()),
         pa.field("raw", pa.string()),
     ]
 )
@@ -288,14 +289,14 @@ class QuarantineFrame(pd.DataFrame):
 
 
 class QuarantineBuilder:
-    """Collects quarantined messages: source, offset, partition, line, dialect, reason, raw.
+    """Collects quarantined messages: source, offset, partition, line, dialect, reason, reason_code, raw.
 
     ``line`` is the 1-based line where the message starts in a text file
     (None for other inputs); ``dialect`` is the dialect that was decoding.
     """
 
     def __init__(self) -> None:
-        self.rows: list[tuple[str, int, int | None, int | None, str | None, str, str]] = []
+        self.rows: list[tuple[str, int, int | None, int | None, str | None, str, str, str]] = []
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -309,8 +310,9 @@ class QuarantineBuilder:
         dialect: str | None,
         reason: str,
         raw: str,
+        reason_code: str,
     ) -> None:
-        self.rows.append((source, offset, partition, line, dialect, reason, raw))
+        self.rows.append((source, offset, partition, line, dialect, reason, reason_code, raw))
 
     def to_pandas(self) -> "QuarantineFrame":
         columns = list(zip(*self.rows)) if self.rows else [[] for _ in QUARANTINE_SCHEMA]

@@ -188,7 +188,7 @@ class _ReadJob(Sink):
                                 yield table
         for event, msg in self.pairer.drain():
             self.pending -= 1
-            self.bad(msg, self.sources.get(msg.source), unpaired_reason(event))
+            self.bad(msg, self.sources.get(msg.source), unpaired_reason(event), "unpaired_half")
         while len(builder):
             yield builder.take(size)
 
@@ -252,10 +252,10 @@ class _ReadJob(Sink):
         self.decoded += 1
         self.skipped_reasons[reason] += 1
 
-    def bad(self, msg: Message, dialect: str | None, reason: str) -> None:
+    def bad(self, msg: Message, dialect: str | None, reason: str, code: str) -> None:
         if self.errors == "raise":
             raise DecodeError(msg.source, msg.offset, reason, msg.raw_text())
-        self.quarantine.add(msg.source, msg.offset, msg.partition, msg.line, dialect, reason, msg.raw_text())
+        self.quarantine.add(msg.source, msg.offset, msg.partition, msg.line, dialect, reason, msg.raw_text(), code)
 
     # ------------------------------------------------------------ the report
 

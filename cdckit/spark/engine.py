@@ -6,7 +6,7 @@ every message becomes rows of one *combined* frame, the canonical columns plus
 
 - ``_status``: ``event``, ``half`` (an update half waiting for its partner),
   ``skipped`` (a message that rightly produces no row) or ``quarantined``;
-- ``_half``, ``_reason``, ``_raw``, ``_line``: what the status needs;
+- ``_half``, ``_reason``, ``_code``, ``_raw``, ``_line``: what the status needs;
 - ``_count``: 1 on the first row of each message, 0 on the others, so one
   aggregation gives the report.
 
@@ -47,6 +47,7 @@ EXTRA_FIELDS = [
     pa.field("_status", pa.string()),
     pa.field("_half", pa.string()),
     pa.field("_reason", pa.string()),
+    pa.field("_code", pa.string()),
     pa.field("_raw", pa.string()),
     pa.field("_line", pa.int64()),
     pa.field("_count", pa.int64()),
@@ -58,8 +59,8 @@ COMBINED_ARROW = pa.schema(
 )
 COMBINED_COLUMNS = [f.name for f in COMBINED_ARROW]
 _EMPTY_ROW = (None,) * len(EVENT_FIELDS)
-_EVENT = ("event", None, None, None, None, 1)
-_MORE = ("event", None, None, None, None, 0)
+_EVENT = ("event", None, None, None, None, None, 1)
+_MORE = ("event", None, None, None, None, None, 0)
 
 
 def _spark_schema(arrow: pa.Schema) -> Any:
@@ -95,15 +96,15 @@ class _CombinedSink(Sink):
 
     def half(self, msg: Message, dialect: str, event: Event) -> None:
         self.builder.add(event, dialect, msg.source, msg.offset, msg.partition)
-        self.extras.append(("half", event.half, None, msg.raw_text(), msg.line, 1))
+        self.extras.append(("half", event.half, None, None, msg.raw_text(), msg.line, 1))
 
     def skipped(self, msg: Message, dialect: str, reason: str) -> None:
         self.builder.add_row(_EMPTY_ROW, dialect, msg.source, msg.offset, msg.partition)
-        self.extras.append(("skipped", None, reason, None, msg.line, 1))
+        self.extras.append(("skipped", None, reason, None, None, msg.line, 1))
 
-    def bad(self, msg: Message, dialect: str | None, reason: str) -> None:
+    def bad(self, msg: Message, dialect: str | None, reason: str, code: str) -> None:
         self.builder.add_row(_EMPTY_ROW, dialect, msg.source, msg.offset, msg.partition)
-        self.extras.append(("quarantined", None, reason, msg.raw_text(), msg.line, 1))
+        self.extras.append(("quarantined", None, reason, code, msg.raw_text(), msg.line, 1))
 
     def take(self) -> pa.RecordBatch:
         count = len(self.builder)
@@ -374,18 +375,19 @@ def _pair_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
             sink.builder.add(merged, after_row["dialect"], after_row["source"], after_row["offset"],
                              after_row["partition"])
             sink.extras.append(_EVENT)
-            _add_marker(sink, before_row, "skipped", PAIRED, None)
+            _add_marker(sink, before_row, "skipped", PAIRED, None, None)
         if len(sink) >= BATCH_ROWS:
             yield sink.take()
     for event, row in pairer.drain():
-        _add_marker(sink, row, "quarantined", unpaired_reason(event), row["_raw"])
+        _add_marker(sink, row, "quarantined", unpaired_reason(event), row["_raw"], "unpaired_half")
     if len(sink):
         yield sink.take()
 
 
-def _add_marker(sink: _CombinedSink, row: dict[str, Any], status: str, reason: str, raw: str | None) -> None:
+def _add_marker(sink: _CombinedSink, row: dict[str, Any], status: str, reason: str, raw: str | None,
+                code: str | None) -> None:
     sink.builder.add_row(_EMPTY_ROW, row["dialect"], row["source"], row["offset"], row["partition"])
-    sink.extras.append((status, None, reason, raw, row["_line"], 1))
+    sink.extras.append((status, None, reason, code, raw, row["_line"], 1))
 
 
 def _ns(micros: int | None) -> int | None:
@@ -413,12 +415,12 @@ def combined(events: Any) -> Any:
 
 
 def quarantine(events: Any) -> Any:
-    """The quarantined messages of the decode behind ``events``: source, offset, partition, line, dialect, reason, raw."""
+    """The quarantined messages of the decode behind ``events``: the columns of the pandas quarantine."""
     from pyspark.sql import functions as F
 
     return combined(events).filter(F.col("_status") == "quarantined").select(
         "source", "offset", "partition", F.col("_line").alias("line"), "dialect", F.col("_reason").alias("reason"),
-        F.col("_raw").alias("raw"))
+        F.col("_code").alias("reason_code"), F.col("_raw").alias("raw"))
 
 
 def report(events: Any) -> dict[str, Any]:

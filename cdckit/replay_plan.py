@@ -1,0 +1,373 @@
+"""The relational half of replay: a capture's changes prepared once in DuckDB, read with window functions.
+
+:func:`plan_replay` keeps the row changes of a frame (redeliveries dropped by
+a hash of their images, cut at ``as_of``), gives each its replay position and
+sorts nothing but narrow columns: the image texts stay in the pandas frame
+and are fetched by row number only where a row's state needs them. Each change
+falls in one of three lanes:
+
+- **keyed**: the common case, answered with windows over ``(table, key)``:
+  whether the key was live before the change (hence the problems), the last
+  change that counts (hence the final row), the next one (hence SCD2's
+  ``valid_to``);
+- **chain**: the keys of a primary-key change and every key linked to them,
+  walked together by :class:`cdckit.replayer.Replayer`;
+- **keyless**: changes without a key, walked as a multiset of rows.
+
+>>> import cdckit
+>>> events = cdckit.read(cdckit.samples.path("shareplex/examples"))
+>>> with plan_replay(events) as plan:
+...     plan.tables, plan.columns("sales.order_lines")[:2]
+(['sales.order_lines'], ['order_id', 'line_no'])
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from . import values
+from .replayer import Replayer, Step, is_partial, old_key, parse_image, replay_rows
+
+__all__ = ["plan_replay", "ReplayPlan", "ORDERS"]
+
+_ARRIVAL = "coalesce(source, ''), \"partition\" NULLS FIRST, \"offset\""
+
+#: Replay orders as SQL ``ORDER BY`` lists (``_row``, the input position, breaks ties as a stable sort would).
+ORDERS = {
+    "seq": f"_seq, {_ARRIVAL}, _row",
+    "event_time": f"_time NULLS LAST, {_ARRIVAL}, _row",
+    "arrival": f"{_ARRIVAL}, _row",
+}
+
+_TABLE_NAME = """CASE WHEN "table" IS NULL THEN NULL
+                      WHEN coalesce(database, schema) IS NULL THEN "table"
+                      ELSE coalesce(database, schema) || '.' || "table" END"""
+
+
+def _key_text_of(image: str) -> str:
+    """SQL: the key of ``image`` as JSON array text (NULL parts where a column is missing)."""
+    path = "'$.\"' || replace(c, '\"', '\\\"') || '\"'"
+    return f"try(to_json(list_transform(key_columns, lambda c: json_extract({image}, {path})))::VARCHAR)"
+
+
+_NAMES = ("list_concat(coalesce(key_columns, []), coalesce(try(json_keys(before)), []), "
+          "coalesce(try(json_keys(after)), []))")
+
+_CHANGES = "op IN ('insert', 'update', 'delete', 'read') {cut}"
+_IDENTITY = 'dialect, database, schema, "table", key, seq, op, before, after'
+
+#: Exact redeliveries (same identity, position and images; seq set): every copy after the first to arrive.
+#: Only rows whose identity hash is seen twice are compared column by column.
+_REDELIVERED = """
+CREATE TEMP TABLE redelivered AS
+SELECT _row FROM (
+    SELECT _row, row_number() OVER (PARTITION BY {identity} ORDER BY {arrival}, _row) AS copy
+    FROM events
+    WHERE {changes} AND seq IS NOT NULL AND hash({identity}) IN (
+        SELECT hash({identity}) FROM events WHERE {changes} AND seq IS NOT NULL GROUP BY 1 HAVING count(*) > 1))
+WHERE copy > 1
+"""
+
+#: ``seq``, or where it is missing the ``seq`` of the change that arrived before it in the same source
+#: (see :func:`cdckit.ordering.filled_seq`); a plain ``seq`` when no change lacks one.
+_FILLED_SEQ = """coalesce(last_value(seq IGNORE NULLS) OVER (
+    PARTITION BY coalesce(source, '') ORDER BY "partition" NULLS FIRST, "offset", _row
+    ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), '')"""
+
+_PREPARE = """
+CREATE TEMP TABLE prep AS
+WITH kept AS (  -- narrow from here on: windows sort whole rows, so the images stay behind
+    SELECT _row, dialect, {table_name} AS _table, key, op, seq, source, "partition", "offset", _time,
+        after IS NOT NULL AS has_after, hash({names}) AS _sig,
+        op = 'update' AND key IS NOT NULL AND len(key_columns) > 0 AND (
+            (before IS NOT NULL AND {before_key} IS DISTINCT FROM key) OR
+            (after IS NOT NULL AND {after_key} IS DISTINCT FROM key)) AS may_move
+    FROM events WHERE {changes} AND _row NOT IN (SELECT _row FROM redelivered)
+), filled AS (
+    SELECT *, {filled_seq} AS _seq FROM kept
+), placed AS (
+    SELECT _row, dialect, _table, key, op, has_after, _seq, source, "partition", "offset", _sig, may_move,
+        row_number() OVER (ORDER BY {order}) AS _pos
+    FROM filled WHERE _table IS NOT NULL
+)
+SELECT *,  -- whether the key was live before the change (1), dead (0) or never seen (NULL)
+    last_value(CASE WHEN op = 'delete' THEN 0 WHEN has_after THEN 1 END IGNORE NULLS) OVER (
+        PARTITION BY _table, key ORDER BY _pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS live_before
+FROM placed
+"""
+
+#: The names (key columns, before image, after image) of one change of each distinct signature.
+_SIGNATURES = """
+SELECT hash({names}) AS _sig, {names} AS names FROM events
+WHERE _row IN (SELECT arg_min(_row, _pos) FROM prep GROUP BY _sig)
+"""
+
+#: The keyed lane: changes with a key that no primary-key change links to another.
+_KEYED = """
+CREATE TEMP VIEW keyed AS
+SELECT * FROM prep
+WHERE key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM chain_keys c WHERE c._table = prep._table AND c.key = prep.key)
+"""
+
+_PROBLEMS = """
+SELECT _row, _pos, _table, key, op, CASE
+    WHEN op IN ('insert', 'read', 'update') AND NOT has_after THEN op || ' without an after image (ignored)'
+    WHEN op = 'insert' AND live_before = 1 THEN 'insert of a live key (row replaced)'
+    WHEN op = 'delete' AND coalesce(live_before, 0) = 0 THEN 'delete of a key not in the table'
+    WHEN op = 'update' AND coalesce(live_before, 0) = 0 THEN 'update of a key not in the table'
+    END AS problem
+FROM keyed WHERE problem IS NOT NULL ORDER BY _pos
+"""
+
+#: The change that made each live row (full-image tables): the last change that counts, unless a delete.
+_LAST_FULL = """
+SELECT _table, key, _row FROM (
+    SELECT _table, key, arg_max(_row, _pos) AS _row, arg_max(op, _pos) AS op
+    FROM keyed WHERE NOT list_contains($partial, _table) AND (op = 'delete' OR has_after)
+    GROUP BY _table, key)
+WHERE op <> 'delete'
+"""
+
+#: The changes of each live row's last life (partial-image tables): from its last reset on, in order.
+_LAST_PARTIAL = """
+WITH counted AS (
+    SELECT *, op = 'delete' OR (has_after AND (op <> 'update' OR coalesce(live_before, 0) = 0)) AS reset
+    FROM keyed WHERE list_contains($partial, _table) AND (op = 'delete' OR has_after)
+), life AS (
+    SELECT *, max(CASE WHEN reset THEN _pos END) OVER (PARTITION BY _table, key) AS life_start,
+        arg_max(op, CASE WHEN reset THEN _pos END) OVER (PARTITION BY _table, key) AS life_op
+    FROM counted
+)
+SELECT _table, key, _row, op, reset FROM life
+WHERE _pos >= life_start AND life_op <> 'delete'
+ORDER BY _table, key, _pos
+"""
+
+#: Versions of full-image rows: each change that sets a row, until the next change of its key that counts.
+_VERSIONS = """
+WITH counts AS (
+    SELECT _row, _pos, _table, key, op,
+        lead(_row) OVER (PARTITION BY _table, key ORDER BY _pos) AS next_row
+    FROM keyed
+    WHERE NOT list_contains($partial, _table)
+      AND ((op <> 'delete' AND has_after) OR (op = 'delete' AND live_before = 1))
+)
+SELECT _table, _row, _pos, next_row FROM counts WHERE op <> 'delete' ORDER BY _pos
+"""
+
+
+def _frame_for_sql(events: pd.DataFrame) -> pa.Table:
+    """The columns replay reads as an Arrow table (Arrow-backed pandas columns are not copied), plus ``_row``."""
+    columns: dict[str, Any] = {"_row": pa.array(np.arange(len(events), dtype=np.int64))}
+    for name in ("dialect", "database", "schema", "table", "key", "op", "seq", "source", "before", "after"):
+        columns[name] = pa.array(events[name], type=pa.string(), from_pandas=True)
+    columns["partition"] = pa.array(events["partition"], type=pa.int64(), from_pandas=True)
+    columns["offset"] = pa.array(np.asarray(events["offset"], dtype=np.int64))
+    times = pd.to_datetime(events["event_time"], utc=True)
+    columns["_time"] = pa.array(times.array.asi8, mask=times.isna().to_numpy())  # nanoseconds, exact
+    columns["key_columns"] = pa.array(events["key_columns"], type=pa.list_(pa.string()), from_pandas=True)
+    return pa.table(columns)
+
+
+def _timestamp(value: Any) -> pd.Timestamp:
+    """A time as a UTC timestamp (zone-less values are UTC)."""
+    stamp = pd.Timestamp(value)
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
+class ReplayPlan:
+    """The prepared changes of one capture (see the module notes); use through :func:`plan_replay`."""
+
+    def __init__(self, events: pd.DataFrame, as_of: Any = None, order: str = "seq") -> None:
+        if order not in ORDERS:
+            raise ValueError(f"order must be 'seq', 'event_time' or 'arrival', not {order!r}")
+        self.events = events
+        self.con = duckdb.connect()
+        self.con.register("events", _frame_for_sql(events))
+        cut = "" if as_of is None else f"AND _time IS NOT NULL AND _time <= {_timestamp(as_of).value}"
+        changes = _CHANGES.format(cut=cut)
+        self.con.execute(_REDELIVERED.format(identity=_IDENTITY, arrival=_ARRIVAL, changes=changes))
+        gaps = self.con.execute(f"SELECT bool_or(seq IS NULL) FROM events WHERE {changes}").fetchone()[0]
+        self.con.execute(_PREPARE.format(changes=changes, filled_seq=_FILLED_SEQ if gaps else "seq", arrival=_ARRIVAL, table_name=_TABLE_NAME, names=_NAMES,
+                                         before_key=_key_text_of("before"), after_key=_key_text_of("after"),
+                                         order=ORDERS[order]))
+        tables = self.con.execute(
+            "SELECT _table, arg_min(dialect, _pos), min(_pos), bool_or(key IS NULL) FROM prep GROUP BY _table "
+            "ORDER BY min(_pos)").fetchall()
+        self._replay_order = [t for t, _, _, _ in tables]
+        self.tables = sorted(self._replay_order)
+        self.partial = {t: is_partial(dialect) for t, dialect, _, _ in tables}
+        self._keyless = sorted(t for t, _, _, keyless in tables if keyless)
+        self._ranks = self._column_ranks()
+        self.chains = self._chains()
+        linked = [(t, k) for t, keys in self.chains.items() for k in keys]
+        self.con.register("chain_keys", pa.table({"_table": pa.array([t for t, _ in linked], pa.string()),
+                                                  "key": pa.array([k for _, k in linked], pa.string())}))
+        self.con.execute(_KEYED)
+
+    # ---------------------------------------------------------------- set-up
+
+    def _column_ranks(self) -> dict[str, dict[str, tuple[Any, int]]]:
+        """Per table, where each column first appears in seq order: ``(position, place in the event's names)``."""
+        names = dict(self.con.execute(_SIGNATURES.format(names=_NAMES)).fetchall())
+        ranks: dict[str, dict[str, tuple[Any, int]]] = {t: {} for t in self.tables}
+        seen = self.con.execute(  # where: the seq order, as in cdckit.ordering.SEQ_ORDER
+            "SELECT _table, _sig, min(row(_seq, coalesce(source, ''), coalesce(\"partition\", -1), \"offset\")) "
+            "FROM prep GROUP BY _table, _sig").fetchall()
+        for table, signature, where in seen:
+            table_ranks = ranks[table]
+            for place, name in enumerate(names[signature]):
+                if name not in table_ranks or (where, place) < table_ranks[name]:
+                    table_ranks[name] = (where, place)
+        return ranks
+
+    def _chains(self) -> dict[str, set[str]]:
+        """Per table, the keys linked by primary-key changes (each chain replays together)."""
+        movers = self.con.execute("SELECT _row, _table, key FROM prep WHERE may_move ORDER BY _pos").fetchall()
+        if not movers:
+            return {}
+        parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+        def root(node: tuple[str, str]) -> tuple[str, str]:
+            while parent.get(node, node) != node:
+                node = parent[node]
+            return node
+
+        rows = [r[0] for r in movers]
+        pairs = zip(movers, *(self._fetch(rows, c) for c in ("key_columns", "before", "after")))
+        for (_, table, key), columns, before, after in pairs:
+            start = old_key("update", key, columns, before)
+            end = values.key_of(parse_image(after), list(columns))
+            for other in {start, end} - {None, key}:
+                a, b = root((table, key)), root((table, other))
+                if a != b:
+                    parent[a] = b
+        chains: dict[str, set[str]] = {}
+        for node in list(parent):
+            for member in (node, parent[node]):
+                chains.setdefault(member[0], set()).add(member[1])
+        return chains
+
+    # ---------------------------------------------------------------- reading
+
+    def tables_in_replay_order(self) -> list[str]:
+        """The tables in the order their first change is replayed."""
+        return list(self._replay_order)
+
+    def columns(self, table: str) -> list[str]:
+        """The columns of ``table`` in the order they first appear (key columns, before image, after image)."""
+        ranks = self._ranks[table]
+        return sorted(ranks, key=lambda name: (ranks[name], name))
+
+    def keyless_tables(self) -> list[str]:
+        """Tables with changes that carry no key."""
+        return list(self._keyless)
+
+    def _fetch(self, rows: list[int], column: str) -> list[Any]:
+        return self.events[column].iloc[rows].tolist() if rows else []
+
+    def problems(self) -> list[dict[str, Any]]:
+        """Keyed-lane changes that did not apply cleanly, as problem rows with their replay position."""
+        found = self.con.execute(_PROBLEMS).fetchall()
+        rows = [r[0] for r in found]
+        sources, offsets, seqs = (self._fetch(rows, c) for c in ("source", "offset", "seq"))
+        return [{"table": table, "key": key, "source": _plain(source), "offset": offset, "seq": _plain(seq),
+                 "op": op, "problem": problem, "_pos": pos}
+                for (_, pos, table, key, op, problem), source, offset, seq in zip(found, sources, offsets, seqs)]
+
+    def final_rows(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """``(table, key, row)`` for every live keyed-lane row; only the images that make it are parsed."""
+        partial = [t for t, merge in self.partial.items() if merge]
+        last = self.con.execute(_LAST_FULL, {"partial": partial}).fetchall()
+        afters = self._fetch([r[2] for r in last], "after")
+        for (table, key, _), text in zip(last, afters):
+            yield table, key, values.loads(text)
+        if partial:
+            yield from self._merged_rows(partial)
+
+    def _merged_rows(self, partial: list[str]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """Rows of partial-image tables: each column's last value present in the row's last life."""
+        life = self.con.execute(_LAST_PARTIAL, {"partial": partial}).fetchall()
+        rows = [r[2] for r in life]
+        befores, afters = self._fetch(rows, "before"), self._fetch(rows, "after")
+        current: tuple[str, str] | None = None
+        row: dict[str, Any] = {}
+        for (table, key, _, op, reset), before, after in zip(life, befores, afters):
+            if (table, key) != current:
+                if current is not None:
+                    yield (*current, row)
+                current = (table, key)
+            image = parse_image(after) or {}
+            if reset:
+                row = {**(parse_image(before) or {}), **image} if op == "update" else image
+            else:
+                row = {**row, **image}
+        if current is not None:
+            yield (*current, row)
+
+    def versions(self) -> Iterator[tuple[str, int, dict[str, Any]]]:
+        """``(table, replay position, version)`` of full-image keyed rows, for SCD2."""
+        partial = [t for t, merge in self.partial.items() if merge]
+        found = self.con.execute(_VERSIONS, {"partial": partial}).fetchall()
+        rows = [r[1] for r in found]
+        afters, ops, seqs, times = (self._fetch(rows, c) for c in ("after", "op", "seq", "event_time"))
+        ends = self._fetch([r[3] for r in found if r[3] is not None], "event_time")
+        ends_iter = iter(ends)
+        for (table, _, pos, next_row), after, op, seq, time in zip(found, afters, ops, seqs, times):
+            end = next(ends_iter) if next_row is not None else pd.NaT
+            yield table, pos, {"row": values.loads(after), "valid_from": time, "valid_to": end, "op": op,
+                               "seq": _plain(seq)}
+
+    def walk(self, table: str | None = None, key: str | None = None, partial_tables: bool = False
+             ) -> Iterator[tuple[str, Replayer, list[Step], dict[str, str]]]:
+        """Walk, change by change, the chain and keyless lanes (and, with ``partial_tables``, the keyed changes
+        of partial-image tables); with ``table`` and ``key``, only that key's changes and its chain's."""
+        where = ["(key IS NULL OR EXISTS (SELECT 1 FROM chain_keys c WHERE c._table = prep._table "
+                 "AND c.key = prep.key))"]
+        if partial_tables:
+            where.append("list_contains($partial, _table)")
+        condition = " OR ".join(where)
+        params: dict[str, Any] = {}
+        if partial_tables:
+            params["partial"] = [t for t, merge in self.partial.items() if merge]
+        if table is not None:
+            linked = self.chains.get(table, set())
+            keys = sorted(linked) if key in linked else [key]
+            condition = "_table = $table AND list_contains($keys, key)"
+            params = {"table": table, "keys": keys}
+        found = self.con.execute(f"SELECT _row, _pos, _table, _seq FROM prep WHERE {condition} ORDER BY _pos",
+                                 params).fetchall()
+        if not found:
+            return
+        rows = [r[0] for r in found]
+        frame = self.events.iloc[rows].reset_index(drop=True)
+        frame["_table"] = [r[2] for r in found]
+        frame["_seq"] = [r[3] for r in found]
+        frame["_pos"] = [r[1] for r in found]
+        yield from replay_rows(frame, self.partial)
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> "ReplayPlan":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _plain(value: Any) -> Any:
+    """None for pandas' missing markers, other values as they are."""
+    return None if value is None or value is pd.NA or value is pd.NaT or (
+        isinstance(value, float) and value != value) else value
+
+
+def plan_replay(events: pd.DataFrame, as_of: Any = None, order: str = "seq") -> ReplayPlan:
+    """The changes of ``events`` prepared for replay (a context manager: the DuckDB connection closes after)."""
+    return ReplayPlan(events, as_of, order)
+

@@ -1,0 +1,244 @@
+"""The sequential replay of one table: a row state machine walked change by change.
+
+The columnar engine (:mod:`cdckit.replay`) answers almost every key with
+window functions; this walk is kept for the changes whose meaning depends on
+what came before in a way windows cannot express cheaply: rows whose primary
+key changes (followed as chains) and tables without a key (a multiset of
+rows). Both engines call it, on those rows only.
+
+Rules (one change at a time, in replay order):
+
+- ``insert`` and ``read`` (snapshot) rows set the row; an insert of a live key
+  replaces it and is reported;
+- an ``update`` replaces the row with its after image, or, for dialects that
+  send only the changed columns (SharePlex, UniVerse), merges the after image
+  onto the row; when the key changes, the old key disappears;
+- a ``delete`` removes the row;
+- a table whose changes carry no key is kept as a multiset of whole rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+import orjson
+import pandas as pd
+
+from . import values
+from .dialects import registry
+from .ordering import none_if_missing
+
+__all__ = ["Step", "Replayer", "replay_rows", "column_order", "key_order", "old_key", "problem_rows",
+           "parse_image", "is_partial"]
+
+
+@dataclass
+class Step:
+    """What one change did to one table: the row under its old key before, under its new key after."""
+
+    event: dict[str, Any]
+    old_key: str | None
+    new_key: str | None
+    old_row: dict[str, Any] | None
+    new_row: dict[str, Any] | None
+    problem: str | None = None
+
+
+def parse_image(text: Any) -> dict[str, Any] | None:
+    """An image text as a dict (None for none; a dict already parsed is returned as it is)."""
+    if text is None or text is pd.NA:
+        return None
+    if text.__class__ is dict:
+        return text
+    parsed = values.loads(text)
+    return parsed if isinstance(parsed, dict) else None
+
+
+def _key_of(row: dict[str, Any] | None, columns: Any) -> str | None:
+    """The key text of ``row`` when it has every key column."""
+    if row is None or columns is None or len(columns) == 0 or any(c not in row for c in columns):
+        return None
+    return values.key_of(row, list(columns))
+
+
+def _canonical(row: dict[str, Any] | None) -> str:
+    """A row as JSON text with sorted columns: equal rows, equal texts."""
+    return orjson.dumps(row, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def old_key(op: Any, key: Any, key_columns: Any, before: Any) -> str | None:
+    """The key a change starts from: the before image's key where it has one, else ``key``."""
+    own = none_if_missing(key)
+    if op != "update":
+        return own
+    return _key_of(parse_image(before), key_columns) or own
+
+
+class Replayer:
+    """Replays one table's changes, in the order given.
+
+    >>> r = Replayer(partial=False)
+    >>> _ = r.apply({"op": "insert", "key": "[1]", "key_columns": ["id"], "before": None,
+    ...              "after": '{"id":1,"name":"a"}'})
+    >>> step = r.apply({"op": "update", "key": "[1]", "key_columns": ["id"], "before": '{"id":1,"name":"a"}',
+    ...                 "after": '{"id":1,"name":"b"}'})
+    >>> r.rows, step.old_row
+    ({'[1]': {'id': 1, 'name': 'b'}}, {'id': 1, 'name': 'a'})
+    """
+
+    def __init__(self, partial: bool = False) -> None:
+        self.partial = partial
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.bag: Counter[str] = Counter()
+
+    def apply(self, event: dict[str, Any]) -> Step:
+        """Apply one change; returns what it did."""
+        op = event["op"]
+        columns = event.get("key_columns")
+        before, after = parse_image(event.get("before")), parse_image(event.get("after"))
+        key = none_if_missing(event.get("key"))
+        if key is None:
+            return self._apply_keyless(event, op, before, after)
+        if op in ("insert", "read"):
+            old = self.rows.get(key)
+            problem = "insert of a live key (row replaced)" if op == "insert" and old is not None else None
+            if after is None:
+                return Step(event, key, key, old, old, f"{op} without an after image (ignored)")
+            self.rows[key] = after
+            return Step(event, key, key, old, after, problem)
+        if op == "delete":
+            old = self.rows.pop(key, None)
+            return Step(event, key, None, old, None, None if old is not None else "delete of a key not in the table")
+        start = _key_of(before, columns) or key
+        current = self.rows.get(start)
+        problem = None if current is not None else "update of a key not in the table"
+        if after is None:
+            return Step(event, start, start, current, current, "update without an after image (ignored)")
+        if self.partial:
+            base = current if current is not None else (before or {})
+            new_row = {**base, **after}
+        else:
+            new_row = after
+        end = _key_of(new_row, columns) or key
+        if end != start:
+            self.rows.pop(start, None)
+        self.rows[end] = new_row
+        return Step(event, start, end, current, new_row, problem)
+
+    def _apply_keyless(self, event: dict[str, Any], op: str, before: dict | None, after: dict | None) -> Step:
+        """A change to a table without a key: the multiset of rows."""
+        problem = None
+        if op in ("update", "delete") and before is not None:
+            text = _canonical(before)
+            if self.bag[text] > 0:
+                self.bag[text] -= 1
+                if not self.bag[text]:
+                    del self.bag[text]
+            else:
+                problem = f"{op} of a row not in the table"
+        elif op in ("update", "delete"):
+            problem = f"{op} without a before image cannot be matched to a row"
+        if op != "delete" and after is not None:
+            self.bag[_canonical(after)] += 1
+        return Step(event, None, None, before, after if op != "delete" else None, problem)
+
+    def state_rows(self) -> list[dict[str, Any]]:
+        """The live rows: keyed rows in key order, then keyless rows in text order."""
+        keyed = [row for _, row in sorted(self.rows.items(), key=lambda kv: key_order(kv[0]))]
+        keyless = [values.loads(text) for text, n in sorted(self.bag.items()) for _ in range(n)]
+        return keyed + keyless
+
+
+def key_order(key: str) -> tuple:
+    """Sort key of a key text: numbers by value, then strings, then nulls."""
+    try:
+        parts = json.loads(key)
+    except ValueError:
+        return ((3, key),)
+    if not isinstance(parts, list):
+        parts = [parts]
+    return tuple((0, float(p), "") if isinstance(p, (int, float)) and not isinstance(p, bool) else
+                 (1, 0.0, str(p)) if p is not None else (2, 0.0, "") for p in parts)
+
+
+def is_partial(dialect: Any) -> bool:
+    """Whether ``dialect`` sends only the changed columns in an update's after image (SharePlex, UniVerse).
+
+    >>> is_partial("shareplex"), is_partial("canal"), is_partial("no-such-dialect")
+    (True, False, False)
+    """
+    try:
+        return bool(registry.get(dialect).partial_updates)
+    except Exception:
+        return False
+
+
+#: The columns :func:`replay_rows` reads.
+REPLAY_COLUMNS = ["dialect", "_table", "key", "key_columns", "op", "before", "after", "seq", "_seq", "source",
+                  "partition", "offset", "event_time"]
+
+
+def _event_dicts(frame: pd.DataFrame) -> Iterator[dict[str, Any]]:
+    columns = [c for c in frame.columns if c in REPLAY_COLUMNS or c.startswith("_")]
+    for row in zip(*(frame[c].tolist() for c in columns)):
+        event = {c: none_if_missing(v) for c, v in zip(columns, row)}
+        if event.get("key_columns") is not None:  # a list in pandas, an array from Spark
+            event["key_columns"] = list(event["key_columns"])
+        yield event
+
+
+def replay_rows(frame: pd.DataFrame, partial: dict[str, bool] | None = None
+                ) -> Iterator[tuple[str, Replayer, list[Step], dict[str, str]]]:
+    """Replay a frame of changes (already in replay order) table by table: ``(table, replayer, steps, ranks)``.
+
+    ``partial``: per table, whether updates merge (default: from the dialect
+    of the table's first change). Columns starting with ``_`` ride along in
+    each step's event (``_pos``, ``_row``...). ``ranks`` say where each
+    column first appears in seq order (a text that sorts like that position:
+    ``_seq``, source, partition, offset, place in the event's names), for
+    :func:`column_order`.
+
+    >>> frame = pd.DataFrame({"dialect": ["canal"] * 2, "_table": ["s.t"] * 2, "key": [None, None],
+    ...     "key_columns": [None, None], "op": ["insert", "delete"], "before": [None, '{"a":1}'],
+    ...     "after": ['{"a":1}', None], "seq": ["1", "2"], "_seq": ["1", "2"], "source": ["f", "f"],
+    ...     "partition": [None, None], "offset": [0, 1], "event_time": [None, None]})
+    >>> [(table, dict(r.bag), [s.problem for s in steps]) for table, r, steps, _ in replay_rows(frame)]
+    [('s.t', {}, [None, None])]
+    """
+    tables: dict[str, tuple[Replayer, list[Step], dict[str, str]]] = {}
+    for event in _event_dicts(frame):
+        table = event["_table"]
+        if table not in tables:
+            mode = partial[table] if partial is not None and table in partial else is_partial(event["dialect"])
+            tables[table] = (Replayer(partial=bool(mode)), [], {})
+        replayer, steps, ranks = tables[table]
+        event["before"], event["after"] = parse_image(event["before"]), parse_image(event["after"])  # parsed once
+        partition = "" if event["partition"] is None else f"{int(event['partition']):020d}"
+        where = f"{event['_seq']}\x00{event['source']}\x00{partition}\x00{int(event['offset']):020d}\x00"
+        names = [*(event.get("key_columns") or ()), *(event["before"] or ()), *(event["after"] or ())]
+        for position, name in enumerate(names):
+            rank = f"{where}{position:06d}"
+            if ranks.get(name, "\U0010ffff") > rank:
+                ranks[name] = rank
+        steps.append(replayer.apply(event))
+    for table, (replayer, steps, ranks) in tables.items():
+        yield table, replayer, steps, ranks
+
+
+def column_order(ranks: dict[str, Any]) -> list[str]:
+    """Columns in the order of their ranks (where each column first appears), ties by name.
+
+    >>> column_order({"b": (1, 0), "a": (1, 0), "id": (0, 0)})
+    ['id', 'a', 'b']
+    """
+    return sorted(ranks, key=lambda name: (ranks[name], name))
+
+
+def problem_rows(table: str, steps: Iterable[Step]) -> list[dict[str, Any]]:
+    """The steps that did not apply cleanly, as rows of :data:`cdckit.replay.PROBLEM_COLUMNS` (plus ``_pos``)."""
+    return [{"table": table, "key": s.new_key or s.old_key, "source": s.event["source"], "offset": s.event["offset"],
+             "seq": s.event["seq"], "op": s.event["op"], "problem": s.problem, "_pos": s.event.get("_pos")}
+            for s in steps if s.problem]

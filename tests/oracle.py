@@ -1,0 +1,627 @@
+"""The reference oracle: the first, per-event implementation of ordering findings and replay.
+
+It walks every event in Python, one row key at a time. It is slow and plain,
+which is what an oracle should be: the property tests check that the
+columnar pandas engine (:mod:`cdckit.ordering`, :mod:`cdckit.replay`) and
+the Spark engine (:mod:`cdckit.spark`) give exactly its answers. It is not
+part of the package.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from cdckit import values
+from cdckit.dialects import registry
+from cdckit.ordering import (ARRIVAL, CHANGE_OPS, FINDING_COLUMNS, HEARTBEAT_FACTOR, LAG_COLUMNS, SEQ_ORDER,
+                             STREAMS, filled_seq, narrow, report_from_rows, sort_events, table_names)
+from cdckit.replay import PROBLEM_COLUMNS, TableStates, find_table
+
+def none_if_missing(value: Any) -> Any:
+    """None for pandas' and Spark's missing markers (None, NA, float NaN); other values as they are."""
+    return None if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)) else value
+
+
+def _records(frame: pd.DataFrame, columns: list[str]) -> Iterator[dict[str, Any]]:
+    """Rows as dicts with None for missing values."""
+    names = list(columns)
+    for values in zip(*(frame[c].tolist() for c in names)):
+        yield {n: none_if_missing(v) for n, v in zip(names, values)}
+
+
+def _finding(name: str, at: dict[str, Any], other: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    """One finding row pointing at event ``at`` (and ``other``)."""
+    row = {"finding": name, "table": at.get("_table"), "key": at.get("key"), "source": at.get("source"),
+           "offset": at.get("offset"), "partition": at.get("partition"), "seq": at.get("seq"), "op": at.get("op")}
+    if other is not None:
+        row.update(other_source=other.get("source"), other_offset=other.get("offset"), other_seq=other.get("seq"))
+    row.update(extra)
+    return row
+
+
+def finding_frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    """Finding rows as a frame with exactly :data:`FINDING_COLUMNS`."""
+    frame = pd.DataFrame(list(rows), columns=list(FINDING_COLUMNS))
+    return frame.astype(FINDING_COLUMNS)
+
+
+def _groups(frame: pd.DataFrame, by: list[str], order: list[str], columns: list[str]
+            ) -> Iterator[tuple[tuple, list[dict[str, Any]]]]:
+    """The rows of ``frame`` grouped by ``by`` (missing values form a group), each group sorted by ``order``."""
+    if frame.empty:
+        return
+    ordered = frame.sort_values(by + order, kind="stable", na_position="first")
+    rows = _records(ordered, list(dict.fromkeys(by + order + columns)))
+    yield from ((k, list(g)) for k, g in itertools.groupby(rows, key=lambda r: tuple(r[c] for c in by)))
+
+
+_KEY_COLUMNS = ["dialect", "_table", "key", "source", "offset", "partition", "op", "seq", "_seq", "before", "after"]
+
+
+def key_findings(frame: pd.DataFrame, snapshot_tables: frozenset = frozenset(), stream: list[str] = ["dialect"]
+                 ) -> pd.DataFrame:
+    """Redeliveries, semantic duplicates, inversions and impossible transitions, per row key.
+
+    Events without a key form one group per table (inversions and duplicates
+    are then judged per table; transitions are not). ``snapshot_tables``:
+    tables whose capture has snapshot (``read``) rows, where a change of a
+    key never inserted is impossible.
+    """
+    changes = frame[frame["op"].isin(CHANGE_OPS)]
+    out: list[dict[str, Any]] = []
+    for group, events in _groups(changes, [*stream, "_table", "key"], ARRIVAL, _KEY_COLUMNS):
+        *where, table, key = group
+        firsts = []
+        by_position: dict[tuple, dict] = {}
+        by_image: dict[tuple, dict] = {}
+        for event in events:
+            image = (event["op"], event["before"], event["after"])
+            if event["seq"] is not None:
+                position = (event["seq"], *image)
+                if position in by_position:
+                    out.append(_finding("redeliveries", event, by_position[position]))
+                    continue
+                by_position[position] = event
+            if image in by_image:
+                out.append(_finding("semantic_duplicates", event, by_image[image]))
+            else:
+                by_image[image] = event
+            firsts.append(event)
+        top = None
+        for event in firsts:
+            if event["seq"] is None:
+                continue
+            if top is not None and event["_seq"] < top["_seq"]:
+                out.append(_finding("inversions", event, top))
+            elif top is None or event["_seq"] >= top["_seq"]:
+                top = event
+        if key is not None:
+            out.extend(_transitions(firsts, (*where, table) in snapshot_tables))
+    return finding_frame(out)
+
+
+def _transitions(events: list[dict[str, Any]], snapshot: bool) -> Iterator[dict[str, Any]]:
+    """Impossible steps in one key's history, in seq order."""
+    state, previous = None, None
+    for event in sorted(events, key=lambda e: (e["_seq"], e["source"], e["partition"] or -1, e["offset"])):
+        op = event["op"]
+        problem = None
+        if op == "insert" and state == "live":
+            problem = "insert of a live key"
+        elif op in ("update", "delete") and state == "dead":
+            problem = f"{op} after the key was deleted"
+        elif op in ("update", "delete") and state is None and snapshot:
+            problem = f"{op} of a key the snapshot did not have"
+        if problem:
+            yield _finding("impossible_transitions", event, previous, detail=problem)
+        state = "dead" if op == "delete" else "live"
+        previous = event
+
+
+def time_findings(frame: pd.DataFrame, stream: list[str] = ["dialect"]) -> pd.DataFrame:
+    """Per table, events whose ``event_time`` is earlier than an event before them in seq order."""
+    timed = frame[frame["op"].isin(CHANGE_OPS) & frame["seq"].notna() & frame["_event_us"].notna()]
+    out = []
+    columns = ["_table", "key", "source", "offset", "partition", "op", "seq", "_seq", "_event_us"]
+    for _, events in _groups(timed, [*stream, "_table"], SEQ_ORDER, [*columns, *stream]):
+        top = None
+        for event in events:
+            if top is not None and event["_event_us"] < top["_event_us"]:
+                back = (top["_event_us"] - event["_event_us"]) / 1e6
+                out.append(_finding("time_inversions", event, top, value=back,
+                                    detail=f"event_time {back:g} s earlier than an event before it in seq order"))
+            elif top is None or event["_event_us"] >= top["_event_us"]:
+                top = event
+    return finding_frame(out)
+
+
+def sequence_gap_findings(frame: pd.DataFrame, max_gap: int = 1000, stream: list[str] = ["dialect"]) -> pd.DataFrame:
+    """Missing numbers in contiguous sequences, per dialect and partition.
+
+    Only dialects whose ``seq`` is meant to be contiguous (their class sets
+    ``contiguous_seq``: UniVerse, DataHub); a jump of more than ``max_gap`` numbers is taken
+    as the start of a new run, not a loss.
+    """
+    contiguous = {name for name in frame["dialect"].dropna().unique() if _dialect_flag(name, "contiguous_seq")}
+    numbered = frame[frame["dialect"].isin(contiguous) & frame["seq"].notna()]
+    numbered = numbered[numbered["seq"].astype(str).str.fullmatch(r"\d+")]
+    out = []
+    by = list(dict.fromkeys([*stream, "partition"]))
+    for group, events in _groups(numbered, by, ["_seq"], ["source", "offset", "seq"]):
+        dialect = group[0]
+        previous = None
+        for event in events:
+            if previous is not None:
+                missing = int(event["seq"]) - int(previous["seq"]) - 1
+                if 0 < missing <= max_gap:
+                    out.append(_finding("sequence_gaps", event, previous, count=missing, table=None, key=None,
+                                        detail=f"{dialect}: {missing} number(s) missing after "
+                                               f"{int(previous['seq'])}"))
+            previous = event
+    return finding_frame(out)
+
+
+def offset_gap_findings(frame: pd.DataFrame) -> pd.DataFrame:
+    """Holes in Kafka offsets per source and partition (frames with a partition only).
+
+    Dialects that send an update as two messages are left out: the update row
+    keeps one of the two offsets.
+    """
+    split = {name for name in frame["dialect"].dropna().unique() if _dialect_flag(name, "splits_updates")}
+    kafka = frame[frame["partition"].notna() & ~frame["dialect"].isin(split)]
+    out = []
+    for _, events in _groups(kafka, ["source", "partition"], ["offset"], ["seq"]):
+        previous = None
+        for event in events:
+            if previous is not None and event["offset"] - previous["offset"] > 1:
+                out.append(_finding("offset_gaps", event, previous, count=event["offset"] - previous["offset"] - 1,
+                                    table=None, key=None, seq=None, op=None, other_seq=None))
+            previous = event
+    return finding_frame(out)
+
+
+def transaction_findings(frame: pd.DataFrame) -> pd.DataFrame:
+    """Transactions with a begin and no commit, per dialect, source and partition, in seq order.
+
+    A begin with a ``txn_id`` waits for a commit with the same id; a begin
+    without one is closed by the next commit.
+    """
+    markers = frame[frame["op"].isin(("begin", "commit"))]
+    out = []
+    for _, events in _groups(markers, ["dialect", "source", "partition"], ["_seq", "offset"], ["op", "txn_id", "seq"]):
+        named: dict[str, dict] = {}
+        anonymous: list[dict] = []
+        for event in events:
+            txn = event["txn_id"]
+            if event["op"] == "begin":
+                if txn is not None:
+                    named[txn] = event
+                else:
+                    anonymous.append(event)
+            elif txn is not None and txn in named:
+                named.pop(txn)
+            elif anonymous:
+                anonymous.pop()
+        for event in sorted([*named.values(), *anonymous], key=lambda e: e["offset"]):
+            label = f"transaction {event['txn_id']}" if event["txn_id"] else "a transaction without an id"
+            out.append(_finding("open_transactions", event, detail=f"{label} begins here; no commit follows",
+                                table=None, key=None))
+    return finding_frame(out)
+
+
+def heartbeat_findings(frame: pd.DataFrame, factor: float = HEARTBEAT_FACTOR) -> pd.DataFrame:
+    """Heartbeat intervals longer than ``factor`` times the usual (median) one, per dialect and source."""
+    timed = frame[frame["_event_us"].notna()]
+    out = []
+    for _, events in _groups(timed, ["dialect", "source"], ["_event_us", "offset"], ["op"]):
+        beats = [e for e in events if e["op"] == "heartbeat"]
+        if len(beats) < 3:
+            continue
+        gaps = [b["_event_us"] - a["_event_us"] for a, b in zip(beats, beats[1:])]
+        usual = float(np.median(gaps))
+        if usual <= 0:
+            continue
+        times = [e["_event_us"] for e in events if e["op"] != "heartbeat"]
+        for (a, b), gap in zip(zip(beats, beats[1:]), gaps):
+            if gap > factor * usual:
+                between = sum(1 for t in times if a["_event_us"] < t < b["_event_us"])
+                out.append(_finding("heartbeat_gaps", b, a, value=gap / 1e6, count=between, table=None, key=None,
+                                    detail=f"{gap / 1e6:g} s without a heartbeat (usual {usual / 1e6:g} s); "
+                                           f"{between} other event(s) in between"))
+    return finding_frame(out)
+
+
+def keyless_findings(frame: pd.DataFrame) -> pd.DataFrame:
+    """Tables with changes that carry no key."""
+    keyless = frame[frame["op"].isin(CHANGE_OPS) & frame["key"].isna() & frame["_table"].notna()]
+    return keyless_rows(keyless.groupby("_table").size().to_dict())
+
+
+def keyless_rows(counts: dict[str, int]) -> pd.DataFrame:
+    """Finding rows for ``{table: changes without a key}``."""
+    return finding_frame({"finding": "keyless_tables", "table": table, "count": int(n),
+                          "detail": f"{n} change(s) without a key: replayed as a multiset of rows"}
+                         for table, n in sorted(counts.items()))
+
+
+def unpaired_findings(quarantine: pd.DataFrame | None) -> pd.DataFrame:
+    """Quarantined update halves that never met their partner."""
+    if quarantine is None or quarantine.empty:
+        return finding_frame([])
+    halves = quarantine[quarantine["reason_code"] == "unpaired_half"]
+    return finding_frame({"finding": "unpaired_halves", "source": r["source"], "offset": r["offset"],
+                          "partition": r["partition"], "detail": r["reason"]}
+                         for r in _records(halves, ["source", "offset", "partition", "reason"]))
+
+
+def lag_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per table, the distribution of ``emit_time - event_time`` in seconds (exact percentiles)."""
+    timed = frame[frame["_table"].notna() & frame["_event_us"].notna() & frame["_emit_us"].notna()]
+    rows = []
+    for table, group in timed.groupby("_table", sort=True):
+        lag = (group["_emit_us"] - group["_event_us"]).astype("float64").to_numpy() / 1e6
+        rows.append({"table": table, "events": len(lag), "negative": int((lag < 0).sum()),
+                     "min_s": lag.min(), "p50_s": np.percentile(lag, 50), "p90_s": np.percentile(lag, 90),
+                     "p99_s": np.percentile(lag, 99), "max_s": lag.max(), "mean_s": lag.mean()})
+    return pd.DataFrame(rows, columns=list(LAG_COLUMNS)).astype(LAG_COLUMNS)
+
+
+def _dialect_flag(name: str, flag: str) -> bool:
+    """A dialect class attribute, False for names not in the registry (e.g. the shop scenario)."""
+    try:
+        return bool(getattr(registry.get(name), flag))
+    except Exception:
+        return False
+
+
+
+
+@dataclass
+class Step:
+    """What one change did to one table: the row under its old key before, under its new key after."""
+
+    event: dict[str, Any]
+    old_key: str | None
+    new_key: str | None
+    old_row: dict[str, Any] | None
+    new_row: dict[str, Any] | None
+    problem: str | None = None
+
+
+def _parse(text: Any) -> dict[str, Any] | None:
+    """An image text as a dict (None for none; a dict already parsed is returned as it is)."""
+    if text is None or text is pd.NA:
+        return None
+    if text.__class__ is dict:
+        return text
+    parsed = values.loads(text)
+    return parsed if isinstance(parsed, dict) else None
+
+
+def _key_of(row: dict[str, Any] | None, columns: Any) -> str | None:
+    """The key text of ``row`` when it has every key column."""
+    if row is None or columns is None or len(columns) == 0 or any(c not in row for c in columns):
+        return None
+    return values.key_of(row, list(columns))
+
+
+def _canonical(row: dict[str, Any] | None) -> str:
+    """A row as JSON text with sorted columns: equal rows, equal texts."""
+    return orjson.dumps(row, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def old_key(op: Any, key: Any, key_columns: Any, before: Any) -> str | None:
+    """The key a change starts from: the before image's key where it has one, else ``key``."""
+    own = none_if_missing(key)
+    if op != "update":
+        return own
+    return _key_of(_parse(before), key_columns) or own
+
+
+class Replayer:
+    """Replays one table's changes, in the order given.
+
+    """
+
+    def __init__(self, partial: bool = False) -> None:
+        self.partial = partial
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.bag: Counter[str] = Counter()
+
+    def apply(self, event: dict[str, Any]) -> Step:
+        """Apply one change; returns what it did."""
+        op = event["op"]
+        columns = event.get("key_columns")
+        before, after = _parse(event.get("before")), _parse(event.get("after"))
+        key = none_if_missing(event.get("key"))
+        if key is None:
+            return self._apply_keyless(event, op, before, after)
+        if op in ("insert", "read"):
+            old = self.rows.get(key)
+            problem = "insert of a live key (row replaced)" if op == "insert" and old is not None else None
+            if after is None:
+                return Step(event, key, key, old, old, f"{op} without an after image (ignored)")
+            self.rows[key] = after
+            return Step(event, key, key, old, after, problem)
+        if op == "delete":
+            old = self.rows.pop(key, None)
+            return Step(event, key, None, old, None, None if old is not None else "delete of a key not in the table")
+        start = _key_of(before, columns) or key
+        current = self.rows.get(start)
+        problem = None if current is not None else "update of a key not in the table"
+        if after is None:
+            return Step(event, start, start, current, current, "update without an after image (ignored)")
+        if self.partial:
+            base = current if current is not None else (before or {})
+            new_row = {**base, **after}
+        else:
+            new_row = after
+        end = _key_of(new_row, columns) or key
+        if end != start:
+            self.rows.pop(start, None)
+        self.rows[end] = new_row
+        return Step(event, start, end, current, new_row, problem)
+
+    def _apply_keyless(self, event: dict[str, Any], op: str, before: dict | None, after: dict | None) -> Step:
+        """A change to a table without a key: the multiset of rows."""
+        problem = None
+        if op in ("update", "delete") and before is not None:
+            text = _canonical(before)
+            if self.bag[text] > 0:
+                self.bag[text] -= 1
+                if not self.bag[text]:
+                    del self.bag[text]
+            else:
+                problem = f"{op} of a row not in the table"
+        elif op in ("update", "delete"):
+            problem = f"{op} without a before image cannot be matched to a row"
+        if op != "delete" and after is not None:
+            self.bag[_canonical(after)] += 1
+        return Step(event, None, None, before, after if op != "delete" else None, problem)
+
+    def state_rows(self) -> list[dict[str, Any]]:
+        """The live rows: keyed rows in key order, then keyless rows in text order."""
+        keyed = [row for _, row in sorted(self.rows.items(), key=lambda kv: _key_order(kv[0]))]
+        keyless = [values.loads(text) for text, n in sorted(self.bag.items()) for _ in range(n)]
+        return keyed + keyless
+
+
+def _key_order(key: str) -> tuple:
+    """Sort key of a key text: numbers by value, then strings, then nulls."""
+    try:
+        parts = json.loads(key)
+    except ValueError:
+        return ((3, key),)
+    if not isinstance(parts, list):
+        parts = [parts]
+    return tuple((0, float(p), "") if isinstance(p, (int, float)) and not isinstance(p, bool) else
+                 (1, 0.0, str(p)) if p is not None else (2, 0.0, "") for p in parts)
+
+
+# --------------------------------------------------------------------------- preparing events
+
+
+_REPLAY_COLUMNS = ["dialect", "_table", "key", "key_columns", "op", "before", "after", "seq", "_seq", "source",
+                   "partition", "offset", "event_time"]
+
+
+def drop_redeliveries(events: pd.DataFrame) -> pd.DataFrame:
+    """The events without exact redeliveries (same dialect, table, key, seq, op and images; seq set)."""
+    subset = ["dialect", "database", "schema", "table", "key", "seq", "op", "before", "after"]
+    arrival = sort_events(events, by="arrival")  # the copy that arrived first is the one kept
+    text = arrival[subset].astype(object).where(arrival[subset].notna(), "\x00")
+    duplicated = text.duplicated(keep="first").to_numpy() & arrival["seq"].notna().to_numpy()
+    kept = arrival.index[~duplicated]
+    return events[events.index.isin(kept)]
+
+
+def _prepared(events: pd.DataFrame, as_of: Any, order: str) -> pd.DataFrame:
+    """Row changes, redeliveries dropped, cut at ``as_of``, in replay order, with ``_table`` and ``_seq``."""
+    changes = events[events["op"].isin(CHANGE_OPS)].reset_index(drop=True)
+    if as_of is not None:
+        cut = _timestamp(as_of)
+        changes = changes[changes["event_time"].notna() & (changes["event_time"] <= cut)]
+    changes = drop_redeliveries(changes)
+    ordered = sort_events(changes, by=order)
+    frame = ordered.reset_index(drop=True)
+    frame.insert(0, "_table", table_names(frame).to_numpy())
+    frame["_seq"] = filled_seq(frame)
+    return frame[frame["_table"].notna()]
+
+
+def _timestamp(value: Any) -> pd.Timestamp:
+    """A time as a UTC timestamp (zone-less values are UTC)."""
+    stamp = pd.Timestamp(value)
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
+def _partial(dialect: Any) -> bool:
+    try:
+        return bool(registry.get(dialect).partial_updates)
+    except Exception:
+        return False
+
+
+def _event_dicts(frame: pd.DataFrame) -> Iterator[dict[str, Any]]:
+    columns = [c for c in _REPLAY_COLUMNS if c in frame.columns]
+    for row in zip(*(frame[c].tolist() for c in columns)):
+        event = {c: none_if_missing(v) for c, v in zip(columns, row)}
+        if event.get("key_columns") is not None:  # a list in pandas, an array from Spark
+            event["key_columns"] = list(event["key_columns"])
+        yield event
+
+
+def replay_rows(frame: pd.DataFrame) -> Iterator[tuple[str, Replayer, list[Step], dict[str, str]]]:
+    """Replay a prepared frame (in order) table by table: ``(table, replayer, steps, column ranks)``.
+
+    Used by both engines (Spark calls it on groups of rows). The column
+    ranks say where each column first appears in seq order (key columns,
+    then the before and after images): a text that sorts like that position,
+    so ranks from different groups can be compared; a table's columns are
+    shown in rank order (:func:`column_order`).
+    """
+    tables: dict[str, tuple[Replayer, list[Step], dict[str, str]]] = {}
+    for event in _event_dicts(frame):
+        table = event["_table"]
+        if table not in tables:
+            tables[table] = (Replayer(partial=_partial(event["dialect"])), [], {})
+        replayer, steps, ranks = tables[table]
+        event["before"], event["after"] = _parse(event["before"]), _parse(event["after"])  # parsed once
+        partition = "" if event["partition"] is None else f"{int(event['partition']):020d}"
+        where = f"{event['_seq']}\x00{event['source']}\x00{partition}\x00{int(event['offset']):020d}\x00"
+        names = [*(event.get("key_columns") or ()), *(event["before"] or ()), *(event["after"] or ())]
+        for position, name in enumerate(names):
+            rank = f"{where}{position:06d}"
+            if ranks.get(name, "\U0010ffff") > rank:
+                ranks[name] = rank
+        steps.append(replayer.apply(event))
+    for table, (replayer, steps, ranks) in tables.items():
+        yield table, replayer, steps, ranks
+
+
+def column_order(ranks: dict[str, str]) -> list[str]:
+    """Columns in the order of their ranks (see :func:`replay_rows`)."""
+    return sorted(ranks, key=lambda name: (ranks[name], name))
+
+
+def _problems(table: str, steps: Iterable[Step]) -> list[dict[str, Any]]:
+    return [{"table": table, "key": s.new_key or s.old_key, "source": s.event["source"], "offset": s.event["offset"],
+             "seq": s.event["seq"], "op": s.event["op"], "problem": s.problem} for s in steps if s.problem]
+
+
+# --------------------------------------------------------------------------- public functions
+
+
+def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq") -> TableStates:
+    """The state of every table after the changes (or at ``as_of``): ``{"database.table": DataFrame}``.
+
+    One column per source column, one row per live key (rows in key order).
+    ``as_of``: a time (text, datetime or Timestamp; zone-less means UTC):
+    only changes with ``event_time`` at or before it count. ``order``:
+    ``"seq"`` (default), ``"event_time"`` or ``"arrival"``.
+
+    """
+    frame = _prepared(events, as_of, order)
+    states = TableStates()
+    problems: list[dict[str, Any]] = []
+    for table, replayer, steps, ranks in replay_rows(frame):
+        rows = replayer.state_rows()
+        columns = column_order(ranks)
+        states[table] = pd.DataFrame.from_records(rows, columns=columns) if rows else pd.DataFrame(columns=columns)
+        problems.extend(_problems(table, steps))
+    states.problems = pd.DataFrame(problems, columns=PROBLEM_COLUMNS).astype({"offset": "Int64"}).sort_values(
+        ["table", "source", "offset"], kind="stable").reset_index(drop=True)
+    states.keyless = sorted(set(frame.loc[frame["key"].isna(), "_table"]))
+    return dict_sorted(states)
+
+
+def dict_sorted(states: TableStates) -> TableStates:
+    """The same states with tables in name order."""
+    out = TableStates((name, states[name]) for name in sorted(states))
+    out.problems, out.keyless = states.problems, states.keyless
+    return out
+
+
+def _key_text(key: Any) -> str:
+    """A key as its canonical JSON array text: a scalar, a list/tuple of values or the text itself."""
+    if isinstance(key, str) and key.startswith("["):
+        return orjson.dumps(json.loads(key)).decode()
+    if isinstance(key, (list, tuple)):
+        return orjson.dumps(list(key)).decode()
+    return orjson.dumps([key]).decode()
+
+
+def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq") -> pd.DataFrame:
+    """Every version of one row: one line per change, the row after it and the columns that changed.
+
+    ``table``: ``"database.table"`` or the bare table name; ``key``: the key
+    value, a list of values for a composite key, or the key text.
+
+    """
+    frame = _prepared(events, None, order)
+    name = find_table(frame["_table"], table)
+    wanted = _key_text(key)
+    lines = []
+    columns: list[str] = []
+    for _, _, steps, ranks in replay_rows(frame[frame["_table"] == name]):
+        columns = column_order(ranks)
+        for step in steps:
+            if wanted not in (step.old_key, step.new_key):
+                continue
+            old = step.old_row  # the row before the change, also when it moves here from another key
+            new = step.new_row if step.new_key == wanted else None
+            changed = [c for c in columns if (old or {}).get(c, _ABSENT) != (new or {}).get(c, _ABSENT)]
+            op = step.event["op"]
+            if step.old_key != step.new_key and op == "update":
+                op = "update (key moved here)" if new is not None else "update (key moved away)"
+            lines.append({"op": op, "event_time": step.event["event_time"], "seq": step.event["seq"],
+                          "source": step.event["source"], "offset": step.event["offset"], "changed": changed,
+                          "problem": step.problem, **{f"{c}": (new or {}).get(c) for c in columns}})
+    out = pd.DataFrame(lines, columns=["op", "event_time", "seq", "source", "offset", "changed", "problem", *columns])
+    out.insert(0, "version", range(1, len(out) + 1))
+    return out
+
+
+_ABSENT = object()
+
+#: Columns scd2 adds to the source columns.
+SCD2_COLUMNS = ["valid_from", "valid_to", "is_current", "op", "seq"]
+
+
+def scd2(events: pd.DataFrame, order: str = "seq") -> dict[str, pd.DataFrame]:
+    """A type 2 history per table: one row per version of each row, ``valid_from``/``valid_to``/``is_current``.
+
+    A version starts at the ``event_time`` of the insert, snapshot read or
+    update that made it (``op``) and ends when the next change of that key
+    (or a delete) comes; the current version has ``valid_to`` NaT. Tables
+    without a key are left out (their rows have no identity).
+
+    """
+    frame = _prepared(events, None, order)
+    out = {}
+    for table, _, steps, ranks in replay_rows(frame):
+        columns = column_order(ranks)
+        versions: list[dict[str, Any]] = []
+        open_version: dict[str, dict[str, Any]] = {}
+        for step in steps:
+            if step.old_key is None and step.new_key is None or (step.problem and step.new_row is step.old_row):
+                continue
+            when = step.event["event_time"]
+            if step.old_key is not None and step.old_key in open_version:
+                open_version.pop(step.old_key)["valid_to"] = when
+            if step.new_key is not None and step.new_row is not None:
+                if step.new_key in open_version:
+                    open_version.pop(step.new_key)["valid_to"] = when
+                version = {**{c: step.new_row.get(c) for c in columns}, "valid_from": when, "valid_to": pd.NaT,
+                           "op": step.event["op"], "seq": step.event["seq"]}
+                open_version[step.new_key] = version
+                versions.append(version)
+        frame_out = pd.DataFrame(versions, columns=[*columns, "valid_from", "valid_to", "op", "seq"])
+        frame_out["valid_to"] = pd.to_datetime(frame_out["valid_to"], utc=True)
+        frame_out.insert(len(columns) + 2, "is_current", frame_out["valid_to"].isna())
+        if versions:
+            out[table] = frame_out
+    return out
+
+
+
+def order_report(events: pd.DataFrame, by: str = "source", max_gap: int = 1000,
+                 heartbeat_factor: float = HEARTBEAT_FACTOR):
+    """The ordering report, finding by finding, one event at a time."""
+    stream = STREAMS[by]
+    frame = narrow(events)
+    reads = frame[frame["op"] == "read"].dropna(subset=["_table"])
+    snapshot_tables = frozenset(tuple(r[c] for c in [*stream, "_table"]) for r in _records(reads, [*stream, "_table"]))
+    rows = pd.concat([key_findings(frame, snapshot_tables, stream), time_findings(frame, stream),
+                      sequence_gap_findings(frame, max_gap, stream), offset_gap_findings(frame),
+                      transaction_findings(frame), heartbeat_findings(frame, heartbeat_factor),
+                      keyless_findings(frame), unpaired_findings(events.attrs.get("quarantine"))])
+    return report_from_rows(rows, lag_summary(frame), by)

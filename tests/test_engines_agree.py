@@ -1,0 +1,139 @@
+"""The columnar pandas engine and the Spark engine give the oracle's answers (tests/oracle.py).
+
+The captures are random and dirty (see tests/event_frames.py): shuffled,
+redelivered, with key changes, partial images, column deletes, keyless
+tables, missing seq values and unknown keys. Every state, problem, finding
+and SCD2 row must be the same, and so must the columns and their order.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import strategies as st
+
+import cdckit
+import oracle
+from event_frames import captures, plain
+
+ORDERS = ("seq", "event_time", "arrival")
+BYS = ("capture", "source", "partition")
+
+
+def assert_same_states(got, want, label) -> None:
+    assert list(got) == list(want), label
+    for table in want:
+        assert list(got[table].columns) == list(want[table].columns), (label, table)
+        assert plain(got[table]) == plain(want[table]), (label, table)
+        assert got[table].dtypes.tolist() == want[table].dtypes.tolist(), (label, table)
+    assert plain(got.problems) == plain(want.problems), label
+    assert got.keyless == want.keyless, label
+
+
+def assert_same_tables(got, want, label) -> None:
+    assert list(got) == list(want), label
+    for table in want:
+        assert list(got[table].columns) == list(want[table].columns), (label, table)
+        assert plain(got[table]) == plain(want[table]), (label, table)
+
+
+def assert_same_reports(got, want, label) -> None:
+    assert got.by == want.by
+    for name in want:
+        assert plain(got[name]) == plain(want[name]), (label, name)
+
+
+def _cut(events: pd.DataFrame):
+    times = events["event_time"].dropna().sort_values()
+    return times.iloc[len(times) // 2] if len(times) else None
+
+
+SETTINGS = settings(max_examples=40, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@SETTINGS
+@given(events=captures(streams=2))
+def test_pandas_replay_agrees_with_the_oracle(events):
+    for order in ORDERS:
+        assert_same_states(cdckit.materialize(events, order=order), oracle.materialize(events, order=order), order)
+    cut = _cut(events)
+    if cut is not None:
+        assert_same_states(cdckit.materialize(events, as_of=cut), oracle.materialize(events, as_of=cut), "as_of")
+    assert_same_tables(cdckit.scd2(events), oracle.scd2(events), "scd2")
+    keyed = events[events["key"].notna() & events["table"].notna()].drop_duplicates(["table", "key"])
+    for table, key in keyed[["table", "key"]].head(4).itertuples(index=False):
+        assert plain(cdckit.history(events, table, key)) == plain(oracle.history(events, table, key)), (table, key)
+
+
+@SETTINGS
+@given(events=captures(streams=2), by=st.sampled_from(BYS))
+def test_pandas_order_report_agrees_with_the_oracle(events, by):
+    assert_same_reports(cdckit.order_report(events, by=by), oracle.order_report(events, by=by), by)
+
+
+def _moves_a_key(events: pd.DataFrame) -> bool:
+    return bool(events["after"].fillna("").str.contains("moved").any())
+
+
+#: What the random captures must be able to hold, or the agreement above would prove little.
+FEATURES = {
+    "inversions": lambda e: len(oracle.order_report(e)["inversions"]) > 0,
+    "redeliveries": lambda e: len(oracle.order_report(e)["redeliveries"]) > 0,
+    "impossible transitions": lambda e: len(oracle.order_report(e)["impossible_transitions"]) > 0,
+    "time inversions": lambda e: len(oracle.order_report(e)["time_inversions"]) > 0,
+    "open transactions": lambda e: len(oracle.order_report(e)["open_transactions"]) > 0,
+    "sequence gaps": lambda e: len(oracle.order_report(e)["sequence_gaps"]) > 0,
+    "replay problems": lambda e: len(oracle.materialize(e).problems) > 0,
+    "keyless tables": lambda e: len(oracle.materialize(e).keyless) > 0,
+    "key changes": lambda e: _moves_a_key(e) and len(oracle.materialize(e)) > 0,
+    "partial images": lambda e: bool((e["dialect"].isin(["shareplex", "universe"]) & (e["op"] == "update")).any()),
+}
+
+
+@pytest.mark.parametrize("feature", sorted(FEATURES))
+def test_random_captures_reach(feature):
+    find(captures(streams=2), FEATURES[feature],
+         settings=settings(max_examples=500, database=None, deadline=None, phases=[Phase.generate],
+                           suppress_health_check=list(HealthCheck)))
+
+
+# --------------------------------------------------------------------------- Spark
+
+
+def _to_spark(spark, events: pd.DataFrame):
+    from cdckit.spark.engine import COMBINED_ARROW
+    from cdckit.frame import COLUMN_NAMES
+    from pyspark.sql.pandas.types import from_arrow_schema
+    import pyarrow as pa
+
+    schema = pa.schema([COMBINED_ARROW.field(n) for n in COLUMN_NAMES])
+    return spark.createDataFrame(events[COLUMN_NAMES], schema=from_arrow_schema(schema))
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(events=captures(streams=4, max_steps=30), by=st.sampled_from(BYS))
+def test_spark_agrees_with_the_oracle(spark, events, by):
+    from cdckit import spark as cdcspark
+
+    frame = _to_spark(spark, events).cache()
+    quarantine = spark.createDataFrame(events.attrs["quarantine"]) if len(events.attrs["quarantine"]) else None
+    assert_same_reports(cdcspark.order_report(frame, quarantine, by=by), oracle.order_report(events, by=by), by)
+    want = oracle.materialize(events)
+    got = cdcspark.materialize(frame)
+    assert list(got) == list(want)
+    for table in want:
+        assert list(got[table].columns) == list(want[table].columns), table
+        rows = sorted(str(sorted((k, str(v)) for k, v in r.asDict().items() if v is not None))
+                      for r in got[table].collect())
+        expected = sorted(str(sorted((k, str(v)) for k, v in r.items() if v is not None)) for r in plain(want[table]))
+        assert rows == expected, table
+    assert plain(got.problems) == plain(want.problems)
+    assert got.keyless == want.keyless
+    spark_scd2 = cdcspark.scd2(frame)
+    want_scd2 = oracle.scd2(events)
+    assert list(spark_scd2) == list(want_scd2)
+    for table in want_scd2:
+        assert spark_scd2[table].count() == len(want_scd2[table]), table
+    frame.unpersist()
