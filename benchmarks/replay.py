@@ -1,84 +1,505 @@
-"""Benchmark: materialize N events over K keys, beside the time to merely sort the same frame.
+"""Benchmark: cdckit's replay functions against baselines measured in the same run, on the same frame.
 
-    .venv/bin/python benchmarks/replay.py                 # 1,000,000 events, 100,000 keys, pandas and Spark
-    .venv/bin/python benchmarks/replay.py --events 200000 --keys 20000 --no-spark
+    .venv/bin/python benchmarks/replay.py                          # 200,000 events, 20,000 keys: pandas, Spark
+    .venv/bin/python benchmarks/replay.py --events 20000 --keys 2000 --no-spark   # a quick check
+    .venv/bin/python benchmarks/replay.py --no-spark --scale 1,4,16               # time per event as it grows
+    .venv/bin/python benchmarks/replay.py --events 10000000 --keys 1000000 --memory --no-pandas --no-spark
+    .venv/bin/python benchmarks/replay.py --events 1000000 --keys 100000 --no-pandas   # Spark only
+    .venv/bin/python benchmarks/replay.py --repeat 3                              # best of 3 for every timing
 
-The baseline is measured in the same run: ``sort_events`` of the same frame
-(pandas) and ``sort_events(...).write.format("noop")`` (Spark). The events
-are canonical rows of one table: each key is inserted, then updated; they
-arrive shuffled.
+The events (``make_events``) are canonical rows of one table, ``shop.items``,
+with full images: each key is inserted, then updated; they arrive shuffled.
+
+pandas (one process), every time the best of ``--repeat``, after one untimed
+run on the first 1,000 events (first-call costs are not measured):
+
+- baselines: ``cdckit.sort_events``; the final state an analyst would write
+  in polars (``from_pandas``, ``sort("seq").group_by("key").last()``, deletes
+  dropped, ``str.json_decode`` of ``after``; the conversion from pandas is
+  part of the time and also shown alone); the same in DuckDB (``QUALIFY
+  row_number() ... = 1``, ``json_transform`` of ``after``, unnested, fetched
+  as an Arrow table).
+- cdckit: ``materialize``, ``order_report``, ``scd2``: events/s and the
+  ratio to each baseline. Goals: materialize no slower than the polars query;
+  order_report and scd2 within 3x ``sort_events``.
+
+``--scale 1,4,16``: the cdckit functions at 1x, 4x, 16x the events and keys;
+time per event (µs) at each and the ratio of the largest scale to the
+smallest. Goal: flat (at most 1.5x).
+
+``--memory``: each function in a fresh process (this script with the hidden
+``--probe`` flag): it builds the frame, frees what it can, resets the peak
+(``/proc/self/clear_refs``), runs the function and reads the peak resident
+memory (VmHWM); the extra memory is the peak minus the resident memory before
+the call, shown against the frame's ``memory_usage(deep=True)``. Goal: at
+most 3x the frame (meant at 10,000,000 events over 1,000,000 keys: a frame of
+about 9 GB by that count, about 6 GB resident, which each probe holds besides
+what the function takes).
+
+Spark (unless ``--no-spark``): ``cdckit.spark.get_spark()`` with its
+defaults; the frame is written to a temporary Parquet file and read back.
+Baseline: ``sort_events(frame)`` written to the ``noop`` format (run once
+untimed first, to warm the JVM). cdckit: ``materialize``, ``order_report``,
+``scd2`` (a function the installed cdckit lacks is reported "not
+available"), every Spark frame they return written to ``noop``. Goal: each
+within 2x the baseline.
+
+The output ends with every GOAL line: met or missed.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
+import gc
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
 import time
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
-import orjson
 import pandas as pd
+import pyarrow as pa
 
 import cdckit
-from cdckit.frame import COLUMN_NAMES
+from cdckit.frame import ARROW_SCHEMA, COLUMN_NAMES, arrow_to_pandas
+
+#: The functions the goals are about, in the order they are shown.
+FUNCTIONS = ("materialize", "order_report", "scd2")
+#: The columns the hand-written baselines read, and the type of the after image.
+NEEDED = ["key", "seq", "op", "after"]
+AFTER_TYPE = '{"id":"BIGINT","name":"VARCHAR","qty":"BIGINT","note":"VARCHAR"}'
+#: Goals.
+PANDAS_SORT_FACTOR = 3.0     # order_report and scd2: at most this times sort_events
+FLAT = 1.5                   # time per event at the largest scale / at the smallest
+MEMORY_FACTOR = 3.0          # peak extra memory / the frame's size
+SPARK_SORT_FACTOR = 2.0      # each Spark function / the noop sort
+
+
+# --------------------------------------------------------------------------- events
 
 
 def make_events(count: int, keys: int, seed: int = 1) -> pd.DataFrame:
-    """``count`` canonical events over ``keys`` keys (inserts first, then updates), in shuffled arrival order."""
+    """``count`` canonical events over ``keys`` keys (inserts first, then updates), in shuffled arrival order.
+
+    Event ``position`` (its place in true order) of key ``ident`` is version
+    ``v`` of that key: ``qty`` is ``v``, ``note`` is ``"v{v}"``; ``seq`` is
+    the position, zero-padded. Built column by column (10,000,000 rows take
+    seconds, not minutes). The frame has the dtypes ``cdckit.read`` gives.
+    """
     rng = np.random.default_rng(seed)
     ids = np.concatenate([np.arange(keys), rng.integers(0, keys, count - keys)])
-    rows, version = [], {}
-    for position, ident in enumerate(ids.tolist()):
-        v = version.get(ident, -1) + 1
-        version[ident] = v
-        after = orjson.dumps({"id": ident, "name": f"name{ident}", "qty": v, "note": f"v{v}"}).decode()
-        before = None if v == 0 else orjson.dumps({"id": ident, "name": f"name{ident}", "qty": v - 1,
-                                                    "note": f"v{v - 1}"}).decode()
-        rows.append(("canal", "bench", position, None, "insert" if v == 0 else "update", "INSERT" if v == 0 else
-                     "UPDATE", "shop", None, "items", pd.Timestamp(1_700_000_000 + position, unit="s", tz="UTC"),
-                     None, f"{position:020d}", None, ["id"], f"[{ident}]", before, after, None))
-    frame = pd.DataFrame(rows, columns=COLUMN_NAMES)
-    order = rng.permutation(len(frame))
-    frame = frame.iloc[order].reset_index(drop=True)
-    frame["offset"] = np.arange(len(frame))
-    return frame
+    # version of each event: how many events of the same key come before it
+    by_key = np.argsort(ids, kind="stable")
+    sorted_ids = ids[by_key]
+    starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
+    versions = np.empty(count, dtype=np.int64)
+    versions[by_key] = np.arange(count) - np.repeat(starts, np.diff(np.r_[starts, count]))
+    # arrival row i holds the event at position order[i]
+    order = rng.permutation(count)
+    position, ident, version = order.tolist(), ids[order].tolist(), versions[order].tolist()
+
+    def image(i: int, v: int) -> str:
+        return f'{{"id":{i},"name":"name{i}","qty":{v},"note":"v{v}"}}'
+
+    nothing = [None] * count
+    columns = {
+        "dialect": ["canal"] * count,
+        "source": ["bench"] * count,
+        "offset": np.arange(count),
+        "partition": nothing,
+        "op": ["insert" if v == 0 else "update" for v in version],
+        "op_raw": ["INSERT" if v == 0 else "UPDATE" for v in version],
+        "database": ["shop"] * count,
+        "schema": nothing,
+        "table": ["items"] * count,
+        "event_time": pd.to_datetime(1_700_000_000 + order, unit="s", utc=True),
+        "emit_time": nothing,
+        "seq": [f"{p:020d}" for p in position],
+        "txn_id": nothing,
+        "key_columns": [["id"] for _ in range(count)],
+        "key": [f"[{i}]" for i in ident],
+        "before": [None if v == 0 else image(i, v - 1) for i, v in zip(ident, version)],
+        "after": [image(i, v) for i, v in zip(ident, version)],
+        "ddl": nothing,
+    }
+    plain = pd.DataFrame({name: columns[name] for name in COLUMN_NAMES})
+    # the dtypes cdckit.read gives (Arrow-backed strings, nullable ints, UTC times)
+    return arrow_to_pandas(pa.Table.from_pandas(plain, schema=ARROW_SCHEMA, preserve_index=False))
 
 
-def timed(label: str, work) -> float:
-    start = time.perf_counter()
-    work()
-    seconds = time.perf_counter() - start
-    print(f"  {label:<44} {seconds:8.2f} s")
-    return seconds
+# --------------------------------------------------------------------------- timing and goals
+
+
+@dataclass
+class Goal:
+    """One goal: what it asks, whether it was met (None: not measured) and the measured figure."""
+
+    text: str
+    met: bool | None
+    figure: str = ""
+
+    def line(self) -> str:
+        verdict = {True: "met", False: "MISSED", None: "not measured"}[self.met]
+        return f"GOAL {self.text}: {verdict}" + (f" ({self.figure})" if self.figure else "")
+
+
+def best_of(repeat: int, work: Callable[[], Any]) -> tuple[float, Any]:
+    """The shortest of ``repeat`` runs of ``work`` in seconds, and the last result."""
+    best, result = math.inf, None
+    for _ in range(repeat):
+        result = None  # the previous result is freed before the next run
+        gc.collect()
+        start = time.perf_counter()
+        result = work()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def attempt(label: str, repeat: int, work: Callable[[], Any]) -> tuple[float | None, Any]:
+    """:func:`best_of`, or (None, None) with the error printed when ``work`` fails."""
+    try:
+        return best_of(repeat, work)
+    except Exception as error:  # noqa: BLE001 - a benchmark reports a broken function and goes on
+        print(f"  {label:<30} failed: {type(error).__name__}: {last_error_line(error)}")
+        return None, None
+
+
+def last_error_line(error: Exception) -> str:
+    """The line that names the error (for Spark, the Python worker's last ``...Error: ...`` line), shortened."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()] or [""]
+    named = [line for line in lines if re.match(r"^[\w.]+(Error|Exception): ", line)]
+    return (named or lines)[-1][:200]
+
+
+def ratio(seconds: float | None, baseline: float | None) -> str:
+    """``seconds`` as a multiple of ``baseline`` ("-" when either is missing)."""
+    return f"{seconds / baseline:.2f}x" if seconds is not None and baseline else "-"
+
+
+def within(seconds: float | None, baseline: float | None, factor: float) -> bool | None:
+    """Whether ``seconds`` is at most ``factor`` times ``baseline`` (None when either is missing)."""
+    return None if seconds is None or not baseline else seconds <= factor * baseline
+
+
+def ratio_goal(text: str, seconds: float | None, baseline: float | None, factor: float, where: str) -> Goal:
+    """The goal that ``seconds`` be at most ``factor`` times ``baseline``; ``where``: the size it was measured at."""
+    if seconds is None or not baseline:
+        return Goal(text, None, "it failed" if seconds is None else "the baseline failed")
+    return Goal(text, within(seconds, baseline, factor), f"{ratio(seconds, baseline)} {where}")
+
+
+def check(what: str, ok: bool) -> None:
+    """Say so when a result is wrong (a fast wrong answer is no answer)."""
+    if not ok:
+        print(f"  WRONG RESULT: {what}")
+
+
+# --------------------------------------------------------------------------- pandas side
+
+
+def polars_frame(events: pd.DataFrame) -> Any:
+    """The columns the polars query needs, as a polars frame (the conversion is part of the baseline)."""
+    import polars as pl
+
+    return pl.from_pandas(events[NEEDED])
+
+
+def polars_final_state(events: pd.DataFrame) -> Any:
+    """The hand-written polars final state of every key."""
+    import polars as pl
+
+    after = pl.Struct({"id": pl.Int64, "name": pl.String, "qty": pl.Int64, "note": pl.String})
+    return (polars_frame(events).sort("seq").group_by("key").last()
+            .filter(pl.col("op") != "delete")
+            .select(pl.col("after").str.json_decode(after))
+            .unnest("after"))
+
+
+def duckdb_final_state(events: pd.DataFrame) -> Any:
+    """The hand-written DuckDB final state of every key, as an Arrow table."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.register("events", events[NEEDED])
+    return con.sql(f"""
+        SELECT unnest(json_transform(after, '{AFTER_TYPE}'))
+        FROM (SELECT key, op, after FROM events
+              QUALIFY row_number() OVER (PARTITION BY key ORDER BY seq DESC) = 1)
+        WHERE op <> 'delete'
+    """).to_arrow_table()
+
+
+def pandas_side(events: pd.DataFrame, keys: int, repeat: int) -> list[Goal]:
+    """Time the three baselines and the cdckit functions on ``events``; print the table; the goals."""
+    count = len(events)
+    print(f"\npandas: {count:,} events over {keys:,} keys, best of {repeat}")
+    print(f"  {'':<30} {'seconds':>8} {'events/s':>12} {'x sort':>7} {'x polars':>9} {'x duckdb':>9}")
+    runs: list[tuple[str, str, Callable[[pd.DataFrame], Any]]] = [
+        ("sort_events", "sort_events (baseline)", cdckit.sort_events),
+        ("polars query", "polars query (baseline)", polars_final_state),
+        ("from_pandas", "  of which pl.from_pandas", polars_frame),
+        ("duckdb query", "duckdb query (baseline)", duckdb_final_state),
+        ("materialize", "materialize", cdckit.materialize),
+        ("order_report", "order_report", cdckit.order_report),
+        ("scd2", "scd2", cdckit.scd2)]
+    times: dict[str, float | None] = {}
+    for name, label, function in runs:
+        warm_up(function, events)
+        times[name], result = attempt(label, repeat, lambda: function(events))
+        show_row(label, times[name], count, times)
+        if result is not None:
+            try:
+                verify(name, result, count, keys)
+            except (KeyError, TypeError, ValueError) as error:  # not the shape it should have
+                check(f"{name}: {type(error).__name__}: {error}", False)
+        del result
+
+    sort, polars_time, duck = times["sort_events"], times["polars query"], times["duckdb query"]
+    print(f"  materialize: {ratio(times['materialize'], polars_time)} the time of the polars query, "
+          f"{ratio(times['materialize'], duck)} of DuckDB; order_report {ratio(times['order_report'], sort)} "
+          f"sort_events; scd2 {ratio(times['scd2'], sort)} sort_events")
+    where = f"at {count:,} events"
+    goals = [ratio_goal("pandas materialize <= polars query time", times["materialize"], polars_time, 1.0, where)]
+    goals += [ratio_goal(f"pandas {name} <= {PANDAS_SORT_FACTOR:g}x sort_events", times[name], sort,
+                         PANDAS_SORT_FACTOR, where) for name in ("order_report", "scd2")]
+    return goals
+
+
+def warm_up(function: Callable[[pd.DataFrame], Any], events: pd.DataFrame) -> None:
+    """Run ``function`` once on a few events, untimed: first-call costs (thread pools, caches) are not measured."""
+    try:
+        function(events.head(1000))
+    except Exception:  # noqa: BLE001 - the timed run reports it
+        pass
+
+
+def show_row(label: str, seconds: float | None, count: int, times: dict[str, float | None]) -> None:
+    """One line of the pandas table: time, events/s and the ratio to each baseline measured so far."""
+    if seconds is None:
+        return
+    print(f"  {label:<30} {seconds:8.2f} {count / seconds:12,.0f} {ratio(seconds, times.get('sort_events')):>7} "
+          f"{ratio(seconds, times.get('polars query')):>9} {ratio(seconds, times.get('duckdb query')):>9}")
+
+
+def verify(name: str, result: Any, count: int, keys: int) -> None:
+    """Check a result against what the events must give (outside the timing): say so when it is wrong."""
+    qty = count - keys  # the final qty of a key is its number of updates
+    if name in ("polars query", "duckdb query", "materialize"):
+        rows, total = final_state_size(result)
+        check(f"{name}: {rows:,} rows, qty sum {total:,}; expected {keys:,} rows, {qty:,}",
+              rows == keys and total == qty)
+    elif name == "scd2":
+        versions = result["shop.items"]
+        current = int(versions["is_current"].sum())
+        check(f"scd2: {len(versions):,} versions, {current:,} current; expected {count:,}, {keys:,}",
+              len(versions) == count and current == keys)
+
+
+def final_state_size(result: Any) -> tuple[int, int]:
+    """(rows, sum of qty) of a final state: a polars frame, an Arrow table or cdckit's ``{table: frame}``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    state = result["shop.items"] if isinstance(result, dict) else result
+    column = state["qty"]
+    total = pc.sum(column).as_py() if isinstance(column, pa.ChunkedArray) else column.sum()
+    return len(state), int(total)
+
+
+# --------------------------------------------------------------------------- scaling
+
+
+def scaling(events: int, keys: int, factors: list[int], repeat: int) -> list[Goal]:
+    """Time per event of sort_events (reference) and the cdckit functions at each multiple of the size."""
+    names = ("sort_events", *FUNCTIONS)
+    micros: dict[str, dict[int, float | None]] = {name: {} for name in names}
+    print(f"\nscaling: time per event (µs), best of {repeat}")
+    for factor in factors:
+        frame = make_events(events * factor, keys * factor)
+        for name in names:
+            function = getattr(cdckit, name)
+            warm_up(function, frame)
+            seconds, _ = attempt(f"{name} at {factor}x", repeat, lambda: function(frame))
+            micros[name][factor] = None if seconds is None else seconds / len(frame) * 1e6
+        del frame
+    low, high = min(factors), max(factors)
+    header = "".join(f"{f'{f}x ({events * f:,})':>18}" for f in factors)
+    print(f"  {'':<16}{header}  {f'{high}x / {low}x':>10}")
+    goals = []
+    for name in names:
+        cells = "".join(f"{'-' if micros[name][f] is None else f'{micros[name][f]:.2f}':>18}" for f in factors)
+        grow = ratio(micros[name][high], micros[name][low])
+        print(f"  {name:<16}{cells}  {grow:>10}")
+        if name in FUNCTIONS:
+            goals.append(ratio_goal(f"scaling {name} time per event flat ({high}x / {low}x <= {FLAT:g})",
+                                    micros[name][high], micros[name][low], FLAT,
+                                    f"from {events * low:,} to {events * high:,} events"))
+    return goals
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def status_kb(field: str) -> int:
+    """A field of /proc/self/status (VmRSS, VmHWM) in kB."""
+    with open("/proc/self/status") as status:
+        return int(re.search(rf"^{field}:\s+(\d+) kB", status.read(), re.M).group(1))
+
+
+def probe(name: str, events: int, keys: int) -> None:
+    """(Run in a fresh process.) Print, as JSON, the memory ``name`` needs beyond the frame's."""
+    getattr(cdckit, name)(make_events(100, 10))  # imports and first-call caches are not the function's growth
+    gc.collect()
+    before = status_kb("VmRSS")
+    frame = make_events(events, keys)
+    frame_bytes = int(frame.memory_usage(deep=True).sum())
+    gc.collect()
+    try:  # give what the build freed back to the system, so the baseline is what the frame holds
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except OSError:
+        pass
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")  # resets VmHWM to the current resident size
+    start = status_kb("VmRSS")
+    result = getattr(cdckit, name)(frame)
+    peak = status_kb("VmHWM")
+    del result
+    print(json.dumps({"frame_bytes": frame_bytes, "frame_rss": (start - before) * 1024,
+                      "extra": (peak - start) * 1024}))
+
+
+def memory(events: int, keys: int) -> list[Goal]:
+    """Run :func:`probe` for sort_events (reference) and each cdckit function in its own process."""
+    print(f"\nmemory: {events:,} events over {keys:,} keys, each function in a fresh process")
+    goals, shown = [], False
+    for name in ("sort_events", *FUNCTIONS):
+        command = [sys.executable, os.path.abspath(__file__), "--events", str(events), "--keys", str(keys),
+                   "--probe", name]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+            print(f"  {name:<16} failed: {last}")
+            if name in FUNCTIONS:
+                goals.append(Goal(f"memory {name} peak extra <= {MEMORY_FACTOR:g}x the frame", None))
+            continue
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+        frame = found["frame_bytes"]
+        if not shown:
+            print(f"  frame: {frame / 1e6:,.0f} MB by memory_usage(deep=True), {found['frame_rss'] / 1e6:,.0f} MB "
+                  f"resident")
+            print(f"  {'':<16} {'peak extra MB':>14} {'x frame':>8}")
+            shown = True
+        times = found["extra"] / frame
+        print(f"  {name:<16} {found['extra'] / 1e6:14,.0f} {times:7.2f}x")
+        if name in FUNCTIONS:
+            goals.append(Goal(f"memory {name} peak extra <= {MEMORY_FACTOR:g}x the frame", times <= MEMORY_FACTOR,
+                              f"{times:.2f}x at {events:,} events"))
+    return goals
+
+
+# --------------------------------------------------------------------------- Spark side
+
+
+def force(result: Any) -> None:
+    """Compute whatever Spark frames ``result`` holds (a frame or a mapping of frames) into ``noop``."""
+    from pyspark.sql import DataFrame
+
+    frames = [result] if isinstance(result, DataFrame) else \
+        [v for v in result.values() if isinstance(v, DataFrame)] if hasattr(result, "values") else []
+    for frame in frames:
+        frame.write.format("noop").mode("overwrite").save()
+
+
+def spark_side(events: pd.DataFrame, keys: int, repeat: int) -> list[Goal]:
+    """Time the cdckit Spark functions beside the noop sort, on the frame read back from Parquet."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from cdckit import spark as cdcspark
+
+    spark = cdcspark.get_spark()
+    conf = spark.sparkContext.getConf()
+    driver = conf.get("spark.driver.memory") or "not set (Spark's default, 1g)"
+    print(f"\nSpark {spark.version}, master {conf.get('spark.master')} (get_spark() defaults), "
+          f"shuffle partitions {spark.conf.get('spark.sql.shuffle.partitions')}, driver memory {driver}")
+    goals = []
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "events.parquet")
+        table = pa.Table.from_pandas(events, schema=ARROW_SCHEMA, preserve_index=False)
+        pq.write_table(table, path, coerce_timestamps="us", allow_truncated_timestamps=True)
+        del table
+        frame = spark.read.parquet(path)
+        count = frame.count()
+        print(f"  {count:,} events over {keys:,} keys from Parquet, best of {repeat}; "
+              "Spark frames a function returns are written to noop")
+        print(f"  {'':<30} {'seconds':>8} {'events/s':>12} {'x sort':>7}")
+
+        def sort() -> None:
+            cdcspark.sort_events(frame).write.format("noop").mode("overwrite").save()
+
+        sort()  # warm-up, untimed
+        base, _ = attempt("sort_events -> noop", repeat, sort)
+        if base is not None:
+            print(f"  {'sort_events -> noop':<30} {base:8.2f} {count / base:12,.0f} {ratio(base, base):>7}")
+        for name in FUNCTIONS:
+            goal = f"Spark {name} <= {SPARK_SORT_FACTOR:g}x noop sort"
+            if not hasattr(cdcspark, name):
+                print(f"  {name:<30} not available")
+                goals.append(Goal(goal, None, "not available"))
+                continue
+            seconds, _ = attempt(name, repeat, lambda: force(getattr(cdcspark, name)(frame)))
+            spark.catalog.clearCache()
+            if seconds is not None:
+                print(f"  {name:<30} {seconds:8.2f} {count / seconds:12,.0f} {ratio(seconds, base):>7}")
+            goals.append(ratio_goal(goal, seconds, base, SPARK_SORT_FACTOR, f"at {count:,} events"))
+    return goals
+
+
+# --------------------------------------------------------------------------- main
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--events", type=int, default=1_000_000)
-    parser.add_argument("--keys", type=int, default=100_000)
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--keys", type=int, default=20_000)
+    parser.add_argument("--scale", help="multiples of --events/--keys, e.g. 1,4,16: time per event at each")
     parser.add_argument("--no-spark", action="store_true")
+    parser.add_argument("--no-pandas", action="store_true", help="skip the pandas timings (not --scale, --memory)")
+    parser.add_argument("--memory", action="store_true", help="peak memory of each function, in fresh processes")
+    parser.add_argument("--repeat", type=int, default=1, help="best of this many runs")
+    parser.add_argument("--probe", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    events = make_events(args.events, args.keys)
-    print(f"{len(events):,} events over {args.keys:,} keys")
-    print("pandas")
-    sort = timed("sort_events (baseline)", lambda: cdckit.sort_events(events))
-    state = {}
-    replay = timed("materialize", lambda: state.update(cdckit.materialize(events)))
-    assert len(state["shop.items"]) == args.keys
-    print(f"  materialize: {len(events) / replay:,.0f} events/s; {replay / sort:.1f}x the time of the sort")
-    if args.no_spark:
+    if args.keys > args.events:
+        parser.error("--keys must not exceed --events (every key is inserted once)")
+    if args.probe:
+        probe(args.probe, args.events, args.keys)
         return
-    from cdckit import spark as cdcspark
-    spark = cdcspark.get_spark("local[2]")
-    frame = spark.createDataFrame(events).cache()
-    frame.count()
-    print("Spark local[2]")
-    sort = timed("sort_events -> noop (baseline)",
-                 lambda: cdcspark.sort_events(frame).write.format("noop").mode("overwrite").save())
-    counted = {}
-    replay = timed("materialize -> count rows",
-                   lambda: counted.update({t: f.count() for t, f in cdcspark.materialize(frame).items()}))
-    assert counted["shop.items"] == args.keys
-    print(f"  materialize: {len(events) / replay:,.0f} events/s; {replay / sort:.1f}x the time of the sort")
+
+    goals: list[Goal] = []
+    if not (args.no_pandas and args.no_spark):
+        start = time.perf_counter()
+        events = make_events(args.events, args.keys)
+        print(f"{len(events):,} events over {args.keys:,} keys built in {time.perf_counter() - start:.1f} s; "
+              f"frame {events.memory_usage(deep=True).sum() / 1e6:,.0f} MB")
+        if not args.no_pandas:
+            goals += pandas_side(events, args.keys, args.repeat)
+        if not args.no_spark:
+            goals += spark_side(events, args.keys, args.repeat)
+        del events
+    if args.scale:
+        goals += scaling(args.events, args.keys, [int(f) for f in args.scale.split(",")], args.repeat)
+    if args.memory:
+        goals += memory(args.events, args.keys)
+    print("\nsummary")
+    for goal in goals:
+        print(f"  {goal.line()}")
 
 
 if __name__ == "__main__":

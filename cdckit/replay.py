@@ -40,7 +40,9 @@ import pandas as pd
 
 from . import values
 from .replay_plan import plan_replay
-from .replayer import (Replayer, Step, column_order, key_order, old_key, problem_rows, replay_rows)
+from .replayer import Replayer, Step, column_order, key_order, old_key, problem_rows, replay_rows
+
+_problems = problem_rows  # the name cdckit.spark's replay used
 
 __all__ = ["materialize", "history", "scd2", "TableStates", "Replayer", "Step", "replay_rows", "find_table",
            "PROBLEM_COLUMNS", "old_key", "SCD2_COLUMNS", "column_order", "problems_frame"]
@@ -100,12 +102,24 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq") -> 
         states = TableStates()
         for table in sorted(plan.tables):
             columns = plan.columns(table)
-            live = [row for _, row in sorted(rows[table].items(), key=lambda kv: key_order(kv[0]))] + bags[table]
+            live = [rows[table][key] for key in _in_key_order(rows[table])] + bags[table]
             states[table] = (pd.DataFrame.from_records(live, columns=columns) if live
                              else pd.DataFrame(columns=columns))
         states.problems = problems_frame(problems)
         states.keyless = plan.keyless_tables()
         return states
+
+
+def _in_key_order(keys: Iterable[str]) -> list[str]:
+    """Key texts in :func:`cdckit.replayer.key_order`; single numbers (the common key) without parsing JSON.
+
+    >>> _in_key_order(['[10]', '[9]', '[2.5]']), _in_key_order(['["b"]', '[1]', '[null]'])
+    (['[2.5]', '[9]', '[10]'], ['[1]', '["b"]', '[null]'])
+    """
+    try:
+        return sorted(keys, key=lambda key: float(key[1:-1]))
+    except ValueError:
+        return sorted(keys, key=key_order)
 
 
 def find_table(names: Iterable[Any], table: str) -> str:
@@ -187,24 +201,70 @@ def scd2(events: pd.DataFrame, order: str = "seq") -> dict[str, pd.DataFrame]:
     1
     """
     with plan_replay(events, None, order) as plan:
-        versions: dict[str, list[tuple[int, dict[str, Any]]]] = {table: [] for table in plan.tables}
-        for table, position, version in plan.versions():
-            versions[table].append((position, version))
+        found = plan.versions()
+        walked: dict[str, list[tuple[int, dict[str, Any]]]] = {}
         for table, _, steps, _ in plan.walk(partial_tables=True):
-            versions[table].extend(_step_versions(steps))
+            walked.setdefault(table, []).extend(_step_versions(steps))
+        by_table = dict(iter(found.groupby("_table", sort=False))) if len(found) else {}
         out = {}
         for table in plan.tables_in_replay_order():
-            if not versions[table]:
-                continue
-            columns = plan.columns(table)
-            ordered = [{**{c: v["row"].get(c) for c in columns}, "valid_from": v["valid_from"],
-                        "valid_to": v["valid_to"], "op": v["op"], "seq": v["seq"]}
-                       for _, v in sorted(versions[table], key=lambda pv: pv[0])]
-            frame = pd.DataFrame(ordered, columns=[*columns, "valid_from", "valid_to", "op", "seq"])
-            frame["valid_to"] = pd.to_datetime(frame["valid_to"], utc=True)
-            frame.insert(len(columns) + 2, "is_current", frame["valid_to"].isna())
-            out[table] = frame
+            versions = _Versions.of_rows(events, by_table.get(table)).joined(walked.get(table, []))
+            if len(versions.positions):
+                out[table] = versions.frame(plan.columns(table))
         return out
+
+
+class _Versions:
+    """The versions of one table, column by column, in replay order (for :func:`scd2`)."""
+
+    def __init__(self, positions: list[int], rows: list[dict[str, Any]], starts: pd.Series, ends: pd.Series,
+                 ops: list[Any], seqs: list[Any]) -> None:
+        self.positions, self.rows, self.starts, self.ends, self.ops, self.seqs = positions, rows, starts, ends, ops, seqs
+
+    @classmethod
+    def of_rows(cls, events: pd.DataFrame, found: pd.DataFrame | None) -> "_Versions":
+        """The versions the relational plan found: images parsed, times taken from the frame as they are."""
+        if found is None:
+            found = pd.DataFrame({"_pos": [], "_row": [], "next_row": []}, dtype="int64")
+        rows, ends = found["_row"].to_numpy(), found["next_row"].to_numpy()
+        times = pd.to_datetime(events["event_time"], utc=True)
+        starts = times.iloc[rows].reset_index(drop=True)
+        closed = pd.Series(ends >= 0)
+        stops = pd.Series(pd.NaT, index=closed.index, dtype=times.dtype)
+        stops[closed] = times.iloc[ends[ends >= 0]].to_numpy()
+        return cls(found["_pos"].tolist(), [values.loads(text) for text in events["after"].iloc[rows].tolist()],
+                   starts, stops, events["op"].iloc[rows].tolist(),
+                   [None if s is None or s is pd.NA else s for s in events["seq"].iloc[rows].tolist()])
+
+    def joined(self, walked: list[tuple[int, dict[str, Any]]]) -> "_Versions":
+        """These versions and the walked ones, in replay order."""
+        if not walked:
+            return self
+        stamp = lambda value: pd.NaT if value is None else value  # noqa: E731
+        items = sorted([(p, r, s, e, o, q) for p, r, s, e, o, q in zip(
+            self.positions, self.rows, self.starts.tolist(), self.ends.tolist(), self.ops, self.seqs)]
+            + [(p, v["row"], stamp(v["valid_from"]), stamp(v["valid_to"]), v["op"], v["seq"]) for p, v in walked],
+            key=lambda item: item[0])
+        positions, rows, starts, ends, ops, seqs = (list(c) for c in zip(*items))
+        return _Versions(positions, rows, pd.Series(pd.to_datetime(starts, utc=True)),
+                         pd.Series(pd.to_datetime(ends, utc=True)), ops, seqs)
+
+    def frame(self, columns: list[str]) -> pd.DataFrame:
+        """The SCD2 frame: the source columns (absent values None), then valid_from, valid_to, is_current, op, seq."""
+        frame = pd.DataFrame(self.rows, columns=columns)
+        for name in columns:  # a column an image lacks is None, as a present null is
+            missing = frame[name].isna()
+            if missing.all():
+                frame[name] = pd.Series([None] * len(frame), dtype=object)
+            elif frame[name].dtype == object and missing.any():
+                frame[name] = frame[name].where(~missing, None)
+        frame["valid_from"] = self.starts.to_numpy()
+        frame["valid_to"] = pd.to_datetime(self.ends, utc=True).to_numpy()
+        frame["op"], frame["seq"] = self.ops, self.seqs
+        frame["valid_from"] = pd.to_datetime(frame["valid_from"], utc=True)
+        frame["valid_to"] = pd.to_datetime(frame["valid_to"], utc=True)
+        frame.insert(len(columns) + 2, "is_current", frame["valid_to"].isna())
+        return frame
 
 
 def _step_versions(steps: list[Step]) -> list[tuple[int, dict[str, Any]]]:

@@ -157,7 +157,7 @@ WITH counts AS (
     WHERE NOT list_contains($partial, _table)
       AND ((op <> 'delete' AND has_after) OR (op = 'delete' AND live_before = 1))
 )
-SELECT _table, _row, _pos, next_row FROM counts WHERE op <> 'delete' ORDER BY _pos
+SELECT _table, _pos, _row, coalesce(next_row, -1) AS next_row FROM counts WHERE op <> 'delete' ORDER BY _pos
 """
 
 
@@ -310,18 +310,11 @@ class ReplayPlan:
         if current is not None:
             yield (*current, row)
 
-    def versions(self) -> Iterator[tuple[str, int, dict[str, Any]]]:
-        """``(table, replay position, version)`` of full-image keyed rows, for SCD2."""
+    def versions(self) -> pd.DataFrame:
+        """Versions of full-image keyed rows, for SCD2: ``_table``, ``_pos``, ``_row`` (the change that made the
+        version) and ``next_row`` (the change that ended it, -1 for the current version), in replay order."""
         partial = [t for t, merge in self.partial.items() if merge]
-        found = self.con.execute(_VERSIONS, {"partial": partial}).fetchall()
-        rows = [r[1] for r in found]
-        afters, ops, seqs, times = (self._fetch(rows, c) for c in ("after", "op", "seq", "event_time"))
-        ends = self._fetch([r[3] for r in found if r[3] is not None], "event_time")
-        ends_iter = iter(ends)
-        for (table, _, pos, next_row), after, op, seq, time in zip(found, afters, ops, seqs, times):
-            end = next(ends_iter) if next_row is not None else pd.NaT
-            yield table, pos, {"row": values.loads(after), "valid_from": time, "valid_to": end, "op": op,
-                               "seq": _plain(seq)}
+        return pd.DataFrame(self.con.execute(_VERSIONS, {"partial": partial}).fetchnumpy())
 
     def walk(self, table: str | None = None, key: str | None = None, partial_tables: bool = False
              ) -> Iterator[tuple[str, Replayer, list[Step], dict[str, str]]]:

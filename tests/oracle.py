@@ -606,6 +606,8 @@ def scd2(events: pd.DataFrame, order: str = "seq") -> dict[str, pd.DataFrame]:
                 versions.append(version)
         frame_out = pd.DataFrame(versions, columns=[*columns, "valid_from", "valid_to", "op", "seq"])
         frame_out["valid_to"] = pd.to_datetime(frame_out["valid_to"], utc=True)
+        # Fixed since the first version: a table whose events have no time gave a zone-less valid_from.
+        frame_out["valid_from"] = pd.to_datetime(frame_out["valid_from"], utc=True)
         frame_out.insert(len(columns) + 2, "is_current", frame_out["valid_to"].isna())
         if versions:
             out[table] = frame_out
