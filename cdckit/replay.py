@@ -35,12 +35,14 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
+import numpy as np
 import orjson
 import pandas as pd
 
 from . import values
 from .replay_plan import plan_replay
-from .replayer import Replayer, Step, column_order, key_order, old_key, problem_rows, replay_rows
+from .replayer import (Replayer, Step, column_order, history_frame, key_order, old_key, problem_rows,
+                       replay_rows)
 
 _problems = problem_rows  # the name cdckit.spark's replay used
 
@@ -147,8 +149,6 @@ def _key_text(key: Any) -> str:
     return orjson.dumps([key]).decode()
 
 
-_ABSENT = object()
-
 
 def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq") -> pd.DataFrame:
     """Every version of one row: one line per change, the row after it and the columns that changed.
@@ -167,23 +167,8 @@ def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq") -> p
     with plan_replay(events, None, order) as plan:
         name = find_table(plan.tables, table)
         columns = plan.columns(name)
-        lines = []
-        for _, _, steps, _ in plan.walk(table=name, key=wanted):
-            for step in steps:
-                if wanted not in (step.old_key, step.new_key):
-                    continue
-                old = step.old_row  # the row before the change, also when it moves here from another key
-                new = step.new_row if step.new_key == wanted else None
-                changed = [c for c in columns if (old or {}).get(c, _ABSENT) != (new or {}).get(c, _ABSENT)]
-                op = step.event["op"]
-                if step.old_key != step.new_key and op == "update":
-                    op = "update (key moved here)" if new is not None else "update (key moved away)"
-                lines.append({"op": op, "event_time": step.event["event_time"], "seq": step.event["seq"],
-                              "source": step.event["source"], "offset": step.event["offset"], "changed": changed,
-                              "problem": step.problem, **{f"{c}": (new or {}).get(c) for c in columns}})
-    out = pd.DataFrame(lines, columns=["op", "event_time", "seq", "source", "offset", "changed", "problem", *columns])
-    out.insert(0, "version", range(1, len(out) + 1))
-    return out
+        steps = [step for _, _, walked, _ in plan.walk(table=name, key=wanted) for step in walked]
+        return history_frame(steps, wanted, columns)
 
 
 def scd2(events: pd.DataFrame, order: str = "seq") -> dict[str, pd.DataFrame]:
@@ -215,9 +200,13 @@ def scd2(events: pd.DataFrame, order: str = "seq") -> dict[str, pd.DataFrame]:
 
 
 class _Versions:
-    """The versions of one table, column by column, in replay order (for :func:`scd2`)."""
+    """The versions of one table, column by column, in replay order (for :func:`scd2`).
 
-    def __init__(self, positions: list[int], rows: list[dict[str, Any]], starts: pd.Series, ends: pd.Series,
+    Times are integer nanoseconds (``NaT`` as pandas' integer for it), so
+    no Timestamp object is made per version.
+    """
+
+    def __init__(self, positions: list[int], rows: list[dict[str, Any]], starts: np.ndarray, ends: np.ndarray,
                  ops: list[Any], seqs: list[Any]) -> None:
         self.positions, self.rows, self.starts, self.ends, self.ops, self.seqs = positions, rows, starts, ends, ops, seqs
 
@@ -227,27 +216,22 @@ class _Versions:
         if found is None:
             found = pd.DataFrame({"_pos": [], "_row": [], "next_row": []}, dtype="int64")
         rows, ends = found["_row"].to_numpy(), found["next_row"].to_numpy()
-        times = pd.to_datetime(events["event_time"], utc=True)
-        starts = times.iloc[rows].reset_index(drop=True)
-        closed = pd.Series(ends >= 0)
-        stops = pd.Series(pd.NaT, index=closed.index, dtype=times.dtype)
-        stops[closed] = times.iloc[ends[ends >= 0]].to_numpy()
+        times = pd.to_datetime(events["event_time"], utc=True).array.asi8
+        stops = np.full(len(ends), _NAT, dtype=np.int64)
+        stops[ends >= 0] = times[ends[ends >= 0]]
         return cls(found["_pos"].tolist(), [values.loads(text) for text in events["after"].iloc[rows].tolist()],
-                   starts, stops, events["op"].iloc[rows].tolist(),
+                   times[rows], stops, events["op"].iloc[rows].tolist(),
                    [None if s is None or s is pd.NA else s for s in events["seq"].iloc[rows].tolist()])
 
     def joined(self, walked: list[tuple[int, dict[str, Any]]]) -> "_Versions":
         """These versions and the walked ones, in replay order."""
         if not walked:
             return self
-        stamp = lambda value: pd.NaT if value is None else value  # noqa: E731
-        items = sorted([(p, r, s, e, o, q) for p, r, s, e, o, q in zip(
-            self.positions, self.rows, self.starts.tolist(), self.ends.tolist(), self.ops, self.seqs)]
-            + [(p, v["row"], stamp(v["valid_from"]), stamp(v["valid_to"]), v["op"], v["seq"]) for p, v in walked],
-            key=lambda item: item[0])
+        items = sorted([*zip(self.positions, self.rows, self.starts.tolist(), self.ends.tolist(), self.ops, self.seqs),
+                        *((p, v["row"], _nanos(v["valid_from"]), _nanos(v["valid_to"]), v["op"], v["seq"])
+                          for p, v in walked)], key=lambda item: item[0])
         positions, rows, starts, ends, ops, seqs = (list(c) for c in zip(*items))
-        return _Versions(positions, rows, pd.Series(pd.to_datetime(starts, utc=True)),
-                         pd.Series(pd.to_datetime(ends, utc=True)), ops, seqs)
+        return _Versions(positions, rows, np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64), ops, seqs)
 
     def frame(self, columns: list[str]) -> pd.DataFrame:
         """The SCD2 frame: the source columns (absent values None), then valid_from, valid_to, is_current, op, seq."""
@@ -258,13 +242,19 @@ class _Versions:
                 frame[name] = pd.Series([None] * len(frame), dtype=object)
             elif frame[name].dtype == object and missing.any():
                 frame[name] = frame[name].where(~missing, None)
-        frame["valid_from"] = self.starts.to_numpy()
-        frame["valid_to"] = pd.to_datetime(self.ends, utc=True).to_numpy()
+        frame["valid_from"] = pd.to_datetime(self.starts, utc=True)
+        frame["valid_to"] = pd.to_datetime(self.ends, utc=True)
+        frame["is_current"] = frame["valid_to"].isna()
         frame["op"], frame["seq"] = self.ops, self.seqs
-        frame["valid_from"] = pd.to_datetime(frame["valid_from"], utc=True)
-        frame["valid_to"] = pd.to_datetime(frame["valid_to"], utc=True)
-        frame.insert(len(columns) + 2, "is_current", frame["valid_to"].isna())
         return frame
+
+
+_NAT = pd.NaT.value
+
+
+def _nanos(value: Any) -> int:
+    """A time as integer nanoseconds since the epoch (``NaT``'s integer for none)."""
+    return _NAT if value is None or value is pd.NaT else pd.Timestamp(value).value
 
 
 def _step_versions(steps: list[Step]) -> list[tuple[int, dict[str, Any]]]:

@@ -32,7 +32,7 @@ from .dialects import registry
 from .ordering import none_if_missing
 
 __all__ = ["Step", "Replayer", "replay_rows", "column_order", "key_order", "old_key", "problem_rows",
-           "parse_image", "is_partial"]
+           "parse_image", "is_partial", "history_frame"]
 
 
 @dataclass
@@ -242,3 +242,33 @@ def problem_rows(table: str, steps: Iterable[Step]) -> list[dict[str, Any]]:
     return [{"table": table, "key": s.new_key or s.old_key, "source": s.event["source"], "offset": s.event["offset"],
              "seq": s.event["seq"], "op": s.event["op"], "problem": s.problem, "_pos": s.event.get("_pos")}
             for s in steps if s.problem]
+
+
+_ABSENT = object()
+
+
+def history_frame(steps: Iterable[Step], wanted: str, columns: list[str]) -> pd.DataFrame:
+    """One row's history from walked steps: a line per change of key ``wanted``, the row after it, what changed.
+
+    >>> r = Replayer()
+    >>> steps = [r.apply({"op": "insert", "key": "[1]", "key_columns": ["id"], "after": '{"id":1,"a":2}',
+    ...                   "event_time": None, "seq": "1", "source": "f", "offset": 0})]
+    >>> history_frame(steps, "[1]", ["id", "a"])[["version", "op", "changed", "a"]].values.tolist()
+    [[1, 'insert', ['id', 'a'], 2]]
+    """
+    lines = []
+    for step in steps:
+        if wanted not in (step.old_key, step.new_key):
+            continue
+        old = step.old_row  # the row before the change, also when it moves here from another key
+        new = step.new_row if step.new_key == wanted else None
+        changed = [c for c in columns if (old or {}).get(c, _ABSENT) != (new or {}).get(c, _ABSENT)]
+        op = step.event["op"]
+        if step.old_key != step.new_key and op == "update":
+            op = "update (key moved here)" if new is not None else "update (key moved away)"
+        lines.append({"op": op, "event_time": step.event["event_time"], "seq": step.event["seq"],
+                      "source": step.event["source"], "offset": step.event["offset"], "changed": changed,
+                      "problem": step.problem, **{f"{c}": (new or {}).get(c) for c in columns}})
+    out = pd.DataFrame(lines, columns=["op", "event_time", "seq", "source", "offset", "changed", "problem", *columns])
+    out.insert(0, "version", range(1, len(out) + 1))
+    return out

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections import Counter
-from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 import numpy as np
 import orjson
 import pandas as pd
 
-from cdckit import values
 from cdckit.dialects import registry
 from cdckit.ordering import (ARRIVAL, CHANGE_OPS, FINDING_COLUMNS, HEARTBEAT_FACTOR, LAG_COLUMNS, SEQ_ORDER,
                              STREAMS, filled_seq, narrow, report_from_rows, sort_events, table_names)
 from cdckit.replay import PROBLEM_COLUMNS, TableStates, find_table
+# The walk of one table, change by change, is the first implementation's own (the package keeps it for the
+# rows that need it: key-change chains, keyless tables); what the oracle adds is walking every row with it.
+from cdckit.replayer import Step, column_order, history_frame, problem_rows, replay_rows
 
 def none_if_missing(value: Any) -> Any:
     """None for pandas' and Spark's missing markers (None, NA, float NaN); other values as they are."""
@@ -284,131 +284,6 @@ def _dialect_flag(name: str, flag: str) -> bool:
 
 
 
-@dataclass
-class Step:
-    """What one change did to one table: the row under its old key before, under its new key after."""
-
-    event: dict[str, Any]
-    old_key: str | None
-    new_key: str | None
-    old_row: dict[str, Any] | None
-    new_row: dict[str, Any] | None
-    problem: str | None = None
-
-
-def _parse(text: Any) -> dict[str, Any] | None:
-    """An image text as a dict (None for none; a dict already parsed is returned as it is)."""
-    if text is None or text is pd.NA:
-        return None
-    if text.__class__ is dict:
-        return text
-    parsed = values.loads(text)
-    return parsed if isinstance(parsed, dict) else None
-
-
-def _key_of(row: dict[str, Any] | None, columns: Any) -> str | None:
-    """The key text of ``row`` when it has every key column."""
-    if row is None or columns is None or len(columns) == 0 or any(c not in row for c in columns):
-        return None
-    return values.key_of(row, list(columns))
-
-
-def _canonical(row: dict[str, Any] | None) -> str:
-    """A row as JSON text with sorted columns: equal rows, equal texts."""
-    return orjson.dumps(row, option=orjson.OPT_SORT_KEYS).decode()
-
-
-def old_key(op: Any, key: Any, key_columns: Any, before: Any) -> str | None:
-    """The key a change starts from: the before image's key where it has one, else ``key``."""
-    own = none_if_missing(key)
-    if op != "update":
-        return own
-    return _key_of(_parse(before), key_columns) or own
-
-
-class Replayer:
-    """Replays one table's changes, in the order given.
-
-    """
-
-    def __init__(self, partial: bool = False) -> None:
-        self.partial = partial
-        self.rows: dict[str, dict[str, Any]] = {}
-        self.bag: Counter[str] = Counter()
-
-    def apply(self, event: dict[str, Any]) -> Step:
-        """Apply one change; returns what it did."""
-        op = event["op"]
-        columns = event.get("key_columns")
-        before, after = _parse(event.get("before")), _parse(event.get("after"))
-        key = none_if_missing(event.get("key"))
-        if key is None:
-            return self._apply_keyless(event, op, before, after)
-        if op in ("insert", "read"):
-            old = self.rows.get(key)
-            problem = "insert of a live key (row replaced)" if op == "insert" and old is not None else None
-            if after is None:
-                return Step(event, key, key, old, old, f"{op} without an after image (ignored)")
-            self.rows[key] = after
-            return Step(event, key, key, old, after, problem)
-        if op == "delete":
-            old = self.rows.pop(key, None)
-            return Step(event, key, None, old, None, None if old is not None else "delete of a key not in the table")
-        start = _key_of(before, columns) or key
-        current = self.rows.get(start)
-        problem = None if current is not None else "update of a key not in the table"
-        if after is None:
-            return Step(event, start, start, current, current, "update without an after image (ignored)")
-        if self.partial:
-            base = current if current is not None else (before or {})
-            new_row = {**base, **after}
-        else:
-            new_row = after
-        end = _key_of(new_row, columns) or key
-        if end != start:
-            self.rows.pop(start, None)
-        self.rows[end] = new_row
-        return Step(event, start, end, current, new_row, problem)
-
-    def _apply_keyless(self, event: dict[str, Any], op: str, before: dict | None, after: dict | None) -> Step:
-        """A change to a table without a key: the multiset of rows."""
-        problem = None
-        if op in ("update", "delete") and before is not None:
-            text = _canonical(before)
-            if self.bag[text] > 0:
-                self.bag[text] -= 1
-                if not self.bag[text]:
-                    del self.bag[text]
-            else:
-                problem = f"{op} of a row not in the table"
-        elif op in ("update", "delete"):
-            problem = f"{op} without a before image cannot be matched to a row"
-        if op != "delete" and after is not None:
-            self.bag[_canonical(after)] += 1
-        return Step(event, None, None, before, after if op != "delete" else None, problem)
-
-    def state_rows(self) -> list[dict[str, Any]]:
-        """The live rows: keyed rows in key order, then keyless rows in text order."""
-        keyed = [row for _, row in sorted(self.rows.items(), key=lambda kv: _key_order(kv[0]))]
-        keyless = [values.loads(text) for text, n in sorted(self.bag.items()) for _ in range(n)]
-        return keyed + keyless
-
-
-def _key_order(key: str) -> tuple:
-    """Sort key of a key text: numbers by value, then strings, then nulls."""
-    try:
-        parts = json.loads(key)
-    except ValueError:
-        return ((3, key),)
-    if not isinstance(parts, list):
-        parts = [parts]
-    return tuple((0, float(p), "") if isinstance(p, (int, float)) and not isinstance(p, bool) else
-                 (1, 0.0, str(p)) if p is not None else (2, 0.0, "") for p in parts)
-
-
-# --------------------------------------------------------------------------- preparing events
-
-
 _REPLAY_COLUMNS = ["dialect", "_table", "key", "key_columns", "op", "before", "after", "seq", "_seq", "source",
                    "partition", "offset", "event_time"]
 
@@ -443,61 +318,8 @@ def _timestamp(value: Any) -> pd.Timestamp:
     return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
 
-def _partial(dialect: Any) -> bool:
-    try:
-        return bool(registry.get(dialect).partial_updates)
-    except Exception:
-        return False
-
-
-def _event_dicts(frame: pd.DataFrame) -> Iterator[dict[str, Any]]:
-    columns = [c for c in _REPLAY_COLUMNS if c in frame.columns]
-    for row in zip(*(frame[c].tolist() for c in columns)):
-        event = {c: none_if_missing(v) for c, v in zip(columns, row)}
-        if event.get("key_columns") is not None:  # a list in pandas, an array from Spark
-            event["key_columns"] = list(event["key_columns"])
-        yield event
-
-
-def replay_rows(frame: pd.DataFrame) -> Iterator[tuple[str, Replayer, list[Step], dict[str, str]]]:
-    """Replay a prepared frame (in order) table by table: ``(table, replayer, steps, column ranks)``.
-
-    Used by both engines (Spark calls it on groups of rows). The column
-    ranks say where each column first appears in seq order (key columns,
-    then the before and after images): a text that sorts like that position,
-    so ranks from different groups can be compared; a table's columns are
-    shown in rank order (:func:`column_order`).
-    """
-    tables: dict[str, tuple[Replayer, list[Step], dict[str, str]]] = {}
-    for event in _event_dicts(frame):
-        table = event["_table"]
-        if table not in tables:
-            tables[table] = (Replayer(partial=_partial(event["dialect"])), [], {})
-        replayer, steps, ranks = tables[table]
-        event["before"], event["after"] = _parse(event["before"]), _parse(event["after"])  # parsed once
-        partition = "" if event["partition"] is None else f"{int(event['partition']):020d}"
-        where = f"{event['_seq']}\x00{event['source']}\x00{partition}\x00{int(event['offset']):020d}\x00"
-        names = [*(event.get("key_columns") or ()), *(event["before"] or ()), *(event["after"] or ())]
-        for position, name in enumerate(names):
-            rank = f"{where}{position:06d}"
-            if ranks.get(name, "\U0010ffff") > rank:
-                ranks[name] = rank
-        steps.append(replayer.apply(event))
-    for table, (replayer, steps, ranks) in tables.items():
-        yield table, replayer, steps, ranks
-
-
-def column_order(ranks: dict[str, str]) -> list[str]:
-    """Columns in the order of their ranks (see :func:`replay_rows`)."""
-    return sorted(ranks, key=lambda name: (ranks[name], name))
-
-
 def _problems(table: str, steps: Iterable[Step]) -> list[dict[str, Any]]:
-    return [{"table": table, "key": s.new_key or s.old_key, "source": s.event["source"], "offset": s.event["offset"],
-             "seq": s.event["seq"], "op": s.event["op"], "problem": s.problem} for s in steps if s.problem]
-
-
-# --------------------------------------------------------------------------- public functions
+    return [{k: v for k, v in row.items() if k != "_pos"} for row in problem_rows(table, steps)]
 
 
 def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq") -> TableStates:
@@ -549,28 +371,10 @@ def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq") -> p
     frame = _prepared(events, None, order)
     name = find_table(frame["_table"], table)
     wanted = _key_text(key)
-    lines = []
-    columns: list[str] = []
     for _, _, steps, ranks in replay_rows(frame[frame["_table"] == name]):
-        columns = column_order(ranks)
-        for step in steps:
-            if wanted not in (step.old_key, step.new_key):
-                continue
-            old = step.old_row  # the row before the change, also when it moves here from another key
-            new = step.new_row if step.new_key == wanted else None
-            changed = [c for c in columns if (old or {}).get(c, _ABSENT) != (new or {}).get(c, _ABSENT)]
-            op = step.event["op"]
-            if step.old_key != step.new_key and op == "update":
-                op = "update (key moved here)" if new is not None else "update (key moved away)"
-            lines.append({"op": op, "event_time": step.event["event_time"], "seq": step.event["seq"],
-                          "source": step.event["source"], "offset": step.event["offset"], "changed": changed,
-                          "problem": step.problem, **{f"{c}": (new or {}).get(c) for c in columns}})
-    out = pd.DataFrame(lines, columns=["op", "event_time", "seq", "source", "offset", "changed", "problem", *columns])
-    out.insert(0, "version", range(1, len(out) + 1))
-    return out
+        return history_frame(steps, wanted, column_order(ranks))
+    return history_frame([], wanted, [])
 
-
-_ABSENT = object()
 
 #: Columns scd2 adds to the source columns.
 SCD2_COLUMNS = ["valid_from", "valid_to", "is_current", "op", "seq"]
