@@ -154,7 +154,8 @@ def _ordering_section(events: pd.DataFrame) -> tuple[str, Any]:
     summary = summary[summary["finding"] != "lag"]
     rows = "".join(f"<tr><td><code>{_e(r.finding)}</code></td><td class='{_e(r.severity)}'>{_e(r.severity)}</td>"
                    f"<td class='num'>{r.rows}</td><td>{_e(r.meaning)}</td></tr>" for r in summary.itertuples())
-    parts = [f"<p>{report.problems():,} finding row(s).</p><table><thead><tr><th>finding</th><th>severity</th>"
+    parts = [f"<p>{report.problems():,} finding row(s); events compared {_e(report.grouping())} "
+             f"(<code>by={_e(repr(report.by))}</code>).</p><table><thead><tr><th>finding</th><th>severity</th>"
              f"<th>rows</th><th>meaning</th></tr></thead><tbody>{rows}</tbody></table>"]
     for name in summary.loc[summary["rows"] > 0, "finding"]:
         frame = report[name]

@@ -67,6 +67,8 @@ def test_report_sections_hold_what_the_capture_says():
     for table, count in counts.items():
         assert f"<td>{table}</td>" in ops_html and f"<td class='num'>{count}</td>" in ops_html
     assert "canal" in page.split("<section id='detection'>")[1].split("</section>")[0]
+    ordering_html = page.split("<section id='ordering'>")[1].split("</section>")[0]
+    assert "events compared within each source (file or topic) and dialect" in ordering_html
     # plotly.js inline, once; nothing loaded from elsewhere (plotly.js names a CDN only for geo maps)
     assert page.count("* plotly.js v") == 1
     assert not re.search(r"<(script|link|img|iframe)[^>]*(src|href)=", page)
