@@ -49,10 +49,16 @@ _TABLE_NAME = """CASE WHEN "table" IS NULL THEN NULL
                       ELSE coalesce(database, schema) || '.' || "table" END"""
 
 
-def _key_text_of(image: str) -> str:
-    """SQL: the key of ``image`` as JSON array text (NULL parts where a column is missing)."""
+def _key_parts(image: str) -> str:
+    """SQL: the key column values of an update's ``image`` as JSON texts (NULL where a column is missing)."""
     path = "'$.\"' || replace(c, '\"', '\\\"') || '\"'"
-    return f"try(to_json(list_transform(key_columns, lambda c: json_extract({image}, {path})))::VARCHAR)"
+    return (f"CASE WHEN op = 'update' AND key IS NOT NULL AND len(key_columns) > 0 "
+            f"THEN try(list_transform(key_columns, lambda c: json_extract({image}, {path}))) END")
+
+
+def _names_other_key(parts: str) -> str:
+    """SQL: whether key ``parts`` are whole and, written as a key text, differ from ``key``."""
+    return f"coalesce(list_count({parts}) = len({parts}) AND to_json({parts})::VARCHAR <> key, false)"
 
 
 _NAMES = ("list_concat(coalesce(key_columns, []), coalesce(try(json_keys(before)), []), "
@@ -84,12 +90,12 @@ CREATE TEMP TABLE prep AS
 WITH kept AS (  -- narrow from here on: windows sort whole rows, so the images stay behind
     SELECT _row, dialect, {table_name} AS _table, key, op, seq, source, "partition", "offset", _time,
         after IS NOT NULL AS has_after, hash({names}) AS _sig,
-        op = 'update' AND key IS NOT NULL AND len(key_columns) > 0 AND (
-            (before IS NOT NULL AND {before_key} IS DISTINCT FROM key) OR
-            (after IS NOT NULL AND {after_key} IS DISTINCT FROM key)) AS may_move
+        {before_parts} AS _before_key, {after_parts} AS _after_key
     FROM events WHERE {changes} AND _row NOT IN (SELECT _row FROM redelivered)
-), filled AS (
-    SELECT *, {filled_seq} AS _seq FROM kept
+), filled AS (  -- an update may move its row when an image names a whole key other than the event's
+    SELECT * EXCLUDE (_before_key, _after_key), {filled_seq} AS _seq,
+        {before_moves} OR {after_moves} AS may_move
+    FROM kept
 ), placed AS (
     SELECT _row, dialect, _table, key, op, has_after, _seq, source, "partition", "offset", _sig, may_move,
         row_number() OVER (ORDER BY {order}) AS _pos
@@ -194,7 +200,9 @@ class ReplayPlan:
         self.con.execute(_REDELIVERED.format(identity=_IDENTITY, arrival=_ARRIVAL, changes=changes))
         gaps = self.con.execute(f"SELECT bool_or(seq IS NULL) FROM events WHERE {changes}").fetchone()[0]
         self.con.execute(_PREPARE.format(changes=changes, filled_seq=_FILLED_SEQ if gaps else "seq", arrival=_ARRIVAL, table_name=_TABLE_NAME, names=_NAMES,
-                                         before_key=_key_text_of("before"), after_key=_key_text_of("after"),
+                                         before_parts=_key_parts("before"), after_parts=_key_parts("after"),
+                                         before_moves=_names_other_key("_before_key"),
+                                         after_moves=_names_other_key("_after_key"),
                                          order=ORDERS[order]))
         tables = self.con.execute(
             "SELECT _table, arg_min(dialect, _pos), min(_pos), bool_or(key IS NULL) FROM prep GROUP BY _table "
