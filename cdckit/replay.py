@@ -206,9 +206,17 @@ class _Versions:
     no Timestamp object is made per version.
     """
 
-    def __init__(self, positions: list[int], rows: list[dict[str, Any]], starts: np.ndarray, ends: np.ndarray,
-                 ops: list[Any], seqs: list[Any]) -> None:
-        self.positions, self.rows, self.starts, self.ends, self.ops, self.seqs = positions, rows, starts, ends, ops, seqs
+    def __init__(self, positions: list[int], rows: list[dict[str, Any]] | None, starts: np.ndarray, ends: np.ndarray,
+                 ops: list[Any], seqs: list[Any], texts: list[str] | None = None) -> None:
+        self.positions, self.starts, self.ends, self.ops, self.seqs = positions, starts, ends, ops, seqs
+        self.texts = texts  # the after images, unparsed, until a walked version joins or a frame is made
+        self._rows = rows
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        if self._rows is None:
+            self._rows = [values.loads(text) for text in self.texts or []]
+        return self._rows
 
     @classmethod
     def of_rows(cls, events: pd.DataFrame, found: pd.DataFrame | None) -> "_Versions":
@@ -219,9 +227,9 @@ class _Versions:
         times = pd.to_datetime(events["event_time"], utc=True).array.asi8
         stops = np.full(len(ends), _NAT, dtype=np.int64)
         stops[ends >= 0] = times[ends[ends >= 0]]
-        return cls(found["_pos"].tolist(), [values.loads(text) for text in events["after"].iloc[rows].tolist()],
-                   times[rows], stops, events["op"].iloc[rows].tolist(),
-                   [None if s is None or s is pd.NA else s for s in events["seq"].iloc[rows].tolist()])
+        return cls(found["_pos"].tolist(), None, times[rows], stops, events["op"].iloc[rows].tolist(),
+                   [None if s is None or s is pd.NA else s for s in events["seq"].iloc[rows].tolist()],
+                   texts=events["after"].iloc[rows].tolist())
 
     def joined(self, walked: list[tuple[int, dict[str, Any]]]) -> "_Versions":
         """These versions and the walked ones, in replay order."""
@@ -235,6 +243,17 @@ class _Versions:
 
     def frame(self, columns: list[str]) -> pd.DataFrame:
         """The SCD2 frame: the source columns (absent values None), then valid_from, valid_to, is_current, op, seq."""
+        frame = values.images_frame(self.texts, columns) if self._rows is None and self.texts else None
+        if frame is None:
+            frame = self._parsed_frame(columns)
+        frame["valid_from"] = pd.to_datetime(self.starts, utc=True)
+        frame["valid_to"] = pd.to_datetime(self.ends, utc=True)
+        frame["is_current"] = frame["valid_to"].isna()
+        frame["op"], frame["seq"] = self.ops, self.seqs
+        return frame
+
+    def _parsed_frame(self, columns: list[str]) -> pd.DataFrame:
+        """The source columns from the rows parsed one by one."""
         frame = pd.DataFrame(self.rows, columns=columns)
         for name in columns:  # a column an image lacks is None, as a present null is
             missing = frame[name].isna()
@@ -242,10 +261,6 @@ class _Versions:
                 frame[name] = pd.Series([None] * len(frame), dtype=object)
             elif frame[name].dtype == object and missing.any():
                 frame[name] = frame[name].where(~missing, None)
-        frame["valid_from"] = pd.to_datetime(self.starts, utc=True)
-        frame["valid_to"] = pd.to_datetime(self.ends, utc=True)
-        frame["is_current"] = frame["valid_to"].isna()
-        frame["op"], frame["seq"] = self.ops, self.seqs
         return frame
 
 

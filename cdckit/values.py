@@ -367,3 +367,47 @@ def infer_kinds(rows: Iterable[Mapping[str, Any] | None]) -> dict[str, str]:
             if kinds.get(name) in (None, "null"):
                 kinds[name] = kind_of_value(value) or "null"
     return {name: ("text" if kind == "null" else kind) for name, kind in kinds.items()}
+
+
+def images_frame(texts: list[str], columns: list[str]) -> "pd.DataFrame | None":
+    """Row images (JSON object texts) as a frame of ``columns``, typed as pandas types the parsed rows.
+
+    A column an image lacks is None, as a present null is. Parsed by Arrow's
+    JSON reader in one pass; None when the images hold anything Arrow would
+    read differently from :func:`loads` (a number a double cannot carry,
+    nested values, text Arrow would take for a time, a column whose kind
+    changes), so that the caller parses them one by one instead.
+
+    >>> images_frame(['{"id":1,"a":"x"}', '{"id":2}'], ["id", "a", "b"]).to_dict("list")
+    {'id': [1, 2], 'a': ['x', None], 'b': [None, None]}
+    >>> images_frame(['{"id":12345678901234567890}'], ["id"]) is None
+    True
+    """
+    import io
+
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.json as pa_json
+
+    blob = "\n".join(texts).encode()
+    if not texts or has_long_number(blob):
+        return None
+    try:
+        table = pa_json.read_json(io.BytesIO(blob), read_options=pa_json.ReadOptions(block_size=1 << 26))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if table.num_rows != len(texts):
+        return None
+    plain = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean, pa.types.is_string, pa.types.is_null)
+    if not all(any(kind(field.type) for kind in plain) for field in table.schema):
+        return None
+    frame = pd.DataFrame(index=range(len(texts)))
+    for name in columns:
+        column = table.column(name).to_pandas() if name in table.column_names else None
+        if column is None or column.isna().all():
+            frame[name] = pd.Series([None] * len(texts), dtype=object)
+        elif column.dtype == object:
+            frame[name] = column.where(column.notna(), None)
+        else:
+            frame[name] = column
+    return frame

@@ -137,3 +137,34 @@ def test_spark_agrees_with_the_oracle(spark, events, by):
     for table in want_scd2:
         assert spark_scd2[table].count() == len(want_scd2[table]), table
     frame.unpersist()
+
+
+IMAGE_SETS = {
+    "ints with nulls and absences": ['{"id":1,"q":5}', '{"id":2,"q":null}', '{"id":3}'],
+    "ints and floats": ['{"id":1,"q":5}', '{"id":2,"q":2.5}', '{"id":3,"q":-0.0}'],
+    "bools with nulls": ['{"id":1,"b":true}', '{"id":2,"b":null}'],
+    "texts": ['{"id":1,"s":"é\\n\\u0000x"}', '{"id":2,"s":""}', '{"id":3}'],
+    "all null": ['{"id":1,"n":null}', '{"id":2}'],
+    "time-like text": ['{"id":1,"t":"2024-05-01T10:00:00"}'],
+    "nested": ['{"id":1,"o":{"a":1}}', '{"id":2,"o":[1,2]}'],
+    "long number": ['{"id":1,"d":1.0000000000000000000001}'],
+    "kind changes": ['{"id":1,"k":1}', '{"id":2,"k":"one"}'],
+}
+
+
+@pytest.mark.parametrize("name", sorted(IMAGE_SETS))
+def test_images_frame_types_like_parsed_rows(name):
+    """The one-pass Arrow reading of images gives what parsing them one by one gives, or declines."""
+    from cdckit import values
+
+    texts = IMAGE_SETS[name]
+    columns = ["id", "q", "b", "s", "n", "t", "o", "d", "k"]
+    fast = values.images_frame(texts, columns)
+    slow = pd.DataFrame([{c: values.loads(t).get(c) for c in columns} for t in texts], columns=columns)
+    if name in ("time-like text", "nested", "long number", "kind changes"):
+        assert fast is None
+        return
+    assert fast is not None
+    assert fast.dtypes.tolist() == slow.dtypes.tolist()
+    assert plain(fast) == plain(slow)
+    assert fast.map(type).equals(slow.map(type))
