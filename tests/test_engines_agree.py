@@ -112,7 +112,17 @@ def _to_spark(spark, events: pd.DataFrame):
     return spark.createDataFrame(events[COLUMN_NAMES], schema=from_arrow_schema(schema))
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+def _row_text(row: dict) -> str:
+    """A state row as text, values as text: Spark types a column (qty: long) where pandas makes it float64
+    because another row lacks it, so a whole float is written as the integer it is."""
+    def text(value):
+        return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+    return str(sorted((k, text(v)) for k, v in row.items() if v is not None))
+
+
+# Spark jobs are slow to shrink: a failure is reported as found.
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+          phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(events=captures(streams=4, max_steps=30), by=st.sampled_from(BYS))
 def test_spark_agrees_with_the_oracle(spark, events, by):
     from cdckit import spark as cdcspark
@@ -125,15 +135,14 @@ def test_spark_agrees_with_the_oracle(spark, events, by):
     assert list(got) == list(want)
     for table in want:
         assert list(got[table].columns) == list(want[table].columns), table
-        rows = sorted(str(sorted((k, str(v)) for k, v in r.asDict().items() if v is not None))
-                      for r in got[table].collect())
-        expected = sorted(str(sorted((k, str(v)) for k, v in r.items() if v is not None)) for r in plain(want[table]))
+        rows = sorted(_row_text(r.asDict()) for r in got[table].collect())
+        expected = sorted(_row_text(r) for r in plain(want[table]))
         assert rows == expected, table
     assert plain(got.problems) == plain(want.problems)
     assert got.keyless == want.keyless
     spark_scd2 = cdcspark.scd2(frame)
     want_scd2 = oracle.scd2(events)
-    assert list(spark_scd2) == list(want_scd2)
+    assert sorted(spark_scd2) == sorted(want_scd2)
     for table in want_scd2:
         assert spark_scd2[table].count() == len(want_scd2[table]), table
     frame.unpersist()

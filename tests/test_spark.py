@@ -127,3 +127,13 @@ def test_missing_java_says_what_to_install(monkeypatch, tmp_path):
     with pytest.raises(cdcspark.SparkSetupError, match="openjdk-17-jre-headless") as caught:
         cdcspark.check_java()
     assert "conda install -c conda-forge openjdk=17" in str(caught.value)
+
+
+def test_driver_memory_is_a_quarter_of_the_machine_within_bounds():
+    from cdckit.spark.session import driver_memory
+
+    assert driver_memory(32 * 2**30) == "8192m"
+    assert driver_memory(3 * 2**30) == "1024m"  # never below Spark's own default
+    assert driver_memory(1024 * 2**30) == "16384m"
+    assert driver_memory(None) == "1024m"
+    assert driver_memory(10 * 2**30 + 12345) == "2560m"

@@ -11,14 +11,17 @@ Typical use::
     events = cdcspark.decode(kafka_df)              # a Kafka-shaped DataFrame (key, value, topic, partition, offset)
     bad = cdcspark.quarantine(events)               # what could not be decoded, with the reason
     cdcspark.report(events)                         # messages, events, quarantined, skipped
+    cdcspark.order_report(events, bad)              # what is wrong with the order (Spark SQL, findings collected)
+    cdcspark.materialize(events)                    # {"db.table": Spark DataFrame of the live rows}
 """
 
 from __future__ import annotations
 
 from ..errors import SparkSetupError
 from .engine import COMBINED_COLUMNS, combined, decode, quarantine, read, report
-from .replay import materialize, order_report, sort_events
-from .session import check_java, get_spark, ship_cdckit
+from .ordering import order_report, sort_events
+from .replay import history, materialize, scd2
+from .session import check_java, chosen_driver_memory, get_spark, ship_cdckit
 
 __all__ = [
     "get_spark",
@@ -30,7 +33,10 @@ __all__ = [
     "sort_events",
     "order_report",
     "materialize",
+    "scd2",
+    "history",
     "check_java",
+    "chosen_driver_memory",
     "ship_cdckit",
     "SparkSetupError",
     "COMBINED_COLUMNS",

@@ -1,211 +1,466 @@
-"""Ordering and replay on Spark: the same answers as :mod:`cdckit.ordering` and :mod:`cdckit.replay`.
+"""Replay on Spark, in Spark SQL: table states, SCD type 2 versions and one row's history.
 
-The finding functions and the replayer are the pandas ones, run on groups of
-rows with ``applyInPandas``: per row key for duplicates, inversions,
-transitions and replay (per table when a table's keys change or it has none),
-per table, partition or source for the rest. Only the narrow columns travel
-to the Python workers, and only findings come back to the driver.
+The rules are those of :mod:`cdckit.replay`. A row key's state is read
+from window functions and ``max_by`` over its changes in replay order: the
+last change that applied (an insert, snapshot read or update with an after
+image, or a delete) gives the row, and for dialects whose updates carry only
+the changed columns (SharePlex, UniVerse) each column takes the value of the
+last image of the row's current life that holds it. Images are parsed with
+``from_json`` and a schema per table inferred natively (the JSON kinds seen
+per column: long, double, boolean, else string; nested values stay JSON
+text); column order is where each column first appears in seq order.
+
+Tables whose primary key changes, and tables without a key, need a walk in
+order: only their rows go to the Python replayer (:func:`cdckit.replay.replay_rows`,
+one ``applyInPandas`` group per table). Only per-table metadata (columns,
+kinds) and problem rows reach the driver.
 
 >>> from cdckit.spark import replay
->>> [name in replay.__all__ for name in ("sort_events", "order_report", "materialize")]
-[True, True, True]
+>>> sorted(replay.ORDERS)
+['arrival', 'event_time', 'seq']
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
 import orjson
 import pandas as pd
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from .. import ordering, replay
-from ..pairing import UNPAIRED
+from .. import replay
+from ..ordering import CHANGE_OPS
+from ..replayer import is_partial, problem_rows
+from .ordering import filled_seq, table_name
 
-__all__ = ["sort_events", "order_report", "materialize", "narrow"]
+__all__ = ["materialize", "scd2", "history", "ORDERS"]
 
-_SPARK_TYPES = {"string": T.StringType(), "Int64": T.LongType(), "float64": T.DoubleType()}
-FINDING_SCHEMA = T.StructType([T.StructField(n, _SPARK_TYPES[t]) for n, t in ordering.FINDING_COLUMNS.items()])
-LAG_SCHEMA = T.StructType([T.StructField(n, _SPARK_TYPES[t]) for n, t in ordering.LAG_COLUMNS.items()])
-
-
-def _table_name() -> Any:
-    """``database.table`` (or ``schema.table``, ``table``) as a Spark expression, like :func:`ordering.table_names`."""
-    return F.when(F.col("table").isNull(), F.lit(None)).otherwise(
-        F.concat_ws(".", F.coalesce(F.col("database"), F.col("schema")), F.col("table")))
-
-
-def _filled_seq() -> Any:
-    """``seq`` filled from the previous arrival in the same source, like :func:`ordering.filled_seq`."""
-    arrival = Window.partitionBy("source").orderBy(F.col("partition").asc_nulls_first(), "offset") \
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    return F.coalesce(F.last("seq", ignorenulls=True).over(arrival), F.lit(""))
+#: Replay orders: the fields of a change's position (all non-null, so positions compare in Python too).
+ORDERS: dict[str, list[str]] = {
+    "seq": ["_seq", "source", "_partition", "offset", "_row"],
+    "event_time": ["_untimed", "_time", "source", "_partition", "offset", "_row"],
+    "arrival": ["source", "_partition", "offset", "_row"],
+}
 
 
-def sort_events(events: DataFrame, by: str = "seq") -> DataFrame:
-    """The events in canonical order (see :func:`cdckit.sort_events`); the same columns."""
-    if by not in ("seq", "event_time", "arrival"):
-        raise ValueError(f"by must be 'seq', 'event_time' or 'arrival', not {by!r}")
-    arrival = [F.coalesce(F.col("source"), F.lit("")).asc(), F.col("partition").asc_nulls_first(),
-               F.col("offset").asc()]
-    if by == "seq":
-        return events.withColumn("_seq", _filled_seq()).orderBy(F.col("_seq").asc(), *arrival).drop("_seq")
-    if by == "event_time":
-        return events.orderBy(F.col("event_time").asc_nulls_last(), *arrival)
-    return events.orderBy(*arrival)
 
 
-def narrow(events: DataFrame) -> DataFrame:
-    """The narrow frame of :func:`cdckit.ordering.narrow`, built with Spark expressions."""
-    return events.select(
-        "dialect", _table_name().alias("_table"), "key", F.coalesce("source", F.lit("")).alias("source"),
-        "offset", "partition", "op", "seq", _filled_seq().alias("_seq"),
-        F.unix_micros("event_time").alias("_event_us"), F.unix_micros("emit_time").alias("_emit_us"),
-        "txn_id", "before", "after")
+def _utc(value: Any) -> pd.Timestamp:
+    """A time as a UTC timestamp (zone-less values are UTC)."""
+    stamp = pd.Timestamp(value)
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
 
-def _collect(frame: DataFrame) -> pd.DataFrame:
-    return frame.toPandas()
+def _position(order: str) -> Column:
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {sorted(ORDERS)}, not {order!r}")
+    return F.struct(*ORDERS[order])
 
 
-def order_report(events: DataFrame, quarantine: DataFrame | None = None, max_gap: int = 1000,
-                 heartbeat_factor: float = ordering.HEARTBEAT_FACTOR) -> ordering.OrderReport:
-    """The ordering report of a Spark event frame (the same as :func:`cdckit.order_report` gives).
+def _effective() -> Column:
+    """Changes that set or remove a row (the others are ignored, with a problem)."""
+    return (F.col("op") == "delete") | F.col("after").isNotNull()
 
-    ``quarantine``: the frame of :func:`cdckit.spark.quarantine`, for
-    unpaired update halves.
+
+# --------------------------------------------------------------------------- preparing changes
+
+
+def _changes(events: DataFrame, as_of: Any) -> DataFrame:
+    """Row changes (cut at ``as_of``) with ``_table``, ``_row`` (frame order) and the position fields."""
+    changes = events.filter(F.col("op").isin(*CHANGE_OPS))
+    if as_of is not None:
+        cut = _utc(as_of).to_pydatetime()
+        changes = changes.filter(F.col("event_time").isNotNull() & (F.col("event_time") <= F.lit(cut)))
+    return changes.select(
+        "dialect", "database", "schema", table_name().alias("_table"), "key", "key_columns", "op", "before",
+        "after", "seq", F.coalesce("source", F.lit("")).alias("source"), "partition", "offset", "event_time",
+        F.monotonically_increasing_id().alias("_row"), F.coalesce("partition", F.lit(-1)).alias("_partition"),
+        F.col("event_time").isNull().alias("_untimed"), F.coalesce("event_time", F.lit(0).cast("timestamp")).alias("_time"),
+        F.coalesce("seq", F.lit("")).alias("_seq"))
+
+
+def _prepared(changes: DataFrame, fill: bool) -> DataFrame:
+    """The changes without exact redeliveries (first arrival kept), partitioned by table and key.
+
+    ``fill``: some change has no ``seq``; ``_seq`` is then filled from the
+    previous arrival in its source, after the redeliveries are gone.
     """
-    frame = narrow(events).cache()
-    try:
-        snapshot = frozenset(r[0] for r in frame.filter("op = 'read' AND _table IS NOT NULL")
-                             .select("_table").distinct().collect())
-        slim = frame.drop("before", "after")
-        parts = [
-            frame.filter(F.col("op").isin(*ordering.CHANGE_OPS)).groupBy("dialect", "_table", "key")
-            .applyInPandas(lambda g: ordering.key_findings(g, snapshot), FINDING_SCHEMA),
-            slim.filter(F.col("op").isin(*ordering.CHANGE_OPS) & F.col("seq").isNotNull())
-            .groupBy("_table").applyInPandas(ordering.time_findings, FINDING_SCHEMA),
-            slim.filter(F.col("seq").isNotNull()).groupBy("dialect", "partition")
-            .applyInPandas(lambda g: ordering.sequence_gap_findings(g, max_gap), FINDING_SCHEMA),
-            slim.filter(F.col("partition").isNotNull()).groupBy("source", "partition")
-            .applyInPandas(ordering.offset_gap_findings, FINDING_SCHEMA),
-            slim.filter(F.col("op").isin("begin", "commit")).groupBy("dialect", "source", "partition")
-            .applyInPandas(ordering.transaction_findings, FINDING_SCHEMA),
-        ]
-        beating = [r[0] for r in slim.filter("op = 'heartbeat'").select("source").distinct().collect()]
-        if beating:
-            parts.append(slim.filter(F.col("source").isin(*beating)).groupBy("dialect", "source")
-                         .applyInPandas(lambda g: ordering.heartbeat_findings(g, heartbeat_factor), FINDING_SCHEMA))
-        rows = parts[0]
-        for part in parts[1:]:
-            rows = rows.unionByName(part)
-        found = [_collect(rows)]
-        keyless = slim.filter(F.col("op").isin(*ordering.CHANGE_OPS) & F.col("key").isNull()
-                              & F.col("_table").isNotNull()).groupBy("_table").count().toPandas()
-        found.append(ordering.keyless_rows(dict(zip(keyless["_table"], keyless["count"]))))
-        if quarantine is not None:
-            halves = quarantine.filter(F.col("reason").contains(UNPAIRED)) \
-                .select("source", "offset", "partition", "reason").toPandas()
-            found.append(ordering.unpaired_findings(halves))
-        lag = _collect(slim.filter("_table IS NOT NULL AND _event_us IS NOT NULL AND _emit_us IS NOT NULL")
-                       .groupBy("_table").applyInPandas(ordering.lag_summary, LAG_SCHEMA))
-        lag = lag.sort_values("table").reset_index(drop=True).astype(ordering.LAG_COLUMNS)
-        return ordering.report_from_rows(pd.concat([f.astype(ordering.FINDING_COLUMNS) for f in found]), lag)
-    finally:
-        frame.unpersist()
+    copies = Window.partitionBy("_table", "key", "dialect", "database", "schema", "seq", "op", "before", "after") \
+        .orderBy("source", "_partition", "offset", "_row")
+    frame = changes.repartition("_table", "key")
+    frame = frame.withColumn("_copy", F.row_number().over(copies)) \
+        .filter(F.col("seq").isNull() | (F.col("_copy") == 1)).drop("_copy")
+    if fill:
+        frame = frame.withColumn("_seq", filled_seq()).repartition("_table", "key")
+    return frame.filter(F.col("_table").isNotNull())
 
 
-# --------------------------------------------------------------------------- materialize
+# --------------------------------------------------------------------------- what each table is
 
-_STATE_SCHEMA = T.StructType([
+
+@dataclass
+class Table:
+    """What replay needs to know of one table: its columns in order, their Spark types, how it replays."""
+
+    name: str
+    columns: list[str] = field(default_factory=list)
+    types: dict[str, T.DataType] = field(default_factory=dict)
+    partial: bool = False
+    walked: bool = False    # keyless or a key changes: the Python replayer walks it
+    keyless: bool = False
+    versions: bool = False  # scd2 has rows for it
+    unsequenced: bool = False  # some change has no seq
+
+    def schema(self) -> T.StructType:
+        return T.StructType([T.StructField(c, self.types.get(c, T.StringType())) for c in self.columns])
+
+
+def _moved() -> Column:
+    """An update whose before image holds a different key (conservative: texts of the key values differ)."""
+    names = F.coalesce(F.json_object_keys("before"), F.array())
+    values = F.transform("key_columns", lambda c: F.call_function(
+        "get_json_object", F.col("before"), F.concat(F.lit("$['"), c, F.lit("']"))))
+    has_all = F.forall("key_columns", lambda c: F.array_contains(names, c))
+    return F.coalesce((F.col("op") == "update") & F.col("key").isNotNull() & F.col("before").isNotNull()
+                      & (F.size("key_columns") > 0) & has_all
+                      & (F.to_json(values) != F.to_json(F.from_json("key", "array<string>"))), F.lit(False))
+
+
+def survey(changes: DataFrame, order: str) -> dict[str, Table]:
+    """Per table: columns in order of first appearance, kinds, and whether it must be walked (one Spark job).
+
+    Events are grouped by their column names (key columns, before and after
+    image keys); each group brings its first event and the JSON kinds of its
+    images to the driver, where the table's columns are put in order.
+    """
+    before, after = F.coalesce(F.json_object_keys("before"), F.array()), F.coalesce(F.json_object_keys("after"),
+                                                                                     F.array())
+    key_columns = F.coalesce("key_columns", F.array().cast("array<string>"))
+    shapes = changes.filter(F.col("_table").isNotNull()).groupBy(
+        "_table", F.xxhash64(key_columns, before, after).alias("_shape")).agg(
+        F.min(F.struct("_seq", "source", "_partition", "offset", key_columns.alias("k"), before.alias("b"),
+                       after.alias("a"))).alias("first"),
+        F.min(F.struct(_position(order).alias("p"), F.col("dialect").alias("d"))).alias("lead"),
+        F.schema_of_variant_agg(F.try_parse_json("before")).alias("kinds_before"),
+        F.schema_of_variant_agg(F.try_parse_json("after")).alias("kinds_after"),
+        F.max(F.col("key").isNull()).alias("keyless"), F.max(_moved()).alias("moved"),
+        F.max(F.col("key").isNotNull() & (F.col("op") != "delete") & F.col("after").isNotNull()).alias("versions"),
+        F.max(F.col("seq").isNull()).alias("unsequenced"))
+    by_table: dict[str, list[Any]] = {}
+    for row in shapes.collect():
+        by_table.setdefault(row["_table"], []).append(row)
+    tables = {}
+    for name, rows in sorted(by_table.items()):
+        ranks: dict[str, tuple] = {}
+        kinds: dict[str, set[str]] = {}
+        for row in rows:
+            first = row["first"]
+            where = (first["_seq"], first["source"], first["_partition"], first["offset"])
+            for position, column in enumerate([*first["k"], *first["b"], *first["a"]]):
+                ranks[column] = min(ranks.get(column, (*where, position)), (*where, position))
+            for text in (row["kinds_before"], row["kinds_after"]):
+                for column, kind in object_fields(text).items():
+                    kinds.setdefault(column, set()).add(_kind(kind))
+        lead = min((row["lead"] for row in rows), key=lambda lead: tuple(lead["p"]))
+        keyless, moved = any(r["keyless"] for r in rows), any(r["moved"] for r in rows)
+        tables[name] = Table(name, replay.column_order(ranks), {c: _spark_type(k) for c, k in kinds.items()},
+                             partial=bool(is_partial(lead["d"])), walked=keyless or moved, keyless=keyless,
+                             versions=any(r["versions"] for r in rows),
+                             unsequenced=any(r["unsequenced"] for r in rows))
+    return tables
+
+
+_KINDS = {"BIGINT": "long", "INT": "long", "SMALLINT": "long", "TINYINT": "long", "DOUBLE": "double",
+          "FLOAT": "double", "BOOLEAN": "boolean", "STRING": "string", "VOID": "null", "OBJECT": "nested",
+          "ARRAY": "nested", "VARIANT": "string"}
+
+
+def _kind(variant_type: str) -> str:
+    """The JSON kind of a variant type text: ``DECIMAL(p,0)`` is a whole number (``wide`` past 18 digits)."""
+    if variant_type.startswith("DECIMAL("):
+        precision, scale = (int(part) for part in variant_type[len("DECIMAL("):-1].split(","))
+        return ("long" if precision <= 18 else "wide") if scale == 0 else "double"
+    return _KINDS.get(variant_type.split("<")[0], "string")
+
+
+def _spark_type(kinds: set[str]) -> T.DataType:
+    """The column type for the JSON kinds seen in it: numbers widen (long, exact decimal, double); other mixes are text."""
+    kinds = kinds - {"null"}
+    if kinds == {"long"}:
+        return T.LongType()
+    if kinds and kinds <= {"long", "wide"}:
+        return T.DecimalType(38, 0)
+    if kinds and kinds <= {"long", "wide", "double"}:
+        return T.DoubleType()
+    if kinds == {"boolean"}:
+        return T.BooleanType()
+    return T.StringType()
+
+
+def object_fields(text: str | None) -> dict[str, str]:
+    """The top-level fields of a variant schema text (``schema_of_variant_agg``): ``{name: type text}``.
+
+    >>> object_fields("OBJECT<`a b`: STRING, d: DECIMAL(5,2), n: OBJECT<`x,y`: ARRAY<BIGINT>>>")
+    {'a b': 'STRING', 'd': 'DECIMAL(5,2)', 'n': 'OBJECT<`x,y`: ARRAY<BIGINT>>'}
+    """
+    if not text or not text.startswith("OBJECT<"):
+        return {}
+    body, out, i = text[len("OBJECT<"):-1], {}, 0
+    while i < len(body):
+        if body[i] == "`":
+            end = i + 1
+            while not (body[end] == "`" and body[end + 1:end + 2] != "`"):
+                end += 2 if body[end] == "`" else 1
+            name, i = body[i + 1:end].replace("``", "`"), end + 1
+        else:
+            end = body.index(":", i)
+            name, i = body[i:end], end
+        i += 2  # ": "
+        depth, quoted, start = 0, False, i
+        while i < len(body) and (quoted or depth or body[i] != ","):
+            char = body[i]
+            quoted = not quoted if char == "`" else quoted
+            depth += (char in "<(") - (char in ">)") if not quoted else 0
+            i += 1
+        out[name] = body[start:i]
+        i += 2  # ", "
+    return out
+
+
+# --------------------------------------------------------------------------- keyed tables, natively
+
+
+def _rows(changes: DataFrame, table: Table) -> DataFrame:
+    """The effective changes of one keyed table, each with the row it leaves (``_r``, a struct) for its key.
+
+    Full images: the after image. Partial images: per column, the last image
+    of the key's current life that holds it (the life starts at an insert,
+    a snapshot read, or an update of a key that is not live, which starts
+    from its before image).
+    """
+    schema = table.schema()
+    frame = changes.filter((F.col("_table") == table.name) & _effective())
+    if not table.partial:
+        return frame.withColumn("_r", F.from_json("after", schema))
+    by_key = Window.partitionBy("_table", "key").orderBy("_position")
+    reset = (F.col("op") != "update") | F.coalesce(F.lag("op").over(by_key) == "delete", F.lit(True))
+    frame = frame.withColumn("_reset", reset) \
+        .withColumn("_life", F.sum(F.col("_reset").cast("long")).over(by_key.rowsBetween(Window.unboundedPreceding,
+                                                                                          Window.currentRow))) \
+        .withColumn("_a", F.from_json("after", schema)).withColumn("_ak", F.json_object_keys("after")) \
+        .withColumn("_b", F.when(F.col("_reset") & (F.col("op") == "update"), F.from_json("before", schema))) \
+        .withColumn("_bk", F.when(F.col("_reset") & (F.col("op") == "update"), F.json_object_keys("before")))
+    life = Window.partitionBy("_table", "key", "_life").orderBy("_position") \
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    values = []
+    for column in table.columns:
+        latest = F.last(F.when(F.coalesce(F.array_contains("_ak", column), F.lit(False)),
+                               F.struct(F.col("_a")[column].alias("v"))), ignorenulls=True).over(life)
+        base = F.first(F.when(F.coalesce(F.array_contains("_bk", column), F.lit(False)),
+                              F.struct(F.col("_b")[column].alias("v"))), ignorenulls=True).over(life)
+        values.append(F.coalesce(latest, base)["v"].alias(column))
+    return frame.withColumn("_r", F.struct(*values))
+
+
+def _state(changes: DataFrame, table: Table) -> DataFrame:
+    """The live rows of one keyed table, one column per source column."""
+    rows = _rows(changes, table)
+    if table.partial:
+        last = rows.groupBy("key").agg(F.max_by(F.struct("op", "_r"), "_position").alias("_last"))
+        row = F.col("_last")["_r"]
+    else:  # parse only the images that survive
+        last = rows.groupBy("key").agg(F.max_by(F.struct("op", "after"), "_position").alias("_last"))
+        row = F.from_json(F.col("_last")["after"], table.schema())
+    live = last.filter(F.col("_last")["op"] != "delete").select(row.alias("_r"))
+    return live.select(*[F.col("_r")[c].alias(c) for c in table.columns])
+
+
+def _versions(changes: DataFrame, table: Table) -> DataFrame:
+    """The SCD type 2 rows of one keyed table: each change that set a row opens a version, the next change ends it."""
+    by_key = Window.partitionBy("_table", "key").orderBy("_position")
+    rows = _rows(changes, table).withColumn("valid_to", F.lead("event_time").over(by_key)) \
+        .filter(F.col("op") != "delete")
+    return rows.select(*[F.col("_r")[c].alias(c) for c in table.columns], F.col("event_time").alias("valid_from"),
+                       "valid_to", F.col("valid_to").isNull().alias("is_current"), "op", "seq")
+
+
+def _problems(changes: DataFrame, tables: list[str]) -> DataFrame:
+    """The changes of keyed tables that did not fit, per the rules of :class:`cdckit.replay.Replayer`."""
+    frame = changes.filter(F.col("_table").isin(*tables)) if tables else changes.limit(0)
+    before = Window.partitionBy("_table", "key").orderBy("_position").rowsBetween(Window.unboundedPreceding, -1)
+    previous = F.last(F.when(_effective(), F.col("op")), ignorenulls=True).over(before)
+    frame = frame.withColumn("_live", F.coalesce(previous != "delete", F.lit(False)))
+    op, live, image = F.col("op"), F.col("_live"), F.col("after").isNotNull()
+    problem = (F.when(op.isin("insert", "read") & ~image, F.concat(op, F.lit(" without an after image (ignored)")))
+               .when((op == "insert") & live, F.lit("insert of a live key (row replaced)"))
+               .when((op == "delete") & ~live, F.lit("delete of a key not in the table"))
+               .when((op == "update") & ~image, F.lit("update without an after image (ignored)"))
+               .when((op == "update") & ~live, F.lit("update of a key not in the table")))
+    return frame.withColumn("problem", problem).filter(F.col("problem").isNotNull()) \
+        .select(F.col("_table").alias("table"), "key", "source", "offset", "seq", "op", "problem", "_position")
+
+
+# --------------------------------------------------------------------------- walked tables, in Python
+
+_WALK_SCHEMA = T.StructType([
     T.StructField("kind", T.StringType()), T.StructField("table", T.StringType()),
     T.StructField("key", T.StringType()), T.StructField("row", T.StringType()),
-    T.StructField("column", T.StringType()), T.StructField("rank", T.StringType()),
     T.StructField("source", T.StringType()), T.StructField("offset", T.LongType()),
     T.StructField("seq", T.StringType()), T.StructField("op", T.StringType()),
-    T.StructField("problem", T.StringType()),
+    T.StructField("problem", T.StringType()), T.StructField("pos", T.LongType()),
+    T.StructField("valid_from", T.TimestampType()), T.StructField("valid_to", T.TimestampType()),
 ])
 
-_ORDER = {"seq": ["_seq", "source", "partition", "offset"], "event_time": ["event_time", "source", "partition",
-                                                                            "offset"],
-          "arrival": ["source", "partition", "offset"]}
+_WALK_COLUMNS = ["dialect", "_table", "key", "key_columns", "op", "before", "after", "seq", "_seq", "source",
+                 "partition", "offset", "event_time", *sorted(set(sum(ORDERS.values(), [])) - {"_seq", "source",
+                                                                                             "offset"})]
 
 
-def _moved_tables(changes: DataFrame) -> list[str]:
-    """Tables where an update changes the key (their rows must replay together)."""
-    def moved(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        for b in batches:
-            hit = [t for t, op, key, cols, before in zip(b["_table"], b["op"], b["key"], b["key_columns"], b["before"])
-                   if replay.old_key(op, key, cols, before) != (None if key is None or key is pd.NA else key)]
-            yield pd.DataFrame({"_table": sorted(set(hit))}, dtype=object)
-    updates = changes.filter("op = 'update' AND key IS NOT NULL").select("_table", "op", "key", "key_columns", "before")
-    found = updates.mapInPandas(moved, "_table string").distinct().collect()
-    return [r[0] for r in found]
+def _walker(order: str, partial: dict[str, bool]):
+    """The ``applyInPandas`` function: replay one table in order; emit live rows, problems and versions."""
+    def walk(group: pd.DataFrame) -> pd.DataFrame:
+        group = group.sort_values(ORDERS[order], kind="stable").reset_index(drop=True)
+        group["_pos"] = range(len(group))
+        out: list[dict[str, Any]] = []
+        for table, replayer, steps, _ in replay.replay_rows(group, partial):
+            out.extend({"kind": "row", "table": table, "row": orjson.dumps(row).decode()}
+                       for row in replayer.state_rows())
+            out.extend({"kind": "problem", **{k: v for k, v in p.items() if k != "_pos"}, "pos": p["_pos"]}
+                       for p in problem_rows(table, steps))
+            out.extend({"kind": "version", "table": table, "row": orjson.dumps(v["row"]).decode(), "pos": pos,
+                        "op": v["op"], "seq": v["seq"], "valid_from": v["valid_from"], "valid_to": v["valid_to"]}
+                       for pos, v in replay._step_versions(steps))
+        frame = pd.DataFrame(out, columns=[f.name for f in _WALK_SCHEMA.fields], dtype=object)
+        for name in ("valid_from", "valid_to"):
+            frame[name] = pd.to_datetime(frame[name], utc=True)
+        return frame
+    return walk
 
 
-def _replay_group(order: list[str]):
-    """The applyInPandas function: replay one group, emit live rows, problems and column ranks."""
-    def run(group: pd.DataFrame) -> pd.DataFrame:
-        group = group.sort_values(order, kind="stable", na_position="first" if order[0] != "event_time" else "last")
-        out = []
-        for table, replayer, steps, ranks in replay.replay_rows(group):
-            for key, row in replayer.rows.items():
-                out.append({"kind": "row", "table": table, "key": key, "row": orjson.dumps(row).decode()})
-            for text, count in replayer.bag.items():
-                out.extend({"kind": "row", "table": table, "row": text} for _ in range(count))
-            out.extend({"kind": "problem", **p} for p in replay._problems(table, steps))
-            out.extend({"kind": "column", "table": table, "column": c, "rank": r} for c, r in ranks.items())
-        frame = pd.DataFrame(out, columns=[f.name for f in _STATE_SCHEMA.fields], dtype=object)
-        return frame.astype({f.name: "Int64" if f.name == "offset" else "string" for f in _STATE_SCHEMA.fields})
-    return run
+def _walk(changes: DataFrame, tables: dict[str, Table], order: str) -> DataFrame:
+    """The walked tables replayed by the Python replayer (one group per table).
+
+    Persisted when there are any (their rows, problems and versions are
+    read several times; such tables are rare and their output is no larger
+    than their changes).
+    """
+    walked = [name for name, t in tables.items() if t.walked]
+    if not walked:
+        return changes.sparkSession.createDataFrame([], _WALK_SCHEMA)
+    partial = {name: t.partial for name, t in tables.items()}
+    frame = changes.filter(F.col("_table").isin(*walked)).select(*_WALK_COLUMNS)
+    return frame.groupBy("_table").applyInPandas(_walker(order, partial), _WALK_SCHEMA).persist()
+
+
+def _parsed(rows: DataFrame, table: Table) -> DataFrame:
+    return rows.withColumn("_r", F.from_json("row", table.schema()))
+
+
+# --------------------------------------------------------------------------- public functions
+
+
+def _plan(events: DataFrame, as_of: Any, order: str) -> tuple[DataFrame, DataFrame, dict[str, Table]]:
+    """``(changes for reading states, changes without redeliveries, tables)``, both with ``_position``."""
+    position = _position(order)
+    changes = _changes(events, as_of)
+    tables = survey(changes.withColumn("_position", position), order)
+    unsequenced = any(t.unsequenced for t in tables.values())
+    prepared = _prepared(changes, unsequenced).withColumn("_position", position)
+    if unsequenced:  # ranks and first dialects follow the filled seq
+        tables = survey(prepared, order)
+        return prepared, prepared, tables
+    # redeliveries repeat a change exactly: the state reads the same without dropping them
+    return changes.filter(F.col("_table").isNotNull()).withColumn("_position", position), prepared, tables
 
 
 def materialize(events: DataFrame, as_of: Any = None, order: str = "seq") -> replay.TableStates:
     """The state of every table (see :func:`cdckit.materialize`): ``{"database.table": Spark DataFrame}``.
 
-    Each frame has one column per source column (types inferred from the
-    JSON values by Spark) and one row per live key, in no particular order.
-    ``.problems`` is a pandas frame of the changes that did not fit.
+    Each frame has one typed column per source column (in the pandas
+    order) and one row per live key, in no particular order; it is computed
+    when used. ``.problems`` is a pandas frame of the changes that did not
+    fit; ``.keyless`` lists the tables kept as a multiset of rows.
     """
-    spark = events.sparkSession
-    changes = events.filter(F.col("op").isin(*ordering.CHANGE_OPS))
-    if as_of is not None:
-        changes = changes.filter(F.col("event_time") <= F.lit(replay._timestamp(as_of).to_pydatetime()))
-    changes = changes.withColumn("_table", _table_name()).filter(F.col("_table").isNotNull()) \
-        .withColumn("_seq", _filled_seq())
-    subset = ["dialect", "database", "schema", "table", "key", "seq", "op", "before", "after"]
-    first = Window.partitionBy(*subset).orderBy(F.coalesce("source", F.lit("")), F.col("partition").asc_nulls_first(),
-                                                "offset")
-    changes = changes.withColumn("_copy", F.when(F.col("seq").isNull(), F.lit(1))
-                                 .otherwise(F.row_number().over(first))).filter("_copy = 1").drop("_copy")
-    changes = changes.withColumn("source", F.coalesce("source", F.lit(""))).cache()
-    try:
-        moved = _moved_tables(changes)
-        # keys replay independently, so a group holds many keys (a hash bucket): fewer, larger Python calls
-        buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
-        group = F.when(F.col("_table").isin(*moved) if moved else F.lit(False), F.lit(None)).otherwise(
-            F.pmod(F.hash("key"), F.lit(buckets)))
-        columns = ["dialect", "_table", "key", "key_columns", "op", "before", "after", "seq", "_seq", "source",
-                   "partition", "offset", "event_time"]
-        result = changes.select(*columns, group.alias("_group")).groupBy("_table", "_group") \
-            .applyInPandas(_replay_group(_ORDER[order]), _STATE_SCHEMA).cache()
-        meta = result.filter("kind <> 'row'").toPandas()
-        states = replay.TableStates()
-        ranks = meta[meta["kind"] == "column"]
-        for table in sorted(set(ranks["table"])):
-            names = replay.column_order(ranks[ranks["table"] == table].groupby("column")["rank"].min().to_dict())
-            rows = result.filter((F.col("kind") == "row") & (F.col("table") == table)).select("row")
-            schema = spark.read.json(rows.rdd.map(lambda r: r[0])).schema if not rows.isEmpty() else None
-            fields = {f.name: f.dataType for f in schema.fields} if schema else {}
-            parsed = rows.select(F.from_json("row", T.StructType([T.StructField(n, fields.get(n, T.StringType()))
-                                                                   for n in names])).alias("r"))
-            states[table] = parsed.select(*[F.col("r").getField(n).alias(n) for n in names])
-        problems = meta[meta["kind"] == "problem"][replay.PROBLEM_COLUMNS]
-        states.problems = problems.astype({"offset": "Int64"}).sort_values(["table", "source", "offset"],
-                                                                          kind="stable").reset_index(drop=True)
-        states.keyless = sorted(r[0] for r in changes.filter("key IS NULL").select("_table").distinct().collect())
-        return states
-    finally:
-        changes.unpersist()
+    changes, prepared, tables = _plan(events, as_of, order)
+    walked = _walk(prepared, tables, order)
+    states = replay.TableStates()
+    for name, table in tables.items():
+        if table.walked:
+            rows = _parsed(walked.filter((F.col("kind") == "row") & (F.col("table") == name)), table)
+            states[name] = rows.select(*[F.col("_r")[c].alias(c) for c in table.columns])
+        else:
+            states[name] = _state(changes, table)
+    keyed = _problems(prepared, [n for n, t in tables.items() if not t.walked]).toPandas()
+    keyed["_sort"] = _places([tuple(p) for p in keyed.pop("_position")])
+    walked_problems = walked.filter(F.col("kind") == "problem").toPandas()
+    walked_problems["_sort"] = _places(walked_problems.pop("pos").tolist())
+    problems = pd.concat([keyed, walked_problems[[*replay.PROBLEM_COLUMNS, "_sort"]]], ignore_index=True)
+    problems = problems.sort_values(["table", "source", "offset", "_sort"], kind="stable")
+    states.problems = problems[replay.PROBLEM_COLUMNS].astype({"offset": "Int64"}).reset_index(drop=True)
+    states.keyless = sorted(n for n, t in tables.items() if t.keyless)
+    return states
+
+
+def _places(positions: list[Any]) -> list[int]:
+    """Each position's place in replay order (positions of one kind; a table's problems are all of one kind)."""
+    places = [0] * len(positions)
+    for place, i in enumerate(sorted(range(len(positions)), key=positions.__getitem__)):
+        places[i] = place
+    return places
+
+
+def scd2(events: DataFrame, order: str = "seq") -> dict[str, DataFrame]:
+    """A type 2 history per table (see :func:`cdckit.scd2`): ``{"database.table": Spark DataFrame}``.
+
+    Columns: the source columns, then ``valid_from``, ``valid_to``,
+    ``is_current``, ``op``, ``seq``; one row per version, in no particular
+    order. Tables with no versions (no key, nothing live ever) are left out.
+    """
+    changes, prepared, tables = _plan(events, None, order)
+    walked = _walk(prepared, tables, order)
+    out = {}
+    for name, table in tables.items():
+        if table.walked:
+            rows = _parsed(walked.filter((F.col("kind") == "version") & (F.col("table") == name)), table)
+            frame = rows.select(*[F.col("_r")[c].alias(c) for c in table.columns], "valid_from", "valid_to",
+                                F.col("valid_to").isNull().alias("is_current"), "op", "seq")
+            if frame.limit(1).count():
+                out[name] = frame
+        elif table.versions:
+            out[name] = _versions(prepared, table)
+    return out
+
+
+def history(events: DataFrame, table: str, key: Any, order: str = "seq") -> pd.DataFrame:
+    """Every version of one row (see :func:`cdckit.history`), as a pandas frame.
+
+    Only that key's changes reach the driver, with those of the keys it
+    moved from or to (found from the key-changing updates of the table),
+    where the pandas code replays them.
+    """
+    frame = events.withColumn("_table", table_name())
+    names = [r[0] for r in frame.select("_table").distinct().collect()]
+    name = replay.find_table(names, table)
+    frame = frame.filter((F.col("_table") == name) & F.col("op").isin(*CHANGE_OPS))
+    moves = frame.filter(_moved()).select("op", "key", "key_columns", "before").collect()
+    linked: dict[str, set[str]] = {}
+    for move in moves:
+        start = replay.old_key(move["op"], move["key"], list(move["key_columns"] or []), move["before"])
+        if start is not None and start != move["key"]:
+            linked.setdefault(start, set()).add(move["key"])
+            linked.setdefault(move["key"], set()).add(start)
+    keys, todo = set(), [replay._key_text(key)]
+    while todo:  # every key joined to this one by key changes: their rows flow into it
+        current = todo.pop()
+        if current not in keys:
+            keys.add(current)
+            todo.extend(linked.get(current, ()))
+    small = frame.filter(F.col("key").isin(*sorted(keys))).drop("_table").toPandas()
+    for column in ("event_time", "emit_time"):  # Spark hands back UTC wall times without the zone
+        small[column] = pd.to_datetime(small[column]).dt.tz_localize("UTC")
+    small["partition"] = small["partition"].astype("Int64")
+    return replay.history(small, name, key, order)
+

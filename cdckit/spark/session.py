@@ -5,12 +5,19 @@ install when it is missing), starts a quiet local session (or reuses the
 active one), and makes sure executors can import cdckit: on a cluster whose
 workers do not have it installed, cdckit ships itself as a zip (``addPyFile``).
 
+A local session's JVM runs the whole job, so its heap (``spark.driver.memory``,
+1 GiB by Spark's default) is sized from the machine: a quarter of the
+memory, between 1 and 16 GiB (:func:`driver_memory`), unless the caller sets
+it. The choice is logged (INFO, logger ``cdckit.spark``) and kept in
+:func:`chosen_driver_memory`.
+
 >>> java_major('openjdk version "17.0.15" 2025-04-15'), java_major('java version "1.8.0_392"')
 (17, 8)
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
@@ -23,7 +30,10 @@ from typing import Any
 
 from ..errors import SparkSetupError
 
-__all__ = ["get_spark", "check_java", "java_major", "ship_cdckit", "LOG4J2_CONFIG", "MINIMUM_JAVA"]
+__all__ = ["get_spark", "check_java", "java_major", "ship_cdckit", "driver_memory", "total_memory",
+           "chosen_driver_memory", "LOG4J2_CONFIG", "MINIMUM_JAVA"]
+
+log = logging.getLogger("cdckit.spark")
 
 #: The quiet logging configuration the driver JVM is started with.
 LOG4J2_CONFIG = Path(__file__).with_name("log4j2.properties")
@@ -62,12 +72,52 @@ def check_java(minimum: int = MINIMUM_JAVA) -> int:
     return major
 
 
+_GIB = 2**30
+_chosen: dict[str, str] = {}
+
+
+def driver_memory(total_bytes: int | None) -> str:
+    """``spark.driver.memory`` for a local session on a machine with ``total_bytes`` of memory (None: unknown).
+
+    A quarter of it, at least 1 GiB and at most 16 GiB, in MiB.
+
+    >>> driver_memory(24 * 2**30), driver_memory(2 * 2**30), driver_memory(256 * 2**30), driver_memory(None)
+    ('6144m', '1024m', '16384m', '1024m')
+    """
+    quarter = (total_bytes or 0) // 4
+    return f"{min(max(quarter, _GIB), 16 * _GIB) // 2**20}m"
+
+
+def total_memory() -> int | None:
+    """The memory this process may use: physical memory, or the container's (cgroup) limit when lower."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = None
+    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(limit_file).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit() and (total is None or int(text) < total):
+            total = int(text)
+    return total
+
+
+def chosen_driver_memory() -> str | None:
+    """The ``spark.driver.memory`` :func:`get_spark` chose for the session it started (None: set by the caller)."""
+    return _chosen.get("spark.driver.memory")
+
+
 def get_spark(master: str = "local[*]", app_name: str = "cdckit", config: dict[str, Any] | None = None) -> Any:
     """The active Spark session, or a new quiet one (UTC, UI and progress bars off).
 
     ``config`` adds or overrides Spark settings for a new session. Before a
     JVM is started, Java is checked (:func:`check_java`), ``SPARK_LOCAL_IP``
-    and ``PYSPARK_PYTHON`` get defaults (loopback, this interpreter).
+    and ``PYSPARK_PYTHON`` get defaults (loopback, this interpreter). A local
+    session's ``spark.driver.memory`` is sized from the machine
+    (:func:`driver_memory`) unless ``config`` (or ``SPARK_DRIVER_MEMORY``,
+    ``--driver-memory`` in ``PYSPARK_SUBMIT_ARGS``) sets it.
     """
     from pyspark.sql import SparkSession
 
@@ -90,6 +140,16 @@ def get_spark(master: str = "local[*]", app_name: str = "cdckit", config: dict[s
         cores = master[6:-1] if master.startswith("local[") else "1"
         count = os.cpu_count() or 2 if cores in ("*", "") else int(cores.split(",")[0])
         settings["spark.sql.shuffle.partitions"] = str(max(4, 2 * count))
+    _chosen.clear()
+    chosen_elsewhere = "SPARK_DRIVER_MEMORY" in os.environ or "--driver-memory" in os.environ.get(
+        "PYSPARK_SUBMIT_ARGS", "")
+    if master.startswith("local") and "spark.driver.memory" not in (config or {}) and not chosen_elsewhere:
+        total = total_memory()
+        settings["spark.driver.memory"] = _chosen["spark.driver.memory"] = driver_memory(total)
+        # findings and metadata are collected: let them use up to half the heap (Spark's default is 1 GiB)
+        settings["spark.driver.maxResultSize"] = f"{max(1024, int(settings['spark.driver.memory'][:-1]) // 2)}m"
+        log.info("spark.driver.memory=%s (a quarter of this machine's %.1f GiB, 1-16 GiB)",
+                 settings["spark.driver.memory"], (total or 0) / _GIB)
     settings.update(config or {})
     builder = SparkSession.builder.master(master).appName(app_name)
     for name, value in settings.items():
