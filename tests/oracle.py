@@ -20,6 +20,7 @@ import pandas as pd
 from cdckit.dialects import registry
 from cdckit.ordering import (ARRIVAL, CHANGE_OPS, FINDING_COLUMNS, HEARTBEAT_FACTOR, LAG_COLUMNS, SEQ_ORDER,
                              STREAMS, filled_seq, narrow, report_from_rows, sort_events, table_names)
+from cdckit.findings import keyless_findings  # counted per table, never walked event by event
 from cdckit.replay import PROBLEM_COLUMNS, TableStates, find_table
 # The walk of one table, change by change, is the first implementation's own (the package keeps it for the
 # rows that need it: key-change chains, keyless tables); what the oracle adds is walking every row with it.
@@ -237,19 +238,6 @@ def heartbeat_findings(frame: pd.DataFrame, factor: float = HEARTBEAT_FACTOR) ->
                                     detail=f"{gap / 1e6:g} s without a heartbeat (usual {usual / 1e6:g} s); "
                                            f"{between} other event(s) in between"))
     return finding_frame(out)
-
-
-def keyless_findings(frame: pd.DataFrame) -> pd.DataFrame:
-    """Tables with changes that carry no key."""
-    keyless = frame[frame["op"].isin(CHANGE_OPS) & frame["key"].isna() & frame["_table"].notna()]
-    return keyless_rows(keyless.groupby("_table").size().to_dict())
-
-
-def keyless_rows(counts: dict[str, int]) -> pd.DataFrame:
-    """Finding rows for ``{table: changes without a key}``."""
-    return finding_frame({"finding": "keyless_tables", "table": table, "count": int(n),
-                          "detail": f"{n} change(s) without a key: replayed as a multiset of rows"}
-                         for table, n in sorted(counts.items()))
 
 
 def unpaired_findings(quarantine: pd.DataFrame | None) -> pd.DataFrame:
