@@ -20,7 +20,7 @@ import pandas as pd
 from cdckit.dialects import registry
 from cdckit.ordering import (ARRIVAL, CHANGE_OPS, FINDING_COLUMNS, HEARTBEAT_FACTOR, LAG_COLUMNS, SEQ_ORDER,
                              STREAMS, filled_seq, narrow, report_from_rows, sort_events, table_names)
-from cdckit.findings import keyless_findings  # counted per table, never walked event by event
+from cdckit.findings import keyless_findings, lag_summary  # per table, never walked event by event
 from cdckit.replay import PROBLEM_COLUMNS, TableStates, find_table
 # The walk of one table, change by change, is the first implementation's own (the package keeps it for the
 # rows that need it: key-change chains, keyless tables); what the oracle adds is walking every row with it.
@@ -248,18 +248,6 @@ def unpaired_findings(quarantine: pd.DataFrame | None) -> pd.DataFrame:
     return finding_frame({"finding": "unpaired_halves", "source": r["source"], "offset": r["offset"],
                           "partition": r["partition"], "detail": r["reason"]}
                          for r in _records(halves, ["source", "offset", "partition", "reason"]))
-
-
-def lag_summary(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per table, the distribution of ``emit_time - event_time`` in seconds (exact percentiles)."""
-    timed = frame[frame["_table"].notna() & frame["_event_us"].notna() & frame["_emit_us"].notna()]
-    rows = []
-    for table, group in timed.groupby("_table", sort=True):
-        lag = (group["_emit_us"] - group["_event_us"]).astype("float64").to_numpy() / 1e6
-        rows.append({"table": table, "events": len(lag), "negative": int((lag < 0).sum()),
-                     "min_s": lag.min(), "p50_s": np.percentile(lag, 50), "p90_s": np.percentile(lag, 90),
-                     "p99_s": np.percentile(lag, 99), "max_s": lag.max(), "mean_s": lag.mean()})
-    return pd.DataFrame(rows, columns=list(LAG_COLUMNS)).astype(LAG_COLUMNS)
 
 
 def _dialect_flag(name: str, flag: str) -> bool:
