@@ -18,7 +18,7 @@ import orjson
 import pandas as pd
 
 from cdckit.dialects import registry
-from cdckit.ordering import (ARRIVAL, CHANGE_OPS, FINDING_COLUMNS, HEARTBEAT_FACTOR, LAG_COLUMNS, SEQ_ORDER,
+from cdckit.ordering import (ARRIVAL, CHANGE_OPS, FINDING_COLUMNS, HEARTBEAT_FACTOR, SEQ_ORDER,
                              STREAMS, filled_seq, narrow, report_from_rows, sort_events, table_names)
 from cdckit.findings import keyless_findings, lag_summary  # per table, never walked event by event
 from cdckit.replay import PROBLEM_COLUMNS, TableStates, find_table
