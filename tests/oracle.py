@@ -10,18 +10,16 @@ part of the package.
 from __future__ import annotations
 
 import itertools
-import json
 from typing import Any, Iterable, Iterator
 
 import numpy as np
-import orjson
 import pandas as pd
 
 from cdckit.dialects import registry
 from cdckit.ordering import (ARRIVAL, CHANGE_OPS, FINDING_COLUMNS, HEARTBEAT_FACTOR, SEQ_ORDER,
                              STREAMS, filled_seq, narrow, report_from_rows, sort_events, table_names)
 from cdckit.findings import keyless_findings, lag_summary  # per table, never walked event by event
-from cdckit.replay import PROBLEM_COLUMNS, TableStates, find_table
+from cdckit.replay import PROBLEM_COLUMNS, TableStates, _key_text, find_table
 # The walk of one table, change by change, is the first implementation's own (the package keeps it for the
 # rows that need it: key-change chains, keyless tables); what the oracle adds is walking every row with it.
 from cdckit.replayer import Step, column_order, history_frame, problem_rows, replay_rows
@@ -326,15 +324,6 @@ def dict_sorted(states: TableStates) -> TableStates:
     out = TableStates((name, states[name]) for name in sorted(states))
     out.problems, out.keyless = states.problems, states.keyless
     return out
-
-
-def _key_text(key: Any) -> str:
-    """A key as its canonical JSON array text: a scalar, a list/tuple of values or the text itself."""
-    if isinstance(key, str) and key.startswith("["):
-        return orjson.dumps(json.loads(key)).decode()
-    if isinstance(key, (list, tuple)):
-        return orjson.dumps(list(key)).decode()
-    return orjson.dumps([key]).decode()
 
 
 def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq") -> pd.DataFrame:
