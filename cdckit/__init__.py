@@ -11,7 +11,7 @@ from __future__ import annotations
 from . import dialects, notebook, samples
 from .detect import Detection, detect
 from .export import convert
-from .errors import AmbiguousDialectError, CdcError, DecodeError, UnknownDialectError
+from .errors import AmbiguousDialectError, CdcError, DecodeError, InvalidValue, UnknownDialectError
 from .frame import COLUMN_NAMES, OPS
 from .ordering import OrderReport, order_report, sort_events
 from .read import read
@@ -54,6 +54,7 @@ __all__ = [
     "OPS",
     "CdcError",
     "DecodeError",
+    "InvalidValue",
     "UnknownDialectError",
     "AmbiguousDialectError",
 ]

@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from . import __version__, samples
 from .containers import expand_paths
-from .detect import detect
+from .detect import FLOOR, LOW, detect
 from .dialects import registry
 from .errors import AmbiguousDialectError, CdcError, DecodeError, SparkSetupError, UnknownDialectError
 from .frame import COLUMN_NAMES, empty_events, empty_quarantine
@@ -273,6 +273,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     except Exception as err:  # every error ends as one line on stderr and an exit code
         code, message = _explain(err)
+        if code == EXIT_INTERNAL:
+            inputs = getattr(args, "paths", None) or [getattr(args, "path", None) or getattr(args, "source", None)]
+            named = ", ".join(str(i) for i in inputs if i)
+            message = f"{message}, while working on {named}" if named else message
         if args.debug:
             traceback.print_exc()
         print(f"cdckit: error: {_printable(message)}", file=sys.stderr)
@@ -435,6 +439,15 @@ def _detect(args: argparse.Namespace) -> int:
                 continue
             try:
                 found = detect(file)
+            except UnknownDialectError as err:
+                print(f"cdckit: error: {_printable(file)}: {_printable(err)}", file=sys.stderr)
+                failed += 1
+                if err.best is not None:  # something matched, below the floor: say what, flagged unknown
+                    guess = f"best guess {err.best[0]} (below the floor {FLOOR:.2f})"
+                    if err.runner_up:
+                        guess += f"; runner-up {err.runner_up[0]} ({err.runner_up[1]:.2f})"
+                    rows.append((file, "unknown", f"{err.best[1]:.2f}", guess))
+                continue
             except (CdcError, OSError, ValueError) as err:
                 print(f"cdckit: error: {_printable(file)}: {_printable(err)}", file=sys.stderr)
                 failed += 1
@@ -442,7 +455,12 @@ def _detect(args: argparse.Namespace) -> int:
             evidence = ", ".join(found.evidence)
             if found.runner_up:
                 evidence += f"; runner-up {found.runner_up} ({found.runner_up_confidence:.2f})"
-            rows.append((file, found.dialect, f"{found.confidence:.2f}", evidence))
+            confidence = f"{found.confidence:.2f}"
+            if found.low_confidence:
+                confidence += " LOW"
+                print(f"cdckit: warning: {_printable(file)}: low confidence ({found.confidence:.2f}, below "
+                      f"{LOW:.2f}): check the evidence", file=sys.stderr)
+            rows.append((file, found.dialect, confidence, evidence))
     if rows:
         width = max(len(r[0]) for r in rows)
         dialect_width = max(len(r[1]) for r in rows)

@@ -25,6 +25,7 @@ import gzip
 import io
 import os
 import re
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
@@ -40,6 +41,7 @@ __all__ = [
     "sniff_container",
     "file_container",
     "open_file",
+    "file_pieces",
     "jsonl_blocks",
     "LineBlock",
     "open_range",
@@ -58,6 +60,12 @@ CONTAINERS = ("jsonl", "json", "text", "csv", "parquet")
 _BLOCK = 1 << 20
 _HEAD = 1 << 16
 _GZIP_MAGIC = b"\x1f\x8b"
+#: Bytes that text never holds (controls other than tab, newline, form feed, carriage return, escape).
+_CONTROL = bytes(c for c in range(32) if c not in (9, 10, 12, 13, 27)) + b"\x7f"
+#: The largest CSV cell read (the csv module's default, 131,072 characters, is too small for large images).
+_CSV_FIELD_LIMIT = 2**31 - 1
+#: Characters of a damaged or binary file's bytes kept as the quarantine entry's raw text.
+_RAW_KEPT = 1024
 
 
 @dataclass(slots=True)
@@ -66,7 +74,8 @@ class Message:
 
     ``value`` is the parsed JSON value, a text line (str) or a row (dict).
     ``error`` is set instead when the container could not read the message
-    (bad JSON, invalid UTF-8); such a message goes straight to quarantine.
+    (bad JSON, invalid UTF-8, a damaged file); such a message goes straight
+    to quarantine with ``code`` (one of :data:`cdckit.errors.REASON_CODES`).
     """
 
     value: Any
@@ -77,17 +86,27 @@ class Message:
     partition: int | None = None
     line: int | None = None
     error: str | None = None
+    code: str | None = None
 
     def raw_text(self) -> str:
         """The message as text, for quarantine and error messages."""
-        if isinstance(self.raw, bytes):
-            return self.raw.decode("utf-8", errors="backslashreplace")
+        if isinstance(self.raw, (bytes, bytearray)):
+            return bytes(self.raw).decode("utf-8", errors="backslashreplace")
         if isinstance(self.raw, str):
             return self.raw
         try:
             return values.dumps(self.value)
-        except TypeError:
+        except Exception:  # not JSON (a set, a lone surrogate) or nested too deep for the encoder
+            pass
+        try:
             return repr(self.value)
+        except (RecursionError, ValueError):
+            return f"<a {type(self.value).__name__} nested too deep to print>"
+
+
+def _error(name: str, offset: int, reason: str, code: str, raw: bytes | str = b"", line: int | None = None) -> Message:
+    """A message the container could not read: quarantined with ``reason`` and ``code``."""
+    return Message(None, name, offset, raw=raw, line=line, error=reason, code=code)
 
 
 # ---------------------------------------------------------------- sources
@@ -108,15 +127,13 @@ def iter_sources(source: Any, container: str | None = None) -> Iterator[tuple[st
             yield path, _file_messages(path, container)
     elif isinstance(source, str):
         if _looks_like_payload(source):
-            yield "<string>", _stream_messages(io.BytesIO(source.encode("utf-8")), "<string>", container)
+            data = source.encode("utf-8", "surrogatepass")  # a lone surrogate becomes invalid UTF-8, quarantined
+            yield "<string>", _guarded(_payload_stream(data), "<string>", container)
         else:
             for path in _expand_paths(source):
                 yield path, _file_messages(path, container)
     elif isinstance(source, (bytes, bytearray)):
-        data = bytes(source)
-        if data[:2] == _GZIP_MAGIC:
-            data = gzip.decompress(data)
-        yield "<bytes>", _stream_messages(io.BytesIO(data), "<bytes>", container)
+        yield "<bytes>", _guarded(_payload_stream(bytes(source)), "<bytes>", container)
     elif isinstance(source, dict):
         yield "<iterable>", _iterable_messages([source])
     else:
@@ -162,15 +179,115 @@ def _expand_paths(spec: str) -> list[str]:
 
 
 def _file_messages(path: str, container: str | None) -> Iterator[Message]:
-    with open_file(path) as stream:
-        tsv = path.lower().removesuffix(".gz").endswith(".tsv")
-        yield from _stream_messages(stream, path, container or _container_by_name(path), tsv=tsv)
+    try:
+        stream = open_file(path)
+    except OSError as err:
+        yield _error(path, 0, f"cannot read {path}: {err.strerror or err}", "unreadable_file")
+        return
+    tsv = path.lower().removesuffix(".gz").endswith(".tsv")
+    yield from _guarded(stream, path, container or _container_by_name(path), tsv)
+
+
+def _guarded(stream: IO[bytes], name: str, container: str | None, tsv: bool = False) -> Iterator[Message]:
+    """The messages of a stream; a damaged container ends them with one error message.
+
+    Every message before the damage is kept. The error names where the
+    damage is (messages and bytes read) and why; nothing is raised.
+    """
+    count = 0
+    try:
+        with stream:
+            try:
+                for msg in _stream_messages(stream, name, container, tsv=tsv):
+                    yield msg
+                    count += 1
+            except Exception as err:  # csv.Error, pyarrow's errors on a damaged Parquet file, I/O errors...
+                yield _damage(name, count, container, f"{type(err).__name__}: {err}", stream)
+                return
+            damage = damage_of(stream)
+            if damage is not None:
+                yield _damage(name, count, container, damage, stream)
+    except OSError as err:  # closing failed: the messages are out already
+        yield _damage(name, count, container, f"{type(err).__name__}: {err}", None)
+
+
+def _damage(name: str, count: int, container: str | None, why: str, stream: IO[bytes] | None) -> Message:
+    kind = f"{container} file" if container in ("csv", "parquet") else "file"
+    if damage_of(stream) is not None:
+        kind = "gzip file"
+        why = damage_of(stream)
+    return _error(name, count, f"damaged {kind}: {why}; the {count} message(s) before the damage are kept",
+                  "damaged_container", raw=f"<damaged {kind}: the rest of {name} is unreadable>")
+
+
+def damage_of(stream: Any) -> str | None:
+    """Where and why a gzip stream opened by :func:`open_file` ended early (None: it ended well)."""
+    return getattr(getattr(stream, "raw", None), "damage", None)
+
+
+class _GuardedGzip(io.RawIOBase):
+    """The content of a gzip file that ends, instead of raising, where the file is damaged.
+
+    A truncated or corrupt gzip gives every byte before the damage; then the
+    stream ends and ``damage`` says where (bytes of content given) and why.
+    """
+
+    def __init__(self, fileobj: IO[bytes]) -> None:
+        self._file = fileobj
+        self._gzip = gzip.GzipFile(fileobj=fileobj, mode="rb")
+        self.damage: str | None = None
+        self.position = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if whence != 0 or offset != 0:
+            raise io.UnsupportedOperation("a gzip stream rewinds only to its start")
+        self._gzip.seek(0)
+        self.position, self.damage = 0, None
+        return 0
+
+    def readinto(self, buffer: Any) -> int:
+        if self.damage is not None:
+            return 0
+        try:
+            data = self._gzip.read1(len(buffer))
+        except (EOFError, OSError, zlib.error) as err:  # truncated, bad CRC or length, corrupt deflate data
+            self.damage = f"{err} (after {self.position:,} bytes of content)"
+            return 0
+        count = len(data)
+        buffer[:count] = data
+        self.position += count
+        return count
+
+    def close(self) -> None:
+        try:
+            self._gzip.close()
+        finally:
+            self._file.close()
+            super().close()
+
+
+def _payload_stream(data: bytes) -> IO[bytes]:
+    if data[:2] == _GZIP_MAGIC:
+        return io.BufferedReader(_GuardedGzip(io.BytesIO(data)), buffer_size=_BLOCK)
+    return io.BytesIO(data)
 
 
 def is_gzip(path: str) -> bool:
-    """True when the file starts with gzip's magic bytes."""
-    with open(path, "rb") as probe:
-        return probe.read(2) == _GZIP_MAGIC
+    """True when the file starts with gzip's magic bytes (False when it cannot be read)."""
+    try:
+        with open(path, "rb") as probe:
+            return probe.read(2) == _GZIP_MAGIC
+    except OSError:
+        return False
 
 
 def file_messages(path: str, container: str | None = None) -> Iterator[Message]:
@@ -179,10 +296,52 @@ def file_messages(path: str, container: str | None = None) -> Iterator[Message]:
 
 
 def open_file(path: str) -> IO[bytes]:
-    """A file opened for reading bytes, through gzip when it is gzip (by its magic bytes)."""
-    if is_gzip(path):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return open(path, "rb")
+    """A file opened for reading bytes, through gzip when it is gzip (by its magic bytes).
+
+    A damaged gzip file ends early instead of raising; :func:`damage_of`
+    says where and why. Raises ``OSError`` when the file cannot be opened.
+    """
+    raw = open(path, "rb")
+    if raw.read(2) == _GZIP_MAGIC:
+        raw.seek(0)
+        return io.BufferedReader(_GuardedGzip(raw), buffer_size=_BLOCK)
+    raw.seek(0)
+    return raw
+
+
+def file_pieces(path: str, container: str, start: int = 0, end: int = -1, first_offset: int = 0,
+                first_line: int = 1, encoding: str | None = None) -> Iterator["LineBlock | Message"]:
+    """A file (or bytes ``start`` to ``end`` of it) as JSON Lines blocks or, for other containers, messages.
+
+    JSON Lines come as :class:`LineBlock` (for batch decoders), text lines and
+    every other container as :class:`Message`. A file that cannot be read or
+    is damaged ends with one error message (see :func:`iter_sources`).
+    """
+    if container not in ("jsonl", "text") or (end < 0 and container == "text" and encoding is None):
+        yield from _file_messages(path, container)
+        return
+    try:
+        stream = open_range(path, start, end) if end >= 0 else open_file(path)
+    except OSError as err:
+        yield _error(path, first_offset, f"cannot read {path}: {err.strerror or err}", "unreadable_file")
+        return
+    offset = first_offset
+    try:
+        with stream:
+            if container == "text":
+                for msg in _text_messages(stream, path, encoding or "utf-8", first_offset, first_line):
+                    yield msg
+                    offset += 1
+            else:
+                for block in jsonl_blocks(stream, first_offset, first_line):
+                    yield block
+                    offset += len(block.lines)
+            damage = damage_of(stream)
+    except Exception as err:  # an I/O error while reading
+        damage = f"{type(err).__name__}: {err}"
+    if damage is not None:
+        yield _error(path, offset, f"damaged file: {damage}; the {offset - first_offset} message(s) before the "
+                     "damage are kept", "damaged_container", raw=f"<damaged file: the rest of {path} is unreadable>")
 
 
 def _container_by_name(path: str) -> str | None:
@@ -201,8 +360,11 @@ def file_container(path: str, container: str | None = None) -> str:
     by_name = _container_by_name(path)
     if by_name is not None:
         return by_name
-    with open_file(path) as stream:
-        return sniff_container(stream.read(_HEAD))
+    try:
+        with open_file(path) as stream:
+            return sniff_container(stream.read(_HEAD))
+    except OSError:
+        return "jsonl"  # unreadable: reading it says so, as one quarantined entry
 
 
 @dataclass(slots=True)
@@ -351,6 +513,9 @@ def _stream_messages(stream: IO[bytes], name: str, container: str | None, tsv: b
     stream.seek(0)
     if container is None:
         container = sniff_container(head)
+    if container == "binary":
+        yield _binary(head, name)
+        return
     if container == "jsonl":
         yield from _jsonl_messages(stream, name)
     elif container == "json":
@@ -366,11 +531,13 @@ def sniff_container(head: bytes) -> str:
     ('jsonl', 'json')
     >>> sniff_container(b'[{"a": 1}]')
     'json'
-    >>> sniff_container(b"src=css\\xfens=X")
-    'text'
+    >>> sniff_container(b"src=css\\xfens=X"), sniff_container(bytes(range(256)))
+    ('text', 'binary')
     """
     if head.startswith(b"PAR1"):
         return "parquet"
+    if is_binary(head):
+        return "binary"
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not text:
         return "jsonl"
@@ -384,6 +551,27 @@ def sniff_container(head: bytes) -> str:
     return "jsonl" if complete * 2 >= len(lines) else "json"
 
 
+def is_binary(head: bytes) -> bool:
+    """True when bytes are not text: a NUL byte, or more than one byte in twenty a control character.
+
+    >>> is_binary(b'{"a": 1}\\n'), is_binary(b"src=x\\xfeop=I"), is_binary(b"\\x00\\x01")
+    (False, False, True)
+    """
+    if not head:
+        return False
+    if b"\x00" in head:
+        return True
+    controls = len(head) - len(head.translate(None, _CONTROL))
+    return controls * 20 > len(head)
+
+
+def _binary(head: bytes, name: str) -> Message:
+    kept = head[:_RAW_KEPT].decode("latin-1").encode("unicode_escape").decode("ascii")
+    return _error(name, 0, f"binary data, not a text or JSON capture ({len(head):,} bytes looked at, "
+                  f"{len(head) - len(head.translate(None, _CONTROL)):,} of them control bytes)", "binary_data",
+                  raw=kept)
+
+
 def _one_line_value(line: bytes) -> bool:
     line = line.lstrip(b"\xef\xbb\xbf").rstrip()
     return (line[:1] == b"{" and line[-1:] == b"}") or (line[:1] == b'"' and line[-1:] == b'"' and len(line) > 1)
@@ -395,28 +583,32 @@ def _one_line_value(line: bytes) -> bool:
 def _parse(raw: bytes, name: str, offset: int, line: int | None) -> Message:
     try:
         value = values.loads(raw)
-    except ValueError as err:
-        return Message(None, name, offset, raw=raw, line=line, error=_json_error(err, raw))
+    except (ValueError, RecursionError) as err:
+        reason, code = _json_error(err, raw)
+        return Message(None, name, offset, raw=raw, line=line, error=reason, code=code)
     return _unwrap_record(Message(value, name, offset, raw=raw, line=line))
 
 
-def _json_error(err: Exception, raw: bytes) -> str:
+def _json_error(err: Exception, raw: bytes) -> tuple[str, str]:
+    """The reason and ``reason_code`` of a message that is not JSON."""
     text = str(err)
-    if "UTF-8" in text:
-        return f"invalid UTF-8: {text}"
+    if "UTF-8" in text or "surrogate" in text:
+        return f"invalid UTF-8: {text}", "invalid_utf8"
+    if "depth" in text or isinstance(err, RecursionError):
+        return f"nested deeper than the JSON parser allows: {text}", "too_deep"
     if raw.strip() and raw.count(b"{") + raw.count(b"[") > raw.count(b"}") + raw.count(b"]"):
-        return f"truncated JSON: {text}"
-    return f"invalid JSON: {text}"
+        return f"truncated JSON: {text}", "truncated_json"
+    return f"invalid JSON: {text}", "invalid_json"
 
 
 def _jsonl_messages(stream: IO[bytes], name: str) -> Iterator[Message]:
     offset = 0
     for number, raw in enumerate(stream, start=1):
+        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
         raw = raw.strip()
         if not raw:
             continue
-        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
         yield _parse(raw, name, offset, number)
         offset += 1
 
@@ -472,7 +664,7 @@ def _json_value_messages(stream: IO[bytes], name: str) -> Iterator[Message]:
         raw = buf[pos:end]
         start_line = line + buf.count(b"\n", 0, pos)
         if truncated:
-            yield Message(None, name, offset, raw=raw, line=start_line, error="truncated JSON: the value never closes")
+            yield _error(name, offset, "truncated JSON: the value never closes", "truncated_json", raw, start_line)
         else:
             yield _parse(raw, name, offset, start_line)
         offset += 1
@@ -555,7 +747,7 @@ def _text_messages(stream: IO[bytes], name: str, encoding: str, first_offset: in
         try:
             text = raw.decode(encoding)
         except UnicodeDecodeError as err:
-            yield Message(None, name, offset, raw=raw, line=number, error=f"invalid UTF-8: {err}")
+            yield _error(name, offset, f"invalid UTF-8: {err}", "invalid_utf8", raw, number)
         else:
             yield Message(text, name, offset, raw=text, line=number)
         offset += 1
@@ -564,21 +756,34 @@ def _text_messages(stream: IO[bytes], name: str, encoding: str, first_offset: in
 def _csv_messages(stream: IO[bytes], name: str, delimiter: str) -> Iterator[Message]:
     text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="")
     reader = csv.DictReader(text, delimiter=delimiter)
-    for offset, row in enumerate(reader):
+    for offset, row in enumerate(_csv_rows(reader)):
         line = reader.line_num
         clean = {k: (None if v == "" else v) for k, v in row.items()}
         if any(isinstance(v, str) and _has_surrogate(v) for v in (*clean.values(), *clean.keys())):
             raw = delimiter.join(v or "" for v in row.values() if isinstance(v, str))
             raw = raw.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-            yield Message(None, name, offset, raw=raw, line=line, error="invalid UTF-8 in CSV row")
+            yield _error(name, offset, "invalid UTF-8 in CSV row", "invalid_utf8", raw, line)
             continue
         if None in clean:  # more fields than the header names
             extra = clean.pop(None)  # type: ignore[call-overload]
-            yield Message(None, name, offset, raw=values.dumps(clean), line=line,
-                          error=f"CSV row has {len(extra)} more fields than the header")
+            yield _error(name, offset, f"CSV row has {len(extra)} more fields than the header", "damaged_input",
+                         values.dumps(clean), line)
             continue
         yield _unwrap_record(Message(clean, name, offset, line=line))
     text.detach()
+
+
+def _csv_rows(reader: csv.DictReader) -> Iterator[dict]:
+    """The rows of a CSV reader, with cells of any size (the csv module's limit is raised while a row is read)."""
+    while True:
+        previous = csv.field_size_limit(_CSV_FIELD_LIMIT)
+        try:
+            row = next(reader, None)
+        finally:
+            csv.field_size_limit(previous)
+        if row is None:
+            return
+        yield row
 
 
 def _has_surrogate(text: str) -> bool:
@@ -608,14 +813,45 @@ def _iterable_messages(items: Iterable[Any]) -> Iterator[Message]:
         elif item is None:
             yield Message(None, name, offset, raw="null")
         elif hasattr(item, "value") and hasattr(item, "offset"):
-            yield record_message(item.value, getattr(item, "key", None), name, item.offset,
-                                 getattr(item, "partition", None))
+            yield _record_object(item, name, offset)
         else:
-            yield Message(item, name, offset, raw=repr(item))
+            yield Message(item, name, offset, raw=_repr(item))
+
+
+def _record_object(item: Any, name: str, ordinal: int) -> Message:
+    """The message of a Kafka record object (``value``, ``key``, ``offset``, ``partition``, as clients give)."""
+    kafka_offset, partition = item.offset, getattr(item, "partition", None)
+    bad = _position_problem(kafka_offset, "offset", required=True) or _position_problem(partition, "partition")
+    if bad is not None:
+        return _error(name, ordinal, bad, "invalid_value", _repr(item.value))
+    return record_message(item.value, getattr(item, "key", None), name, kafka_offset, partition)
+
+
+def _position_problem(value: Any, what: str, required: bool = False) -> str | None:
+    """Why a Kafka offset or partition is not one (a whole number of 64 bits), or None."""
+    if value is None and not required:
+        return None
+    if value.__class__ is int and values.INT64_MIN <= value <= values.INT64_MAX:
+        return None
+    return f"the Kafka record's {what} is {_repr(value)[:40]}, not a whole number"
+
+
+def _repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except (RecursionError, ValueError):
+        return f"<a {type(value).__name__} nested too deep to print>"
 
 
 def _payload_message(item: str | bytes, name: str, offset: int, **extra: Any) -> Message:
     """A message from one payload: JSON when it looks like JSON, else a text line."""
+    if isinstance(item, str) and not item.isascii():
+        try:
+            item.encode("utf-8")
+        except UnicodeEncodeError as err:
+            return _error(name, offset, f"the text holds a lone surrogate ({item[err.start]!r} at character "
+                          f"{err.start}), not valid UTF-8", "invalid_utf8",
+                          item.encode("utf-8", "backslashreplace").decode("utf-8"), extra.get("line"))
     data = item.encode("utf-8") if isinstance(item, str) else item
     if data.lstrip()[:1] in (b"{", b"[", b'"') or data.strip() in (b"null", b"true", b"false"):
         msg = _parse(data.strip(), name, offset, None)
@@ -657,9 +893,12 @@ def _unwrap_record(msg: Message) -> Message:
     else:
         return msg
     inner.key = kafka_key(record.get("key"))
-    if isinstance(record.get("offset"), int):
+    bad = _position_problem(record.get("offset"), "offset") or _position_problem(record.get("partition"), "partition")
+    if bad is not None:
+        return _error(msg.source, msg.offset, bad, "invalid_value", msg.raw or _repr(record), msg.line)
+    if record.get("offset") is not None:
         inner.offset = record["offset"]
-    if isinstance(record.get("partition"), int):
+    if record.get("partition") is not None:
         inner.partition = record["partition"]
     if msg.raw is not None:
         inner.raw = msg.raw
@@ -682,8 +921,13 @@ def record_message(value: Any, key: Any, source: str, offset: int, partition: in
     """The message of one Kafka record (value and key as bytes, text or None)."""
     if value is None:
         msg = Message(None, source, offset, raw="null")
-    else:
+    elif isinstance(value, dict):  # a client that parsed the value already
+        msg = Message(value, source, offset)
+    elif isinstance(value, (str, bytes, bytearray, memoryview)):
         msg = _payload_message(bytes(value) if isinstance(value, (bytearray, memoryview)) else value, source, offset)
+    else:
+        return _error(source, offset, f"the Kafka record's value is a {type(value).__name__}, not bytes or text",
+                      "invalid_message", _repr(value))
     msg.key = kafka_key(key)
     msg.partition = partition
     return msg

@@ -9,7 +9,7 @@ JSON Lines block at a time through the dialect's batch decoder) and tells a
 >>> from cdckit.dialects import registry
 >>> class Printing(Sink):
 ...     def events(self, msg, dialect, events): print(msg.offset, [e.op for e in events])
-...     def bad(self, msg, dialect, reason, code): print(msg.offset, "bad:", reason)
+...     def bad(self, msg, dialect, reason, code, cause=None): print(msg.offset, "bad:", reason)
 >>> decoder = MessageDecoder(registry.create("maxwell"), Printing())
 >>> decoder.message(Message({"database": "d", "table": "t", "type": "insert", "ts": 1, "data": {"id": 1}}, "s", 0))
 0 ['insert']
@@ -23,11 +23,15 @@ import gc
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from .containers import LineBlock, Message, parse_line
-from .detect import score_message
+import pyarrow as pa
+
+from . import shapes
+from .containers import LineBlock, Message, parse_line, record_message
+from .detect import FLOOR, score_message
 from .dialects import registry
 from .dialects.base import BadMessage, Dialect, SkipMessage
-from .frame import Event
+from .errors import InvalidValue
+from .frame import Event, event_row, event_table, row_problem
 
 __all__ = ["Sink", "MessageDecoder", "family_hint", "gc_paused", "gc_resumed"]
 
@@ -42,9 +46,10 @@ class Sink:
         """One message decoded into these events (none are update halves)."""
 
     def rows(
-        self, rows: list[tuple], dialect: str, source: str, offsets: Any, messages: int, partition: int | None
+        self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int, partition: int | None
     ) -> None:
-        """``messages`` messages decoded by a batch decoder into event tuples (``offsets``: one per row)."""
+        """``messages`` messages decoded by a batch decoder into the events of ``table`` (an
+        :func:`cdckit.frame.event_table`; ``offsets``: one per row)."""
 
     def half(self, msg: Message, dialect: str, event: Event) -> None:
         """One message decoded into half of an update, to be paired with its partner."""
@@ -52,96 +57,234 @@ class Sink:
     def skipped(self, msg: Message, dialect: str, reason: str) -> None:
         """One message that rightly produces no row."""
 
-    def bad(self, msg: Message, dialect: str | None, reason: str, code: str) -> None:
-        """One message that could not be decoded; ``code`` is one of :data:`cdckit.errors.REASON_CODES`."""
+    def bad(self, msg: Message, dialect: str | None, reason: str, code: str, *,
+            cause: BaseException | None = None) -> None:
+        """One message that could not be decoded; ``code`` is one of :data:`cdckit.errors.REASON_CODES`,
+        ``cause`` the exception behind it, if any."""
 
 
 class MessageDecoder:
-    """Runs ``dialect`` over messages; ``unknown`` is the reason given when ``dialect`` is None."""
+    """Runs ``dialect`` over messages and tells ``sink`` what became of each one.
 
-    def __init__(self, dialect: Dialect | None, sink: Sink, unknown: str | None = None) -> None:
+    This is the one guard around everything a single message can cause: the
+    decoder, the batch decoders (fast paths), the values it yields (checked by
+    :func:`cdckit.frame.row_problem`, so turning a batch into Arrow cannot
+    fail) and pairing. Whatever goes wrong ends as one quarantined message
+    with its reason and ``reason_code``; nothing raises.
+
+    ``unknown`` is the reason given when ``dialect`` is None. With
+    ``each=True`` (the file's dialect was detected, not given), a message the
+    file's dialect cannot decode is detected on its own and decoded by the
+    dialect that claims it: a file that mixes dialects is decoded message by
+    message, the file's dialect winning every tie.
+    """
+
+    def __init__(self, dialect: Dialect | None, sink: Sink, unknown: str | None = None, *, each: bool = False,
+                 tz: str | None = None) -> None:
         self.dialect = dialect
         self.sink = sink
         self.unknown = unknown or "no dialect recognises this message"
+        self.each = each
+        self.tz = dialect.tz if dialect is not None else tz
         self._name = dialect.name if dialect is not None else None
         self._all: list[Dialect] | None = None
 
+    # ------------------------------------------------------------ one message
+
     def message(self, msg: Message) -> None:
         """Decode one message and tell the sink."""
-        sink, dialect, name = self.sink, self.dialect, self._name
-        sink.read(name, 1)
         if msg.error is not None:
-            sink.bad(msg, name, msg.error, "damaged_input")
+            self._bad(msg, self._name, msg.error, msg.code or "damaged_input", None)
             return
-        if dialect is None:
-            sink.bad(msg, None, self.unknown, "unknown_dialect")
+        dialect = self.dialect
+        first = self._attempt(dialect, msg) if dialect is not None else None
+        if first is not None and first[0] != "bad":
+            self._deliver(dialect, msg, first)
             return
+        other = self._claimant(msg) if self.each or dialect is None else None
+        if other is not None:
+            second = self._attempt(other, msg)
+            if second[0] != "bad":
+                self._deliver(other, msg, second)
+                return
+            first, dialect = second, other  # the message looks like `other`: its reason says most
+        known = shapes.unsupported_reason(msg.value)
+        if known is None and first is None:
+            known = shapes.bare_row_reason(msg.value)
+        if known is not None:
+            self._bad(msg, self._name if other is None else other.name, known, "unsupported_format", None)
+        elif first is None:
+            self._bad(msg, None, self.unknown, "unknown_dialect", None)
+        else:
+            _, reason, code, cause = first
+            hint = self.hint(msg) if other is None else ""
+            self._bad(msg, dialect.name, reason + hint, code, cause)
+
+    def _attempt(self, dialect: Dialect, msg: Message) -> tuple:
+        """``("events", events)``, ``("skip", reason)`` or ``("bad", reason, code, cause)``."""
         try:
             events = dialect.decode(msg)
+            if not events:
+                return ("skip", f"{dialect.name}: message without rows")
+            for event in events:
+                problem = row_problem(event_row(event))
+                if problem is None and event.half not in (None, "before", "after"):
+                    problem = f"update half {event.half!r} is neither before nor after"
+                if problem is not None:
+                    return ("bad", problem, "invalid_value", None)
         except SkipMessage as skip:
-            sink.skipped(msg, name, str(skip))
-            return
+            return ("skip", str(skip))
         except BadMessage as bad:
-            sink.bad(msg, name, str(bad) + self.hint(msg), "invalid_message")
-            return
+            return ("bad", str(bad), "invalid_message", bad)
+        except InvalidValue as err:
+            return ("bad", str(err), "invalid_value", err)
+        except RecursionError as err:
+            return ("bad", "the message nests too deep to decode", "too_deep", err)
         except Exception as err:  # a decoder bug or a shape it did not foresee: quarantine, never stop
-            sink.bad(msg, name, f"{type(err).__name__}: {err}" + self.hint(msg), "decoder_error")
+            code = "too_deep" if "Recursion limit" in str(err) else "decoder_error"
+            return ("bad", f"{type(err).__name__}: {err}", code, err)
+        return ("events", events)
+
+    def _deliver(self, dialect: Dialect, msg: Message, outcome: tuple) -> None:
+        sink, name = self.sink, dialect.name
+        sink.read(name, 1)
+        if outcome[0] == "skip":
+            sink.skipped(msg, name, outcome[1])
             return
-        if not events:
-            sink.skipped(msg, name, f"{name}: message without rows")
-        elif len(events) == 1 and events[0].half is not None:
+        events = outcome[1]
+        if len(events) == 1 and events[0].half is not None:
             sink.half(msg, name, events[0])
         else:
             sink.events(msg, name, events)
 
+    def _bad(self, msg: Message, dialect: str | None, reason: str, code: str, cause: BaseException | None) -> None:
+        self.sink.read(dialect, 1)
+        self.sink.bad(msg, dialect, reason, code, cause=cause)
+
+    def _claimant(self, msg: Message) -> Dialect | None:
+        """Another dialect whose detector is sure enough that ``msg`` is its own (see :data:`detect.FLOOR`)."""
+        for name, match in score_message(msg.value, self._dialects()):
+            if match.score < FLOOR:
+                return None
+            if name != self._name:
+                return next(d for d in self._dialects() if d.name == name)
+        return None
+
+    def _dialects(self) -> list[Dialect]:
+        if self._all is None:
+            self._all = registry.all_dialects(tz=self.tz)
+        return self._all
+
+    # ------------------------------------------------------------ many messages at once
+
     def block(self, block: LineBlock, source: str, partition: int | None = None) -> None:
         """Decode a block of JSON Lines, through the dialect's batch decoder when it has one."""
+        lines = block.lines
+
+        def slow(index: int) -> None:
+            msg = parse_line(lines[index].strip(), source, block.first_offset + index, block.line_of(index))
+            if partition is not None:
+                msg.partition = partition
+            self.message(msg)
+
+        count = len(lines)
+        results = self._batch(lines)
+        if results is None:
+            for index in range(count):
+                slow(index)
+            return
+        first = block.first_offset
+        self._fast(results, range(first, first + count), [source] * count, [partition] * count, slow)
+
+    def records(self, values: list, keys: list, sources: list, partitions: list, offsets: list) -> None:
+        """Decode Kafka records (value and key as bytes or text): keyless ones through the batch decoder."""
+        count = len(values)
+
+        def slow(index: int) -> None:
+            self.message(record_message(values[index], keys[index], sources[index], offsets[index],
+                                        partitions[index]))
+
+        chosen = [i for i in range(count) if keys[i] is None and isinstance(values[i], (bytes, bytearray))]
+        found = self._batch([bytes(values[i]) for i in chosen]) if chosen else None
+        if found is None:
+            for index in range(count):
+                slow(index)
+            return
+        results: list[Any] = [None] * count
+        for index, result in zip(chosen, found):
+            results[index] = result
+        self._fast(results, offsets, sources, partitions, slow)
+
+    def _batch(self, lines: list[bytes]) -> list | None:
+        """The batch decoder's results, or None when there is none or it failed (then each line goes alone)."""
         dialect = self.dialect
         if dialect is None or not dialect.has_line_decoder:
-            for index, raw in enumerate(block.lines):
-                msg = parse_line(raw.strip(), source, block.first_offset + index, block.line_of(index))
-                if partition is not None:
-                    msg.partition = partition
-                self.message(msg)
-            return
-        results = dialect.decode_lines(block.lines)
-        first = block.first_offset
-        if None not in results and all(r.__class__ is tuple for r in results):  # the common case
-            self.sink.read(self._name, len(results))
-            self.sink.rows(results, self._name, source, range(first, first + len(results)), len(results), partition)
+            return None
+        try:
+            results = dialect.decode_lines(lines)
+        except Exception:  # a fast path must never stop a read: the general decoder takes every line
+            return None
+        return results if len(results) == len(lines) else None
+
+    def _fast(self, results: list, offsets: Any, sources: list, partitions: list, slow: Any) -> None:
+        """Hand the batch decoder's rows to the sink in runs of one source and partition, in input order;
+        a message it handed back (None) goes to ``slow``."""
+        start = 0
+        for index, result in enumerate(results):
+            if result is None or (result.__class__ is list and not result):
+                self._run(results, offsets, sources, partitions, start, index, slow)
+                slow(index)
+                start = index + 1
+            elif sources[index] != sources[start] or partitions[index] != partitions[start]:
+                self._run(results, offsets, sources, partitions, start, index, slow)
+                start = index
+        self._run(results, offsets, sources, partitions, start, len(results), slow)
+
+    def _run(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
+             slow: Any) -> None:
+        """Messages ``lo`` to ``hi`` (one source and partition) as one Arrow table; a message whose rows the
+        frame cannot hold is decoded alone instead, where the guard names the field."""
+        if lo >= hi:
             return
         rows: list[tuple] = []
-        offsets: list[int] = []
-        messages = 0
-        for index, result in enumerate(results):
-            if result is None:
-                if messages:
-                    self.sink.read(self._name, messages)
-                    self.sink.rows(rows, self._name, source, offsets, messages, partition)
-                    rows, offsets, messages = [], [], 0
-                msg = parse_line(block.lines[index].strip(), source, first + index, block.line_of(index))
-                if partition is not None:
-                    msg.partition = partition
-                self.message(msg)
-                continue
-            messages += 1
+        row_offsets: list[int] = []
+        for index in range(lo, hi):
+            result = results[index]
             if result.__class__ is tuple:
                 rows.append(result)
-                offsets.append(first + index)
+                row_offsets.append(offsets[index])
             else:
                 rows.extend(result)
-                offsets.extend([first + index] * len(result))
-        if messages:
-            self.sink.read(self._name, messages)
-            self.sink.rows(rows, self._name, source, offsets, messages, partition)
+                row_offsets.extend([offsets[index]] * len(result))
+        try:
+            table = event_table(rows)
+        except Exception:
+            self._split(results, offsets, sources, partitions, lo, hi, slow)
+            return
+        self.sink.read(self._name, hi - lo)
+        self.sink.rows(table, self._name, sources[lo], row_offsets, hi - lo, partitions[lo])
+
+    def _split(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
+               slow: Any) -> None:
+        bad = [index for index in range(lo, hi)
+               if any(row_problem(row) for row in ([results[index]] if results[index].__class__ is tuple
+                                                   else results[index]))]
+        if not bad:  # the rule missed what Arrow refused: every message of the run goes alone
+            for index in range(lo, hi):
+                slow(index)
+            return
+        start = lo
+        for index in bad:
+            self._run(results, offsets, sources, partitions, start, index, slow)
+            slow(index)
+            start = index + 1
+        self._run(results, offsets, sources, partitions, start, hi, slow)
 
     def hint(self, msg: Message) -> str:
         """`` (it looks like a X message)`` when another dialect explains the message better."""
         if self.dialect is None:
             return ""
-        if self._all is None:
-            self._all = registry.all_dialects(tz=self.dialect.tz)
-        return family_hint(msg.value, self.dialect, self._all)
+        return family_hint(msg.value, self.dialect, self._dialects())
 
 
 def family_hint(value: Any, dialect: Dialect, dialects: list[Dialect]) -> str:

@@ -24,10 +24,14 @@ from .dialects import registry
 from .dialects.base import Dialect, Match
 from .errors import AmbiguousDialectError, UnknownDialectError
 
-__all__ = ["Detection", "detect", "score_message", "choose"]
+__all__ = ["Detection", "detect", "score_message", "choose", "FLOOR", "LOW"]
 
 #: How many messages of each source ``detect`` and ``read`` look at.
 DEFAULT_SAMPLE = 50
+#: Below this mean score no dialect is taken: the input is "unknown" (its best guess is named).
+FLOOR = 0.3
+#: Below this mean score a verdict is flagged as low-confidence (the CLI and the report say so).
+LOW = 0.6
 
 
 @dataclass(frozen=True)
@@ -47,8 +51,15 @@ class Detection:
     messages: pd.DataFrame = field(repr=False, compare=False)
     scores: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
 
+    @property
+    def low_confidence(self) -> bool:
+        """True when the confidence is below :data:`LOW`: the verdict is a guess worth checking."""
+        return self.confidence < LOW
+
     def __str__(self) -> str:
-        text = f"{self.dialect} (confidence {self.confidence:.2f}; evidence: {', '.join(self.evidence)})"
+        text = f"{self.dialect} (confidence {self.confidence:.2f}"
+        text += ", low" if self.low_confidence else ""
+        text += f"; evidence: {', '.join(self.evidence)})"
         if self.runner_up:
             text += f"; runner-up {self.runner_up} ({self.runner_up_confidence:.2f})"
         return text
@@ -59,7 +70,8 @@ class Detection:
             f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
             for k, v in (
                 ("dialect", self.dialect),
-                ("confidence", f"{self.confidence:.2f}"),
+                ("confidence", f"{self.confidence:.2f}" + (" (low: check the evidence)" if self.low_confidence
+                                                             else "")),
                 ("evidence", ", ".join(self.evidence)),
                 ("runner-up", f"{self.runner_up} ({self.runner_up_confidence:.2f})" if self.runner_up else "none"),
                 ("messages looked at", str(len(self.messages))),
@@ -82,20 +94,27 @@ def score_message(value: Any, dialects: list[Dialect]) -> list[tuple[str, Match]
     return found
 
 
-def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None) -> Detection:
+def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None, *, ties: str = "raise") -> Detection:
     """The dialect that best explains ``messages`` (messages with read errors are ignored).
 
-    Raises :class:`UnknownDialectError` when no dialect matches any message and
-    :class:`AmbiguousDialectError` when two dialects tie.
+    Raises :class:`UnknownDialectError` when no dialect matches any message,
+    when the messages are binary, or when the best mean score is below
+    :data:`FLOOR` (the error names the best guess and the runner-up). Two
+    dialects that tie raise :class:`AmbiguousDialectError`, or with
+    ``ties="first"`` the one that matched the earliest message wins (``read``
+    decodes each message with its own dialect anyway).
     """
     dialects = dialects if dialects is not None else registry.all_dialects()
     totals: dict[str, float] = defaultdict(float)
     evidence: dict[str, Counter] = defaultdict(Counter)
+    first_seen: dict[str, int] = {}
     rows = []
     looked = 0
     first_shape = None
+    first_error = None
     for msg in messages:
         if msg.error is not None:
+            first_error = first_error or msg
             continue
         looked += 1
         matches = score_message(msg.value, dialects)
@@ -104,6 +123,7 @@ def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None) -
         for name, match in matches:
             totals[name] += match.score
             evidence[name].update(match.evidence)
+            first_seen.setdefault(name, looked)
         best = matches[0] if matches else None
         second = matches[1] if len(matches) > 1 else None
         rows.append(
@@ -117,25 +137,37 @@ def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None) -
             }
         )
     tried = tuple(d.name for d in dialects)
+    if first_error is not None and first_error.code == "binary_data" and not looked:
+        raise UnknownDialectError(f"binary input, not a capture: {first_error.error}", tried)
     if not totals:
         what = f"{looked} message(s)" if looked else "no readable message"
+        if not looked and first_error is not None:
+            what += f"; the first: {first_error.error}"
         shape = f"; the first looks like {first_shape}" if first_shape else ""
         raise UnknownDialectError(
             f"no dialect recognises this input ({what}{shape}); tried: {', '.join(tried)}", tried
         )
-    ranked = sorted(totals.items(), key=lambda item: -item[1])
+    ranked = sorted(totals.items(), key=lambda item: (-item[1], first_seen[item[0]]))
     winner, total = ranked[0]
     runner, runner_total = ranked[1] if len(ranked) > 1 else (None, None)
-    if runner is not None and abs(total - runner_total) < 1e-9:
+    if ties == "raise" and runner is not None and abs(total - runner_total) < 1e-9:
         raise AmbiguousDialectError(
             f"the input fits {winner} and {runner} equally well; pass dialect= to choose", (winner, runner)
         )
+    confidence = round(total / looked, 4)
+    runner_confidence = round(runner_total / looked, 4) if runner_total is not None else None
+    if confidence < FLOOR:
+        second = f"; runner-up {runner} ({runner_confidence:.2f})" if runner else ""
+        raise UnknownDialectError(
+            f"unknown: no dialect is sure of this input; the best guess, {winner}, scores {confidence:.2f} over "
+            f"{looked} message(s), below the floor of {FLOOR:.2f}{second}", tried, best=(winner, confidence),
+            runner_up=(runner, runner_confidence) if runner else None)
     return Detection(
         dialect=winner,
-        confidence=round(total / looked, 4),
+        confidence=confidence,
         evidence=tuple(sorted(name for name, _ in evidence[winner].most_common(8))),
         runner_up=runner,
-        runner_up_confidence=round(runner_total / looked, 4) if runner_total is not None else None,
+        runner_up_confidence=runner_confidence,
         messages=pd.DataFrame(rows, columns=["source", "offset", "dialect", "confidence", "evidence", "runner_up"]),
         scores={name: round(t / looked, 4) for name, t in ranked},
     )

@@ -15,6 +15,7 @@ from typing import Any
 __all__ = [
     "CdcError",
     "DecodeError",
+    "InvalidValue",
     "UnknownDialectError",
     "AmbiguousDialectError",
     "SparkSetupError",
@@ -23,9 +24,19 @@ __all__ = [
 
 #: The stable ``reason_code`` of a quarantine row, and what it means (the ``reason`` sentence gives the detail).
 REASON_CODES: dict[str, str] = {
-    "damaged_input": "the container could not give a whole message (truncated JSON, invalid UTF-8, bad CSV row)",
+    "invalid_json": "the message is not valid JSON",
+    "truncated_json": "the message's JSON value never closes: it was cut off",
+    "invalid_utf8": "the bytes are not valid UTF-8 text (or a Python str holds a lone surrogate)",
+    "too_deep": "the message nests deeper than a JSON parser allows (1,024 levels)",
+    "binary_data": "binary bytes where a text capture was expected",
+    "damaged_input": "a container row that cannot be a message (a CSV row with more fields than its header)",
+    "damaged_container": "the container is damaged (gzip, Parquet, CSV): the messages before the damage are kept "
+                         "and this one entry stands for the rest of the file",
+    "unreadable_file": "the file could not be opened or read (permissions, I/O error)",
     "unknown_dialect": "no dialect recognises the message",
+    "unsupported_format": "a known shape cdckit does not decode; the reason names it and what to do",
     "invalid_message": "the dialect recognises the message but a field is missing or of the wrong kind",
+    "invalid_value": "a field holds a value the frame cannot hold (a time out of range, a name that is not text)",
     "decoder_error": "the decoder failed on a shape it did not foresee",
     "unpaired_half": "half of an update whose other half never came",
 }
@@ -59,16 +70,28 @@ class DecodeError(CdcError, ValueError):
         super().__init__(f"{source}, message {offset}: {reason}")
 
 
-class UnknownDialectError(CdcError, LookupError):
-    """A dialect name is not registered, or no dialect recognises the input.
+class InvalidValue(CdcError, ValueError):
+    """A value in a message that the frame cannot hold (a time out of range, text that is not a time).
 
-    ``tried`` lists the dialects that were tried, ``suggestion`` the nearest
-    registered name for a misspelt one.
+    Raised by the value helpers (:mod:`cdckit.values`) while a message is
+    decoded; the message is quarantined with the ``invalid_value`` code.
     """
 
-    def __init__(self, message: str, tried: tuple[str, ...] = (), suggestion: str | None = None) -> None:
+
+class UnknownDialectError(CdcError, LookupError):
+    """A dialect name is not registered, or no dialect recognises the input (or none is sure enough).
+
+    ``tried`` lists the dialects that were tried, ``suggestion`` the nearest
+    registered name for a misspelt one. When some dialect matched but below
+    the confidence floor, ``best`` and ``runner_up`` are ``(name, confidence)``.
+    """
+
+    def __init__(self, message: str, tried: tuple[str, ...] = (), suggestion: str | None = None, *,
+                 best: tuple[str, float] | None = None, runner_up: tuple[str, float] | None = None) -> None:
         self.tried = tried
         self.suggestion = suggestion
+        self.best = best
+        self.runner_up = runner_up
         super().__init__(message)
 
     def __str__(self) -> str:  # LookupError would quote the message

@@ -247,7 +247,7 @@ class Explorer(widgets.VBox):
             rows = history(self.events[(self._names == name).to_numpy()], name, row["key"])
             mark = ["▶" if (s, o) == (row["source"], row["offset"]) else "" for s, o in
                     zip(rows["source"], rows["offset"])]
-            rows.insert(0, "", mark)
+            rows.insert(0, "", mark, allow_duplicates=True)  # a capture may name a column "" too
             parts.append(f"<h4>history of {_esc(name)} key {_esc(row['key'])}</h4>"
                          + rows.to_html(index=False, escape=True, na_rep="", border=0, max_rows=100))
         else:

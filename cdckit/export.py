@@ -484,16 +484,20 @@ def _layout(dialect: Dialect, path: Path, layout: str | None) -> str:
 
 
 def _encode(dialect: Dialect, frame: pd.DataFrame) -> list[Record]:
-    """All the records of ``frame``; an encoder error becomes an :class:`EncodeError` naming the event."""
+    """All the records of ``frame``; an encoder error becomes an :class:`EncodeError` naming the event.
+
+    A record that cannot be written as JSON (an integer beyond 64 bits, say)
+    is an encoder error too, found here rather than when the file is written.
+    """
     try:
-        return list(dialect.encode(frame))
+        return _encoded(dialect, frame)
     except Exception as err:  # an encoder bug or an event it cannot take: find which event, by halves
         rows, failure = frame, err
         while len(rows) > 1:
             half = len(rows) // 2
             for part in (rows.iloc[:half], rows.iloc[half:]):
                 try:
-                    list(dialect.encode(part))
+                    _encoded(dialect, part)
                 except Exception as found:
                     rows, failure = part, found
                     break
@@ -505,6 +509,17 @@ def _encode(dialect: Dialect, frame: pd.DataFrame) -> list[Record]:
         table = table_names(rows).iloc[0]
         reason = f"{row['op']} of {table or 'no table'}: {type(failure).__name__}: {failure}"
         raise EncodeError(dialect.name, reason, row["source"], int(row["offset"])) from failure
+
+
+def _encoded(dialect: Dialect, frame: pd.DataFrame) -> list[Record]:
+    """The records of ``frame``, each checked to be writable as JSON (raises what the writer would)."""
+    records = list(dialect.encode(frame))
+    if dialect.layout != "text":
+        for record in records:
+            values.dumps(record.value)
+            if record.key is not None:
+                values.dumps(record.key)
+    return records
 
 
 def _account(frame: pd.DataFrame, records: list[Record], dialect: str) -> tuple[dict[str, int], list[str]]:

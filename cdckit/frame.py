@@ -44,6 +44,9 @@ __all__ = [
     "FrameBuilder",
     "QuarantineBuilder",
     "QuarantineFrame",
+    "event_row",
+    "row_problem",
+    "event_table",
     "arrow_to_pandas",
     "empty_events",
     "empty_quarantine",
@@ -139,7 +142,80 @@ class Event:
 
 #: The event fields in frame order: every column but the four the reader fills in.
 EVENT_FIELDS: list[str] = COLUMN_NAMES[4:]
-_event_row = attrgetter(*EVENT_FIELDS)
+event_row = attrgetter(*EVENT_FIELDS)
+EVENT_SCHEMA = pa.schema([field for field in ARROW_SCHEMA if field.name in EVENT_FIELDS])
+
+_OPS = frozenset(OPS)
+_INT64 = (-(2**63), 2**63 - 1)
+#: What each event field must hold (besides None): text, a time (int nanoseconds) or a list of texts.
+_KINDS = ["time" if typ == _TIME else "texts" if pa.types.is_list(typ) else "text" for _, typ, _ in COLUMNS[4:]]
+
+
+def row_problem(row: tuple) -> str | None:
+    """Why an event row (a tuple of :data:`EVENT_FIELDS`) cannot go into the frame, or None when it can.
+
+    The one rule for what the frame holds: ``op`` one of :data:`OPS`, names
+    and images text (valid UTF-8), times whole nanoseconds a timestamp can
+    hold (years 1677 to 2262), ``key_columns`` a list of texts. A decoder's
+    rows pass this check before they are gathered, so that turning a batch
+    into Arrow cannot fail.
+
+    >>> row = ("insert", "c", "shop", None, "t", 0, None, None, None, ["id"], "[1]", None, '{"id":1}', None)
+    >>> row_problem(row) is None
+    True
+    >>> row_problem(row[:4] + (["t"],) + row[5:])
+    'table holds a list, not text'
+    >>> row_problem(row[:5] + (10**22,) + row[6:])
+    'event_time 10000000000000000000000 ns is beyond the years a timestamp can hold (1677 to 2262)'
+    """
+    if row.__class__ is not tuple or len(row) != len(EVENT_FIELDS):
+        return f"a decoder gave {type(row).__name__} of {len(row) if hasattr(row, '__len__') else '?'} values " \
+               f"for an event of {len(EVENT_FIELDS)} fields"
+    if row[0] not in _OPS:
+        return f"op {row[0]!r} is not one of the canonical ops"
+    for name, kind, value in zip(EVENT_FIELDS, _KINDS, row):
+        if value is None:
+            continue
+        if kind == "text":
+            if value.__class__ is not str:
+                return f"{name} holds {_kind_name(value)}, not text"
+            if not value.isascii() and not _encodes(value):
+                return f"{name} holds a lone surrogate, not valid UTF-8 text"
+        elif kind == "time":
+            if value.__class__ is not int:
+                return f"{name} holds {_kind_name(value)}, not a time"
+            if not _INT64[0] <= value <= _INT64[1]:
+                return f"{name} {value} ns is beyond the years a timestamp can hold (1677 to 2262)"
+        elif value.__class__ is not list or not all(v.__class__ is str and _encodes(v) for v in value):
+            return f"{name} holds {_kind_name(value)}, not a list of texts"
+    return None
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _kind_name(value: Any) -> str:
+    kinds = {bool: "a boolean", int: "a number", float: "a number", dict: "an object", list: "a list", str: "text"}
+    return kinds.get(type(value), f"a {type(value).__name__}")
+
+
+def event_table(rows: list[tuple]) -> pa.Table:
+    """Event rows (tuples of :data:`EVENT_FIELDS`) as an Arrow table of those columns.
+
+    Raises an Arrow, type or overflow error when a row holds what the frame
+    cannot (see :func:`row_problem`, which names the field).
+
+    >>> event_table([("delete", "d", None, None, "t", None, None, "1", None, None, None, "{}", None, None)]).num_rows
+    1
+    """
+    columns = zip(*rows) if rows else [[] for _ in EVENT_FIELDS]
+    return pa.Table.from_arrays([_to_arrow(list(values), field.type) for values, field in zip(columns, EVENT_SCHEMA)],
+                                schema=EVENT_SCHEMA)
 
 
 class FrameBuilder:
@@ -167,7 +243,7 @@ class FrameBuilder:
 
     def add(self, event: Event, dialect: str, source: str, offset: int, partition: int | None = None) -> None:
         """Append one event with the position of the message it came from."""
-        self.add_row(_event_row(event), dialect, source, offset, partition)
+        self.add_row(event_row(event), dialect, source, offset, partition)
 
     def add_row(self, row: tuple, dialect: str, source: str, offset: int, partition: int | None = None) -> None:
         """Append one event given as a tuple of :data:`EVENT_FIELDS` values."""
@@ -186,6 +262,17 @@ class FrameBuilder:
         self._count(dialect, source, partition, len(rows))
         if len(self._rows) >= self.SEAL_ROWS:
             self._seal()
+
+    def add_table(self, table: pa.Table, dialect: str, source: str, offsets: Any,
+                  partition: int | None = None) -> None:
+        """Append events already in Arrow (an :func:`event_table`; ``offsets``: one per row)."""
+        self._seal()
+        count = table.num_rows
+        front = [pa.array([dialect] * count, pa.string()), pa.array([source] * count, pa.string()),
+                 pa.array(offsets if isinstance(offsets, list) else list(offsets), pa.int64()),
+                 pa.array([partition] * count, pa.int64())]
+        self._tables.append(pa.Table.from_arrays(front + table.columns, schema=ARROW_SCHEMA))
+        self._sealed += count
 
     def _count(self, dialect: str, source: str, partition: int | None, count: int) -> None:
         runs = self._runs
@@ -213,6 +300,8 @@ class FrameBuilder:
     def take(self, count: int) -> pa.Table:
         """The first ``count`` events as an Arrow table, removed from the builder."""
         table = self.to_arrow()
+        if table.num_rows and table.column(0).num_chunks > 8:  # many small batches: one piece per column
+            table = table.combine_chunks()
         head, rest = table.slice(0, count), table.slice(count)
         self._tables = [rest] if rest.num_rows else []
         self._sealed = rest.num_rows
@@ -312,13 +401,28 @@ class QuarantineBuilder:
         raw: str,
         reason_code: str,
     ) -> None:
-        self.rows.append((source, offset, partition, line, dialect, reason, reason_code, raw))
+        self.rows.append((_clean_text(source), _clean_int(offset), _clean_int(partition), _clean_int(line),
+                          _clean_text(dialect), _clean_text(reason), reason_code, _clean_text(raw)))
 
     def to_pandas(self) -> "QuarantineFrame":
         columns = list(zip(*self.rows)) if self.rows else [[] for _ in QUARANTINE_SCHEMA]
         arrays = [pa.array(list(values), field.type) for values, field in zip(columns, QUARANTINE_SCHEMA)]
         table = pa.Table.from_arrays(arrays, schema=QUARANTINE_SCHEMA)
         return QuarantineFrame(table.to_pandas(types_mapper=_PANDAS_TYPES.get))
+
+
+def _clean_text(value: Any) -> str | None:
+    """Any value as text Arrow can hold: lone surrogates escaped, other kinds written out."""
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else str(value)
+    if text.isascii() or _encodes(text):
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _clean_int(value: Any) -> int | None:
+    return value if value.__class__ is int and _INT64[0] <= value <= _INT64[1] else None
 
 
 def arrow_to_pandas(table: pa.Table) -> pd.DataFrame:

@@ -25,12 +25,12 @@ from typing import Any, Iterator
 import pandas as pd
 import pyarrow as pa
 
-from .containers import Message, file_container, iter_sources, jsonl_blocks, open_file
+from .containers import LineBlock, Message, file_container, file_pieces, iter_sources
 from .decoding import MessageDecoder, Sink, gc_paused, gc_resumed
 from .detect import DEFAULT_SAMPLE, choose
 from .dialects import registry
 from .dialects.base import Dialect
-from .errors import AmbiguousDialectError, DecodeError, UnknownDialectError
+from .errors import DecodeError, UnknownDialectError
 from .frame import ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas
 from .pairing import Pairer, unpaired_reason
 
@@ -153,6 +153,7 @@ class _ReadJob(Sink):
         self.skipped_reasons: Counter[str] = Counter()
         self.by_dialect: Counter[str] = Counter()
         self.sources: dict[str, str | None] = {}
+        self.detection: dict[str, dict[str, Any]] = {}
         self._all: list[Dialect] | None = None
 
     # ------------------------------------------------------------ the loop
@@ -168,17 +169,19 @@ class _ReadJob(Sink):
         for name, messages in iter_sources(source, container=self.container):
             head = list(itertools.islice(messages, self.sample))
             dialect, unknown = self._dialect_for(name, head)
-            decoder = MessageDecoder(dialect, self, unknown)
+            decoder = MessageDecoder(dialect, self, unknown, each=self.dialect_name is None, tz=self.tz)
             with gc_paused():
                 if dialect is not None and dialect.has_line_decoder and self._is_jsonl_file(name):
                     messages.close()
-                    with open_file(name) as stream:
-                        for block in jsonl_blocks(stream):
-                            decoder.block(block, name)
-                            while len(builder) >= size:
-                                table = builder.take(size)
-                                with gc_resumed():
-                                    yield table
+                    for piece in file_pieces(name, "jsonl"):
+                        if isinstance(piece, LineBlock):
+                            decoder.block(piece, name)
+                        else:
+                            decoder.message(piece)
+                        while len(builder) >= size:
+                            table = builder.take(size)
+                            with gc_resumed():
+                                yield table
                 else:
                     for msg in itertools.chain(head, messages):
                         decoder.message(msg)
@@ -200,16 +203,22 @@ class _ReadJob(Sink):
             self.sources[name] = self.dialect_name
             return registry.create(self.dialect_name, tz=self.tz), None
         try:
-            found = choose(head, self._dialects())
+            found = choose(head, self._dialects(), ties="first")
         except UnknownDialectError as err:
             self.sources[name] = None
+            self.detection[name] = {"dialect": None, "confidence": err.best[1] if err.best else 0.0,
+                                    "best_guess": err.best[0] if err.best else None, "low_confidence": True,
+                                    "reason": str(err)}
             if not any(m.error is None for m in head):
                 return None, "unreadable message and no readable one to detect a dialect from"
-            warnings.warn(f"{name}: {err}; its messages are quarantined", stacklevel=4)
+            warnings.warn(f"{name}: {err}; each message is detected on its own", stacklevel=4)
             return None, str(err)
-        except AmbiguousDialectError as err:
-            raise AmbiguousDialectError(f"{name}: {err}", err.candidates) from None
         self.sources[name] = found.dialect
+        self.detection[name] = {"dialect": found.dialect, "confidence": found.confidence,
+                                "runner_up": found.runner_up, "runner_up_confidence": found.runner_up_confidence,
+                                "low_confidence": found.low_confidence}
+        if found.low_confidence:
+            warnings.warn(f"{name}: {found}: a low-confidence verdict, check it", stacklevel=4)
         return registry.create(found.dialect, tz=self.tz), None
 
     def _dialects(self) -> list[Dialect]:
@@ -231,11 +240,11 @@ class _ReadJob(Sink):
             self.builder.add(event, dialect, msg.source, msg.offset, msg.partition)
 
     def rows(
-        self, rows: list[tuple], dialect: str, source: str, offsets: Any, messages: int, partition: int | None
+        self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int, partition: int | None
     ) -> None:
         self.decoded += messages
-        self.events_made += len(rows)
-        self.builder.add_rows(rows, dialect, source, offsets, partition)
+        self.events_made += table.num_rows
+        self.builder.add_table(table, dialect, source, offsets, partition)
 
     def half(self, msg: Message, dialect: str, event: Event) -> None:
         self.pending += 1
@@ -252,9 +261,10 @@ class _ReadJob(Sink):
         self.decoded += 1
         self.skipped_reasons[reason] += 1
 
-    def bad(self, msg: Message, dialect: str | None, reason: str, code: str) -> None:
+    def bad(self, msg: Message, dialect: str | None, reason: str, code: str, *,
+            cause: BaseException | None = None) -> None:
         if self.errors == "raise":
-            raise DecodeError(msg.source, msg.offset, reason, msg.raw_text())
+            raise DecodeError(msg.source, msg.offset, reason, msg.raw_text()) from cause
         self.quarantine.add(msg.source, msg.offset, msg.partition, msg.line, dialect, reason, msg.raw_text(), code)
 
     # ------------------------------------------------------------ the report
@@ -268,6 +278,7 @@ class _ReadJob(Sink):
             "skipped": dict(self.skipped_reasons),
             "dialects": dict(self.by_dialect),
             "sources": dict(self.sources),
+            "detection": dict(self.detection),
         }
         if self.pending:
             report["pending"] = self.pending

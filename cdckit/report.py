@@ -98,19 +98,23 @@ def _detection_section(events: pd.DataFrame, sources: list[str]) -> str:
             rows.append({"source": source, "dialect": ", ".join(sorted(set(events["dialect"].dropna()))),
                          "confidence": "", "evidence": "canonical events written by cdckit (no detection needed)"})
             continue
+        decoded = sorted(set(events.loc[events["source"] == source, "dialect"].dropna()))
+        mixed = f"; messages decoded as {', '.join(decoded)}" if len(decoded) > 1 else ""
         try:
             found = detect(source) if os.path.exists(source) else None
         except CdcError as error:
-            rows.append({"source": source, "dialect": "?", "confidence": "", "evidence": str(error)})
+            rows.append({"source": source, "dialect": "unknown", "confidence": "", "evidence": str(error) + mixed})
             continue
-        decoded = sorted(set(events.loc[events["source"] == source, "dialect"].dropna()))
         if found is None:
             rows.append({"source": source, "dialect": ", ".join(decoded), "confidence": "",
                          "evidence": "not a file: dialect as decoded"})
         else:
-            rows.append({"source": source, "dialect": found.dialect, "confidence": f"{found.confidence:.2f}",
-                         "evidence": ", ".join(found.evidence)
-                         + (f"; runner-up {found.runner_up}" if found.runner_up else "")})
+            low = "LOW CONFIDENCE, check the evidence: " if found.low_confidence else ""
+            rows.append({"source": source, "dialect": found.dialect,
+                         "confidence": f"{found.confidence:.2f}" + (" (low)" if found.low_confidence else ""),
+                         "evidence": low + ", ".join(found.evidence)
+                         + (f"; runner-up {found.runner_up} ({found.runner_up_confidence:.2f})"
+                            if found.runner_up else "") + mixed})
     if not rows:
         return "<p>No sources.</p>"
     return _table(pd.DataFrame(rows))

@@ -29,6 +29,8 @@ from zoneinfo import ZoneInfo
 
 import orjson
 
+from .errors import InvalidValue
+
 __all__ = [
     "INT64_MIN",
     "INT64_MAX",
@@ -43,6 +45,7 @@ __all__ = [
     "sortable_text",
     "ms_to_ns",
     "seconds_to_ns",
+    "checked_ns",
     "text_time_to_ns",
     "ns_to_ms",
     "ns_to_iso",
@@ -215,25 +218,61 @@ def sortable_text(*parts: Any) -> str | None:
 
 
 def ms_to_ns(value: Any) -> int | None:
-    """Epoch milliseconds (number or digit text) to epoch nanoseconds."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, str):
-        value = float(value) if "." in value else int(value)
-    if isinstance(value, float):
-        return int(round(value * 1_000_000))
-    return int(value) * 1_000_000
+    """Epoch milliseconds (number or number text) to epoch nanoseconds.
+
+    Raises :class:`~cdckit.errors.InvalidValue` for anything else, and for a
+    time a timestamp cannot hold (before 1677 or after 2262).
+
+    >>> ms_to_ns("1605339932000.5")
+    1605339932000500000
+    >>> ms_to_ns(1e308)
+    Traceback (most recent call last):
+    ...
+    cdckit.errors.InvalidValue: 1e+308 epoch milliseconds is beyond the years a timestamp can hold (1677 to 2262)
+    """
+    return _epoch_to_ns(value, 1_000_000, "milliseconds")
 
 
 def seconds_to_ns(value: Any) -> int | None:
-    """Epoch seconds (number or digit text) to epoch nanoseconds."""
+    """Epoch seconds (number or number text) to epoch nanoseconds (see :func:`ms_to_ns`)."""
+    return _epoch_to_ns(value, 1_000_000_000, "seconds")
+
+
+def _epoch_to_ns(value: Any, scale: int, unit: str) -> int | None:
     if value is None or value == "":
         return None
-    if isinstance(value, str):
-        value = float(value) if "." in value else int(value)
-    if isinstance(value, float):
-        return int(round(value * 1_000_000_000))
-    return int(value) * 1_000_000_000
+    kind = value.__class__
+    if kind is str:
+        text = value.strip()
+        if _INT_TEXT.match(text):
+            value, kind = int(text), int
+        elif _NUMBER_TEXT.match(text) and len(text) < 40:  # exact: no float rounding of the digits given
+            value, kind = int((Decimal(text) * scale).to_integral_value()), int
+            scale = 1
+        else:
+            raise InvalidValue(f"{value[:40]!r} is not a number of epoch {unit}")
+    if kind is int:
+        ns = value * scale
+    elif kind is float and math.isfinite(value) and abs(value) < 1e30:
+        ns = int(round(value * scale))
+    elif kind is float:
+        ns = INT64_MAX + 1  # inf or beyond: out of range below
+    else:
+        raise InvalidValue(f"a time in epoch {unit} is a {kind.__name__}, not a number")
+    if not INT64_MIN <= ns <= INT64_MAX:
+        raise InvalidValue(f"{value} epoch {unit} is beyond the years a timestamp can hold (1677 to 2262)")
+    return ns
+
+
+def checked_ns(ns: int | None) -> int | None:
+    """``ns`` when a timestamp can hold it, else :class:`~cdckit.errors.InvalidValue`.
+
+    >>> checked_ns(5), checked_ns(None)
+    (5, None)
+    """
+    if ns is not None and not INT64_MIN <= ns <= INT64_MAX:
+        raise InvalidValue(f"{ns} ns is beyond the years a timestamp can hold (1677 to 2262)")
+    return ns
 
 
 @lru_cache(maxsize=64)
@@ -251,11 +290,16 @@ def text_time_to_ns(text: str | None, tz: str | None = None) -> int | None:
     """
     if text is None or text == "":
         return None
-    moment = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=_zone(tz))
-    delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
+    if not isinstance(text, str):
+        raise InvalidValue(f"a text time is a {type(text).__name__}, not text")
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=_zone(tz))
+        delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    except (ValueError, OverflowError):
+        raise InvalidValue(f"{text[:40]!r} is not a time") from None
+    return checked_ns((delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000)
 
 
 def ns_to_ms(ns: Any) -> int | None:

@@ -81,9 +81,17 @@ def test_chunked_read_streams_without_reading_everything_first():
 def test_errors_raise_on_a_wrong_dialect_message_keeps_the_partial_frame():
     msgs = [debezium(0), debezium(1), {"database": "d", "table": "t", "type": "insert", "ts": 1, "data": {"id": 1}}]
     with pytest.raises(cdckit.DecodeError) as caught:
-        cdckit.read(msgs, errors="raise")
+        cdckit.read(msgs, dialect="debezium", errors="raise")
     assert caught.value.offset == 2 and caught.value.source == "<iterable>"
     assert len(caught.value.partial) == 2
+    assert "(it looks like a maxwell message)" in caught.value.reason
+
+
+def test_errors_raise_chains_the_cause():
+    msgs = [{"database": "d", "table": "t", "type": "insert", "ts": "x", "data": {"id": 1}}]
+    with pytest.raises(cdckit.DecodeError) as caught:
+        cdckit.read(msgs, dialect="maxwell", errors="raise")
+    assert isinstance(caught.value.__cause__, cdckit.InvalidValue)
 
 
 def test_errors_must_be_a_known_mode():

@@ -51,6 +51,7 @@ import pandas as pd
 
 from .. import values
 from ..containers import Message
+from ..errors import InvalidValue
 from ..frame import Event
 from .base import BadMessage, Dialect, Match, Record, SkipMessage, expect_object, require, rows_of
 from .registry import register
@@ -245,6 +246,9 @@ class Canal(Dialect):
             old = []
         elif not isinstance(old, list):
             raise BadMessage(f"expected old as a JSON array, got {_kind_name(old)}")
+        for name in ("database", "table"):  # the type cache is keyed on them
+            if not isinstance(value.get(name), (str, type(None))):
+                raise InvalidValue(f"{name} holds a {type(value[name]).__name__}, not text")
         converters = self.converters(value)
         rows = self.dml_rows(op, op_raw, data, old, converters, value.get("pkNames"), value.get("database"),
                              value.get("table"), value.get("es"), value.get("ts"), value.get("id"), value.get("gtid"))

@@ -70,11 +70,18 @@ def _spark_schema(arrow: pa.Schema) -> Any:
 
 
 class _CombinedSink(Sink):
-    """Collects the combined rows of a Spark task and hands them out as Arrow batches."""
+    """Collects the combined rows of a Spark task and hands them out as Arrow batches.
 
-    def __init__(self) -> None:
+    Update halves wait for the shuffle that pairs them (:func:`_paired`),
+    unless ``pair_here``: then no dialect of the read splits updates, and the
+    odd half a message-by-message detection brought in (a DataHub half in a
+    Maxwell file) is paired within the task, as :func:`finish` says.
+    """
+
+    def __init__(self, pair_here: bool = False) -> None:
         self.builder = FrameBuilder()
         self.extras: list[tuple] = []
+        self.pairer = Pairer() if pair_here else None
 
     def __len__(self) -> int:
         return len(self.builder)
@@ -85,24 +92,41 @@ class _CombinedSink(Sink):
         self.extras.append(_EVENT)
         self.extras.extend([_MORE] * (len(events) - 1))
 
-    def rows(self, rows: list[tuple], dialect: str, source: str, offsets: Any, messages: int,
+    def rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int,
              partition: int | None) -> None:
-        self.builder.add_rows(rows, dialect, source, offsets, partition)
-        if messages == len(rows):
-            self.extras.extend([_EVENT] * len(rows))
+        self.builder.add_table(table, dialect, source, offsets, partition)
+        count = table.num_rows
+        if messages == count:
+            self.extras.extend([_EVENT] * count)
         else:  # some messages gave several rows: only the first row of each counts the message
-            offsets = list(offsets)
-            self.extras.extend(_EVENT if i == 0 or offsets[i] != offsets[i - 1] else _MORE for i in range(len(rows)))
+            self.extras.extend(_EVENT if i == 0 or offsets[i] != offsets[i - 1] else _MORE for i in range(count))
 
     def half(self, msg: Message, dialect: str, event: Event) -> None:
-        self.builder.add(event, dialect, msg.source, msg.offset, msg.partition)
-        self.extras.append(("half", event.half, None, None, msg.raw_text(), msg.line, 1))
+        if self.pairer is None:
+            self.builder.add(event, dialect, msg.source, msg.offset, msg.partition)
+            self.extras.append(("half", event.half, None, None, msg.raw_text(), msg.line, 1))
+            return
+        paired = self.pairer.offer(event, msg, dialect)
+        if paired is not None:
+            merged, after, before = paired
+            self.builder.add(merged, dialect, after.source, after.offset, after.partition)
+            self.extras.append(_EVENT)
+            self.builder.add_row(_EMPTY_ROW, dialect, before.source, before.offset, before.partition)
+            self.extras.append(("skipped", None, PAIRED, None, None, before.line, 1))
+
+    def finish(self) -> None:
+        """The end of the task: halves paired here that never met their partner are quarantined."""
+        if self.pairer is None:
+            return
+        for event, msg in self.pairer.drain():
+            self.bad(msg, None, unpaired_reason(event), "unpaired_half")
 
     def skipped(self, msg: Message, dialect: str, reason: str) -> None:
         self.builder.add_row(_EMPTY_ROW, dialect, msg.source, msg.offset, msg.partition)
         self.extras.append(("skipped", None, reason, None, None, msg.line, 1))
 
-    def bad(self, msg: Message, dialect: str | None, reason: str, code: str) -> None:
+    def bad(self, msg: Message, dialect: str | None, reason: str, code: str, *,
+            cause: BaseException | None = None) -> None:
         self.builder.add_row(_EMPTY_ROW, dialect, msg.source, msg.offset, msg.partition)
         self.extras.append(("quarantined", None, reason, code, msg.raw_text(), msg.line, 1))
 
@@ -147,14 +171,16 @@ def _plan(path: Any, dialect: str | None, tz: str | None, container: str | None,
             head = list(itertools.islice(messages, sample))
             messages.close()
             try:
-                found = choose(head, all_dialects).dialect
+                found = choose(head, all_dialects, ties="first").dialect
             except UnknownDialectError as err:
                 unknown = str(err)
         unit = {"path": name, "container": kind, "dialect": found, "unknown": unknown, "tz": tz,
-                "start": 0, "end": -1, "first_offset": 0, "first_line": 1, "encoding": None}
-        if kind == "text":
+                "start": 0, "end": -1, "first_offset": 0, "first_line": 1, "encoding": None,
+                "each": dialect is None}
+        readable = os.access(name, os.R_OK)
+        if kind == "text" and readable:
             unit["encoding"] = containers.text_encoding(name)
-        splittable = kind in ("jsonl", "text") and not containers.is_gzip(name)
+        splittable = readable and kind in ("jsonl", "text") and not containers.is_gzip(name)
         size = os.path.getsize(name)
         if splittable and (split_messages or size > split_bytes):
             pieces = math.ceil(math.ceil(size / split_bytes) / parallelism) * parallelism
@@ -180,41 +206,25 @@ def _read_units(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
 
 def _decode_unit(unit: dict[str, Any]) -> Iterator[pa.RecordBatch]:
-    sink = _CombinedSink()
+    sink = _CombinedSink(pair_here=bool(unit["pair_here"]))
     dialect = registry.create(unit["dialect"], tz=unit["tz"]) if unit["dialect"] else None
-    decoder = MessageDecoder(dialect, sink, unit["unknown"])
-    path, kind = unit["path"], unit["container"]
-    if unit["end"] >= 0:
-        stream = containers.open_range(path, unit["start"], unit["end"])
-    elif kind in ("jsonl", "text"):
-        stream = containers.open_file(path)
-    else:
-        stream = None
-    try:
-        if kind == "jsonl" and stream is not None:
-            for block in containers.jsonl_blocks(stream, unit["first_offset"], unit["first_line"]):
-                decoder.block(block, path)
-                if len(sink) >= BATCH_ROWS:
-                    yield sink.take()
+    decoder = MessageDecoder(dialect, sink, unit["unknown"], each=bool(unit["each"]), tz=unit["tz"])
+    pieces = containers.file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
+                                    unit["first_offset"], unit["first_line"], unit["encoding"])
+    for piece in pieces:
+        if isinstance(piece, containers.LineBlock):
+            decoder.block(piece, unit["path"])
         else:
-            if kind == "text" and stream is not None:
-                encoding = unit["encoding"] or containers.text_encoding(path)
-                messages = containers.text_messages(stream, path, encoding, unit["first_offset"], unit["first_line"])
-            else:
-                messages = containers.file_messages(path, kind)
-            for msg in messages:
-                decoder.message(msg)
-                if len(sink) >= BATCH_ROWS:
-                    yield sink.take()
-    finally:
-        if stream is not None:
-            stream.close()
+            decoder.message(piece)
+        if len(sink) >= BATCH_ROWS:
+            yield sink.take()
+    sink.finish()
     if len(sink):
         yield sink.take()
 
 
 _UNIT_FIELDS = ["path", "container", "dialect", "unknown", "tz", "start", "end", "first_offset", "first_line",
-                "encoding"]
+                "encoding", "each", "pair_here"]
 
 
 def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = None, container: str | None = None,
@@ -239,9 +249,10 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
     units = _plan(path, dialect, tz, container, split_bytes, split_messages, sample, parallelism)
     if not units:
         raise CdcError(f"nothing to read in {path}")
-    rows = [tuple(unit[f] for f in _UNIT_FIELDS) for unit in units]
+    splits = any(registry.get(u["dialect"]).splits_updates for u in units if u["dialect"])
+    rows = [tuple(dict(unit, pair_here=not splits)[f] for f in _UNIT_FIELDS) for unit in units]
     schema = "path string, container string, dialect string, unknown string, tz string, start long, end long, " \
-             "first_offset long, first_line long, encoding string"
+             "first_offset long, first_line long, encoding string, each boolean, pair_here boolean"
     context = getattr(spark, "sparkContext", None)
     if context is not None:
         tasks = spark.createDataFrame(context.parallelize(rows, len(rows)), schema)
@@ -251,49 +262,29 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
         tasks = spark.createDataFrame(rows, schema).withColumn("_n", F.monotonically_increasing_id())
         tasks = tasks.repartitionByRange(len(rows), "_n").drop("_n")
     all_rows = tasks.mapInArrow(_read_units, _spark_schema(COMBINED_ARROW))
-    splits = any(registry.get(u["dialect"]).splits_updates for u in units if u["dialect"])
     return _events_of(_paired(all_rows) if splits else all_rows)
 
 
 # ---------------------------------------------------------------- decoding a Kafka-shaped DataFrame
 
 
-def _decode_records(dialect_name: str | None, tz: str | None, unknown: str | None):
+def _decode_records(dialect_name: str | None, tz: str | None, unknown: str | None, each: bool):
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         dialect = registry.create(dialect_name, tz=tz) if dialect_name else None
-        sink = _CombinedSink()
-        decoder = MessageDecoder(dialect, sink, unknown)
+        sink = _CombinedSink(pair_here=dialect is None or not dialect.splits_updates)
+        decoder = MessageDecoder(dialect, sink, unknown, each=each, tz=tz)
         for batch in batches:
             columns = batch.to_pydict()
-            decoder_records(decoder, columns["value"], columns["key"], columns["source"], columns["partition"],
-                            columns["offset"])
+            with gc_paused():
+                decoder.records(columns["value"], columns["key"], columns["source"], columns["partition"],
+                                columns["offset"])
             if len(sink) >= BATCH_ROWS:
                 yield sink.take()
+        sink.finish()
         if len(sink):
             yield sink.take()
 
     return run
-
-
-def decoder_records(decoder: MessageDecoder, values: list, keys: list, sources: list, partitions: list,
-                    offsets: list) -> None:
-    """Decode Kafka records: through the batch decoder where it can (no key), else one by one."""
-    dialect = decoder.dialect
-    fast: dict[int, Any] = {}
-    if dialect is not None and dialect.has_line_decoder:
-        chosen = [i for i, (v, k) in enumerate(zip(values, keys)) if k is None and v is not None]
-        if chosen:
-            results = dialect.decode_lines([bytes(values[i]) for i in chosen])
-            fast = {i: r for i, r in zip(chosen, results) if r is not None}
-    sink = decoder.sink
-    for i, value in enumerate(values):
-        result = fast.get(i)
-        if result is None:
-            decoder.message(record_message(value, keys[i], sources[i], offsets[i], partitions[i]))
-            continue
-        sink.read(dialect.name, 1)
-        rows = [result] if result.__class__ is tuple else result
-        sink.rows(rows, dialect.name, sources[i], [offsets[i]] * len(rows), 1, partitions[i])
 
 
 def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialect: str | None = None, *,
@@ -325,16 +316,17 @@ def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialec
         (F.col("offset").cast("long") if "offset" in columns else F.monotonically_increasing_id()).alias("offset"),
     )
     unknown = None
+    each = dialect is None
     if dialect is None:
         head = [record_message(r["value"], r["key"], r["source"], r["offset"], r["partition"])
                 for r in prepared.limit(sample).collect()]
         try:
-            dialect = choose(head, registry.all_dialects(tz=tz)).dialect
+            dialect = choose(head, registry.all_dialects(tz=tz), ties="first").dialect
         except UnknownDialectError as err:
             unknown = str(err)
     else:
         registry.get(dialect)
-    all_rows = prepared.mapInArrow(_decode_records(dialect, tz, unknown), _spark_schema(COMBINED_ARROW))
+    all_rows = prepared.mapInArrow(_decode_records(dialect, tz, unknown, each), _spark_schema(COMBINED_ARROW))
     splits = dialect is not None and registry.get(dialect).splits_updates
     return _events_of(_paired(all_rows) if splits else all_rows)
 

@@ -1,0 +1,73 @@
+"""Known shapes cdckit does not decode, recognised so that the quarantine can name them.
+
+A message no dialect decodes gets "no dialect recognises this message"
+unless it has a shape that is known: then the reason says what it is and
+what to do (code ``unsupported_format``).
+
+>>> unsupported_reason({"encrypted": {"iv": "9Gw=", "bytes": "Zm9v"}})
+"an encrypted Maxwell message (Maxwell's encrypt option): decrypt it with the secret key first"
+>>> bare_row_reason({"id": 1, "name": "a"})[:56]
+'a bare row with no change metadata (no op, table or time'
+>>> unsupported_reason({"type": "insert"}) is None
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["unsupported_reason", "bare_row_reason"]
+
+#: Avro's primitive type names: in Avro's JSON encoding a union value is wrapped in an object named by its type.
+_AVRO_TYPES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
+#: Fields Debezium's ExtractNewRecordState transform adds to a flattened row (add.fields, delete handling).
+_FLAT_FIELDS = ("__op", "__table", "__db", "__source_ts_ms", "__lsn", "__deleted", "__ts_ms", "__name")
+
+
+def unsupported_reason(value: Any) -> str | None:
+    """Why cdckit does not decode a message of a known shape, or None when its shape is not one of them.
+
+    These shapes are told apart by fields no dialect has, so the reason
+    stands even when a dialect tried the message.
+    """
+    if not isinstance(value, dict):
+        return None
+    encrypted = value.get("encrypted")
+    if isinstance(encrypted, dict) and "iv" in encrypted and "bytes" in encrypted:
+        return "an encrypted Maxwell message (Maxwell's encrypt option): decrypt it with the secret key first"
+    if _is_avro_json(value):
+        return ("a Debezium record in Avro's JSON encoding (union values wrapped as {\"long\": 5} or "
+                "{\"string\": \"x\"}): cdckit decodes Debezium's JSON converter output, not Avro's JSON encoding")
+    flat = [name for name in _FLAT_FIELDS if name in value]
+    if flat:
+        return (f"a row flattened by Debezium's ExtractNewRecordState transform ({', '.join(flat)}): "
+                "cdckit does not decode flattened rows yet")
+    return None
+
+
+def bare_row_reason(value: Any) -> str | None:
+    """The reason for a message no dialect recognises that is a plain row of column values, or None."""
+    if isinstance(value, dict) and value and all(not isinstance(v, (dict, list)) for v in value.values()):
+        return ("a bare row with no change metadata (no op, table or time), as Debezium's ExtractNewRecordState "
+                "writes without add.fields: add the op and table fields to the capture (add.fields=op,table,"
+                "source.ts_ms), or load the rows as a table snapshot")
+    return None
+
+
+def _is_avro_json(value: dict[str, Any]) -> bool:
+    """A Debezium-like envelope (op, source) whose values are wrapped the way Avro's JSON encoding wraps unions."""
+    payload = value.get("payload") if isinstance(value.get("payload"), dict) else value
+    if "op" not in payload or "source" not in payload:
+        return False
+    for name in ("op", "ts_ms", "before", "after"):
+        field = payload.get(name)
+        if isinstance(field, dict) and len(field) == 1:
+            (kind,) = field
+            if kind in _AVRO_TYPES or (name in ("before", "after") and "." in kind or kind == "Value"):
+                return True
+    source = payload.get("source")
+    if isinstance(source, dict):
+        for field in source.values():
+            if isinstance(field, dict) and len(field) == 1 and next(iter(field)) in _AVRO_TYPES:
+                return True
+    return False
