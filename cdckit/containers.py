@@ -211,12 +211,15 @@ def _guarded(stream: IO[bytes], name: str, container: str | None, tsv: bool = Fa
         yield _damage(name, count, container, f"{type(err).__name__}: {err}", None)
 
 
-def _damage(name: str, count: int, container: str | None, why: str, stream: IO[bytes] | None) -> Message:
+def _damage(name: str, offset: int, container: str | None, why: str, stream: IO[bytes] | None,
+            kept: int | None = None) -> Message:
+    """The one quarantine entry of a damaged container, at ``offset`` (the next message's)."""
     kind = f"{container} file" if container in ("csv", "parquet") else "file"
-    if damage_of(stream) is not None:
+    if damage_of(stream) is not None or why.startswith("gzip: "):
         kind = "gzip file"
-        why = damage_of(stream)
-    return _error(name, count, f"damaged {kind}: {why}; the {count} message(s) before the damage are kept",
+        why = damage_of(stream) or why.removeprefix("gzip: ")
+    kept = offset if kept is None else kept
+    return _error(name, offset, f"damaged {kind}: {why}; the {kept} message(s) before the damage are kept",
                   "damaged_container", raw=f"<damaged {kind}: the rest of {name} is unreadable>")
 
 
@@ -250,7 +253,8 @@ class _GuardedGzip(io.RawIOBase):
     def seek(self, offset: int, whence: int = 0) -> int:
         if whence != 0 or offset != 0:
             raise io.UnsupportedOperation("a gzip stream rewinds only to its start")
-        self._gzip.seek(0)
+        self._file.seek(0)  # a fresh reader: one that failed may not read again after a rewind
+        self._gzip = gzip.GzipFile(fileobj=self._file, mode="rb")
         self.position, self.damage = 0, None
         return 0
 
@@ -336,12 +340,11 @@ def file_pieces(path: str, container: str, start: int = 0, end: int = -1, first_
                 for block in jsonl_blocks(stream, first_offset, first_line):
                     yield block
                     offset += len(block.lines)
-            damage = damage_of(stream)
+            damage = damage_of(stream) and f"gzip: {damage_of(stream)}"
     except Exception as err:  # an I/O error while reading
         damage = f"{type(err).__name__}: {err}"
     if damage is not None:
-        yield _error(path, offset, f"damaged file: {damage}; the {offset - first_offset} message(s) before the "
-                     "damage are kept", "damaged_container", raw=f"<damaged file: the rest of {path} is unreadable>")
+        yield _damage(path, offset, container, damage, None, kept=offset - first_offset)
 
 
 def _container_by_name(path: str) -> str | None:

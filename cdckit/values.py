@@ -130,7 +130,22 @@ def image(row: Mapping[str, Any] | None) -> str | None:
     """A row image as compact JSON object text, or None."""
     if row is None:
         return None
-    return orjson.dumps(row).decode()
+    try:
+        return orjson.dumps(row).decode()
+    except TypeError as err:  # a Python integer beyond 64 bits (parsed input): kept as text, as loads keeps it
+        if "64-bit" not in str(err):
+            raise
+        return orjson.dumps(_long_ints_as_text(row)).decode()
+
+
+def _long_ints_as_text(value: Any) -> Any:
+    if value.__class__ is int and not INT64_MIN <= value <= INT64_MAX:
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _long_ints_as_text(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_long_ints_as_text(v) for v in value]
+    return value
 
 
 def key_of(row: Mapping[str, Any] | None, columns: list[str] | None) -> str | None:
@@ -144,7 +159,7 @@ def key_of(row: Mapping[str, Any] | None, columns: list[str] | None) -> str | No
     if not columns or row is None:
         return None
     try:
-        return orjson.dumps([row[c] for c in columns]).decode()
+        return image([row[c] for c in columns])  # type: ignore[arg-type]
     except KeyError:
         return None
 
