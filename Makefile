@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 export IPYTHONDIR := $(CURDIR)/tests/ipython
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: demo test lab check-python check-java samples clean
+.PHONY: demo test lab fuzz check-python check-java samples clean
 
 demo: $(STAMP)
 	@$(MAKE) --no-print-directory check-java || echo "(the demo runs on pandas; Spark features need Java 17+)"
@@ -18,6 +18,10 @@ test: $(STAMP) check-java
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks/
+
+# The long fuzzing campaign; failing cases land in tests/fuzz_cases/ and become regression tests.
+fuzz: $(STAMP)
+	$(BIN)/python tests/fuzz_campaign.py --seconds $${FUZZ_SECONDS:-1800} --workers $${FUZZ_WORKERS:-2} --out tests/fuzz_cases
 
 $(STAMP): pyproject.toml | check-python
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

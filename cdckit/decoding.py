@@ -108,9 +108,9 @@ class MessageDecoder:
                 self._deliver(other, msg, second)
                 return
             first, dialect = second, other  # the message looks like `other`: its reason says most
-        known = shapes.unsupported_reason(msg.value)
+        known = _explained(shapes.unsupported_reason, msg.value)
         if known is None and first is None:
-            known = shapes.bare_row_reason(msg.value)
+            known = _explained(shapes.bare_row_reason, msg.value)
         if known is not None:
             self._bad(msg, self._name if other is None else other.name, known, "unsupported_format", None)
         elif first is None:
@@ -285,6 +285,14 @@ class MessageDecoder:
         if self.dialect is None:
             return ""
         return family_hint(msg.value, self.dialect, self._dialects())
+
+
+def _explained(explain: Any, value: Any) -> str | None:
+    """A reason from ``explain`` (a :mod:`cdckit.shapes` rule), or None: explaining must never stop a read."""
+    try:
+        return explain(value)
+    except Exception:
+        return None
 
 
 def family_hint(value: Any, dialect: Dialect, dialects: list[Dialect]) -> str:

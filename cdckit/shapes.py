@@ -63,7 +63,9 @@ def _is_avro_json(value: dict[str, Any]) -> bool:
         field = payload.get(name)
         if isinstance(field, dict) and len(field) == 1:
             (kind,) = field
-            if kind in _AVRO_TYPES or (name in ("before", "after") and "." in kind or kind == "Value"):
+            if not isinstance(kind, str):  # a parsed Python dict may have keys of any kind
+                continue
+            if kind in _AVRO_TYPES or (name in ("before", "after") and ("." in kind or kind == "Value")):
                 return True
     source = payload.get("source")
     if isinstance(source, dict):
