@@ -395,7 +395,9 @@ def _summary(path: str, report: dict[str, Any], quarantine: pd.DataFrame | None)
             where = f"{row.source}, message {row.offset}"
             if getattr(row, "line", None) is not None and not pd.isna(row.line):
                 where += f" (line {row.line})"
-            print(_printable(f"  quarantined: {where}: {row.reason}"), file=sys.stderr)
+            code = getattr(row, "reason_code", None)
+            code = f"[{code}] " if isinstance(code, str) else ""
+            print(_printable(f"  quarantined: {where}: {code}{row.reason}"), file=sys.stderr)
         more = report["quarantined"] - min(len(quarantine), QUARANTINE_SHOWN)
         if more > 0:
             print(f"  ... and {more:,} more", file=sys.stderr)

@@ -141,7 +141,9 @@ class MessageDecoder:
         except RecursionError as err:
             return ("bad", "the message nests too deep to decode", "too_deep", err)
         except Exception as err:  # a decoder bug or a shape it did not foresee: quarantine, never stop
-            code = "too_deep" if "Recursion limit" in str(err) else "decoder_error"
+            text = str(err)
+            code = ("too_deep" if "Recursion limit" in text else "invalid_utf8" if "surrogates not allowed" in text
+                    else "decoder_error")
             return ("bad", f"{type(err).__name__}: {err}", code, err)
         return ("events", events)
 

@@ -134,9 +134,12 @@ def _accounting_section(events: pd.DataFrame) -> str:
                             numeric=("messages",)))
     if quarantine is not None and len(quarantine):
         shown = quarantine.head(QUARANTINE_ROWS)
-        columns = [c for c in ("source", "offset", "dialect", "reason", "raw") if c in shown.columns]
+        columns = [c for c in ("source", "offset", "dialect", "reason_code", "reason", "raw") if c in shown.columns]
         parts.append(f"<p class='error'>{len(quarantine):,} message(s) quarantined"
                      f"{f'; the first {len(shown)} are listed' if len(shown) < len(quarantine) else ''}:</p>")
+        if "reason_code" in quarantine.columns:
+            codes = quarantine["reason_code"].value_counts().rename_axis("reason_code").reset_index(name="messages")
+            parts.append(_table(codes, numeric=("messages",)))
         parts.append(_table(shown[columns], numeric=("offset",)))
     else:
         parts.append("<p class='ok'>No message was quarantined.</p>")

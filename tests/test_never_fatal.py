@@ -352,6 +352,8 @@ def test_a_str_with_a_lone_surrogate_is_quarantined():
     quarantine = accounted(events, 4)
     assert quarantine["reason_code"].tolist() == ["invalid_utf8", "invalid_utf8"]
     cdckit.read('{"a": "\ud800"}\n')  # a payload with one too
+    parsed = cdckit.read([json.loads(maxwell_row()), json.loads(maxwell_row(data={"id": "\ud800"}))])
+    assert accounted(parsed, 2)["reason_code"].tolist() == ["invalid_utf8"]
 
 
 @pytest.mark.parametrize("value, code", [(5, "invalid_message"), (object(), "invalid_message"),
@@ -492,7 +494,7 @@ def test_the_cli_reads_a_directory_with_a_half_copied_gzip(tmp_path, capsys):
     assert main(["read", str(folder), "--head", "1"]) == 1  # 1: read, with messages quarantined
     err = capsys.readouterr().err
     assert "internal error" not in err
-    assert f"{folder / 'a.jsonl.gz'}, message 13: damaged gzip file" in err
+    assert f"{folder / 'a.jsonl.gz'}, message 13: [damaged_container] damaged gzip file" in err
 
 
 def test_the_cli_flags_unknown_and_low_confidence(tmp_path, capsys):
