@@ -406,8 +406,7 @@ def jsonl_blocks(
         data = stream.read(block_size)
         if first:
             first = False
-            if data.startswith(b"\xef\xbb\xbf"):
-                data = data[3:]
+            data = _without_bom(data)
         if not data:
             if tail.strip():
                 yield LineBlock(offset, line, [tail])
@@ -527,6 +526,17 @@ def _stream_messages(stream: IO[bytes], name: str, container: str | None, tsv: b
         yield from _text_messages(stream, name, _text_encoding(head))
 
 
+def _without_bom(data: bytes) -> bytes:
+    """``data`` without the UTF-8 byte-order marks it starts with (a file saved twice may carry two).
+
+    >>> _without_bom(b"\\xef\\xbb\\xbf\\xef\\xbb\\xbf{}")
+    b'{}'
+    """
+    while data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return data
+
+
 def sniff_container(head: bytes) -> str:
     """Guess the container from the first bytes of a file.
 
@@ -609,8 +619,8 @@ def _json_error(err: Exception, raw: bytes) -> tuple[str, str]:
 def _jsonl_messages(stream: IO[bytes], name: str) -> Iterator[Message]:
     offset = 0
     for number, raw in enumerate(stream, start=1):
-        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
+        if number == 1:
+            raw = _without_bom(raw)
         raw = raw.strip()
         if not raw:
             continue
@@ -633,8 +643,7 @@ def _json_value_messages(stream: IO[bytes], name: str) -> Iterator[Message]:
     start of the next message (the unfinished one was truncated).
     """
     buf = stream.read(_BLOCK)
-    if buf.startswith(b"\xef\xbb\xbf"):
-        buf = buf[3:]
+    buf = _without_bom(buf)
     eof = not buf
     pos = 0
     line = 1
@@ -745,8 +754,8 @@ def _text_messages(stream: IO[bytes], name: str, encoding: str, first_offset: in
     offset = first_offset
     for number, raw in enumerate(stream, start=first_line):
         raw = raw.rstrip(b"\r\n")
-        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
+        if number == 1:
+            raw = _without_bom(raw)
         if not raw.strip():
             continue
         try:
