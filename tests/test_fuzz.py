@@ -159,6 +159,10 @@ def test_spark_read_agrees_with_pandas_on_fuzzed_files(spark, tmp_path):
         {s: n for s, n in want_messages.items() if n}
     assert {r["source"]: r["events"] for r in per_source if r["events"]} == want_events
     assert got_quarantined == want_quarantined
+    quarantine = want.attrs["quarantine"]
+    want_codes = sorted(zip(quarantine["source"], quarantine["offset"].astype(int), quarantine["reason_code"]))
+    got_codes = sorted((r["source"], r["offset"], r["reason_code"]) for r in cdcspark.quarantine(events).collect())
+    assert got_codes == want_codes  # the same messages quarantined, for the same kind of reason
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
