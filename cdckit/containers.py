@@ -494,9 +494,15 @@ def text_messages(stream: IO[bytes], name: str, encoding: str, first_offset: int
 
 
 def text_encoding(path: str) -> str:
-    """The encoding of a text file: UTF-8, unless its first non-ASCII line is not (then Latin-1)."""
-    with open_file(path) as stream:
-        return _text_encoding(stream.read(_HEAD))
+    """The encoding of a text file: UTF-8, unless its first non-ASCII line is not (then Latin-1).
+
+    UTF-8 when the file cannot be read (reading it then says why, as one quarantined entry).
+    """
+    try:
+        with open_file(path) as stream:
+            return _text_encoding(stream.read(_HEAD))
+    except OSError:
+        return "utf-8"
 
 
 def parse_line(raw: bytes, name: str, offset: int, line: int | None) -> Message:
