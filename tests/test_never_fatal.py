@@ -500,3 +500,33 @@ def test_the_cli_flags_unknown_and_low_confidence(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert "LOW" in out and "low confidence" in err
     assert "unknown" in out and "best guess universe" in out
+
+
+# ---------------------------------------------------------------- Spark keeps the same promise
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="needs Linux's /proc/self/mem")
+def test_spark_reads_the_same_damaged_directory_as_pandas(spark, tmp_path):
+    from cdckit import spark as cdcspark
+
+    folder = tmp_path / "capture"
+    folder.mkdir()
+    data = gzip.compress(canal_text())
+    (folder / "a.jsonl.gz").write_bytes(data[: len(data) // 2])  # half-copied
+    (folder / "b.jsonl").symlink_to("/proc/self/mem")  # unreadable
+    maxwell, canal = sample_lines("maxwell/examples_bootstrap.jsonl"), sample_lines("canal/shop.jsonl")
+    mixed = [line for pair in zip(maxwell[:6], canal[:6]) for line in pair] + ['{"broken": ', maxwell_row(ts=1e308)]
+    (folder / "c.jsonl").write_text("\n".join(mixed) + "\n")
+    (folder / "d.bin").write_bytes(bytes(range(256)) * 8)
+    want = cdckit.read(folder)
+    events = cdcspark.read(spark, str(folder), split_messages=5)  # the mixed file in several tasks
+    report = cdcspark.report(events)
+    assert {k: report[k] for k in ("messages", "decoded", "quarantined", "events")} == \
+        {k: want.attrs["report"][k] for k in ("messages", "decoded", "quarantined", "events")}
+    quarantine = want.attrs["quarantine"]
+    assert sorted((r["source"], r["offset"], r["reason_code"]) for r in cdcspark.quarantine(events).collect()) == \
+        sorted(zip(quarantine["source"], quarantine["offset"].astype(int), quarantine["reason_code"]))
+    assert set(quarantine["reason_code"]) == {"truncated_json", "damaged_container", "unreadable_file",
+                                              "invalid_value", "binary_data"}
+    dialects = events.filter(events.source == str(folder / "c.jsonl")).groupBy("dialect").count().collect()
+    assert {r["dialect"]: r["count"] for r in dialects} == {"maxwell": 6, "canal": 6}

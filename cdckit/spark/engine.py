@@ -180,14 +180,18 @@ def _plan(path: Any, dialect: str | None, tz: str | None, container: str | None,
         readable = os.access(name, os.R_OK)
         if kind == "text" and readable:
             unit["encoding"] = containers.text_encoding(name)
-        splittable = readable and kind in ("jsonl", "text") and not containers.is_gzip(name)
         size = os.path.getsize(name)
+        splittable = readable and size > 0 and kind in ("jsonl", "text") and not containers.is_gzip(name)
+        ranges = []
         if splittable and (split_messages or size > split_bytes):
             pieces = math.ceil(math.ceil(size / split_bytes) / parallelism) * parallelism
-            for start, end, first_offset, first_line in containers.line_ranges(name, math.ceil(size / pieces),
-                                                                               split_messages):
-                units.append(dict(unit, start=start, end=end, first_offset=first_offset, first_line=first_line))
-        else:
+            try:
+                ranges = containers.line_ranges(name, math.ceil(size / pieces), split_messages)
+            except OSError:  # unreadable after all: one task, whose read quarantines it
+                ranges = []
+        for start, end, first_offset, first_line in ranges:
+            units.append(dict(unit, start=start, end=end, first_offset=first_offset, first_line=first_line))
+        if not ranges:
             units.append(unit)
     return units
 
