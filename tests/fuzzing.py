@@ -484,12 +484,19 @@ def count_lines_if_sure(data: bytes) -> int | None:
     """Messages of a JSON Lines or text capture counted as non-blank lines, or None when the layout is unsure.
 
     Sure means: every non-blank line is one JSON object (``{`` ... ``}``),
-    or the first non-blank byte cannot start JSON (a text capture).
+    or the first non-blank byte cannot start JSON (a text capture). Leading
+    byte-order marks are not content, however many; bytes of which more than
+    one in sixteen (one in four under 64 bytes) are control characters are
+    binary: the whole input is one message, quarantined.
     """
-    if data.startswith(_BOM):
+    while data.startswith(_BOM):
         data = data[len(_BOM):]
     if data.startswith(b"PAR1") or data[:2] == b"\x1f\x8b":
         return None
+    head = data[:1 << 16]
+    controls = sum(1 for byte in head if byte < 32 and byte not in (9, 10, 12, 13, 27) or byte == 127)
+    if head and controls * (16 if len(head) >= 64 else 4) > len(head):
+        return 1
     lines = [ln.strip() for ln in data.split(b"\n")]
     lines = [ln for ln in lines if ln]
     if not lines:
