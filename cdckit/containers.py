@@ -97,11 +97,7 @@ class Message:
         try:
             return values.dumps(self.value)
         except Exception:  # not JSON (a set, a lone surrogate) or nested too deep for the encoder
-            pass
-        try:
-            return repr(self.value)
-        except (RecursionError, ValueError):
-            return f"<a {type(self.value).__name__} nested too deep to print>"
+            return _repr(self.value)
 
 
 def _error(name: str, offset: int, reason: str, code: str, raw: bytes | str = b"", line: int | None = None) -> Message:

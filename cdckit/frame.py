@@ -33,6 +33,8 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from .values import INT64_MAX, INT64_MIN
+
 __all__ = [
     "OPS",
     "COLUMNS",
@@ -146,7 +148,6 @@ event_row = attrgetter(*EVENT_FIELDS)
 EVENT_SCHEMA = pa.schema([field for field in ARROW_SCHEMA if field.name in EVENT_FIELDS])
 
 _OPS = frozenset(OPS)
-_INT64 = (-(2**63), 2**63 - 1)
 #: What each event field must hold (besides None): text, a time (int nanoseconds) or a list of texts.
 _KINDS = ["time" if typ == _TIME else "texts" if pa.types.is_list(typ) else "text" for _, typ, _ in COLUMNS[4:]]
 
@@ -184,7 +185,7 @@ def row_problem(row: tuple) -> str | None:
         elif kind == "time":
             if value.__class__ is not int:
                 return f"{name} holds {_kind_name(value)}, not a time"
-            if not _INT64[0] <= value <= _INT64[1]:
+            if not INT64_MIN <= value <= INT64_MAX:
                 return f"{name} {value} ns is beyond the years a timestamp can hold (1677 to 2262)"
         elif value.__class__ is not list or not all(v.__class__ is str and _encodes(v) for v in value):
             return f"{name} holds {_kind_name(value)}, not a list of texts"
@@ -422,7 +423,7 @@ def _clean_text(value: Any) -> str | None:
 
 
 def _clean_int(value: Any) -> int | None:
-    return value if value.__class__ is int and _INT64[0] <= value <= _INT64[1] else None
+    return value if value.__class__ is int and INT64_MIN <= value <= INT64_MAX else None
 
 
 def arrow_to_pandas(table: pa.Table) -> pd.DataFrame:
