@@ -214,9 +214,19 @@ def _damage(name: str, offset: int, container: str | None, why: str, stream: IO[
     if damage_of(stream) is not None or why.startswith("gzip: "):
         kind = "gzip file"
         why = damage_of(stream) or why.removeprefix("gzip: ")
+    else:
+        why += _near(stream)
     kept = offset if kept is None else kept
     return _error(name, offset, f"damaged {kind}: {why}; the {kept} message(s) before the damage are kept",
                   "damaged_container", raw=f"<damaged {kind}: the rest of {name} is unreadable>")
+
+
+def _near(stream: Any) -> str:
+    """`` (near byte N)``: how far into the file reading had got, when the stream can say."""
+    try:
+        return f" (near byte {stream.tell():,})" if stream is not None and not stream.closed else ""
+    except (OSError, ValueError):
+        return ""
 
 
 def damage_of(stream: Any) -> str | None:
