@@ -24,7 +24,7 @@ from .dialects import registry
 from .dialects.base import Dialect, Match
 from .errors import AmbiguousDialectError, UnknownDialectError
 
-__all__ = ["Detection", "detect", "score_message", "choose", "FLOOR", "LOW"]
+__all__ = ["Detection", "detect", "score_message", "choose", "choose_for_read", "FLOOR", "LOW"]
 
 #: How many messages of each source ``detect`` and ``read`` look at.
 DEFAULT_SAMPLE = 50
@@ -173,6 +173,21 @@ def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None, *
     )
 
 
+def choose_for_read(messages: Iterable[Message], dialects: list[Dialect]) -> Detection | UnknownDialectError:
+    """How a read picks a source's dialect: :func:`choose` with ties to the first dialect met, never raising.
+
+    Returns the :class:`Detection`, or the :class:`UnknownDialectError` that
+    says why there is none (a failure of detection itself included), for the
+    read to detect each message on its own.
+    """
+    try:
+        return choose(messages, dialects, ties="first")
+    except UnknownDialectError as err:
+        return err
+    except Exception as err:  # a detection bug must not stop a read
+        return UnknownDialectError(f"detection failed: {type(err).__name__}: {err}")
+
+
 def detect(source: Any, sample: int = DEFAULT_SAMPLE, container: str | None = None) -> Detection:
     """Detect the dialect of a source from up to ``sample`` messages of each file.
 
@@ -192,7 +207,7 @@ def _shape(value: Any) -> str:
     if isinstance(value, dict):
         keys = list(value)[:6]
         more = ", ..." if len(value) > 6 else ""
-        return "an object with keys " + ", ".join(keys) + more
+        return "an object with keys " + ", ".join(map(str, keys)) + more  # a parsed dict's keys may be anything
     if isinstance(value, str):
         return f"text {value[:40]!r}"
     return f"a JSON {type(value).__name__}"

@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from .containers import LineBlock, Message, file_container, file_pieces, iter_sources
 from .decoding import MessageDecoder, Sink, gc_paused, gc_resumed
-from .detect import DEFAULT_SAMPLE, choose
+from .detect import DEFAULT_SAMPLE, choose_for_read
 from .dialects import registry
 from .dialects.base import Dialect
 from .errors import DecodeError, UnknownDialectError
@@ -202,9 +202,9 @@ class _ReadJob(Sink):
         if self.dialect_name is not None:
             self.sources[name] = self.dialect_name
             return registry.create(self.dialect_name, tz=self.tz), None
-        try:
-            found = choose(head, self._dialects(), ties="first")
-        except UnknownDialectError as err:
+        found = choose_for_read(head, self._dialects())
+        if isinstance(found, UnknownDialectError):
+            err = found
             self.sources[name] = None
             self.detection[name] = {"dialect": None, "confidence": err.best[1] if err.best else 0.0,
                                     "best_guess": err.best[0] if err.best else None, "low_confidence": True,

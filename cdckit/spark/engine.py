@@ -28,7 +28,7 @@ import pyarrow as pa
 from .. import containers
 from ..containers import Message, record_message
 from ..decoding import MessageDecoder, Sink, gc_paused
-from ..detect import DEFAULT_SAMPLE, choose
+from ..detect import DEFAULT_SAMPLE, choose_for_read
 from ..dialects import registry
 from ..errors import CdcError, UnknownDialectError
 from ..frame import ARROW_SCHEMA, COLUMN_NAMES, EVENT_FIELDS, Event, FrameBuilder
@@ -170,10 +170,11 @@ def _plan(path: Any, dialect: str | None, tz: str | None, container: str | None,
             messages = containers.file_messages(name, kind)
             head = list(itertools.islice(messages, sample))
             messages.close()
-            try:
-                found = choose(head, all_dialects, ties="first").dialect
-            except UnknownDialectError as err:
-                unknown = str(err)
+            detection = choose_for_read(head, all_dialects)
+            if isinstance(detection, UnknownDialectError):
+                found, unknown = None, str(detection)
+            else:
+                found = detection.dialect
         unit = {"path": name, "container": kind, "dialect": found, "unknown": unknown, "tz": tz,
                 "start": 0, "end": -1, "first_offset": 0, "first_line": 1, "encoding": None,
                 "each": dialect is None}
@@ -324,10 +325,11 @@ def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialec
     if dialect is None:
         head = [record_message(r["value"], r["key"], r["source"], r["offset"], r["partition"])
                 for r in prepared.limit(sample).collect()]
-        try:
-            dialect = choose(head, registry.all_dialects(tz=tz), ties="first").dialect
-        except UnknownDialectError as err:
-            unknown = str(err)
+        detection = choose_for_read(head, registry.all_dialects(tz=tz))
+        if isinstance(detection, UnknownDialectError):
+            unknown = str(detection)
+        else:
+            dialect = detection.dialect
     else:
         registry.get(dialect)
     all_rows = prepared.mapInArrow(_decode_records(dialect, tz, unknown, each), _spark_schema(COMBINED_ARROW))
