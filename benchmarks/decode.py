@@ -17,6 +17,13 @@ Spark path (``local[2]``)
     events/s and the ratio to the hand-written pipeline (goal: at least 1x).
 Scaling
   - both engines at 1x, 4x and 16x input (16x is N) to show the cost is linear.
+Every dialect and layout (pandas, one process; ``--every-n`` messages each)
+  - each dialect's messages as its own encoder writes them (the synthetic
+    Debezium changes converted), and Debezium in three more layouts: kcat
+    ``-J`` records with the schema, Kafka Connect's ``{"schema", "payload"}``
+    and the bare payload; ``orjson.loads`` of the same lines and DuckDB's
+    ``read_json`` of the same file (2 threads, nested values kept as JSON
+    text) measured in the same run, and the ratio of ``cdckit.read`` to each.
 
     .venv/bin/python benchmarks/decode.py                 # N = 1,000,000 (several minutes)
     .venv/bin/python benchmarks/decode.py -n 100000 --repeat 1
@@ -236,6 +243,70 @@ def scaling_section(spark, folder: Path, dialect: str, n: int, repeat: int) -> N
         path.unlink()
 
 
+# ---------------------------------------------------------------- every dialect and layout
+
+
+def every_capture(folder: Path, n: int) -> list[tuple[str, str, Path]]:
+    """``(dialect, layout, file)``: every dialect's messages for ``n`` synthetic changes, and Debezium's layouts."""
+    from cdckit.containers import write_messages
+    from cdckit.dialects import registry
+
+    source = folder / "debezium-bare.jsonl"
+    write(source, debezium_line, n)
+    events = cdckit.read(source, dialect="debezium")
+    captures = []
+    for name in cdckit.dialects.names():
+        records = cdckit.convert(events, name).records
+        text = registry.get(name).layout == "text"
+        path = folder / f"{name}.{'txt' if text else 'jsonl'}"
+        write_messages(records, path, "text" if text else "jsonl")
+        if name != "debezium":
+            captures.append((name, "as written by its tool", path))
+        else:
+            kcat = folder / "debezium-kcat.jsonl"
+            write_messages(records, kcat, "kcat", topic="shop.customers")
+            captures.append((name, "kcat -J, schema included", kcat))
+            captures.append((name, "{schema, payload}", path))
+            payload = folder / "debezium-payload.jsonl"
+            write_messages([record.value["payload"] for record in records], payload, "jsonl")
+            captures.append((name, "payload only (no schema)", payload))
+            captures.append((name, "bare payload (this benchmark's own lines)", source))
+    return captures
+
+
+def duckdb_read_json(path: Path) -> Callable[[], int]:
+    """DuckDB's ``read_json`` of a JSON Lines file into Arrow, the top-level fields as columns, nested ones JSON."""
+    import duckdb
+
+    columns: dict[str, str] = {}
+    with open(path, "rb") as lines:
+        for _, line in zip(range(200), lines):
+            for key, value in orjson.loads(line).items():
+                columns.setdefault(key, "JSON" if isinstance(value, (dict, list)) else "VARCHAR")
+    connection = duckdb.connect()
+    connection.execute("SET threads = 2")
+    spec = "{" + ", ".join(f"'{key}': '{kind}'" for key, kind in columns.items()) + "}"
+    query = f"SELECT * FROM read_json('{path}', format = 'newline_delimited', columns = {spec})"
+    return lambda: connection.sql(query).to_arrow_table().num_rows
+
+
+def every_dialect_section(folder: Path, n: int, repeat: int) -> None:
+    print(f"\nevery dialect and layout: {n:,} changes each (one process; DuckDB on 2 threads)")
+    print(f"  {'dialect':18s} {'layout':42s} {'B/msg':>6s} {'cdckit ev/s':>12s} {'x orjson':>9s} {'x DuckDB':>9s}")
+    for name, layout, path in every_capture(folder, n):
+        messages = sum(1 for line in open(path, "rb") if line.strip())
+        size = path.stat().st_size
+        read_s, events = median_of(repeat, lambda: len(cdckit.read(path, dialect=name)))
+        if path.suffix == ".txt":
+            versus_orjson = versus_duckdb = "-"
+        else:
+            floor_s, _ = median_of(repeat, lambda: orjson_floor(path))
+            duck_s, _ = median_of(repeat, duckdb_read_json(path))
+            versus_orjson, versus_duckdb = f"{floor_s / read_s:.2f}", f"{duck_s / read_s:.2f}"
+        print(f"  {name:18s} {layout:42s} {size / messages:6.0f} {events / read_s:12,.0f} {versus_orjson:>9s} "
+              f"{versus_duckdb:>9s}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=1_000_000, help="lines per dialect (default 1,000,000)")
@@ -244,6 +315,8 @@ def main() -> None:
     parser.add_argument("--engines", default="pandas,spark", help="pandas, spark or both (default)")
     parser.add_argument("--dialects", default=",".join(DIALECTS))
     parser.add_argument("--no-scaling", action="store_true")
+    parser.add_argument("--every-n", type=int, default=96_000,
+                        help="changes per dialect and layout in the every-dialect section (0: skip it)")
     args = parser.parse_args()
     engines = set(args.engines.split(","))
 
@@ -274,6 +347,8 @@ def main() -> None:
         if not args.no_scaling:
             for dialect in args.dialects.split(","):
                 scaling_section(spark, folder, dialect, args.n, args.repeat)
+        if args.every_n and "pandas" in engines:
+            every_dialect_section(folder, args.every_n, args.repeat)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
