@@ -530,3 +530,18 @@ def test_spark_reads_the_same_damaged_directory_as_pandas(spark, tmp_path):
                                               "invalid_value", "binary_data"}
     dialects = events.filter(events.source == str(folder / "c.jsonl")).groupBy("dialect").count().collect()
     assert {r["dialect"]: r["count"] for r in dialects} == {"maxwell": 6, "canal": 6}
+
+
+def test_the_read_report_and_the_html_report_flag_a_weak_verdict_and_show_reason_codes(tmp_path):
+    from cdckit.report import build_report
+
+    weak = tmp_path / "weak.jsonl"  # Maxwell fields but a type it does not know: a 0.5 match
+    odd = json.dumps({"database": "d", "table": "t", "ts": 1, "type": "upsert", "data": {}})
+    weak.write_text("\n".join([odd] * 4 + [maxwell_row()]) + "\n")  # mean score (4 x 0.5 + 0.95) / 5 < 0.6
+    with pytest.warns(UserWarning, match="low-confidence"):
+        events = cdckit.read(weak)
+    detection = events.attrs["report"]["detection"][str(weak)]
+    assert detection["dialect"] == "maxwell" and detection["low_confidence"] is True
+    page = build_report(events, sources=[str(weak)])
+    assert "(low)" in page and "LOW CONFIDENCE" in page
+    assert "invalid_message" in page  # the quarantined message's reason_code
