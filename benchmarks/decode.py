@@ -246,7 +246,7 @@ def scaling_section(spark, folder: Path, dialect: str, n: int, repeat: int) -> N
 # ---------------------------------------------------------------- every dialect and layout
 
 
-def every_capture(folder: Path, n: int) -> list[tuple[str, str, Path]]:
+def every_capture(folder: Path, n: int, only: set[str] | None = None) -> list[tuple[str, str, Path]]:
     """``(dialect, layout, file)``: every dialect's messages for ``n`` synthetic changes, and Debezium's layouts."""
     from cdckit.containers import write_messages
     from cdckit.dialects import registry
@@ -256,6 +256,8 @@ def every_capture(folder: Path, n: int) -> list[tuple[str, str, Path]]:
     events = cdckit.read(source, dialect="debezium")
     captures = []
     for name in cdckit.dialects.names():
+        if only and name not in only:
+            continue
         records = cdckit.convert(events, name).records
         text = registry.get(name).layout == "text"
         path = folder / f"{name}.{'txt' if text else 'jsonl'}"
@@ -290,10 +292,10 @@ def duckdb_read_json(path: Path) -> Callable[[], int]:
     return lambda: connection.sql(query).to_arrow_table().num_rows
 
 
-def every_dialect_section(folder: Path, n: int, repeat: int) -> None:
+def every_dialect_section(folder: Path, n: int, repeat: int, only: set[str] | None = None) -> None:
     print(f"\nevery dialect and layout: {n:,} changes each (one process; DuckDB on 2 threads)")
     print(f"  {'dialect':18s} {'layout':42s} {'B/msg':>6s} {'cdckit ev/s':>12s} {'x orjson':>9s} {'x DuckDB':>9s}")
-    for name, layout, path in every_capture(folder, n):
+    for name, layout, path in every_capture(folder, n, only):
         messages = sum(1 for line in open(path, "rb") if line.strip())
         size = path.stat().st_size
         read_s, events = median_of(repeat, lambda: len(cdckit.read(path, dialect=name)))
@@ -317,6 +319,8 @@ def main() -> None:
     parser.add_argument("--no-scaling", action="store_true")
     parser.add_argument("--every-n", type=int, default=96_000,
                         help="changes per dialect and layout in the every-dialect section (0: skip it)")
+    parser.add_argument("--every-dialects", default="",
+                        help="comma-separated dialects for the every-dialect section (default: all)")
     args = parser.parse_args()
     engines = set(args.engines.split(","))
 
@@ -348,7 +352,8 @@ def main() -> None:
             for dialect in args.dialects.split(","):
                 scaling_section(spark, folder, dialect, args.n, args.repeat)
         if args.every_n and "pandas" in engines:
-            every_dialect_section(folder, args.every_n, args.repeat)
+            every_dialect_section(folder, args.every_n, args.repeat,
+                                  set(filter(None, args.every_dialects.split(","))))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

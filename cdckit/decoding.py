@@ -189,6 +189,10 @@ class MessageDecoder:
                 msg.partition = partition
             self.message(msg)
 
+        def light(index: int) -> Message:  # the position of a message whose half the batch decoder gave
+            return Message(None, source, block.first_offset + index, raw=lines[index].strip(),
+                           line=block.line_of(index), partition=partition)
+
         count = len(lines)
         results = self._batch(lines)
         if results is None:
@@ -196,7 +200,7 @@ class MessageDecoder:
                 slow(index)
             return
         first = block.first_offset
-        self._fast(results, range(first, first + count), [source] * count, [partition] * count, slow)
+        self._fast(results, range(first, first + count), [source] * count, [partition] * count, slow, light)
 
     def records(self, values: list, keys: list, sources: list, partitions: list, offsets: list) -> None:
         """Decode Kafka records (value and key as bytes or text): keyless ones through the batch decoder."""
@@ -212,10 +216,13 @@ class MessageDecoder:
             for index in range(count):
                 slow(index)
             return
+        def light(index: int) -> Message:
+            return Message(None, sources[index], offsets[index], raw=values[index], partition=partitions[index])
+
         results: list[Any] = [None] * count
         for index, result in zip(chosen, found):
             results[index] = result
-        self._fast(results, offsets, sources, partitions, slow)
+        self._fast(results, offsets, sources, partitions, slow, light)
 
     def _batch(self, lines: list[bytes]) -> list | None:
         """The batch decoder's results, or None when there is none or it failed (then each line goes alone)."""
@@ -228,14 +235,23 @@ class MessageDecoder:
             return None
         return results if len(results) == len(lines) else None
 
-    def _fast(self, results: list, offsets: Any, sources: list, partitions: list, slow: Any) -> None:
+    def _fast(self, results: list, offsets: Any, sources: list, partitions: list, slow: Any, light: Any) -> None:
         """Hand the batch decoder's rows to the sink in runs of one source and partition, in input order;
-        a message it handed back (None) goes to ``slow``."""
+        a message it handed back (None) goes to ``slow``, an update half (an :class:`Event`) to the
+        sink's ``half`` with the message's position from ``light``."""
         start = 0
         for index, result in enumerate(results):
             if result is None or (result.__class__ is list and not result):
                 self._run(results, offsets, sources, partitions, start, index, slow)
                 slow(index)
+                start = index + 1
+            elif result.__class__ is Event:
+                self._run(results, offsets, sources, partitions, start, index, slow)
+                if result.half in ("before", "after") and row_problem(event_row(result)) is None:
+                    self.sink.read(self._name, 1)
+                    self.sink.half(light(index), self._name, result)
+                else:
+                    slow(index)
                 start = index + 1
             elif sources[index] != sources[start] or partitions[index] != partitions[start]:
                 self._run(results, offsets, sources, partitions, start, index, slow)

@@ -113,10 +113,12 @@ class Dialect:
         """Decode many raw JSON messages (without Kafka keys) at once, for speed.
 
         For each message: its events as tuples of :data:`cdckit.frame.EVENT_FIELDS`
-        (one tuple, or a list of them), or None to hand the message back to
-        :meth:`decode` (anything unusual: bad JSON, rare shapes, errors). For
-        every message it does not hand back it must give exactly what
-        :meth:`decode` gives; a parity test checks this on every sample.
+        (one tuple, or a list of them), one :class:`~cdckit.frame.Event` with
+        ``half`` set for half of a split update, or None to hand the message
+        back to :meth:`decode` (anything unusual: bad JSON, rare shapes,
+        errors). For every message it does not hand back it must give exactly
+        what :meth:`decode` gives (images compared as parsed JSON); a parity
+        test checks this on samples, conversions and mutations of them.
         """
         raise NotImplementedError
 
