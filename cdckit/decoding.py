@@ -23,10 +23,11 @@ import gc
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+import msgspec
 import pyarrow as pa
 
 from . import shapes
-from .containers import LineBlock, Message, parse_line, record_message
+from .containers import LineBlock, Message, parse_line, record_message, saved_records
 from .detect import FLOOR, score_message
 from .dialects import registry
 from .dialects.base import BadMessage, Dialect, SkipMessage
@@ -194,13 +195,55 @@ class MessageDecoder:
                            line=block.line_of(index), partition=partition)
 
         count = len(lines)
+        first = block.first_offset
+        saved = saved_records(lines) if self._batches() else None
+        if saved is not None:  # kcat -J lines or Kafka-shaped frames: their messages go to the batch decoder
+            self._saved(saved, block, source, partition, slow)
+            return
         results = self._batch(lines)
         if results is None:
             for index in range(count):
                 slow(index)
             return
-        first = block.first_offset
         self._fast(results, range(first, first + count), [source] * count, [partition] * count, slow, light)
+
+    def _saved(self, saved: list, block: LineBlock, source: str, partition: int | None, slow: Any) -> None:
+        """A block of saved Kafka records: the messages through the batch decoder, with their records'
+        offsets and partitions (a line that is not a record goes to ``slow``, which says why)."""
+        count, first = len(saved), block.first_offset
+        offsets: list[int] = []
+        partitions: list[int | None] = []
+        chosen: list[int] = []
+        messages: list[bytes] = []
+        keys: list[str | None] = []
+        for index, record in enumerate(saved):
+            if record is None:
+                offsets.append(first + index)
+                partitions.append(partition)
+                continue
+            offsets.append(first + index if record.offset is None or record.offset is msgspec.UNSET
+                           else record.offset)
+            partitions.append(partition if record.partition is None or record.partition is msgspec.UNSET
+                              else record.partition)
+            message = record.message_bytes()
+            if message is not None:
+                chosen.append(index)
+                messages.append(message)
+                keys.append(record.key_text())
+        found = self._batch(messages, keys) if chosen else None
+        results: list[Any] = [None] * count
+        if found is not None:
+            for index, result in zip(chosen, found):
+                results[index] = result
+
+        def light(index: int) -> Message:
+            return Message(None, source, offsets[index], raw=block.lines[index].strip(), line=block.line_of(index),
+                           partition=partitions[index])
+
+        self._fast(results, offsets, [source] * count, partitions, slow, light)
+
+    def _batches(self) -> bool:
+        return self.dialect is not None and self.dialect.has_line_decoder
 
     def records(self, values: list, keys: list, sources: list, partitions: list, offsets: list) -> None:
         """Decode Kafka records (value and key as bytes or text): keyless ones through the batch decoder."""
@@ -210,8 +253,10 @@ class MessageDecoder:
             self.message(record_message(values[index], keys[index], sources[index], offsets[index],
                                         partitions[index]))
 
-        chosen = [i for i in range(count) if keys[i] is None and isinstance(values[i], (bytes, bytearray))]
-        found = self._batch([bytes(values[i]) for i in chosen]) if chosen else None
+        keyed = self._batches() and self.dialect.uses_kafka_key
+        chosen = [i for i in range(count) if (keyed or keys[i] is None) and isinstance(values[i], (bytes, bytearray))]
+        found = self._batch([bytes(values[i]) for i in chosen],
+                            [_key_text(keys[i]) for i in chosen] if keyed else None) if chosen else None
         if found is None:
             for index in range(count):
                 slow(index)
@@ -224,13 +269,18 @@ class MessageDecoder:
             results[index] = result
         self._fast(results, offsets, sources, partitions, slow, light)
 
-    def _batch(self, lines: list[bytes]) -> list | None:
-        """The batch decoder's results, or None when there is none or it failed (then each line goes alone)."""
+    def _batch(self, lines: list[bytes], keys: list | None = None) -> list | None:
+        """The batch decoder's results, or None when there is none or it failed (then each line goes alone).
+
+        ``keys`` (Kafka keys as text, None when a message has none) reach dialects that read them."""
         dialect = self.dialect
         if dialect is None or not dialect.has_line_decoder:
             return None
         try:
-            results = dialect.decode_lines(lines)
+            if dialect.uses_kafka_key and keys is not None and any(key is not None for key in keys):
+                results = dialect.decode_lines(lines, keys)
+            else:
+                results = dialect.decode_lines(lines)
         except Exception:  # a fast path must never stop a read: the general decoder takes every line
             return None
         return results if len(results) == len(lines) else None
@@ -303,6 +353,11 @@ class MessageDecoder:
         if self.dialect is None:
             return ""
         return family_hint(msg.value, self.dialect, self._dialects())
+
+
+def _key_text(key: Any) -> Any:
+    """A Kafka key (bytes, text or None) as the batch decoders take it."""
+    return bytes(key) if isinstance(key, (bytearray, memoryview)) else key
 
 
 def _explained(explain: Any, value: Any) -> str | None:

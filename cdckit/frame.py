@@ -275,6 +275,12 @@ class FrameBuilder:
         self._tables.append(pa.Table.from_arrays(front + table.columns, schema=ARROW_SCHEMA))
         self._sealed += count
 
+    def add_frame(self, table: pa.Table) -> None:
+        """Append events already in the frame's Arrow form (a table with :data:`ARROW_SCHEMA`)."""
+        self._seal()
+        self._tables.append(table)
+        self._sealed += table.num_rows
+
     def _count(self, dialect: str, source: str, partition: int | None, count: int) -> None:
         runs = self._runs
         if runs:

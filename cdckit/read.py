@@ -25,6 +25,7 @@ from typing import Any, Iterator
 import pandas as pd
 import pyarrow as pa
 
+from . import workers
 from .containers import LineBlock, Message, file_container, file_pieces, iter_sources
 from .decoding import MessageDecoder, Sink, gc_paused, gc_resumed
 from .detect import DEFAULT_SAMPLE, choose_for_read
@@ -49,6 +50,7 @@ def read(
     container: str | None = None,
     tz: str | None = None,
     sample: int = DEFAULT_SAMPLE,
+    workers: int | None = None,
 ) -> pd.DataFrame | "ChunkedRead":
     """Decode a capture into the canonical event frame.
 
@@ -65,6 +67,11 @@ def read(
         container: force ``jsonl``, ``json``, ``text``, ``csv`` or ``parquet``.
         tz: zone for zone-less text times (UTC when None).
         sample: messages per source used for detection.
+        workers: processes that decode a large JSON Lines or text file
+            together, each a range of its lines (see :mod:`cdckit.workers`);
+            None: every core for files of 16 MiB or more, one otherwise.
+            The result is the same for any number. ``errors="raise"`` and
+            chunked reads use one unless given.
 
     Returns:
         The canonical frame (see :mod:`cdckit.frame`), with
@@ -75,7 +82,11 @@ def read(
         raise ValueError(f"errors must be 'quarantine' or 'raise', not {errors!r}")
     if dialect is not None:
         registry.get(dialect)  # a misspelt name fails now, with a suggestion
-    job = _ReadJob(dialect, errors, tz, container, sample)
+    if workers is not None and workers < 1:
+        raise ValueError("workers must be at least 1")
+    if workers is None and (errors == "raise" or chunksize is not None):
+        workers = 1  # stop at the first bad message; keep a chunked read's memory to one process
+    job = _ReadJob(dialect, errors, tz, container, sample, workers)
     if chunksize is not None:
         if chunksize < 1:
             raise ValueError("chunksize must be at least 1")
@@ -137,8 +148,10 @@ class ChunkedRead:
 class _ReadJob(Sink):
     """The state of one read: the sink that builds the frame, pairs halves and counts."""
 
-    def __init__(self, dialect: str | None, errors: str, tz: str | None, container: str | None, sample: int) -> None:
+    def __init__(self, dialect: str | None, errors: str, tz: str | None, container: str | None, sample: int,
+                 workers: int | None = 1) -> None:
         self.dialect_name = dialect
+        self.workers = workers
         self.errors = errors
         self.tz = tz
         self.container = container
@@ -169,6 +182,11 @@ class _ReadJob(Sink):
         for name, messages in iter_sources(source, container=self.container):
             head = list(itertools.islice(messages, self.sample))
             dialect, unknown = self._dialect_for(name, head)
+            count, kind = self._worker_count(name)
+            if count > 1:
+                messages.close()
+                yield from self._in_workers(name, kind, dialect, unknown, count, size)
+                continue
             decoder = MessageDecoder(dialect, self, unknown, each=self.dialect_name is None, tz=self.tz)
             with gc_paused():
                 if dialect is not None and dialect.has_line_decoder and self._is_jsonl_file(name):
@@ -194,6 +212,39 @@ class _ReadJob(Sink):
             self.bad(msg, self.sources.get(msg.source), unpaired_reason(event), "unpaired_half")
         while len(builder):
             yield builder.take(size)
+
+    def _worker_count(self, name: str) -> tuple[int, str | None]:
+        """How many processes decode source ``name``, and its container when it is a file that can be cut."""
+        if self.workers == 1 or not os.path.isfile(name):
+            return 1, None
+        kind = file_container(name, self.container)
+        if not workers.splittable(name, kind):
+            return 1, None
+        return workers.worker_count(self.workers, os.path.getsize(name)), kind
+
+    def _in_workers(self, name: str, kind: str, dialect: Dialect | None, unknown: str | None, count: int,
+                    size: int) -> Iterator[pa.Table]:
+        """Decode a file in ``count`` worker processes, a range of lines each, and replay what they found in
+        file order: events, update halves (paired here), quarantined messages and counts."""
+        builder = self.builder
+        units = workers.file_units(name, kind, dialect.name if dialect is not None else None, unknown,
+                                   self.dialect_name is None, self.tz, count)
+        with workers.pool(count) as executor:
+            for result in workers.results_in_order(executor, units):
+                for segment in result["segments"]:
+                    if segment[0] == "table":
+                        builder.add_frame(segment[1])
+                    else:
+                        self.half(*segment[1:])
+                    while len(builder) >= size:
+                        yield builder.take(size)
+                self.messages += result["messages"]
+                self.decoded += result["decoded"]
+                self.events_made += result["events"]
+                self.by_dialect.update(result["by_dialect"])
+                self.skipped_reasons.update(result["skipped"])
+                for row in result["quarantine"]:
+                    self.quarantine.add(*row)
 
     def _is_jsonl_file(self, name: str) -> bool:
         return os.path.isfile(name) and file_container(name, self.container) == "jsonl"

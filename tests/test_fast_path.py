@@ -166,3 +166,43 @@ def test_raw_images_with_numbers_a_double_cannot_hold_are_typed_like_the_message
     (row,) = dialect.decode_lines([line])
     assert json.loads(row[EVENT_FIELDS.index("after")]) == {
         "id": 1, "amount": "12345678901234567890.12", "big": "123456789012345678901234"}
+
+
+def kafka_frames(records, path) -> None:
+    """Kafka-shaped frames (``key``/``value`` as JSON text, with topic, partition and offset), one per line."""
+    with open(path, "w") as out:
+        for number, record in enumerate(records):
+            out.write(json.dumps({"topic": "t", "partition": number % 2, "offset": 1000 + number,
+                                  "key": None if record.key is None else json.dumps(record.key),
+                                  "value": None if record.value is None else json.dumps(record.value)}) + "\n")
+
+
+LAYOUTS = ["jsonl", "kcat", "kafka frames", "json array"]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name", JSON_DIALECTS)
+def test_every_layout_reads_the_same_with_or_without_the_batch_decoder(name, layout, tmp_path, monkeypatch):
+    records = cdckit.convert(every_sample_event().head(400), name).records
+    path = tmp_path / "capture.jsonl"
+    if layout == "kafka frames":
+        kafka_frames(records, path)
+    elif layout == "json array":
+        path.write_text(json.dumps([record.value for record in records], indent=1))
+    else:
+        cdckit.containers.write_messages(records, path, layout)
+    with open(path, "a") as out:  # damage after good messages: quarantined, the rest kept
+        out.write('{"topic": "t", "partition": 0, "offset": 9, "payload": "{\\"broken\\": "}\n{"broken": \n')
+    fast = cdckit.read(path, dialect=name)
+    monkeypatch.setattr(registry.get(name), "has_line_decoder", False)
+    slow = cdckit.read(path, dialect=name)
+    assert len(fast) >= len(records) // 2
+    assert fast.attrs["report"] == slow.attrs["report"]
+    assert fast.attrs["quarantine"].drop(columns="raw").equals(slow.attrs["quarantine"].drop(columns="raw"))
+    columns = [c for c in fast.columns if c not in ("key", "before", "after")]
+    pd.testing.assert_frame_equal(fast[columns], slow[columns])
+    for column in ("key", "before", "after"):
+        assert [None if v is None or v is pd.NA else json.loads(v) for v in fast[column]] == \
+               [None if v is None or v is pd.NA else json.loads(v) for v in slow[column]]
+    if registry.get(name).uses_kafka_key and layout in ("kcat", "kafka frames"):
+        assert fast["key_columns"].notna().any(), "the Kafka keys' columns were lost"

@@ -109,6 +109,10 @@ class Dialect:
     #: True when the dialect has a batch decoder for raw JSON messages (:meth:`decode_lines`).
     has_line_decoder: ClassVar[bool] = False
 
+    #: True when :meth:`decode` reads the Kafka key (``message.key``); :meth:`decode_lines` then takes
+    #: the keys too (``keys``: one JSON text or None per message). Other dialects ignore keys.
+    uses_kafka_key: ClassVar[bool] = False
+
     def decode_lines(self, lines: list[bytes]) -> list[tuple | list[tuple] | None]:
         """Decode many raw JSON messages (without Kafka keys) at once, for speed.
 

@@ -44,7 +44,7 @@ import orjson
 import pandas as pd
 
 from .. import values
-from ..containers import Message
+from ..containers import Message, kafka_key
 from ..values import _DIGIT_MAP, _LONG_NUMBER, has_long_number
 from ..frame import Event
 from .base import BadMessage, Dialect, Match, Record, SkipMessage, expect_object, rows_of
@@ -128,13 +128,17 @@ class Debezium(Dialect):
     # ------------------------------------------------------------ batch decoding (the fast path)
 
     has_line_decoder = True
+    uses_kafka_key = True
 
-    def decode_lines(self, lines: list[bytes]) -> list[tuple | None]:
+    def decode_lines(self, lines: list[bytes], keys: list | None = None) -> list[tuple | None]:
         """Change events of many raw messages at once, through msgspec with the images kept raw.
 
-        The images are not parsed when nothing in them needs typing: their
-        JSON text is taken as it stands (after checking it holds no number a
-        double could not carry). Everything else (tombstones, transaction
+        ``keys`` are the messages' Kafka keys as text (None: no key). The
+        images are not parsed when nothing in them needs typing: their JSON
+        text is taken as it stands (after checking it holds no number a double
+        could not carry and, when a schema is included, that no column the
+        schema types holds text). A schema block is read once per distinct
+        text (:meth:`_plan`). Everything else (tombstones, transaction
         markers, schema changes, unknown fields, bad JSON) is handed back to
         :meth:`decode`. The result for each message equals what :meth:`decode`
         gives, with images compared as parsed JSON.
@@ -142,21 +146,24 @@ class Debezium(Dialect):
         cls = type(self)
         plain = (cls.typed_image is Debezium.typed_image, cls.key_columns is Debezium.key_columns,
                  cls.position is Debezium.position and cls.schema_name is Debezium.schema_name)
-        if all(plain):
-            out = self._plain_changes(lines, plain)
-            if None not in out:
-                return out
-            again = self._line_by_line([line for line, result in zip(lines, out) if result is None], plain)
-            results = iter(again)
-            return [result if result is not None else next(results) for result in out]
-        return self._line_by_line(lines, plain)
+        if not all(plain):
+            return self._line_by_line(lines, keys, plain)
+        out = self._plain_changes(lines, keys)
+        if None not in out:
+            return out
+        missed = [index for index, result in enumerate(out) if result is None]
+        again = self._line_by_line([lines[i] for i in missed], None if keys is None else [keys[i] for i in missed],
+                                   plain)
+        for index, result in zip(missed, again):
+            out[index] = result
+        return out
 
-    def _line_by_line(self, lines: list[bytes], plain: tuple[bool, bool, bool]) -> list[tuple | None]:
+    def _line_by_line(self, lines: list[bytes], keys: list | None, plain: tuple[bool, bool, bool]) -> list[tuple | None]:
         """:meth:`decode_lines` one line at a time, for every shape the batch decoder takes on."""
         decode = _ENVELOPE.decode
         out: list[tuple | None] = []
         append = out.append
-        for line in lines:
+        for index, line in enumerate(lines):
             try:
                 envelope = decode(line)
                 if envelope.op is None and envelope.payload is not _NULL:
@@ -170,34 +177,46 @@ class Debezium(Dialect):
                     continue
                 else:
                     schema = _NULL
-                append(self._fast_change(envelope, schema, plain))
-            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+                append(self._fast_change(envelope, schema, plain, None if keys is None else keys[index]))
+            except Exception:  # a shape not foreseen here: decode() takes the message and names the problem
                 append(None)
         return out
 
-    def _plain_changes(self, lines: list[bytes], plain: tuple[bool, bool, bool]) -> list[tuple | None]:
-        """The usual message (unwrapped, MySQL-style position or none, no transaction fields) in one
-        tight loop: msgspec checks the shape (:class:`_Plain`), so the loop only formats. A line of
-        another shape goes through :meth:`_fast_change`, and from there maybe to :meth:`decode`."""
+    def _plain_changes(self, lines: list[bytes], keys: list | None) -> list[tuple | None]:
+        """The usual message (bare or in the schema/payload wrapper, MySQL-style position or none, no
+        transaction fields, a Kafka key or none) in one tight loop: msgspec checks the shape
+        (:class:`_Plain`, :class:`_Wrapped`), so the loop only formats. Any other message is handed
+        back (None) for :meth:`_line_by_line`."""
         out: list[tuple | None] = []
         append = out.append
-        ops, null, long_number, digit_map = OPS, _NULL, _LONG_NUMBER, _DIGIT_MAP
-        plain_decode, envelope_decode = _PLAIN.decode, _ENVELOPE.decode
+        ops, long_number, digit_map, hand_back = OPS, _LONG_NUMBER, _DIGIT_MAP, _HAND_BACK
+        plain_decode, wrapped_decode, plan_of = _PLAIN.decode, _WRAPPED.decode, self._plan
         errors = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
-        for line in lines:
-            try:
-                message = plain_decode(line)
-            except errors:
+        for index, line in enumerate(lines):
+            if line.startswith(b'{"schema"'):  # Kafka Connect writes the wrapper's schema first
                 try:
-                    envelope = envelope_decode(line)
+                    wrapped = wrapped_decode(line)
                 except errors:
                     append(None)
                     continue
-                if envelope.payload is not null or envelope.schema is not null:
-                    append(None)  # wrapped: decode_lines' own loop handles those when it runs
+                message, plan = wrapped.payload, plan_of(wrapped.schema)
+                if plan is None:
+                    append(None)
                     continue
-                append(self._fast_change(envelope, null, plain))
-                continue
+            else:
+                try:
+                    message = plain_decode(line)
+                    plan = None
+                except errors:
+                    try:
+                        wrapped = wrapped_decode(line)
+                    except errors:
+                        append(None)
+                        continue
+                    message, plan = wrapped.payload, plan_of(wrapped.schema)
+                    if plan is None:
+                        append(None)
+                        continue
             data = bytes(message.before)
             if data.startswith(b"{") and long_number not in data.translate(digit_map):
                 before = data.decode()
@@ -219,6 +238,18 @@ class Debezium(Dialect):
             if after is None and op != "delete" or before is None and op == "delete":
                 append(None)
                 continue
+            if plan is not None and not (plan.untyped(message.before, "before")
+                                         and plan.untyped(message.after, "after")):
+                append(None)
+                continue
+            key_columns = key = None
+            if keys is not None and keys[index] is not None:
+                key_columns = _key_names(keys[index])
+                if key_columns is hand_back:
+                    append(None)
+                    continue
+                if key_columns is not None:
+                    key = _key_of_raw(message.before if op == "delete" else message.after, key_columns)
             src = message.source
             file = src.file
             if file is None:
@@ -231,45 +262,39 @@ class Debezium(Dialect):
             ts_ms, emit = src.ts_ms, message.ts_ms
             append((op, op_raw, src.db, src.schema, src.table,
                     None if ts_ms is None else ts_ms * 1_000_000, None if emit is None else emit * 1_000_000,
-                    seq, None, None, None, before, after, None))
+                    seq, None, key_columns, key, before, after, None))
         return out
 
-    def _fast_change(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool]) -> tuple | None:
+    def _fast_change(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
+                     key_text: Any = None) -> tuple | None:
         op_raw = envelope.op
         op = OPS.get(op_raw)
         if op is None:
             return None
         plain_images, plain_keys, plain_source = plain
+        plan = self._plan(schema)
+        if plan is None:
+            return None
+        parsed_key = None if key_text is None else kafka_key(key_text)
+        keyless = plain_keys and not isinstance(kafka_payload(parsed_key), dict)
         before = after = None
-        if plain_images and schema is _NULL:  # the images' text as it stands, when it can
-            raw = envelope.before
-            if raw is _NULL:
-                before_text = None
-            else:
-                data = bytes(raw)
-                before_text = (data.decode() if data[:1] == b"{" and not has_long_number(data)
-                               else None if data == b"null" else _HAND_BACK)
-            raw = envelope.after
-            if raw is _NULL:
-                after_text = None
-            else:
-                data = bytes(raw)
-                after_text = (data.decode() if data[:1] == b"{" and not has_long_number(data)
-                              else None if data == b"null" else _HAND_BACK)
+        if plain_images and keyless and plan.untyped(envelope.before, "before") \
+                and plan.untyped(envelope.after, "after"):  # the images' text as it stands
+            before_text = _raw_image_text(envelope.before)
+            after_text = _raw_image_text(envelope.after)
         else:
             before_text = after_text = _HAND_BACK
         if before_text is _HAND_BACK or after_text is _HAND_BACK:
-            types = self._schema_types(schema)
-            before_text, before = self._fast_image(envelope.before, types, "before")
-            after_text, after = self._fast_image(envelope.after, types, "after")
+            before_text, before = self._fast_image(envelope.before, plan.types, "before")
+            after_text, after = self._fast_image(envelope.after, plan.types, "after")
             if before_text is _HAND_BACK or after_text is _HAND_BACK:
                 return None
         if after_text is None and op in ("insert", "read") or before_text is None and op == "delete":
             return None
-        if plain_keys:  # no Kafka key here, so no key columns
+        if keyless:
             key_columns = key = None
         else:
-            key_columns = self.key_columns(None, before, after)
+            key_columns = self.key_columns(parsed_key, before, after)
             key = values.key_of(before if op == "delete" else after, key_columns)
         emit_time = envelope.ts_ms
         if envelope.ts_ns is not None:
@@ -320,17 +345,26 @@ class Debezium(Dialect):
         row = self.typed_image(values.loads(data), types.get(which), which)
         return values.image(row), row
 
-    def _schema_types(self, schema: msgspec.Raw) -> dict:
-        """:func:`field_types` of a raw envelope schema, remembered by its text."""
+    def _plan(self, schema: msgspec.Raw) -> "_SchemaPlan | None":
+        """The :class:`_SchemaPlan` of a raw envelope schema, made once per distinct schema text
+        (None for a schema :func:`field_types` cannot read)."""
         if schema is _NULL:
-            return {}
+            return _NO_SCHEMA
         data = bytes(schema)
-        cache = self.__dict__.setdefault("_schemas", {})
-        found = cache.get(data)
-        if found is None:
+        last = self.__dict__.get("_last_plan")
+        if last is not None and last[0] == data:  # a topic's messages repeat one schema: no hashing
+            return last[1]
+        cache = self.__dict__.setdefault("_plans", {})
+        found = cache.get(data, _HAND_BACK)
+        if found is _HAND_BACK:
             if len(cache) >= 256:
                 cache.clear()
-            found = cache[data] = field_types(values.loads(data))
+            try:
+                found = _SchemaPlan(field_types(values.loads(data)))
+            except Exception:  # a schema decode() would stumble on: it takes these messages and says why
+                found = None
+            cache[data] = found
+        self.__dict__["_last_plan"] = (data, found)
         return found
 
     def change(self, payload: dict[str, Any], schema: dict[str, Any] | None, kafka_key: Any) -> Event:
@@ -651,6 +685,103 @@ class _Plain(msgspec.Struct, forbid_unknown_fields=True):
 
 
 _PLAIN = msgspec.json.Decoder(_Plain)
+
+
+class _Wrapped(msgspec.Struct, forbid_unknown_fields=True):
+    """The usual message in Kafka Connect's schema/payload wrapper: the schema stays raw (read once per
+    distinct text by :meth:`Debezium._plan`), the payload is :class:`_Plain`."""
+
+    payload: _Plain
+    schema: msgspec.Raw = _NULL
+
+
+_WRAPPED = msgspec.json.Decoder(_Wrapped)
+
+#: The value a JSON column that the schema types as a number or boolean may hold and need no retyping.
+_UNTYPED_NUMBER = int | float | bool | None
+
+
+class _SchemaPlan:
+    """What an envelope schema asks of each image, worked out once per distinct schema.
+
+    ``types`` is :func:`field_types` of the schema. An image can be taken as
+    it stands (:meth:`untyped`) when no column is a decimal (always retyped)
+    and no column typed as a number or boolean holds text (the only values
+    :func:`typed_value` changes): a msgspec check of just those columns.
+    """
+
+    def __init__(self, types: dict[str, dict[str, dict[str, Any]]]) -> None:
+        self.types = types
+        self._checks: dict[str, Any] = {}
+        for which in ("before", "after"):
+            columns = types.get(which) or {}
+            if any(f.get("name") in (_DECIMAL, _VARIABLE_DECIMAL) for f in columns.values()):
+                self._checks[which] = False
+                continue
+            numbers = [name for name, f in columns.items() if f.get("type") in _RETYPED_KINDS]
+            if numbers:
+                check = msgspec.defstruct("_Numbers", [(f"c{i}", _UNTYPED_NUMBER, None) for i in range(len(numbers))],
+                                          rename={f"c{i}": name for i, name in enumerate(numbers)})
+                self._checks[which] = msgspec.json.Decoder(check)
+
+    def untyped(self, raw: msgspec.Raw, which: str) -> bool:
+        """True when typing would leave the raw image ``which`` as it is."""
+        check = self._checks.get(which)
+        if check is None or raw is _NULL:
+            return True
+        if check is False:
+            return raw == _NULL
+        try:
+            check.decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return raw == _NULL
+        return True
+
+
+_NO_SCHEMA = _SchemaPlan({})
+_RETYPED_KINDS = _INT_TYPES | _FLOAT_TYPES | {"boolean"}
+
+
+class _WrappedKey(msgspec.Struct, forbid_unknown_fields=True):
+    """A Kafka key in the schema/payload wrapper; only the payload's column names are wanted."""
+
+    payload: dict[str, Any]
+    schema: msgspec.Raw = _NULL
+
+
+_WRAPPED_KEY = msgspec.json.Decoder(_WrappedKey)
+_PLAIN_KEY = msgspec.json.Decoder(dict[str, Any])
+
+
+def _key_names(text: Any) -> Any:
+    """The key columns a Kafka key (JSON text) names, as :meth:`Debezium.key_columns` takes them;
+    ``_HAND_BACK`` for a key of another shape."""
+    try:
+        try:
+            payload = _WRAPPED_KEY.decode(text).payload
+        except msgspec.ValidationError:
+            payload = _PLAIN_KEY.decode(text)
+    except (msgspec.DecodeError, msgspec.ValidationError, TypeError):
+        return _HAND_BACK
+    return list(payload) if payload else None
+
+
+def _key_of_raw(raw: msgspec.Raw, columns: list[str]) -> str | None:
+    """:func:`values.key_of` a raw image that needs no typing (see :meth:`_SchemaPlan.untyped`)."""
+    if raw is _NULL:
+        return None
+    return values.key_of(orjson.loads(bytes(raw)), columns)
+
+
+def _raw_image_text(raw: msgspec.Raw) -> Any:
+    """The JSON text of a raw image that needs no typing: None for null, ``_HAND_BACK`` for anything but an
+    object or for an object holding a number a double cannot carry."""
+    if raw is _NULL:
+        return None
+    data = bytes(raw)
+    if data[:1] == b"{" and not has_long_number(data):
+        return data.decode()
+    return None if data == b"null" else _HAND_BACK
 
 
 # ---------------------------------------------------------------- helpers shared by the family
