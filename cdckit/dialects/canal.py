@@ -150,10 +150,21 @@ def to_decimal(value: Any) -> Any:
 
 
 def to_float(value: Any) -> Any:
+    """``values.coerce(value, "float")``, with :func:`to_decimal`'s fast path (the same numbers, the same floats)."""
+    if value.__class__ is str and len(value) <= 16 and _SHORT_DECIMAL.match(value):
+        return float(value)
     return values.coerce(value, "float")
 
 
+@lru_cache(maxsize=256)
+def _bool_of_text(value: str) -> Any:
+    return values.coerce(value, "bool")
+
+
 def to_bool(value: Any) -> Any:
+    """``values.coerce(value, "bool")``, remembered per text (a boolean column holds few distinct texts)."""
+    if value.__class__ is str:
+        return _bool_of_text(value)
     return values.coerce(value, "bool")
 
 
@@ -163,6 +174,12 @@ CONVERTERS = {"int": to_int, "float": to_float, "decimal": to_decimal, "bool": t
 
 def typed_row(row: dict[str, Any], converters: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:
     """The row with its text values typed by column, in place (column order kept); returns it."""
+    if len(row) < len(converters):  # an old image: a few changed columns
+        for name, value in tuple(row.items()):
+            convert = converters.get(name)
+            if convert is not None and value is not None:
+                row[name] = convert(value)
+        return row
     for name, convert in converters.items():
         value = row.get(name)
         if value is not None:
@@ -272,25 +289,32 @@ class Canal(Dialect):
             prefix = f"{values.sortable(es) or ''}:{values.sortable(batch_id) or ''}:"
         txn_id = str(gtid) if gtid not in (None, "") else None
         dumps = orjson.dumps
+        key_of = values.key_of
+        update = op == "update"
         rows = []
         for index, raw in enumerate(data):
             if raw.__class__ is not dict:
                 expect_object(raw, f"data[{index}]")
-            row = typed_row(raw if fresh else dict(raw), converters)
-            if op == "insert":
-                before_text, after_text, keyed = None, dumps(row).decode(), row
-            elif op == "delete":
-                before_text, after_text, keyed = dumps(row).decode(), None, row
-            else:
+            row = typed_row(raw if fresh else dict(raw), converters) if converters else raw
+            after_text = dumps(row).decode()
+            if update:
                 changed = old[index] if index < len(old) else None
                 if changed and changed.__class__ is not dict:
                     expect_object(changed, f"old[{index}]")
-                before = {**row, **typed_row(changed if fresh else dict(changed), converters)} if changed else row
-                before_text, after_text, keyed = dumps(before).decode(), dumps(row).decode(), row
+                if changed:
+                    changed = typed_row(changed if fresh else dict(changed), converters) if converters else changed
+                    before_text = dumps({**row, **changed}).decode()
+                else:
+                    before_text = after_text
+            else:
+                before_text = None
+            if op == "delete":
+                before_text, after_text = after_text, None
             rows.append((
                 op, op_raw, database, None, table, event_time, emit_time,
-                prefix + str(index).zfill(20),  # values.sortable_text(es, id, index)
-                txn_id, key_columns, values.key_of(keyed, key_columns), before_text, after_text, None,
+                prefix + (_ROW_ZERO if index == 0 else str(index).zfill(20)),  # values.sortable_text(es, id, index)
+                txn_id, key_columns, key_of(row, key_columns) if key_columns else None, before_text, after_text,
+                None,
             ))
         return rows
 
@@ -298,32 +322,42 @@ class Canal(Dialect):
 
     has_line_decoder = True
 
-    def decode_lines(self, lines: list[bytes]) -> list[list[tuple] | None]:
-        """The events of many raw messages at once: msgspec reads them, :meth:`dml_rows` makes the rows.
+    def decode_lines(self, lines: list[bytes]) -> list[tuple | list[tuple] | None]:
+        """The events of many raw Canal flat messages (one JSON text each) at once.
 
-        DDL, empty ``data``, unknown fields and anything that is not the
-        usual shape (values other than strings, say) go back to :meth:`decode`.
+        msgspec reads each message (checking its shape in C), :meth:`dml_rows`
+        makes the rows, with the converters of each distinct
+        ``mysqlType``/``sqlType`` text worked out once. For each line it hands
+        back the event tuple (a message with one row), the list of them (several
+        rows), or None for :meth:`decode` to take: bad JSON, DDL, empty
+        ``data``, unknown fields and anything not of the usual shape (values
+        other than strings, say).
         """
-        out: list[list[tuple] | None] = []
+        out: list[tuple | list[tuple] | None] = []
         append = out.append
         decode = _FLAT.decode
+        dml_rows = self.dml_rows
+        raw_converters = self._raw_converters
         for line in lines:
             try:
                 flat = decode(line)
             except (msgspec.DecodeError, msgspec.ValidationError):
                 append(None)
                 continue
-            op = DML_OPS.get(flat.type)
-            if op is None or not flat.data:
+            op_raw = flat.type
+            op = DML_OPS.get(op_raw)
+            data = flat.data
+            if op is None or not data:
                 append(None)
                 continue
             try:
-                converters = self._raw_converters(flat.mysqlType, flat.sqlType)
-                append(self.dml_rows(op, flat.type, flat.data, flat.old if op == "update" and flat.old else [],
-                                     converters, flat.pkNames, flat.database, flat.table, flat.es, flat.ts, flat.id,
-                                     flat.gtid, fresh=True))
-            except BadMessage:
+                rows = dml_rows(op, op_raw, data, flat.old or _NO_ROWS if op == "update" else _NO_ROWS,
+                                raw_converters(flat.mysqlType, flat.sqlType), flat.pkNames, flat.database,
+                                flat.table, flat.es, flat.ts, flat.id, flat.gtid, fresh=True)
+            except (BadMessage, ValueError):
                 append(None)
+                continue
+            append(rows[0] if len(rows) == 1 else rows)
         return out
 
     def _raw_converters(self, mysql_types: msgspec.Raw, sql_types: msgspec.Raw) -> dict[str, Callable[[Any], Any]]:
@@ -423,6 +457,8 @@ class Canal(Dialect):
 # ---------------------------------------------------------------- the batch decoder's view of a message
 
 _NULL = msgspec.Raw(b"null")
+_NO_ROWS: list = []
+_ROW_ZERO = "0" * 20
 
 
 class _Flat(msgspec.Struct, forbid_unknown_fields=True):

@@ -190,16 +190,22 @@ class Debezium(Dialect):
         out: list[tuple | None] = []
         append = out.append
         ops, long_number, digit_map, hand_back = OPS, _LONG_NUMBER, _DIGIT_MAP, _HAND_BACK
-        plain_decode, wrapped_decode, plan_of = _PLAIN.decode, _WRAPPED.decode, self._plan
+        plain_decode, wrapped_decode, payload_decode, plan_of = _PLAIN.decode, _WRAPPED.decode, _PAYLOAD.decode, self._plan
+        known, key_names = self.__dict__.setdefault("_known", _KnownSchema()), self._key_names
         errors = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
         for index, line in enumerate(lines):
             if line.startswith(b'{"schema"'):  # Kafka Connect writes the wrapper's schema first
+                rest = known.rest(line)
                 try:
-                    wrapped = wrapped_decode(line)
+                    if rest is not None:  # the schema of the last message, byte for byte: not read again
+                        message, plan = payload_decode(rest).payload, known.plan
+                    else:
+                        wrapped = wrapped_decode(line)
+                        message, plan = wrapped.payload, plan_of(wrapped.schema)
+                        known.remember(line, wrapped.schema, plan)
                 except errors:
                     append(None)
                     continue
-                message, plan = wrapped.payload, plan_of(wrapped.schema)
                 if plan is None:
                     append(None)
                     continue
@@ -244,7 +250,7 @@ class Debezium(Dialect):
                 continue
             key_columns = key = None
             if keys is not None and keys[index] is not None:
-                key_columns = _key_names(keys[index])
+                key_columns = key_names(keys[index])
                 if key_columns is hand_back:
                     append(None)
                     continue
@@ -259,9 +265,14 @@ class Debezium(Dialect):
                 continue
             else:
                 seq = f"{file}:{str(src.pos).zfill(20)}:{str(src.row or 0).zfill(20)}"
-            ts_ms, emit = src.ts_ms, message.ts_ms
-            append((op, op_raw, src.db, src.schema, src.table,
-                    None if ts_ms is None else ts_ms * 1_000_000, None if emit is None else emit * 1_000_000,
+            # Debezium 2 writes ts_us and ts_ns besides ts_ms: the finest one given wins (source_time, envelope_time)
+            ts_ms = src.ts_ms
+            event_time = (src.ts_ns if src.ts_ns is not None else src.ts_us * 1_000 if src.ts_us is not None
+                          else None if ts_ms is None else ts_ms * 1_000_000)
+            emit = message.ts_ms
+            emit_time = (message.ts_ns if message.ts_ns is not None else message.ts_us * 1_000
+                         if message.ts_us is not None else None if emit is None else emit * 1_000_000)
+            append((op, op_raw, src.db, src.schema, src.table, event_time, emit_time,
                     seq, None, key_columns, key, before, after, None))
         return out
 
@@ -344,6 +355,26 @@ class Debezium(Dialect):
             return _HAND_BACK, None
         row = self.typed_image(values.loads(data), types.get(which), which)
         return values.image(row), row
+
+    def _key_names(self, text: Any) -> Any:
+        """The key columns a Kafka key (JSON text) names, as :meth:`key_columns` takes them; ``_HAND_BACK``
+        for a key of another shape. A key schema repeated byte for byte is skipped (:class:`_KnownSchema`)."""
+        data = text.encode() if text.__class__ is str else text
+        known = self.__dict__.setdefault("_known_key", _KnownSchema())
+        try:
+            rest = known.rest(data)
+            if rest is not None:
+                payload = _KEY_PAYLOAD.decode(rest).payload
+            else:
+                try:
+                    wrapped = _WRAPPED_KEY.decode(data)
+                    payload = wrapped.payload
+                    known.remember(data, wrapped.schema, None)
+                except msgspec.ValidationError:
+                    payload = _PLAIN_KEY.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError, TypeError, UnicodeEncodeError):
+            return _HAND_BACK
+        return list(payload) if payload else None
 
     def _plan(self, schema: msgspec.Raw) -> "_SchemaPlan | None":
         """The :class:`_SchemaPlan` of a raw envelope schema, made once per distinct schema text
@@ -656,12 +687,12 @@ class _PlainSource(msgspec.Struct):
     schema: str | None = None
     table: str | None = None
     ts_ms: int | None = None
+    ts_us: int | None = None
+    ts_ns: int | None = None
     file: str | None = None
     pos: Annotated[int, msgspec.Meta(ge=0)] | None = None
     row: Annotated[int, msgspec.Meta(ge=0)] | None = None
     collection: None = None
-    ts_us: None = None
-    ts_ns: None = None
     lsn: None = None
     change_lsn: None = None
     commit_lsn: None = None
@@ -681,6 +712,8 @@ class _Plain(msgspec.Struct, forbid_unknown_fields=True):
     before: msgspec.Raw = _NULL
     after: msgspec.Raw = _NULL
     ts_ms: int | None = None
+    ts_us: int | None = None
+    ts_ns: int | None = None
     transaction: None = None
 
 
@@ -696,6 +729,40 @@ class _Wrapped(msgspec.Struct, forbid_unknown_fields=True):
 
 
 _WRAPPED = msgspec.json.Decoder(_Wrapped)
+
+
+class _PayloadOnly(msgspec.Struct, forbid_unknown_fields=True):
+    """What follows a known schema block in a wrapped message (see :class:`_KnownSchema`)."""
+
+    payload: _Plain
+
+
+_PAYLOAD = msgspec.json.Decoder(_PayloadOnly)
+
+
+class _KnownSchema:
+    """The schema block the last wrapped message began with, as bytes.
+
+    A topic's messages repeat one schema byte for byte; a message that
+    begins with the same ``{"schema":...,`` bytes is read from its payload
+    on (:meth:`rest`), so the schema is neither scanned nor parsed again.
+    """
+
+    def __init__(self) -> None:
+        self.head: bytes | None = None
+        self.plan: Any = None
+
+    def rest(self, data: bytes) -> bytes | None:
+        """``data`` without the known schema block, as a JSON object text; None when it begins otherwise."""
+        head = self.head
+        if head is None or not data.startswith(head):
+            return None
+        return b"{" + data[len(head):]
+
+    def remember(self, data: bytes, schema: msgspec.Raw, plan: Any) -> None:
+        head = b'{"schema":' + bytes(schema) + b","
+        if data.startswith(head):
+            self.head, self.plan = head, plan
 
 #: The value a JSON column that the schema types as a number or boolean may hold and need no retyping.
 _UNTYPED_NUMBER = int | float | bool | None
@@ -753,17 +820,11 @@ _WRAPPED_KEY = msgspec.json.Decoder(_WrappedKey)
 _PLAIN_KEY = msgspec.json.Decoder(dict[str, Any])
 
 
-def _key_names(text: Any) -> Any:
-    """The key columns a Kafka key (JSON text) names, as :meth:`Debezium.key_columns` takes them;
-    ``_HAND_BACK`` for a key of another shape."""
-    try:
-        try:
-            payload = _WRAPPED_KEY.decode(text).payload
-        except msgspec.ValidationError:
-            payload = _PLAIN_KEY.decode(text)
-    except (msgspec.DecodeError, msgspec.ValidationError, TypeError):
-        return _HAND_BACK
-    return list(payload) if payload else None
+class _KeyPayload(msgspec.Struct, forbid_unknown_fields=True):
+    payload: dict[str, Any]
+
+
+_KEY_PAYLOAD = msgspec.json.Decoder(_KeyPayload)
 
 
 def _key_of_raw(raw: msgspec.Raw, columns: list[str]) -> str | None:
