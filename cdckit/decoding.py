@@ -292,11 +292,11 @@ class MessageDecoder:
         start = 0
         for index, result in enumerate(results):
             if result is None or (result.__class__ is list and not result):
-                self._run(results, offsets, sources, partitions, start, index, slow)
+                self._run(results, offsets, sources, partitions, start, index, slow, light)
                 slow(index)
                 start = index + 1
             elif result.__class__ is Event:
-                self._run(results, offsets, sources, partitions, start, index, slow)
+                self._run(results, offsets, sources, partitions, start, index, slow, light)
                 if result.half in ("before", "after") and row_problem(event_row(result)) is None:
                     self.sink.read(self._name, 1)
                     self.sink.half(light(index), self._name, result)
@@ -304,15 +304,26 @@ class MessageDecoder:
                     slow(index)
                 start = index + 1
             elif sources[index] != sources[start] or partitions[index] != partitions[start]:
-                self._run(results, offsets, sources, partitions, start, index, slow)
+                self._run(results, offsets, sources, partitions, start, index, slow, light)
                 start = index
-        self._run(results, offsets, sources, partitions, start, len(results), slow)
+        self._run(results, offsets, sources, partitions, start, len(results), slow, light)
 
     def _run(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
-             slow: Any) -> None:
+             slow: Any, light: Any) -> None:
         """Messages ``lo`` to ``hi`` (one source and partition) as one Arrow table; a message whose rows the
-        frame cannot hold is decoded alone instead, where the guard names the field."""
+        frame cannot hold is decoded alone instead, where the guard names the field. A short run (between
+        update halves, say) goes to the sink as events: an Arrow table of a few rows costs more than them."""
         if lo >= hi:
+            return
+        if hi - lo <= _SHORT_RUN:
+            for index in range(lo, hi):
+                result = results[index]
+                rows = [result] if result.__class__ is tuple else result
+                if any(row_problem(row) for row in rows):
+                    slow(index)
+                else:
+                    self.sink.read(self._name, 1)
+                    self.sink.events(light(index), self._name, [Event(*row) for row in rows])
             return
         rows: list[tuple] = []
         row_offsets: list[int] = []
@@ -327,13 +338,13 @@ class MessageDecoder:
         try:
             table = event_table(rows)
         except Exception:
-            self._split(results, offsets, sources, partitions, lo, hi, slow)
+            self._split(results, offsets, sources, partitions, lo, hi, slow, light)
             return
         self.sink.read(self._name, hi - lo)
         self.sink.rows(table, self._name, sources[lo], row_offsets, hi - lo, partitions[lo])
 
     def _split(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
-               slow: Any) -> None:
+               slow: Any, light: Any) -> None:
         bad = [index for index in range(lo, hi)
                if any(row_problem(row) for row in ([results[index]] if results[index].__class__ is tuple
                                                    else results[index]))]
@@ -343,16 +354,20 @@ class MessageDecoder:
             return
         start = lo
         for index in bad:
-            self._run(results, offsets, sources, partitions, start, index, slow)
+            self._run(results, offsets, sources, partitions, start, index, slow, light)
             slow(index)
             start = index + 1
-        self._run(results, offsets, sources, partitions, start, hi, slow)
+        self._run(results, offsets, sources, partitions, start, hi, slow, light)
 
     def hint(self, msg: Message) -> str:
         """`` (it looks like a X message)`` when another dialect explains the message better."""
         if self.dialect is None:
             return ""
         return family_hint(msg.value, self.dialect, self._dialects())
+
+
+#: Runs of at most this many messages go to the sink as events, not as an Arrow table.
+_SHORT_RUN = 16
 
 
 def _key_text(key: Any) -> Any:

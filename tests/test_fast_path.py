@@ -14,6 +14,7 @@ import functools
 import json
 import random
 
+import orjson
 import pandas as pd
 import pytest
 
@@ -67,7 +68,7 @@ def mutations(value: dict, rng: random.Random, count: int = 6) -> list[dict]:
     out = []
     for parent, field in rng.sample(places, min(count, len(places))):
         for change in ("drop", None, "x", 1, 1.5, True, [], {}):
-            copy = json.loads(json.dumps(value))
+            copy = orjson.loads(orjson.dumps(value))
             target = copy if parent is None else copy[parent]
             if change == "drop":
                 del target[field]
@@ -80,10 +81,10 @@ def mutations(value: dict, rng: random.Random, count: int = 6) -> list[dict]:
 def messages_for(name: str) -> list[bytes]:
     rng = random.Random(f"{name}-fast-path")
     values = [json.loads(line) for line in sample_messages(name)] + list(converted_values(name))
-    lines = [json.dumps(v).encode() for v in values]
+    lines = [orjson.dumps(v) for v in values]  # orjson: encoders may hold orjson.Fragment values
     objects = [value for value in values if isinstance(value, dict)]
     for value in rng.sample(objects, min(MUTATED, len(objects))):
-        lines += [json.dumps(v).encode() for v in mutations(value, rng)]
+        lines += [orjson.dumps(v) for v in mutations(value, rng)]
     return lines
 
 

@@ -461,8 +461,11 @@ _NO_ROWS: list = []
 _ROW_ZERO = "0" * 20
 
 
-class _Flat(msgspec.Struct, forbid_unknown_fields=True):
-    """A Canal flat message as the batch decoder reads it (types kept raw, to cache converters by their text)."""
+class _Flat(msgspec.Struct):
+    """A Canal flat message as the batch decoder reads it (types kept raw, to cache converters by their text).
+
+    Fields not named here are skipped: :meth:`Canal.decode` reads none of them either, and Canal builds
+    add their own."""
 
     type: str
     data: list[dict[str, str | None]] | None = None

@@ -56,6 +56,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
+import msgspec
 import orjson
 import pandas as pd
 
@@ -187,11 +188,7 @@ class DataWorks(Dialect):
         if type(payload) is not dict:
             expect_object(payload, "payload")
         op_raw = require(payload, "op", "payload.")
-        op = OPS.get(op_raw) if type(op_raw) is str else None
-        if op is None:
-            if not (isinstance(op_raw, str) and op_raw.isupper()):
-                raise BadMessage(f"unknown op {op_raw!r}")
-            op = "other"
+        op = canonical_op(op_raw)
         schema = value.get("schema")
         if schema is None:
             schema = _EMPTY
@@ -203,12 +200,9 @@ class DataWorks(Dialect):
         kinds = column_kinds(schema.get("column"))
         before = typed_image(payload.get("before"), kinds, "payload.before")
         after = typed_image(payload.get("after"), kinds, "payload.after")
-        if after is None and op in ("insert", "update"):
-            raise BadMessage(f"missing required field payload.after (op {op_raw})")
-        if before is None and op == "delete":
-            raise BadMessage(f"missing required field payload.before (op {op_raw})")
+        require_images(op, op_raw, before, after)
         key_columns = primary_key(schema.get("pk"))
-        keyed = before if op == "delete" or after is None else after
+        keyed = keyed_image(op, before, after)
         return [
             Event(
                 op=op,
@@ -225,6 +219,97 @@ class DataWorks(Dialect):
                 ddl=ddl_text(payload.get("ddl")),
             )
         ]
+
+    # ------------------------------------------------------------ batch decoding (the fast path)
+
+    has_line_decoder = True
+
+    def __init__(self, tz: str | None = None) -> None:
+        super().__init__(tz)
+        # raw schema.column text -> (its column kinds, the pattern that finds text in those columns)
+        self._kinds_by_text: dict[bytes, tuple[dict[str, str], re.Pattern[bytes] | None]] = {}
+        self._last_kinds: tuple[msgspec.Raw, tuple[dict[str, str], re.Pattern[bytes] | None]] | None = None
+
+    def decode_lines(self, lines: list[bytes]) -> list[tuple | None]:
+        """The events of many raw DataWorks messages at once, one tuple of the frame's event fields each.
+
+        msgspec checks the shape (:class:`_Message`) and reads the fields; an
+        image's JSON text is taken as it stands unless a key must be read from
+        it, a typed column may hold text to retype, or it holds a number a
+        double cannot carry: then it is parsed and typed by :func:`typed_data`.
+        A message gives None (handed back to :meth:`decode`) when it is not
+        valid UTF-8, has another shape (unknown top-level fields, values of
+        other types, an ``eventTime`` that is not an integer) or is one
+        :meth:`decode` refuses.
+        """
+        out: list[tuple | None] = []
+        append = out.append
+        decode = _MESSAGE.decode
+        for line in lines:
+            try:
+                if not line.isascii():
+                    line.decode()  # invalid UTF-8 raises here: decode() quarantines such a line
+                append(self._line_event(decode(line)))
+            except _HAND_BACK:
+                append(None)
+        return out
+
+    def _line_event(self, message: "_Message") -> tuple:
+        """The event of one message read by msgspec, as :meth:`decode` makes it."""
+        payload = message.payload
+        op_raw = payload.op
+        op = canonical_op(op_raw)
+        schema = message.schema or _NO_SCHEMA
+        source = schema.source or _NO_SOURCE
+        before, after = payload.before, payload.after
+        require_images(op, op_raw, before, after)
+        kinds, typed_text = self._column_kinds(schema.column)
+        key_columns = primary_key(schema.pk)
+        keyed = keyed_image(op, before, after) if key_columns else None
+        before_text, before_row = self._image(before, kinds, typed_text, before is keyed)
+        after_text, after_row = self._image(after, kinds, typed_text, after is keyed)
+        ddl = ddl_text(payload.ddl)
+        if ddl is not None and ddl.__class__ is not str:
+            raise BadMessage("payload.ddl.text is not text")
+        timestamp = payload.timestamp
+        return (
+            op, op_raw, source.dbName, source.schema, source.table,
+            None if timestamp is None else epoch_ms_to_ns(timestamp.eventTime), None,
+            values.sortable(payload.scn), None, key_columns,
+            values.key_of(keyed_image(op, before_row, after_row), key_columns) if key_columns else None,
+            before_text, after_text, ddl,
+        )
+
+    def _image(self, image: "_Image | None", kinds: dict[str, str], typed_text: re.Pattern[bytes] | None,
+               keyed: bool) -> tuple[str | None, dict[str, Any] | None]:
+        """``(JSON text, typed row)`` of an image; the row is parsed only when needed (else None)."""
+        if image is None:
+            return None, None
+        data = bytes(image.data)
+        if data[:1] != b"{":
+            raise BadMessage("payload image data is not a JSON object")
+        exact = not values.has_long_number(data)  # the text parses to what values.loads gives
+        if exact and not keyed and (typed_text is None or (b"\\" not in data and typed_text.search(data) is None)):
+            return data.decode(), None  # no key to read and no text in a typed column: the text as it stands
+        parsed = orjson.loads(data) if exact else values.loads(data)  # values.loads, without a second check
+        row = typed_data(parsed, kinds)
+        return (data.decode() if exact and row is parsed else values.image(row)), row
+
+    def _column_kinds(self, column: msgspec.Raw) -> tuple[dict[str, str], re.Pattern[bytes] | None]:
+        """The kinds of a raw ``schema.column`` and the pattern of text values in those columns, cached."""
+        last = self._last_kinds
+        if last is not None and last[0] == column:  # the same table again
+            return last[1]
+        text = bytes(column)
+        found = self._kinds_by_text.get(text)
+        if found is None:
+            kinds = column_kinds(values.loads(text))
+            found = (kinds, _text_value_pattern(kinds))
+            if len(self._kinds_by_text) >= 4096:
+                self._kinds_by_text.clear()
+            self._kinds_by_text[text] = found
+        self._last_kinds = (column, found)
+        return found
 
     # ------------------------------------------------------------ encoding
 
@@ -276,6 +361,29 @@ class DataWorks(Dialect):
 
 
 # ---------------------------------------------------------------- decoding helpers
+
+
+def canonical_op(op_raw: Any) -> str:
+    """The canonical op of ``payload.op``: a known op's, else ``other`` for any upper-case text."""
+    op = OPS.get(op_raw) if type(op_raw) is str else None
+    if op is None:
+        if not (isinstance(op_raw, str) and op_raw.isupper()):
+            raise BadMessage(f"unknown op {op_raw!r}")
+        op = "other"
+    return op
+
+
+def require_images(op: str, op_raw: str, before: Any, after: Any) -> None:
+    """BadMessage when the op's image is missing: after for insert and update, before for delete."""
+    if after is None and op in ("insert", "update"):
+        raise BadMessage(f"missing required field payload.after (op {op_raw})")
+    if before is None and op == "delete":
+        raise BadMessage(f"missing required field payload.before (op {op_raw})")
+
+
+def keyed_image(op: str, before: Any, after: Any) -> Any:
+    """The image the key is read from: before for a delete or when there is no after, else after."""
+    return before if op == "delete" or after is None else after
 
 
 def type_kind(type_name: str) -> str | None:
@@ -336,14 +444,30 @@ def typed_image(side: Any, kinds: dict[str, str], where: str) -> dict[str, Any] 
     data = require(side, "data", where + ".")
     if type(data) is not dict:
         expect_object(data, where + ".data")
-    if not kinds:
-        return data
-    row = dict(data)
+    return typed_data(data, kinds)
+
+
+def typed_data(data: dict[str, Any], kinds: dict[str, str]) -> dict[str, Any]:
+    """``data`` with the text values of typed columns typed: a copy when there are any, else ``data`` itself."""
+    row = data
     for name, kind in kinds.items():
-        value = row.get(name)
+        value = data.get(name)
         if type(value) is str:
+            if row is data:
+                row = dict(data)
             row[name] = values.coerce(value, kind)
     return row
+
+
+def _text_value_pattern(kinds: dict[str, str]) -> re.Pattern[bytes] | None:
+    """What finds a text value (``"name": "``) of a typed column in an image's JSON text, or None.
+
+    Only in text without backslashes: an escaped name or quote could hide one.
+    """
+    names = [re.escape(name.encode()) for name in kinds if type(name) is str]
+    if not names:
+        return None
+    return re.compile(rb'"(?:' + b"|".join(names) + rb')"\s*:\s*"')
 
 
 def primary_key(pk: Any) -> list[str] | None:
@@ -357,7 +481,11 @@ def primary_key(pk: Any) -> list[str] | None:
 def event_time(timestamp: Any) -> int | None:
     if type(timestamp) is not dict:
         return None
-    ms = timestamp.get("eventTime")
+    return epoch_ms_to_ns(timestamp.get("eventTime"))
+
+
+def epoch_ms_to_ns(ms: Any) -> int | None:
+    """``payload.timestamp.eventTime`` (epoch milliseconds) in nanoseconds."""
     try:
         return values.ms_to_ns(ms)
     except (TypeError, ValueError):
@@ -368,6 +496,63 @@ def ddl_text(ddl: Any) -> str | None:
     if isinstance(ddl, dict):
         return ddl.get("text")
     return ddl if isinstance(ddl, str) else None
+
+
+# ---------------------------------------------------------------- the batch decoder's view of a message
+
+_NULL = msgspec.Raw(b"null")
+
+
+class _Source(msgspec.Struct):
+    """``schema.source``: the names the frame takes (other fields skipped)."""
+
+    dbName: str | None = None
+    schema: str | None = None
+    table: str | None = None
+
+
+class _Schema(msgspec.Struct):
+    """``schema``: the column list kept raw, to cache its kinds by its text."""
+
+    source: _Source | None = None
+    column: msgspec.Raw = _NULL
+    pk: list[str] | None = None
+
+
+class _Image(msgspec.Struct):
+    """``payload.before`` or ``payload.after``: the row kept raw."""
+
+    data: msgspec.Raw
+
+
+class _Timestamp(msgspec.Struct):
+    eventTime: int | None = None
+
+
+class _Payload(msgspec.Struct):
+    op: str
+    before: _Image | None = None
+    after: _Image | None = None
+    timestamp: _Timestamp | None = None
+    scn: str | int | None = None
+    ddl: Any = None
+
+
+class _Message(msgspec.Struct, forbid_unknown_fields=True):
+    """A DataWorks message as the batch decoder reads it; another top-level field (a saved Kafka
+    record's ``offset``, say) fails validation and the message goes to :meth:`DataWorks.decode`."""
+
+    payload: _Payload
+    schema: _Schema | None = None
+    version: msgspec.Raw = _NULL
+    extend: msgspec.Raw = _NULL
+
+
+_MESSAGE = msgspec.json.Decoder(_Message)
+_NO_SCHEMA = _Schema()
+_NO_SOURCE = _Source()
+#: What makes the batch decoder hand a message back to :meth:`DataWorks.decode`.
+_HAND_BACK = (msgspec.DecodeError, msgspec.ValidationError, BadMessage, ValueError, TypeError)
 
 
 # ---------------------------------------------------------------- encoding helpers

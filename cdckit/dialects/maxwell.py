@@ -45,6 +45,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
+import msgspec
+import orjson
 import pandas as pd
 
 from .. import values
@@ -136,13 +138,11 @@ class Maxwell(Dialect):
         if op == "delete":
             before = data
         elif op == "update":
-            old = value.get("old")
-            before = {**data, **expect_object(old, "old")} if old is not None else data
+            before = updated_from(data, value.get("old"))
             after = data
         else:
             after = data
-        pk = value.get("primary_key_columns")
-        key_columns = list(pk) if isinstance(pk, list) and pk else None
+        key_columns = primary_key_columns(value.get("primary_key_columns"))
         xid = value.get("xid")
         return [Event(
             op=op,
@@ -184,6 +184,64 @@ class Maxwell(Dialect):
             emit_time=push_time(value.get("push_ts")),
             seq=position(value),
         )
+
+    # ------------------------------------------------------------ batch decoding (the fast path)
+
+    has_line_decoder = True
+
+    def decode_lines(self, lines: list[bytes]) -> list[tuple | None]:
+        """The events of many raw messages at once: one tuple of ``EVENT_FIELDS`` per row message, else None.
+
+        msgspec reads each line into :class:`_Row`, which checks the field
+        types; ``data`` and ``old`` stay raw JSON. When ``data`` is written
+        compactly (as Maxwell writes it) and holds no number a double cannot
+        carry, its text is the image as it stands and it is parsed only when
+        the row is needed (an update with ``old``, ``primary_key_columns``);
+        otherwise it is parsed and written as :meth:`decode` does. DDL
+        messages, bootstrap markers, fields of unexpected types, bad JSON
+        and times a timestamp cannot hold are handed back to :meth:`decode`
+        (None).
+        """
+        out: list[tuple | None] = []
+        append = out.append
+        decode, ops, null = _ROW.decode, ROW_OPS, _NULL
+        loads, image, has_long_number = values.loads, values.image, values.has_long_number
+        orjson_loads = orjson.loads
+        errors = (msgspec.DecodeError, msgspec.ValidationError, BadMessage, ValueError, OverflowError)
+        for line in lines:
+            try:
+                if not line.isascii():
+                    line.decode()  # msgspec skips unread fields unchecked: bad UTF-8 anywhere is bad JSON
+                message = decode(line)
+                op = ops.get(message.type)
+                if op is None:
+                    append(None)
+                    continue
+                update_of = op == "update" and message.old is not null
+                key_columns = primary_key_columns(message.primary_key_columns)
+                raw = bytes(message.data)
+                # A compact object whose every number a double holds: its text is the image as it stands,
+                # and orjson alone reads it as values.loads would.
+                plain = raw[0] == 123 and b'": ' not in raw and not has_long_number(raw)
+                row = None  # the parsed data, when it is needed
+                if update_of or key_columns is not None or not plain:
+                    row = expect_object(orjson_loads(raw) if plain else loads(raw), "data")
+                before = after = raw.decode() if plain else image(row)
+                if update_of:
+                    before = image(updated_from(row, loads(bytes(message.old))))
+                elif op == "delete":
+                    after = None
+                elif op != "update":
+                    before = None
+                xid = message.xid
+                append((op, message.type, message.database, None, message.table,
+                        epoch_time(message.ts, message.ts_ms), push_time(message.push_ts),
+                        binlog_seq(message.position, message.xoffset, message.commit),
+                        None if xid is None else str(xid), key_columns,
+                        None if key_columns is None else values.key_of(row, key_columns), before, after, None))
+            except errors:
+                append(None)
+        return out
 
     # ------------------------------------------------------------ encoding
 
@@ -297,10 +355,14 @@ def encode_ddl(row: dict[str, Any], kind: str, where: str | None) -> dict[str, A
 
 def row_time(value: dict[str, Any]) -> int | None:
     """A row message's event time: ``ts_ms`` when present, else ``ts`` in seconds."""
-    ts_ms = value.get("ts_ms")
+    return epoch_time(value.get("ts"), value.get("ts_ms"))
+
+
+def epoch_time(ts: Any, ts_ms: Any) -> int | None:
+    """A row's event time from its ``ts`` (epoch seconds) and ``ts_ms`` (epoch milliseconds, preferred)."""
     if ts_ms is not None:
         return values.ms_to_ns(ts_ms)
-    return values.seconds_to_ns(value.get("ts"))
+    return values.seconds_to_ns(ts)
 
 
 def push_time(push_ts: Any) -> int | None:
@@ -312,16 +374,62 @@ def push_time(push_ts: Any) -> int | None:
 
 def position(value: dict[str, Any]) -> str | None:
     """``file:offset:xoffset`` zero-padded; ``~`` for a commit row without xoffset."""
-    where = value.get("position")
+    return binlog_seq(value.get("position"), value.get("xoffset"), value.get("commit"))
+
+
+def binlog_seq(where: Any, xoffset: Any, commit: Any) -> str | None:
+    """The seq of a ``position`` (``file:offset``), ``xoffset`` and ``commit`` (see :func:`position`)."""
     if not where:
         return None
     file, _, offset = str(where).rpartition(":")
-    xoffset = value.get("xoffset")
-    if xoffset is None and value.get("commit") is True:
+    if xoffset is None and commit is True:
         xoffset = COMMIT_MARK
     if not file:
         return values.sortable_text(offset, xoffset)
     return values.sortable_text(file, offset, xoffset)
+
+
+def updated_from(data: dict[str, Any], old: Any) -> dict[str, Any]:
+    """An update's before image: ``data`` overlaid with ``old`` (the changed columns' previous values)."""
+    return {**data, **expect_object(old, "old")} if old is not None else data
+
+
+def primary_key_columns(pk: Any) -> list[str] | None:
+    """The key columns of a ``primary_key_columns`` value (a non-empty list), else None."""
+    return list(pk) if isinstance(pk, list) and pk else None
+
+
+# ---------------------------------------------------------------- the batch decoder's view of a message
+
+_NULL = msgspec.Raw(b"null")
+
+
+class _Row(msgspec.Struct, gc=False):
+    """A Maxwell row message as the batch decoder reads it: the fields :meth:`Maxwell.decode` reads, in
+    the types it takes as they are (other types fail validation and the message goes to ``decode``).
+
+    Other fields (``server_id``, ``thread_id``, ``primary_key``...) do not change an event and are
+    skipped. ``ts``, ``ts_ms`` and ``xid`` are not floats: a float with many digits would be read
+    exactly by ``decode`` but rounded here (``push_ts`` goes through ``float`` in :func:`push_time`
+    either way).
+    """
+
+    type: str
+    data: msgspec.Raw
+    old: msgspec.Raw = _NULL
+    database: str | None = None
+    table: str | None = None
+    ts: int | None = None
+    ts_ms: int | None = None
+    push_ts: int | float | None = None
+    xid: int | str | None = None
+    xoffset: int | None = None
+    commit: bool | None = None
+    position: str | None = None
+    primary_key_columns: list[str] | None = None
+
+
+_ROW = msgspec.json.Decoder(_Row)
 
 
 def _parse_seq(seq: str | None) -> tuple[str, int, str] | None:

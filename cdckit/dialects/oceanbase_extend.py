@@ -110,6 +110,11 @@ class OceanBaseExtend(OceanBaseDefault):
         "tells Extend from Default.",
     ) + OceanBaseDefault.quirks[2:]
 
+    def __init__(self, tz: str | None = None) -> None:
+        super().__init__(tz)
+        #: (prevStruct map text, postStruct map text) -> column kinds, for the batch decoder.
+        self._kinds_by_text: dict[tuple[bytes, bytes], dict[str, str]] = {}
+
     # ------------------------------------------------------------ detection
 
     def detect(self, value: Any) -> Match | None:
@@ -126,12 +131,45 @@ class OceanBaseExtend(OceanBaseDefault):
 
     def images(self, prev: dict[str, Any] | None, post: dict[str, Any] | None) -> tuple[dict | None, dict | None]:
         """Both images typed by the ``__light_type`` maps they carry, the map removed."""
-        types = light_types(prev, "prevStruct")
-        post_types = light_types(post, "postStruct")
-        if post_types:
-            types = {**types, **post_types} if types else post_types
-        kinds = column_kinds(types)
+        kinds = image_kinds(light_types(prev, "prevStruct"), light_types(post, "postStruct"))
         return typed(prev, kinds), typed(post, kinds)
+
+    def line_images(self, prev: bytes | None, post: bytes | None,
+                    key_side: str | None) -> tuple[str | None, str | None, dict[str, Any] | None]:
+        """``(before, after, key image)`` from raw image JSON, typed as :meth:`images` types them.
+
+        The ``__light_type`` maps are cut off the raw text (:func:`split_light`) and their kinds
+        remembered by their text, so only the values are parsed; an image the cut does not fit goes
+        whole through :meth:`images`.
+        """
+        prev_split, post_split = split_light(prev), split_light(post)
+        kinds = None
+        if prev_split is not None and post_split is not None:
+            kinds = self._line_kinds(prev_split[1], post_split[1])
+        if kinds is None:
+            before, after = self.images(None if prev is None else values.loads(prev),
+                                        None if post is None else values.loads(post))
+        else:
+            before = None if prev is None else typed(values.loads(prev_split[0]), kinds)
+            after = None if post is None else typed(values.loads(post_split[0]), kinds)
+        key_row = before if key_side == "before" else after if key_side == "after" else None
+        return values.image(before), values.image(after), key_row
+
+    def _line_kinds(self, prev_map: bytes, post_map: bytes) -> dict[str, str] | None:
+        """:func:`image_kinds` of the raw ``__light_type`` texts of both images (b"" for none), remembered
+        by those texts; None when one is not JSON (the cut went wrong)."""
+        cache = self._kinds_by_text
+        found = cache.get((prev_map, post_map))
+        if found is None:
+            try:
+                prev_types = type_map(values.loads(prev_map), "prevStruct") if prev_map else {}
+                post_types = type_map(values.loads(post_map), "postStruct") if post_map else {}
+            except ValueError:
+                return None
+            if len(cache) >= 1024:
+                cache.clear()
+            found = cache[(prev_map, post_map)] = image_kinds(prev_types, post_types)
+        return found
 
     # ------------------------------------------------------------ encoding
 
@@ -180,10 +218,52 @@ def light_types(struct: dict[str, Any] | None, where: str) -> dict[str, Any]:
     """The ``__light_type`` map of an image ({} when it has none)."""
     if not struct or LIGHT_TYPE not in struct:
         return {}
-    found = struct[LIGHT_TYPE]
+    return type_map(struct[LIGHT_TYPE], where)
+
+
+def type_map(found: Any, where: str) -> dict[str, Any]:
+    """The value of ``where.__light_type``, which must be a JSON object."""
     if not isinstance(found, dict):
         raise BadMessage(f"expected {where}.{LIGHT_TYPE} as a JSON object, got {type(found).__name__}")
     return found
+
+
+def image_kinds(prev_types: dict[str, Any], post_types: dict[str, Any]) -> dict[str, str]:
+    """The kinds both images are typed by: the maps of both, postStruct's winning a column in both."""
+    types = prev_types
+    if post_types:
+        types = {**types, **post_types} if types else post_types
+    return column_kinds(types)
+
+
+_LIGHT_KEY = b'"' + LIGHT_TYPE.encode() + b'"'
+
+
+def split_light(data: bytes | None) -> tuple[bytes | None, bytes] | None:
+    """A raw image object cut in two: its JSON without ``__light_type``, and the map's JSON text
+    (b"" when the image has none); ``(None, b"")`` for no image.
+
+    The cut is made only when the key is written once, plainly (no ``\\u00`` escape before it,
+    which might spell it again), as the last member and not the first; None otherwise. A key
+    found inside a nested value leaves a map text that is not JSON, which the caller checks when
+    it first parses the map.
+
+    >>> split_light(b'{"id":"7","__light_type":{"id":{"schemaType":"INT"}}}')
+    (b'{"id":"7"}', b'{"id":{"schemaType":"INT"}}')
+    """
+    if data is None:
+        return None, b""
+    at = data.find(_LIGHT_KEY)
+    if at < 0:
+        return (data, b"") if b"\\u00" not in data else None
+    end = at + len(_LIGHT_KEY)
+    if data.find(_LIGHT_KEY, end) >= 0 or data.find(b"\\u00", 0, at) >= 0:
+        return None
+    head = data[:at].rstrip()
+    tail = data[end:-1].lstrip()
+    if not head.endswith(b",") or not tail.startswith(b":"):
+        return None
+    return head[:-1] + b"}", tail[1:]
 
 
 def column_kinds(types: dict[str, Any]) -> dict[str, str]:
@@ -203,14 +283,14 @@ def typed(struct: dict[str, Any] | None, kinds: dict[str, str]) -> dict[str, Any
     """The image without ``__light_type``, values typed by their column's kind."""
     if struct is None:
         return None
-    if not kinds:
-        return {column: value for column, value in struct.items() if column != LIGHT_TYPE}
+    row = dict(struct)
+    row.pop(LIGHT_TYPE, None)
     coerce = values.coerce
-    return {
-        column: coerce(value, kinds[column]) if value.__class__ is str and column in kinds else value
-        for column, value in struct.items()
-        if column != LIGHT_TYPE
-    }
+    for column, kind in kinds.items():
+        value = row.get(column)
+        if value.__class__ is str:
+            row[column] = coerce(value, kind)
+    return row
 
 
 def _all_exact_decimals(found: Any) -> bool:

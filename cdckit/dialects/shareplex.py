@@ -41,10 +41,13 @@ One JSON object per row change::
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
-from typing import Any, Iterator
+from typing import Any, Iterator, Literal
 from zoneinfo import ZoneInfo
 
+import msgspec
+import orjson
 import pandas as pd
 
 from .. import values
@@ -58,7 +61,10 @@ _OP_CODES = {"insert": "ins", "update": "upd", "delete": "del"}
 #: Separates the key values in ``meta.rowid``.
 ROWID_KEY_SEPARATOR = "\x01"
 _META_FIELDS = ("time", "table", "rowid", "posttime", "trans", "scn")
-_TIMES_REMEMBERED = 4096
+#: How many distinct times (and table names) a decoder remembers.
+_REMEMBERED = 4096
+#: A zone-less time to the microsecond: :meth:`SharePlex.time` remembers its second.
+_MICROSECONDS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}\Z")
 
 
 @register
@@ -85,7 +91,9 @@ class SharePlex(Dialect):
 
     def __init__(self, tz: str | None = None) -> None:
         super().__init__(tz)
-        self._times: dict[str, int] = {}
+        self._times: dict[str, int] = {}  # time text -> epoch ns
+        self._seconds: dict[str, int] = {}  # second of a time to the microsecond -> epoch ns
+        self._tables: dict[str, tuple[str | None, str | None]] = {}  # meta.table -> (database, table)
 
     # ------------------------------------------------------------ detection
 
@@ -126,27 +134,19 @@ class SharePlex(Dialect):
             if not key:
                 raise BadMessage("update with an empty key object")
             before, after = key, data
-            key_columns = list(key)
-            now = {name: data[name] if name in data else key[name] for name in key_columns}
-            key_text = values.key_of(now, key_columns)
+            key_columns, key_text = update_key(key, data)
         else:
             before, after = (None, data) if op == "insert" else (data, None)
-            parts = rowid_values(meta.get("rowid"), meta.get("table"))
-            key_columns = match_key_columns(parts, data) if parts is not None else None
-            if key_columns is not None:
-                key_text = values.key_of(data, key_columns)
-            else:
-                key_text = None if parts is None else values.dumps(parts)
-        scn = meta.get("scn")
+            key_columns, key_text = rowid_key(meta.get("rowid"), meta.get("table"), data)
         return [
             Event(
                 op=op,
                 op_raw=op_raw,
                 database=database,
                 table=table,
-                event_time=self.time(meta, "time"),
-                emit_time=self.time(meta, "posttime"),
-                seq=values.sortable(scn if scn not in (None, "") else meta.get("seq")),
+                event_time=self.time(meta.get("time"), "time"),
+                emit_time=self.time(meta.get("posttime"), "posttime"),
+                seq=seq_of(meta.get("scn"), meta.get("seq")),
                 txn_id=text_or_none(meta.get("trans")),
                 key_columns=key_columns,
                 key=key_text,
@@ -155,28 +155,99 @@ class SharePlex(Dialect):
             )
         ]
 
-    def time(self, meta: dict[str, Any], field: str) -> int | None:
-        """A zone-less ``meta`` time, read in ``self.tz``.
+    def time(self, text: Any, field: str) -> int | None:
+        """The zone-less time ``text`` of ``meta.{field}``, read in ``self.tz``.
 
-        Parsed times are remembered: a stream repeats the same second many times.
+        Parsed times are remembered, as a stream repeats the same second many
+        times; a time to the microsecond (``YYYY-MM-DD HH:MM:SS.ffffff``) is
+        its second's time plus its microseconds (a zone changes its offset
+        only at a whole second).
         """
-        text = meta.get(field)
-        try:
-            return self._times[text]
-        except (KeyError, TypeError):
-            pass
         if text is None or text == "":
             return None
-        if not isinstance(text, str):
+        if text.__class__ is not str:
             raise BadMessage(f"meta.{field} is not a text time: {text!r}")
         try:
-            ns = values.text_time_to_ns(text, self.tz)
+            if len(text) == 26 and text[19] == ".":
+                second = self._seconds.get(text[:19])  # holds only the seconds of well-formed times
+                if second is None and _MICROSECONDS.match(text):
+                    second = self._remember(self._seconds, text[:19])
+                micros = text[20:]
+                if second is not None and micros.isdigit() and micros.isascii():
+                    return values.checked_ns(second + int(micros) * 1_000)
+            ns = self._times.get(text)
+            return ns if ns is not None else self._remember(self._times, text)
         except ValueError:
             raise BadMessage(f"meta.{field} is not a time: {text!r}") from None
-        if len(self._times) >= _TIMES_REMEMBERED:
-            self._times.clear()
-        self._times[text] = ns
+
+    def _remember(self, cache: dict[str, int], text: str) -> int:
+        """The time ``text`` in epoch nanoseconds, kept in ``cache`` (of bounded size)."""
+        if len(cache) >= _REMEMBERED:
+            cache.clear()
+        ns = cache[text] = values.text_time_to_ns(text, self.tz)
         return ns
+
+    # ------------------------------------------------------------ batch decoding (the fast path)
+
+    has_line_decoder = True
+
+    def decode_lines(self, lines: list[bytes]) -> list[tuple | None]:
+        """The events of many raw SharePlex messages (JSON lines, no Kafka keys) at once.
+
+        Takes each line's bytes; gives for each its event as a tuple of
+        :data:`cdckit.frame.EVENT_FIELDS`, or None to hand it back to
+        :meth:`decode`. msgspec reads ``meta`` (:class:`_Message`) and keeps
+        ``data`` and ``key`` as raw JSON text: an image is parsed only when a
+        key is made from it (an update's key, an insert's or delete's rowid),
+        and its text is taken as it stands when it holds no number a double
+        cannot carry. Bad JSON, other types of ``meta`` fields, an image that
+        is not an object, an update without a key object and times that are
+        not times go back to :meth:`decode`, which gives the reason.
+        """
+        out: list[tuple | None] = []
+        append = out.append
+        decode = _MESSAGE.decode
+        for line in lines:
+            try:
+                message = decode(line)
+                if not line.isascii():
+                    line.decode()  # msgspec skips unknown fields unchecked; decode() refuses bad UTF-8 anywhere
+                append(self._fast_event(message))
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, ValueError, BadMessage):
+                append(None)
+        return out
+
+    def _fast_event(self, message: "_Message") -> tuple | None:
+        """The event tuple of one message read by msgspec, or None to hand it back to :meth:`decode`."""
+        meta = message.meta
+        op_raw = meta.op
+        op = OPS[op_raw]
+        data = bytes(message.data)
+        if data[:1] != b"{":
+            return None
+        if op == "update":
+            key, before = parsed_image(bytes(message.key))
+            if key.__class__ is not dict or not key:
+                return None
+            row, after = parsed_image(data)
+            key_columns, key_text = update_key(key, row)
+        else:
+            if meta.rowid is None:
+                key_columns = key_text = None
+                text = image_text(data)
+            else:
+                row, text = parsed_image(data)
+                key_columns, key_text = rowid_key(meta.rowid, meta.table, row)
+            before, after = (None, text) if op == "insert" else (text, None)
+        names = self._tables.get(meta.table)
+        if names is None:
+            if len(self._tables) >= _REMEMBERED:
+                self._tables.clear()
+            names = self._tables[meta.table] = split_table(meta.table)
+        database, table = names
+        return (op, op_raw, database, None, table, self.time(meta.time, "time"),
+                self.time(meta.posttime, "posttime"), seq_of(meta.scn, meta.seq), text_or_none(meta.trans),
+                key_columns, key_text, before, after, None)
 
     # ------------------------------------------------------------ encoding
 
@@ -258,7 +329,85 @@ class SharePlex(Dialect):
         return moment.isoformat()
 
 
+# ---------------------------------------------------------------- the batch decoder's view of a message
+
+_NULL = msgspec.Raw(b"null")
+
+
+class _Meta(msgspec.Struct):
+    """``meta`` as the batch decoder reads it: a field of another type sends the message to ``decode``."""
+
+    op: Literal["ins", "upd", "del"]
+    time: str | None = None
+    posttime: str | None = None
+    table: str | None = None
+    rowid: str | None = None
+    trans: str | int | None = None
+    scn: str | int | None = None
+    seq: str | int | None = None
+
+
+class _Message(msgspec.Struct):
+    """A SharePlex message as the batch decoder reads it: the images stay raw JSON text."""
+
+    meta: _Meta
+    data: msgspec.Raw
+    key: msgspec.Raw = _NULL
+
+
+_MESSAGE = msgspec.json.Decoder(_Message)
+
+
+def parsed_image(data: bytes) -> tuple[Any, str]:
+    """Raw JSON parsed as :func:`values.loads` parses it, and its text as an image: as it stands,
+    unless it may hold a number a double cannot carry (then as :func:`values.image` writes it)."""
+    if values.has_long_number(data):
+        parsed = values.loads(data)
+        return parsed, values.image(parsed)
+    return orjson.loads(data), data.decode()
+
+
+def image_text(data: bytes) -> str:
+    """Raw JSON object text as an image, parsed only when it may hold a number a double cannot carry."""
+    return parsed_image(data)[1] if values.has_long_number(data) else data.decode()
+
+
 # ---------------------------------------------------------------- helpers
+
+
+def update_key(key: dict[str, Any], data: dict[str, Any]) -> tuple[list[str], str | None]:
+    """``(key_columns, key)`` of an update: the ``key`` object's columns, valued after the change
+    (``key`` overlaid with the key columns present in ``data``).
+
+    >>> update_key({"id": 7}, {"id": 8, "tier": "gold"})
+    (['id'], '[8]')
+    """
+    key_columns = list(key)
+    now = {name: data[name] if name in data else key[name] for name in key_columns}
+    return key_columns, values.key_of(now, key_columns)
+
+
+def rowid_key(rowid: Any, table: Any, image: dict[str, Any]) -> tuple[list[str] | None, str | None]:
+    """``(key_columns, key)`` of an insert or delete, from ``meta.rowid`` matched to its image
+    (the rowid values as text when one matches no column; ``(None, None)`` without a rowid).
+
+    >>> rowid_key("shop.t-7", "shop.t", {"id": 7}), rowid_key("shop.t-9", "shop.t", {"id": 7})
+    ((['id'], '[7]'), (None, '["9"]'))
+    """
+    parts = rowid_values(rowid, table)
+    key_columns = match_key_columns(parts, image) if parts is not None else None
+    if key_columns is not None:
+        return key_columns, values.key_of(image, key_columns)
+    return None, None if parts is None else values.dumps(parts)
+
+
+def seq_of(scn: Any, seq: Any) -> str | None:
+    """``seq`` of a message: ``meta.scn``, or else ``meta.seq``, zero-padded when numeric.
+
+    >>> seq_of("42", "7"), seq_of("", 7), seq_of(None, None)
+    ('00000000000000000042', '00000000000000000007', None)
+    """
+    return values.sortable(scn if scn not in (None, "") else seq)
 
 
 def split_table(name: Any) -> tuple[str | None, str | None]:
