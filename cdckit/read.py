@@ -220,6 +220,8 @@ class _ReadJob(Sink):
         kind = file_container(name, self.container)
         if not workers.splittable(name, kind):
             return 1, None
+        if self.workers is None and self.dialect_name and registry.get(self.dialect_name).splits_updates:
+            return 1, None  # halves are paired here, one by one: on its own, that costs more than workers save
         return workers.worker_count(self.workers, os.path.getsize(name)), kind
 
     def _in_workers(self, name: str, kind: str, dialect: Dialect | None, unknown: str | None, count: int,
