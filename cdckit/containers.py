@@ -1048,7 +1048,7 @@ def saved_records(lines: list[bytes]) -> list[SavedRecord | None] | None:
     for line in lines:
         try:
             record = decode(line)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):  # the slow path says why
             record = None
         if record is not None and (record.payload is unset and record.value is unset or (
                 record.topic is unset and record.partition is unset and record.offset is unset
