@@ -191,7 +191,7 @@ class DataHubTuple(Dialect):
         if op is None:
             return None
         database, schema, table = split_table(meta.source_table)
-        image = values.image(values.loads(data)) if values.has_long_number(data) else data.decode()
+        image = values.image_text(data)
         event_time = _ms(meta.time)
         seq = values.sortable(meta.sequence)
         if op == "update":

@@ -189,7 +189,7 @@ class Debezium(Dialect):
         back (None) for :meth:`_line_by_line`."""
         out: list[tuple | None] = []
         append = out.append
-        ops, long_number, digit_map, hand_back = OPS, _LONG_NUMBER, _DIGIT_MAP, _HAND_BACK
+        ops, long_number, digit_map, hand_back, image_text = OPS, _LONG_NUMBER, _DIGIT_MAP, _HAND_BACK, values.image_text
         plain_decode, wrapped_decode, payload_decode, plan_of = _PLAIN.decode, _WRAPPED.decode, _PAYLOAD.decode, self._plan
         known, key_names = self.__dict__.setdefault("_known", _KnownSchema()), self._key_names
         errors = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
@@ -225,7 +225,7 @@ class Debezium(Dialect):
                         continue
             data = bytes(message.before)
             if data.startswith(b"{") and long_number not in data.translate(digit_map):
-                before = data.decode()
+                before = image_text(data)
             elif data == b"null":
                 before = None
             else:
@@ -233,7 +233,7 @@ class Debezium(Dialect):
                 continue
             data = bytes(message.after)
             if data.startswith(b"{") and long_number not in data.translate(digit_map):
-                after = data.decode()
+                after = image_text(data)
             elif data == b"null":
                 after = None
             else:
@@ -841,7 +841,7 @@ def _raw_image_text(raw: msgspec.Raw) -> Any:
         return None
     data = bytes(raw)
     if data[:1] == b"{" and not has_long_number(data):
-        return data.decode()
+        return values.image_text(data)
     return None if data == b"null" else _HAND_BACK
 
 

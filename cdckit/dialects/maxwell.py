@@ -205,7 +205,7 @@ class Maxwell(Dialect):
         out: list[tuple | None] = []
         append = out.append
         decode, ops, null = _ROW.decode, ROW_OPS, _NULL
-        loads, image, has_long_number = values.loads, values.image, values.has_long_number
+        loads, image, as_written = values.loads, values.image, values.as_written
         orjson_loads = orjson.loads
         errors = (msgspec.DecodeError, msgspec.ValidationError, BadMessage, ValueError, OverflowError)
         for line in lines:
@@ -220,9 +220,9 @@ class Maxwell(Dialect):
                 update_of = op == "update" and message.old is not null
                 key_columns = primary_key_columns(message.primary_key_columns)
                 raw = bytes(message.data)
-                # A compact object whose every number a double holds: its text is the image as it stands,
-                # and orjson alone reads it as values.loads would.
-                plain = raw[0] == 123 and b'": ' not in raw and not has_long_number(raw)
+                # An object already written as values.image writes it: its text is the image as it stands,
+                # and orjson alone reads it as values.loads would (no long number).
+                plain = raw[0] == 123 and as_written(raw)
                 row = None  # the parsed data, when it is needed
                 if update_of or key_columns is not None or not plain:
                     row = expect_object(orjson_loads(raw) if plain else loads(raw), "data")

@@ -211,10 +211,12 @@ class OceanBaseDefault(Dialect):
     def line_images(self, prev: bytes | None, post: bytes | None,
                     key_side: str | None) -> tuple[str | None, str | None, dict[str, Any] | None]:
         """``(before, after, key image)`` from raw image JSON, as :meth:`images` makes them: Default keeps
-        the text as it stands (see :func:`raw_image_text`) and parses only the image the key is read from
+        the text as it stands where :func:`values.as_written` allows and parses only the image the key is read from
         (``key_side``: "before", "after" or None for none)."""
         key_data = prev if key_side == "before" else post if key_side == "after" else None
-        return raw_image_text(prev), raw_image_text(post), None if key_data is None else values.loads(key_data)
+        before = None if prev is None else values.image_text(prev)
+        after = None if post is None else values.image_text(post)
+        return before, after, None if key_data is None else values.loads(key_data)
 
     def event_time(self, timestamp: Any) -> int | None:
         """``allMetaData.timestamp``: epoch seconds (text or number), or zone-less date-time text."""
@@ -503,11 +505,3 @@ def raw_object(raw: msgspec.Raw, field: str) -> bytes | None:
         raise BadMessage(f"expected {field} as a JSON object")
     return data
 
-
-def raw_image_text(data: bytes | None) -> str | None:
-    """An untyped image's JSON text as it stands, unless a number in it needs :func:`values.loads`."""
-    if data is None:
-        return None
-    if values.has_long_number(data):
-        return values.image(values.loads(data))
-    return data.decode()

@@ -47,7 +47,6 @@ from typing import Any, Iterator, Literal
 from zoneinfo import ZoneInfo
 
 import msgspec
-import orjson
 import pandas as pd
 
 from .. import values
@@ -226,17 +225,17 @@ class SharePlex(Dialect):
         if data[:1] != b"{":
             return None
         if op == "update":
-            key, before = parsed_image(bytes(message.key))
+            key, before = values.parsed_image(bytes(message.key))
             if key.__class__ is not dict or not key:
                 return None
-            row, after = parsed_image(data)
+            row, after = values.parsed_image(data)
             key_columns, key_text = update_key(key, row)
         else:
             if meta.rowid is None:
                 key_columns = key_text = None
-                text = image_text(data)
+                text = values.image_text(data)
             else:
-                row, text = parsed_image(data)
+                row, text = values.parsed_image(data)
                 key_columns, key_text = rowid_key(meta.rowid, meta.table, row)
             before, after = (None, text) if op == "insert" else (text, None)
         names = self._tables.get(meta.table)
@@ -356,20 +355,6 @@ class _Message(msgspec.Struct):
 
 
 _MESSAGE = msgspec.json.Decoder(_Message)
-
-
-def parsed_image(data: bytes) -> tuple[Any, str]:
-    """Raw JSON parsed as :func:`values.loads` parses it, and its text as an image: as it stands,
-    unless it may hold a number a double cannot carry (then as :func:`values.image` writes it)."""
-    if values.has_long_number(data):
-        parsed = values.loads(data)
-        return parsed, values.image(parsed)
-    return orjson.loads(data), data.decode()
-
-
-def image_text(data: bytes) -> str:
-    """Raw JSON object text as an image, parsed only when it may hold a number a double cannot carry."""
-    return parsed_image(data)[1] if values.has_long_number(data) else data.decode()
 
 
 # ---------------------------------------------------------------- helpers
