@@ -20,6 +20,7 @@ JSON Lines block at a time through the dialect's batch decoder) and tells a
 from __future__ import annotations
 
 import gc
+from collections import Counter
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -32,9 +33,9 @@ from .detect import FLOOR, score_message
 from .dialects import registry
 from .dialects.base import BadMessage, Dialect, SkipMessage
 from .errors import InvalidValue
-from .frame import Event, event_row, event_table, row_problem
+from .frame import Event, FrameBuilder, event_row, event_table, row_problem
 
-__all__ = ["Sink", "MessageDecoder", "family_hint", "gc_paused", "gc_resumed"]
+__all__ = ["Sink", "FrameSink", "MessageDecoder", "family_hint", "gc_paused", "gc_resumed"]
 
 
 class Sink:
@@ -62,6 +63,40 @@ class Sink:
             cause: BaseException | None = None) -> None:
         """One message that could not be decoded; ``code`` is one of :data:`cdckit.errors.REASON_CODES`,
         ``cause`` the exception behind it, if any."""
+
+
+class FrameSink(Sink):
+    """A sink that puts events in a :class:`~cdckit.frame.FrameBuilder` and counts messages, decoded
+    messages, events, dialects and skip reasons: what the one-process reader and each worker share.
+    Halves and bad messages are each user's own (pairing, quarantine)."""
+
+    def __init__(self) -> None:
+        self.builder = FrameBuilder()
+        self.messages = self.decoded = self.events_made = 0
+        self.by_dialect: Counter[str] = Counter()
+        self.skipped_reasons: Counter[str] = Counter()
+
+    def read(self, dialect: str | None, count: int) -> None:
+        self.messages += count
+        if dialect is not None:
+            self.by_dialect[dialect] += count
+
+    def events(self, msg: Message, dialect: str, events: list[Event]) -> None:
+        self.decoded += 1
+        self.events_made += len(events)
+        for event in events:
+            self.builder.add(event, dialect, msg.source, msg.offset, msg.partition)
+
+    def rows(
+        self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int, partition: int | None
+    ) -> None:
+        self.decoded += messages
+        self.events_made += table.num_rows
+        self.builder.add_table(table, dialect, source, offsets, partition)
+
+    def skipped(self, msg: Message, dialect: str, reason: str) -> None:
+        self.decoded += 1
+        self.skipped_reasons[reason] += 1
 
 
 class MessageDecoder:

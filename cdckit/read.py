@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 import os
 import warnings
-from collections import Counter
 from typing import Any, Iterator
 
 import pandas as pd
@@ -27,12 +26,12 @@ import pyarrow as pa
 
 from . import workers
 from .containers import LineBlock, Message, file_container, file_pieces, iter_sources
-from .decoding import MessageDecoder, Sink, gc_paused, gc_resumed
+from .decoding import FrameSink, MessageDecoder, gc_paused, gc_resumed
 from .detect import DEFAULT_SAMPLE, choose_for_read
 from .dialects import registry
 from .dialects.base import Dialect
 from .errors import DecodeError, UnknownDialectError
-from .frame import ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas
+from .frame import ARROW_SCHEMA, Event, QuarantineBuilder, arrow_to_pandas
 from .pairing import Pairer, unpaired_reason
 
 __all__ = ["read", "ChunkedRead"]
@@ -145,7 +144,7 @@ class ChunkedRead:
         return self._job.quarantine.to_pandas()
 
 
-class _ReadJob(Sink):
+class _ReadJob(FrameSink):
     """The state of one read: the sink that builds the frame, pairs halves and counts."""
 
     def __init__(self, dialect: str | None, errors: str, tz: str | None, container: str | None, sample: int,
@@ -156,15 +155,10 @@ class _ReadJob(Sink):
         self.tz = tz
         self.container = container
         self.sample = sample
-        self.builder = FrameBuilder()
+        super().__init__()
         self.quarantine = QuarantineBuilder()
         self.pairer = Pairer()
-        self.messages = 0
-        self.decoded = 0
-        self.events_made = 0
         self.pending = 0
-        self.skipped_reasons: Counter[str] = Counter()
-        self.by_dialect: Counter[str] = Counter()
         self.sources: dict[str, str | None] = {}
         self.detection: dict[str, dict[str, Any]] = {}
         self._all: list[Dialect] | None = None
@@ -189,9 +183,10 @@ class _ReadJob(Sink):
                 continue
             decoder = MessageDecoder(dialect, self, unknown, each=self.dialect_name is None, tz=self.tz)
             with gc_paused():
-                if dialect is not None and dialect.has_line_decoder and self._is_jsonl_file(name):
+                blocks = self._block_container(name) if dialect is not None and dialect.has_line_decoder else None
+                if blocks is not None:
                     messages.close()
-                    for piece in file_pieces(name, "jsonl"):
+                    for piece in file_pieces(name, blocks):
                         if isinstance(piece, LineBlock):
                             decoder.block(piece, name)
                         else:
@@ -248,8 +243,12 @@ class _ReadJob(Sink):
                 for row in result["quarantine"]:
                     self.quarantine.add(*row)
 
-    def _is_jsonl_file(self, name: str) -> bool:
-        return os.path.isfile(name) and file_container(name, self.container) == "jsonl"
+    def _block_container(self, name: str) -> str | None:
+        """The container of a file read in blocks for a batch decoder ("jsonl" or "json"), else None."""
+        if not os.path.isfile(name):
+            return None
+        container = file_container(name, self.container)
+        return container if container in ("jsonl", "json") else None
 
     def _dialect_for(self, name: str, head: list[Message]) -> tuple[Dialect | None, str | None]:
         if self.dialect_name is not None:
@@ -281,24 +280,6 @@ class _ReadJob(Sink):
 
     # ------------------------------------------------------------ the sink
 
-    def read(self, dialect: str | None, count: int) -> None:
-        self.messages += count
-        if dialect is not None:
-            self.by_dialect[dialect] += count
-
-    def events(self, msg: Message, dialect: str, events: list[Event]) -> None:
-        self.decoded += 1
-        self.events_made += len(events)
-        for event in events:
-            self.builder.add(event, dialect, msg.source, msg.offset, msg.partition)
-
-    def rows(
-        self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int, partition: int | None
-    ) -> None:
-        self.decoded += messages
-        self.events_made += table.num_rows
-        self.builder.add_table(table, dialect, source, offsets, partition)
-
     def half(self, msg: Message, dialect: str, event: Event) -> None:
         self.pending += 1
         paired = self.pairer.offer(event, msg, dialect)
@@ -309,10 +290,6 @@ class _ReadJob(Sink):
             self.skipped_reasons[PAIRED] += 1
             self.events_made += 1
             self.builder.add(merged, dialect, where.source, where.offset, where.partition)
-
-    def skipped(self, msg: Message, dialect: str, reason: str) -> None:
-        self.decoded += 1
-        self.skipped_reasons[reason] += 1
 
     def bad(self, msg: Message, dialect: str | None, reason: str, code: str, *,
             cause: BaseException | None = None) -> None:

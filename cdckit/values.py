@@ -68,6 +68,8 @@ _DIGIT_MAP = bytes(
     ord("0") if ch in b"0123456789." else ord('"') if ch == ord('"') else ord(" ") for ch in range(256)
 )
 _LONG_NUMBER = b" " + b"0" * 17
+# A number that may lie beyond a double's range: an exponent of three or more digits, or 300 digits in a row.
+_OUT_OF_RANGE = re.compile(rb"-?[0-9.]+[eE][+-]?[0-9]{3,}|-?[0-9.]{300,}")
 _INT_TEXT = re.compile(r"-?\d+\Z")
 _NUMBER_TEXT = re.compile(r"-?\d+(\.\d+)?([eE][+-]?\d+)?\Z")
 
@@ -101,14 +103,20 @@ def loads(raw: bytes | str) -> Any:
     """Parse JSON, keeping numbers exact.
 
     orjson is used for speed; a number a double cannot hold exactly (more
-    than 17 significant digits, or an integer beyond 64 bits) is kept as its
-    text. Raises ``ValueError`` (``orjson.JSONDecodeError``) on bad JSON,
+    than 17 significant digits, an integer beyond 64 bits, or a number
+    beyond a double's range) is kept as its text. Raises ``ValueError`` (``orjson.JSONDecodeError``) on bad JSON,
     including invalid UTF-8.
     """
     data = raw.encode() if isinstance(raw, str) else raw
-    if not has_long_number(data):
-        return orjson.loads(data)
-    orjson.loads(data)  # validates UTF-8 and syntax with orjson's error messages
+    try:
+        if not has_long_number(data):
+            return orjson.loads(data)
+        orjson.loads(data)  # validates UTF-8 and syntax with orjson's error messages
+    except orjson.JSONDecodeError:
+        if _OUT_OF_RANGE.search(data) is None:
+            raise
+        # orjson refuses a number beyond a double's range (1e400); json reads it and it stays text
+        orjson.loads(_OUT_OF_RANGE.sub(b"0", data))  # anything else wrong still raises orjson's error
     return json.loads(data, parse_int=_exact_int, parse_float=exact_number)
 
 

@@ -21,17 +21,15 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-from collections import Counter
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, Iterator
 
-import pyarrow as pa
 
 from . import containers
 from .containers import LineBlock, Message
-from .decoding import MessageDecoder, Sink, gc_paused
+from .decoding import FrameSink, MessageDecoder, gc_paused
 from .dialects import registry
-from .frame import Event, FrameBuilder
+from .frame import Event
 
 __all__ = ["PARALLEL_BYTES", "RANGE_BYTES", "worker_count", "splittable", "file_units", "decode_range",
            "RangeSink", "pool"]
@@ -74,43 +72,19 @@ def file_units(path: str, container: str, dialect: str | None, unknown: str | No
             for start, end, first_offset, first_line in containers.line_ranges(path, math.ceil(size / pieces))]
 
 
-class RangeSink(Sink):
+class RangeSink(FrameSink):
     """What became of a range's messages, in order: ``segments`` of Arrow tables (events) and update halves,
     the quarantined messages, and the counts the report needs."""
 
     def __init__(self) -> None:
-        self.builder = FrameBuilder()
+        super().__init__()
         self.segments: list[tuple] = []
         self.quarantine: list[tuple] = []
-        self.messages = self.decoded = self.events_made = 0
-        self.by_dialect: Counter[str] = Counter()
-        self.skipped_reasons: Counter[str] = Counter()
-
-    def read(self, dialect: str | None, count: int) -> None:
-        self.messages += count
-        if dialect is not None:
-            self.by_dialect[dialect] += count
-
-    def events(self, msg: Message, dialect: str, events: list[Event]) -> None:
-        self.decoded += 1
-        self.events_made += len(events)
-        for event in events:
-            self.builder.add(event, dialect, msg.source, msg.offset, msg.partition)
-
-    def rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int,
-             partition: int | None) -> None:
-        self.decoded += messages
-        self.events_made += table.num_rows
-        self.builder.add_table(table, dialect, source, offsets, partition)
 
     def half(self, msg: Message, dialect: str, event: Event) -> None:
         self._flush()
         where = Message(None, msg.source, msg.offset, raw=msg.raw_text(), partition=msg.partition, line=msg.line)
         self.segments.append(("half", where, dialect, event))
-
-    def skipped(self, msg: Message, dialect: str, reason: str) -> None:
-        self.decoded += 1
-        self.skipped_reasons[reason] += 1
 
     def bad(self, msg: Message, dialect: str | None, reason: str, code: str, *,
             cause: BaseException | None = None) -> None:

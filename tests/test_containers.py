@@ -166,3 +166,53 @@ def test_line_ranges_give_the_offsets_and_line_numbers_of_the_whole_file(tmp_pat
                 assert per_range is None or len(piece) <= per_range
                 pieces += piece
             assert pieces == whole, (trial, size)
+
+
+def random_json_values_file(rng) -> bytes:
+    """A JSON array or JSON values one after another, pretty or compact, with the damage real files have:
+    truncated values, scalars and text between values, escapes and brackets in strings, a second array."""
+    def value(depth=0):
+        kind = rng.random()
+        if depth < 3 and kind < 0.3:
+            return {rng.choice(["a", "b}", 'c\\"', "[d"]): value(depth + 1) for _ in range(rng.randint(0, 3))}
+        if depth < 3 and kind < 0.45:
+            return [value(depth + 1) for _ in range(rng.randint(0, 3))]
+        return rng.choice([1, -2.5, None, True, "x", "\\", "\\\\\"", "{", "]", "a\nb", "é"])
+    texts = []
+    for _ in range(rng.randint(1, 30)):
+        element = {"id": rng.randint(0, 99), "v": value()}
+        text = json.dumps(element, indent=rng.choice([None, 1, 2]), ensure_ascii=rng.random() < 0.5)
+        damage = rng.random()
+        if damage < 0.08:
+            text = text[: rng.randint(1, len(text))]  # truncated
+        elif damage < 0.12:
+            text = rng.choice(["7", '"s"', "nonsense", "[1, 2]", "]", "}", "{"])
+        texts.append(text)
+    glue = rng.choice([",\n", ", ", ",", "\n", "\n\n", " "])
+    body = glue.join(texts)
+    if rng.random() < 0.5:
+        body = "[" + body + "]"
+        if rng.random() < 0.2:
+            body += "\n" + rng.choice(['{"after": 1}', "[{\"second\": 2}]", "trailing"])
+    data = body.encode()
+    return (b"\xef\xbb\xbf" + data) if rng.random() < 0.1 else data
+
+
+@pytest.mark.parametrize("block", [5, 64, 1 << 20])
+def test_objects_cut_many_at_once_are_the_messages_of_the_value_by_value_scan(tmp_path, monkeypatch, block):
+    import random
+    monkeypatch.setattr(containers, "_BLOCK", block)
+    path = tmp_path / "x.json"
+    fields = lambda m: (m.offset, m.line, m.raw, m.value, m.error, m.code)  # noqa: E731
+    rng = random.Random(f"json-values-{block}")
+    cut_many = 0
+    for _ in range(150):
+        path.write_bytes(random_json_values_file(rng))
+        got = list(containers.file_messages(str(path), "json"))
+        pieces = list(containers.file_pieces(str(path), "json"))
+        cut_many += sum(isinstance(p, containers.LineBlock) for p in pieces)
+        with monkeypatch.context() as scan_only:
+            scan_only.setattr(containers, "_whole_objects", lambda buf, pos, depth: ([], True))
+            expected = list(containers.file_messages(str(path), "json"))
+        assert [fields(m) for m in got] == [fields(m) for m in expected], path.read_bytes()[:500]
+    assert cut_many > 100  # the blocks were taken, not just the one-by-one scan

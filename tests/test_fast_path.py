@@ -55,13 +55,16 @@ def converted_values(name: str) -> tuple:
     return tuple(record.value for record in cdckit.convert(picked, name).records if isinstance(record.value, dict))
 
 
+BEYOND_DOUBLE = orjson.Fragment(b"1e400")  # orjson refuses it; values.loads keeps it as text
+
+
 def mutations(value: dict, rng: random.Random, count: int = 6) -> list[dict]:
     """Variants of a message: a field (top level or one level down) dropped, nulled or of another kind."""
     places = [(None, k) for k in value] + [(k, inner) for k, v in value.items() if isinstance(v, dict)
                                           for inner in v]
     out = []
     for parent, field in rng.sample(places, min(count, len(places))):
-        for change in ("drop", None, "x", 1, 1.5, True, [], {}):
+        for change in ("drop", None, "x", 1, 1.5, True, [], {}, BEYOND_DOUBLE):
             copy = orjson.loads(orjson.dumps(value))
             target = copy if parent is None else copy[parent]
             if change == "drop":

@@ -223,20 +223,24 @@ class Debezium(Dialect):
                     if plan is None:
                         append(None)
                         continue
-            data = bytes(message.before)
-            if data.startswith(b"{") and long_number not in data.translate(digit_map):
-                before = image_text(data)
-            elif data == b"null":
-                before = None
-            else:
-                append(None)
-                continue
-            data = bytes(message.after)
-            if data.startswith(b"{") and long_number not in data.translate(digit_map):
-                after = image_text(data)
-            elif data == b"null":
-                after = None
-            else:
+            try:
+                data = bytes(message.before)
+                if data.startswith(b"{") and long_number not in data.translate(digit_map):
+                    before = image_text(data)
+                elif data == b"null":
+                    before = None
+                else:
+                    append(None)
+                    continue
+                data = bytes(message.after)
+                if data.startswith(b"{") and long_number not in data.translate(digit_map):
+                    after = image_text(data)
+                elif data == b"null":
+                    after = None
+                else:
+                    append(None)
+                    continue
+            except ValueError:  # text values.loads refuses: decode() names the problem
                 append(None)
                 continue
             op_raw = message.op
