@@ -323,7 +323,7 @@ def every_dialect_section(folder: Path, n: int, repeat: int, only: set[str] | No
     print(f"  {'dialect':18s} {'layout':44s} {'B/msg':>6s} {'1 worker ev/s':>13s} {'x orjson':>9s} {'x DuckDB':>9s}"
           f" {f'{cores} workers ev/s':>15s} {'x DuckDB':>9s}")
     for name, layout, path in every_capture(folder, n, only):
-        messages = orjson_floor(path)
+        messages = orjson_floor(path) if path.suffix == ".json" else sum(1 for line in open(path, "rb") if line.strip())
         size = path.stat().st_size
         read_s, events = median_of(repeat, lambda: len(cdckit.read(path, dialect=name, workers=1)))
         all_s, _ = median_of(repeat, lambda: len(cdckit.read(path, dialect=name, workers=cores)))

@@ -146,44 +146,6 @@ def image(row: Mapping[str, Any] | None) -> str | None:
         return orjson.dumps(_long_ints_as_text(row)).decode()
 
 
-# An image's JSON text can be kept as it stands when it is already what
-# image(loads(text)) writes: no whitespace between tokens, no \u or \/
-# escapes, numbers as orjson writes them (no exponent, no trailing zero in a
-# fraction, no -0, nothing below 1e-5 in fixed notation) and no long number.
-# To check in C speed, the text is mapped to classes (digits and dots "0",
-# whitespace " ", structural characters ",", "u" and "/" "u", e/E "e") and
-# searched for the patterns those forms make. Text inside strings can match
-# too ("a, b"): a false match only costs a parse and a write.
-def _written_map() -> bytes:
-    table = bytearray(b"x" * 256)
-    for classes, mark in ((b"0123456789.", b"0"), (b"eE", b"e"), (b" \t\r\n", b" "), (b",:[]{}", b","),
-                          (b"u/", b"u"), (b"\\", b"\\"), (b"-", b"-"), (b'"', b'"')):
-        for ch in classes:
-            table[ch] = mark[0]
-    return bytes(table)
-
-
-_WRITTEN_MAP = _written_map()
-_NOT_AS_WRITTEN = (b", ", b" ,", b"\\u", b"0e", b"," + b"0" * 17, b"-" + b"0" * 17)
-_NOT_AS_WRITTEN_NUMBER = re.compile(rb"\.[0-9]+0[,\]}]|-0[,\]}]|\.00000")
-
-
-def as_written(data: bytes) -> bool:
-    """True when JSON text is already what :func:`image` writes for :func:`loads` of it, so it can be kept.
-
-    False may be a false alarm (a string holding ``", "``); True is certain
-    for valid JSON without repeated keys.
-
-    >>> as_written(b'{"id":1,"name":"joe","price":12.5}'), as_written(b'{"id": 1}'), as_written(b'{"x":1.5E7}')
-    (True, False, False)
-    """
-    mapped = data.translate(_WRITTEN_MAP)
-    for pattern in _NOT_AS_WRITTEN:
-        if pattern in mapped:
-            return False
-    return _NOT_AS_WRITTEN_NUMBER.search(data) is None
-
-
 def parsed_image(data: bytes) -> tuple[Any, str]:
     """Raw JSON object text parsed as :func:`loads` parses it, and its text as :func:`image` writes it.
 
@@ -191,17 +153,26 @@ def parsed_image(data: bytes) -> tuple[Any, str]:
     ({'id': 1, 'x': 1.5}, '{"id":1,"x":1.5}')
     """
     parsed = loads(data)
-    return parsed, data.decode() if as_written(data) else image(parsed)
+    return parsed, image(parsed)
 
 
 def image_text(data: bytes) -> str:
-    """Raw JSON object text as :func:`image` writes it, parsed only when it is not already that text.
+    """Raw JSON object text as :func:`image` writes it for :func:`loads` of it.
 
-    >>> image_text(b'{"id":1}'), image_text(b'{"id": 1, "x": 1e-7, "y": 2.50}')
-    ('{"id":1}', '{"id":1,"x":1e-7,"y":2.5}')
+    A fast path that keeps an image unparsed still writes it this way, so
+    its text is the general decoder's whatever the producer's style
+    (spaces, ``\\u`` escapes, Java's ``1.5E7``, trailing zeros). orjson
+    parses and writes it again in about the time a check of the text for
+    every such style would take.
+
+    >>> image_text(b'{"id":1}'), image_text(b'{"id": 1, "x": 1e-7, "y": 2.50, "z": 1.5E7}')
+    ('{"id":1}', '{"id":1,"x":1e-7,"y":2.5,"z":15000000.0}')
     """
-    if as_written(data):
-        return data.decode()
+    if not has_long_number(data):
+        try:
+            return orjson.dumps(orjson.loads(data)).decode()
+        except orjson.JSONDecodeError:
+            pass  # a number beyond a double's range, kept as text by loads (anything else raises there)
     return image(loads(data))
 
 

@@ -288,12 +288,11 @@ class DataWorks(Dialect):
         data = bytes(image.data)
         if data[:1] != b"{":
             raise BadMessage("payload image data is not a JSON object")
-        exact = not values.has_long_number(data)  # the text parses to what values.loads gives
-        if exact and not keyed and (typed_text is None or (b"\\" not in data and typed_text.search(data) is None)):
-            return values.image_text(data), None  # no key to read and no text in a typed column
-        parsed = orjson.loads(data) if exact else values.loads(data)  # values.loads, without a second check
-        row = typed_data(parsed, kinds)
-        return (data.decode() if row is parsed and exact and values.as_written(data) else values.image(row)), row
+        if not keyed and not values.has_long_number(data) \
+                and (typed_text is None or (b"\\" not in data and typed_text.search(data) is None)):
+            return values.image_text(data), None  # no key to read, nothing to type
+        row = typed_data(values.loads(data), kinds)
+        return values.image(row), row
 
     def _column_kinds(self, column: msgspec.Raw) -> tuple[dict[str, str], re.Pattern[bytes] | None]:
         """The kinds of a raw ``schema.column`` and the pattern of text values in those columns, cached."""

@@ -46,7 +46,6 @@ import re
 from typing import Any, Iterator
 
 import msgspec
-import orjson
 import pandas as pd
 
 from .. import values
@@ -205,8 +204,7 @@ class Maxwell(Dialect):
         out: list[tuple | None] = []
         append = out.append
         decode, ops, null = _ROW.decode, ROW_OPS, _NULL
-        loads, image, as_written = values.loads, values.image, values.as_written
-        orjson_loads = orjson.loads
+        loads, image, image_text = values.loads, values.image, values.image_text
         errors = (msgspec.DecodeError, msgspec.ValidationError, BadMessage, ValueError, OverflowError)
         for line in lines:
             try:
@@ -220,13 +218,11 @@ class Maxwell(Dialect):
                 update_of = op == "update" and message.old is not null
                 key_columns = primary_key_columns(message.primary_key_columns)
                 raw = bytes(message.data)
-                # An object already written as values.image writes it: its text is the image as it stands,
-                # and orjson alone reads it as values.loads would (no long number).
-                plain = raw[0] == 123 and as_written(raw)
-                row = None  # the parsed data, when it is needed
-                if update_of or key_columns is not None or not plain:
-                    row = expect_object(orjson_loads(raw) if plain else loads(raw), "data")
-                before = after = raw.decode() if plain else image(row)
+                if update_of or key_columns is not None or raw[:1] != b"{":  # the row itself is needed
+                    row = expect_object(loads(raw), "data")
+                    before = after = image(row)
+                else:
+                    before = after = image_text(raw)
                 if update_of:
                     before = image(updated_from(row, loads(bytes(message.old))))
                 elif op == "delete":

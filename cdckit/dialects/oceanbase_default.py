@@ -211,7 +211,7 @@ class OceanBaseDefault(Dialect):
     def line_images(self, prev: bytes | None, post: bytes | None,
                     key_side: str | None) -> tuple[str | None, str | None, dict[str, Any] | None]:
         """``(before, after, key image)`` from raw image JSON, as :meth:`images` makes them: Default keeps
-        the text as it stands where :func:`values.as_written` allows and parses only the image the key is read from
+        the text as :func:`values.image_text` writes it and parses only the image the key is read from
         (``key_side``: "before", "after" or None for none)."""
         key_data = prev if key_side == "before" else post if key_side == "after" else None
         before = None if prev is None else values.image_text(prev)
