@@ -520,6 +520,24 @@ def _next_line_end(stream: IO[bytes], size: int) -> int:
 _BLANK_LINE = re.compile(rb"(?m)^[ \t\r\x0b\x0c]*$")
 
 
+_LINE_STARTS_BLANK = re.compile(rb"\n[\n \t\r\x0b\x0c]")
+
+
+def _blank_lines(text: bytes) -> int:
+    """The number of blank (empty or whitespace) lines in ``text``; a search of the text for a line that
+    starts blank comes first, as the regular expression is much slower and blank lines are rare.
+
+    >>> _blank_lines(b'{"a": 1}\\n\\n  \\n{"a": 2}'), _blank_lines(b'{"a": 1}\\n {"a": 2}')
+    (2, 0)
+    """
+    if text[:1] not in _BLANK_START and text[-1:] not in _BLANK_START and _LINE_STARTS_BLANK.search(text) is None:
+        return 0
+    return len(_BLANK_LINE.findall(text))
+
+
+_BLANK_START = (b"", b"\n", b" ", b"\t", b"\r", b"\x0b", b"\x0c")
+
+
 def _count_lines(stream: IO[bytes], length: int) -> tuple[int, int]:
     """``(messages, lines)`` in the next ``length`` bytes (whole lines): blank lines are not messages."""
     messages = lines = 0
@@ -534,7 +552,7 @@ def _count_lines(stream: IO[bytes], length: int) -> tuple[int, int]:
         whole, tail = data[:cut], data[cut:]
         count = whole.count(b"\n")
         lines += count
-        messages += count - len(_BLANK_LINE.findall(whole[:-1])) if count else 0
+        messages += count - _blank_lines(whole[:-1]) if count else 0
     if tail:
         lines += 1
         messages += 0 if tail.isspace() else 1

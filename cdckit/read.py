@@ -21,6 +21,7 @@ import os
 import warnings
 from typing import Any, Iterator
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -31,7 +32,7 @@ from .detect import DEFAULT_SAMPLE, choose_for_read
 from .dialects import registry
 from .dialects.base import Dialect
 from .errors import DecodeError, UnknownDialectError
-from .frame import ARROW_SCHEMA, Event, QuarantineBuilder, arrow_to_pandas
+from .frame import ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas
 from .pairing import Pairer, unpaired_reason
 
 __all__ = ["read", "ChunkedRead"]
@@ -228,13 +229,9 @@ class _ReadJob(FrameSink):
                                    self.dialect_name is None, self.tz, count)
         with workers.pool(count) as executor:
             for result in workers.results_in_order(executor, units):
-                for segment in result["segments"]:
-                    if segment[0] == "table":
-                        builder.add_frame(segment[1])
-                    else:
-                        self.half(*segment[1:])
-                    while len(builder) >= size:
-                        yield builder.take(size)
+                builder.add_frame(self._with_paired_halves(result["table"], result["halves"]))
+                while len(builder) >= size:
+                    yield builder.take(size)
                 self.messages += result["messages"]
                 self.decoded += result["decoded"]
                 self.events_made += result["events"]
@@ -242,6 +239,19 @@ class _ReadJob(FrameSink):
                 self.skipped_reasons.update(result["skipped"])
                 for row in result["quarantine"]:
                     self.quarantine.add(*row)
+
+    def _with_paired_halves(self, table: pa.Table, halves: list[tuple]) -> pa.Table:
+        """A worker's events with the updates its halves complete, each placed after the events that came
+        before its second half (as one process places it), in one Arrow ``take``."""
+        if not halves:
+            return table
+        merged = FrameBuilder()
+        positions = [position for position, where, dialect, event in halves
+                     if self._pair(where, dialect, event, merged)]
+        if not positions:
+            return table
+        rows = np.insert(np.arange(table.num_rows), positions, table.num_rows + np.arange(len(positions)))
+        return pa.concat_tables([table, merged.to_arrow()]).take(rows)
 
     def _block_container(self, name: str) -> str | None:
         """The container of a file read in blocks for a batch decoder ("jsonl" or "json"), else None."""
@@ -281,15 +291,21 @@ class _ReadJob(FrameSink):
     # ------------------------------------------------------------ the sink
 
     def half(self, msg: Message, dialect: str, event: Event) -> None:
+        self._pair(msg, dialect, event, self.builder)
+
+    def _pair(self, msg: Message, dialect: str, event: Event, builder: FrameBuilder) -> bool:
+        """Offer a half to the pairer; a completed update goes to ``builder``. True when one did."""
         self.pending += 1
         paired = self.pairer.offer(event, msg, dialect)
-        if paired is not None:
-            merged, where, _ = paired
-            self.pending -= 2
-            self.decoded += 2
-            self.skipped_reasons[PAIRED] += 1
-            self.events_made += 1
-            self.builder.add(merged, dialect, where.source, where.offset, where.partition)
+        if paired is None:
+            return False
+        merged, where, _ = paired
+        self.pending -= 2
+        self.decoded += 2
+        self.skipped_reasons[PAIRED] += 1
+        self.events_made += 1
+        builder.add(merged, dialect, where.source, where.offset, where.partition)
+        return True
 
     def bad(self, msg: Message, dialect: str | None, reason: str, code: str, *,
             cause: BaseException | None = None) -> None:

@@ -73,32 +73,27 @@ def file_units(path: str, container: str, dialect: str | None, unknown: str | No
 
 
 class RangeSink(FrameSink):
-    """What became of a range's messages, in order: ``segments`` of Arrow tables (events) and update halves,
-    the quarantined messages, and the counts the report needs."""
+    """What became of a range's messages: one Arrow table of its events, its update halves each with the
+    number of events before it (so they are paired in input order), the quarantined messages, and the
+    counts the report needs."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.segments: list[tuple] = []
+        self.halves: list[tuple] = []
         self.quarantine: list[tuple] = []
 
     def half(self, msg: Message, dialect: str, event: Event) -> None:
-        self._flush()
         where = Message(None, msg.source, msg.offset, raw=msg.raw_text(), partition=msg.partition, line=msg.line)
-        self.segments.append(("half", where, dialect, event))
+        self.halves.append((len(self.builder), where, dialect, event))
 
     def bad(self, msg: Message, dialect: str | None, reason: str, code: str, *,
             cause: BaseException | None = None) -> None:
         self.quarantine.append((msg.source, msg.offset, msg.partition, msg.line, dialect, reason, msg.raw_text(),
                                 code))
 
-    def _flush(self) -> None:
-        if len(self.builder):
-            self.segments.append(("table", self.builder.to_arrow()))
-            self.builder.clear()
-
     def result(self) -> dict[str, Any]:
-        self._flush()
-        return {"segments": self.segments, "quarantine": self.quarantine, "messages": self.messages,
+        return {"table": self.builder.to_arrow(), "halves": self.halves, "quarantine": self.quarantine,
+                "messages": self.messages,
                 "decoded": self.decoded, "events": self.events_made, "by_dialect": self.by_dialect,
                 "skipped": self.skipped_reasons}
 
