@@ -171,8 +171,9 @@ def pandas_section(path: Path, dialect: str, n: int, repeat: int, chunksize: int
     return {"orjson": floor, "read": events / whole_s}
 
 
-def hand_written(spark, path: Path, dialect: str):
-    """The Spark pipeline a data engineer would write for this capture, with explicit schemas."""
+def hand_written(spark, path: Path, dialect: str, wrapped: bool = False):
+    """The Spark pipeline a data engineer would write for this capture, with explicit schemas
+    (``wrapped``: Debezium in Kafka Connect's ``{schema, payload}``, the payload read)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -184,7 +185,11 @@ def hand_written(spark, path: Path, dialect: str):
         schema = T.StructType([T.StructField("before", T.StringType()), T.StructField("after", T.StringType()),
                                T.StructField("source", source), T.StructField("op", T.StringType()),
                                T.StructField("ts_ms", T.LongType())])
-        m = text.select(F.from_json("value", schema).alias("m")).select("m.*")
+        if wrapped:
+            outer = T.StructType([T.StructField("payload", schema)])
+            m = text.select(F.from_json("value", outer).alias("m")).select("m.payload.*")
+        else:
+            m = text.select(F.from_json("value", schema).alias("m")).select("m.*")
         return m.select(
             F.col("op"), F.col("source.db").alias("database"), F.col("source.table").alias("table"),
             F.timestamp_millis("source.ts_ms").alias("event_time"), F.timestamp_millis("ts_ms").alias("emit_time"),
@@ -207,7 +212,7 @@ def hand_written(spark, path: Path, dialect: str):
         "pkNames", F.to_json("row").alias("after"))
 
 
-def spark_section(spark, path: Path, dialect: str, n: int, repeat: int, scratch: Path) -> dict:
+def spark_section(spark, path: Path, dialect: str, n: int, repeat: int, scratch: Path, wrapped: bool = False) -> dict:
     from cdckit import spark as cdcspark
 
     def noop(frame) -> int:
@@ -220,12 +225,27 @@ def spark_section(spark, path: Path, dialect: str, n: int, repeat: int, scratch:
 
     rates = {}
     for sink, write in (("noop", noop), ("Parquet", parquet)):
-        base_s, ours_s, ratio = paired(repeat, lambda: write(hand_written(spark, path, dialect)),
+        base_s, ours_s, ratio = paired(repeat, lambda: write(hand_written(spark, path, dialect, wrapped)),
                                        lambda: write(cdcspark.read(spark, path, dialect=dialect)))
         say(f"hand-written from_json -> {sink}", n / base_s, "events/s", "(baseline)")
         say(f"cdckit.spark.read -> {sink}", n / ours_s, "events/s", f"{ratio:.2f}x hand-written")
         rates[sink] = (n / base_s, n / ours_s)
     return rates
+
+
+def wrapped_spark_section(spark, folder: Path, n: int, repeat: int) -> None:
+    """Spark on Debezium as Kafka Connect's JsonConverter writes it by default: ``{schema, payload}``."""
+    from cdckit.containers import write_messages
+
+    source = folder / "debezium-for-wrapping.jsonl"
+    write(source, debezium_line, n)
+    wrapped = folder / "debezium-wrapped.jsonl"
+    write_messages(cdckit.convert(cdckit.read(source, dialect="debezium"), "debezium").records, wrapped, "jsonl")
+    size = wrapped.stat().st_size
+    print(f"\ndebezium {{schema, payload}}: {n:,} lines, {size / n:.0f} bytes/line, {size / 2**20:,.0f} MiB")
+    spark_section(spark, wrapped, "debezium", n, repeat, folder, wrapped=True)
+    source.unlink()
+    wrapped.unlink()
 
 
 def scaling_section(spark, folder: Path, dialect: str, n: int, repeat: int) -> None:
@@ -377,6 +397,8 @@ def main() -> None:
             if spark is not None:
                 spark_section(spark, path, dialect, args.n, args.repeat, folder)
             path.unlink()
+        if spark is not None and "debezium" in args.dialects.split(","):
+            wrapped_spark_section(spark, folder, args.n, args.repeat)
         if not args.no_scaling:
             for dialect in args.dialects.split(","):
                 scaling_section(spark, folder, dialect, args.n, args.repeat)

@@ -1183,7 +1183,8 @@ def saved_records(lines: list[bytes]) -> list[SavedRecord | None] | None:
     for line in lines:
         try:
             record = decode(line)
-        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):  # the slow path says why
+        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):  # the slow
+            # path says why (msgspec gives up on very deep nesting with RecursionError)
             record = None
         if record is not None and (record.payload is unset and record.value is unset or (
                 record.topic is unset and record.partition is unset and record.offset is unset
