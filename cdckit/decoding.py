@@ -48,10 +48,13 @@ class Sink:
         """One message decoded into these events (none are update halves)."""
 
     def rows(
-        self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int, partition: int | None
+        self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int, partition: int | None,
+        halves: list[tuple] = (),  # type: ignore[assignment]
     ) -> None:
         """``messages`` messages decoded by a batch decoder into the events of ``table`` (an
-        :func:`cdckit.frame.event_table`; ``offsets``: one per row)."""
+        :func:`cdckit.frame.event_table`; ``offsets``: one per row), and ``halves`` among them: update
+        halves as ``(position, msg, dialect, event)``, ``position`` the number of the table's rows that
+        came before the half's message (``messages`` does not count them)."""
 
     def half(self, msg: Message, dialect: str, event: Event) -> None:
         """One message decoded into half of an update, to be paired with its partner."""
@@ -88,11 +91,22 @@ class FrameSink(Sink):
             self.builder.add(event, dialect, msg.source, msg.offset, msg.partition)
 
     def rows(
-        self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int, partition: int | None
+        self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int, partition: int | None,
+        halves: list[tuple] = (),  # type: ignore[assignment]
     ) -> None:
         self.decoded += messages
         self.events_made += table.num_rows
-        self.builder.add_table(table, dialect, source, offsets, partition)
+        if not halves:
+            self.builder.add_table(table, dialect, source, offsets, partition)
+            return
+        events = FrameBuilder()
+        events.add_table(table, dialect, source, offsets, partition)
+        self.builder.add_frame(self.placed(events.to_arrow(), halves))
+
+    def placed(self, table: pa.Table, halves: list[tuple]) -> pa.Table:
+        """``table`` (events in the frame's Arrow form) with what its ``halves`` (see :meth:`rows`) make
+        in their places; this sink keeps no halves: they are dropped."""
+        return table
 
     def skipped(self, msg: Message, dialect: str, reason: str) -> None:
         self.decoded += 1
@@ -322,21 +336,14 @@ class MessageDecoder:
 
     def _fast(self, results: list, offsets: Any, sources: list, partitions: list, slow: Any, light: Any) -> None:
         """Hand the batch decoder's rows to the sink in runs of one source and partition, in input order;
-        a message it handed back (None) goes to ``slow``, an update half (an :class:`Event`) to the
-        sink's ``half`` with the message's position from ``light``."""
+        a message it handed back (None) goes to ``slow``. An update half (an :class:`Event`) stays in its
+        run, its place kept, and reaches the sink with the message's position from ``light``."""
         start = 0
         for index, result in enumerate(results):
-            if result is None or (result.__class__ is list and not result):
+            if result is None or (result.__class__ is list and not result) or (
+                    result.__class__ is Event and not _sound_half(result)):
                 self._run(results, offsets, sources, partitions, start, index, slow, light)
                 slow(index)
-                start = index + 1
-            elif result.__class__ is Event:
-                self._run(results, offsets, sources, partitions, start, index, slow, light)
-                if result.half in ("before", "after") and row_problem(event_row(result)) is None:
-                    self.sink.read(self._name, 1)
-                    self.sink.half(light(index), self._name, result)
-                else:
-                    slow(index)
                 start = index + 1
             elif sources[index] != sources[start] or partitions[index] != partitions[start]:
                 self._run(results, offsets, sources, partitions, start, index, slow, light)
@@ -345,28 +352,38 @@ class MessageDecoder:
 
     def _run(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
              slow: Any, light: Any) -> None:
-        """Messages ``lo`` to ``hi`` (one source and partition) as one Arrow table; a message whose rows the
-        frame cannot hold is decoded alone instead, where the guard names the field. A short run (between
-        update halves, say) goes to the sink as events: an Arrow table of a few rows costs more than them."""
+        """Messages ``lo`` to ``hi`` (one source and partition) as one Arrow table, with the update halves
+        among them and their places; a message whose rows the frame cannot hold is decoded alone instead,
+        where the guard names the field. A short run goes to the sink as events: an Arrow table of a few
+        rows costs more than them."""
         if lo >= hi:
             return
+        name, sink = self._name, self.sink
         if hi - lo <= _SHORT_RUN:
             for index in range(lo, hi):
                 result = results[index]
+                if result.__class__ is Event:
+                    sink.read(name, 1)
+                    sink.half(light(index), name, result)
+                    continue
                 rows = [result] if result.__class__ is tuple else result
                 if any(row_problem(row) for row in rows):
                     slow(index)
                 else:
-                    self.sink.read(self._name, 1)
-                    self.sink.events(light(index), self._name, [Event(*row) for row in rows])
+                    sink.read(name, 1)
+                    sink.events(light(index), name, [Event(*row) for row in rows])
             return
         rows: list[tuple] = []
         row_offsets: list[int] = []
+        halves: list[tuple] = []
         for index in range(lo, hi):
             result = results[index]
-            if result.__class__ is tuple:
+            kind = result.__class__
+            if kind is tuple:
                 rows.append(result)
                 row_offsets.append(offsets[index])
+            elif kind is Event:
+                halves.append((len(rows), light(index), name, result))
             else:
                 rows.extend(result)
                 row_offsets.extend([offsets[index]] * len(result))
@@ -375,13 +392,13 @@ class MessageDecoder:
         except Exception:
             self._split(results, offsets, sources, partitions, lo, hi, slow, light)
             return
-        self.sink.read(self._name, hi - lo)
-        self.sink.rows(table, self._name, sources[lo], row_offsets, hi - lo, partitions[lo])
+        sink.read(name, hi - lo)
+        sink.rows(table, name, sources[lo], row_offsets, hi - lo - len(halves), partitions[lo], halves)
 
     def _split(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
                slow: Any, light: Any) -> None:
-        bad = [index for index in range(lo, hi)
-               if any(row_problem(row) for row in ([results[index]] if results[index].__class__ is tuple
+        bad = [index for index in range(lo, hi) if results[index].__class__ is not Event
+               and any(row_problem(row) for row in ([results[index]] if results[index].__class__ is tuple
                                                    else results[index]))]
         if not bad:  # the rule missed what Arrow refused: every message of the run goes alone
             for index in range(lo, hi):
@@ -399,6 +416,11 @@ class MessageDecoder:
         if self.dialect is None:
             return ""
         return family_hint(msg.value, self.dialect, self._dialects())
+
+
+def _sound_half(event: Event) -> bool:
+    """True when a batch decoder's :class:`Event` is an update half the frame can hold."""
+    return event.half in ("before", "after") and row_problem(event_row(event)) is None
 
 
 #: Runs of at most this many messages go to the sink as events, not as an Arrow table.

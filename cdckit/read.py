@@ -229,7 +229,7 @@ class _ReadJob(FrameSink):
                                    self.dialect_name is None, self.tz, count)
         with workers.pool(count) as executor:
             for result in workers.results_in_order(executor, units):
-                builder.add_frame(self._with_paired_halves(result["table"], result["halves"]))
+                builder.add_frame(self.placed(result["table"], result["halves"]))
                 while len(builder) >= size:
                     yield builder.take(size)
                 self.messages += result["messages"]
@@ -240,9 +240,9 @@ class _ReadJob(FrameSink):
                 for row in result["quarantine"]:
                     self.quarantine.add(*row)
 
-    def _with_paired_halves(self, table: pa.Table, halves: list[tuple]) -> pa.Table:
-        """A worker's events with the updates its halves complete, each placed after the events that came
-        before its second half (as one process places it), in one Arrow ``take``."""
+    def placed(self, table: pa.Table, halves: list[tuple]) -> pa.Table:
+        """Events (a worker's, or a batch decoder's run) with the updates their halves complete, each
+        placed after the events that came before its second half, in one Arrow ``take``."""
         if not halves:
             return table
         merged = FrameBuilder()

@@ -24,6 +24,7 @@ import os
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, Iterator
 
+import pyarrow as pa
 
 from . import containers
 from .containers import LineBlock, Message
@@ -83,8 +84,13 @@ class RangeSink(FrameSink):
         self.quarantine: list[tuple] = []
 
     def half(self, msg: Message, dialect: str, event: Event) -> None:
-        where = Message(None, msg.source, msg.offset, raw=msg.raw_text(), partition=msg.partition, line=msg.line)
-        self.halves.append((len(self.builder), where, dialect, event))
+        self.halves.append((len(self.builder), _position(msg), dialect, event))
+
+    def placed(self, table: pa.Table, halves: list[tuple]) -> pa.Table:
+        start = len(self.builder)
+        self.halves.extend((start + position, _position(msg), dialect, event)
+                           for position, msg, dialect, event in halves)
+        return table
 
     def bad(self, msg: Message, dialect: str | None, reason: str, code: str, *,
             cause: BaseException | None = None) -> None:
@@ -96,6 +102,11 @@ class RangeSink(FrameSink):
                 "messages": self.messages,
                 "decoded": self.decoded, "events": self.events_made, "by_dialect": self.by_dialect,
                 "skipped": self.skipped_reasons}
+
+
+def _position(msg: Message) -> Message:
+    """What the parent needs of a half's message: its position and raw text (a message that pickles)."""
+    return Message(None, msg.source, msg.offset, raw=msg.raw_text(), partition=msg.partition, line=msg.line)
 
 
 def decode_range(unit: dict[str, Any]) -> dict[str, Any]:

@@ -159,10 +159,9 @@ class DataHubTuple(Dialect):
         :data:`cdckit.frame.EVENT_FIELDS`, an :class:`Event` with ``half`` set
         for one ``U`` row, or None to hand it back to :meth:`decode`. A row is
         taken when its metadata columns come after all its table columns (as
-        DataWorks writes them): the text before them is the image as it stands
-        (checked to be a JSON object holding no metadata column; parsed and
-        written again only when it holds a number a double cannot carry), and
-        the text from them on is read by msgspec (:class:`_Meta`). Anything
+        DataWorks writes them): the text before them is the image (checked to be a
+        JSON object holding no metadata column, written by
+        :func:`cdckit.values.parsed_image`), and the text from them on is read by msgspec (:class:`_Meta`). Anything
         else (another column order, bad JSON, unexpected types, anything
         :meth:`decode` refuses) is handed back.
         """
@@ -182,8 +181,8 @@ class DataHubTuple(Dialect):
         head = line[:start].rstrip()
         if start < 0 or head[-1:] != b",":
             return None
-        data = head[:-1] + b"}"
-        if _TABLE_COLUMNS.decode(data) != _NO_META:
+        row, image = values.parsed_image(head[:-1] + b"}")
+        if row.__class__ is not dict or not _META.isdisjoint(row):
             return None
         meta = _META_COLUMNS.decode(b"{" + line[start:])
         op_raw = meta.operation
@@ -191,7 +190,6 @@ class DataHubTuple(Dialect):
         if op is None:
             return None
         database, schema, table = split_table(meta.source_table)
-        image = values.image_text(data)
         event_time = _ms(meta.time)
         seq = values.sortable(meta.sequence)
         if op == "update":
@@ -321,7 +319,6 @@ def _sequence_base(rows: list[dict[str, Any]]) -> int:
 
 # ---------------------------------------------------------------- the batch decoder's view of a row
 
-_ABSENT = msgspec.Raw()
 _RENAME = {"sequence": SEQUENCE, "operation": OPERATION, "time": TIME, "source_table": SOURCE_TABLE,
            "before_image": BEFORE_IMAGE, "after_image": AFTER_IMAGE}
 
@@ -338,17 +335,4 @@ class _Meta(msgspec.Struct, forbid_unknown_fields=True, rename=_RENAME):
     after_image: Any = None
 
 
-class _TableColumns(msgspec.Struct, rename=_RENAME):
-    """The table columns of a row: skipped (checked to be JSON) unless one is a metadata column."""
-
-    sequence: msgspec.Raw = _ABSENT
-    operation: msgspec.Raw = _ABSENT
-    time: msgspec.Raw = _ABSENT
-    source_table: msgspec.Raw = _ABSENT
-    before_image: msgspec.Raw = _ABSENT
-    after_image: msgspec.Raw = _ABSENT
-
-
 _META_COLUMNS = msgspec.json.Decoder(_Meta)
-_TABLE_COLUMNS = msgspec.json.Decoder(_TableColumns)
-_NO_META = _TableColumns()

@@ -93,10 +93,20 @@ class _CombinedSink(Sink):
         self.extras.extend([_MORE] * (len(events) - 1))
 
     def rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int,
-             partition: int | None) -> None:
-        self.builder.add_table(table, dialect, source, offsets, partition)
+             partition: int | None, halves: list[tuple] = ()) -> None:  # type: ignore[assignment]
+        start = 0
+        for position, msg, _, event in halves:  # each half in its place, between the rows around it
+            self._rows(table.slice(start, position - start), dialect, source, offsets[start:position], partition)
+            self.half(msg, dialect, event)
+            start = position
+        self._rows(table.slice(start), dialect, source, offsets[start:], partition)
+
+    def _rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], partition: int | None) -> None:
         count = table.num_rows
-        if messages == count:
+        if not count:
+            return
+        self.builder.add_table(table, dialect, source, offsets, partition)
+        if len(set(offsets)) == count:
             self.extras.extend([_EVENT] * count)
         else:  # some messages gave several rows: only the first row of each counts the message
             self.extras.extend(_EVENT if i == 0 or offsets[i] != offsets[i - 1] else _MORE for i in range(count))
