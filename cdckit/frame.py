@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -217,6 +218,20 @@ def event_table(rows: list[tuple]) -> pa.Table:
     columns = zip(*rows) if rows else [[] for _ in EVENT_FIELDS]
     return pa.Table.from_arrays([_to_arrow(list(values), field.type) for values, field in zip(columns, EVENT_SCHEMA)],
                                 schema=EVENT_SCHEMA)
+
+
+def rows_inserted(table: pa.Table, rows: pa.Table, positions: Any) -> pa.Table:
+    """``table`` with each row of ``rows`` inserted before the row of ``table`` its position names
+    (ascending positions; several at one position keep their order), in one Arrow ``take``.
+
+    >>> t = pa.table({"x": [1, 2, 3]})
+    >>> rows_inserted(t, pa.table({"x": [9, 8]}), [1, 3]).column("x").to_pylist()
+    [1, 9, 2, 3, 8]
+    """
+    if not rows.num_rows:
+        return table
+    order = np.insert(np.arange(table.num_rows), positions, table.num_rows + np.arange(rows.num_rows))
+    return pa.concat_tables([table, rows]).take(order)
 
 
 class FrameBuilder:

@@ -24,10 +24,17 @@ from typing import Any, Hashable, Iterator
 
 from .frame import Event
 
-__all__ = ["Pairer", "UNPAIRED", "unpaired_reason"]
+__all__ = ["Pairer", "PAIRED", "UNPAIRED", "identity", "unpaired_reason"]
 
+#: The report's skip reason of the two halves that became one update (counted once per update).
+PAIRED = "update half: merged with its partner into one row"
 #: Words in the quarantine reason of a half whose partner never came (the ordering report looks for them).
 UNPAIRED = "with no partner half"
+
+
+def identity(event: Event, dialect: str = "") -> tuple[Hashable, ...]:
+    """What a half is matched on: dialect, database, schema, table and ``seq``."""
+    return (dialect, event.database, event.schema, event.table, event.seq)
 
 
 def unpaired_reason(event: Event) -> str:
@@ -53,7 +60,7 @@ class Pairer:
     def offer(self, event: Event, where: Any, dialect: str = "") -> tuple[Event, Any, Any] | None:
         if event.half not in ("before", "after"):
             raise ValueError(f"not an update half: {event.half!r}")
-        ident = (dialect, event.database, event.schema, event.table, event.seq)
+        ident = identity(event, dialect)
         queue = self._waiting.get(ident)
         if queue and queue[0][0].half != event.half:
             partner, partner_where = queue.popleft()
@@ -66,6 +73,14 @@ class Pairer:
         self._waiting.setdefault(ident, deque()).append((event, where))
         self._count += 1
         return None
+
+    def __contains__(self, ident: tuple[Hashable, ...]) -> bool:
+        """True when halves of this :func:`identity` wait for a partner."""
+        return ident in self._waiting
+
+    def waiting(self) -> list[tuple[Hashable, ...]]:
+        """The identities of the halves that wait for a partner."""
+        return list(self._waiting)
 
     def drain(self) -> Iterator[tuple[Event, Any]]:
         """The halves still waiting (no partner came), in arrival order of their identity."""

@@ -21,7 +21,6 @@ import os
 import warnings
 from typing import Any, Iterator
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -32,13 +31,12 @@ from .detect import DEFAULT_SAMPLE, choose_for_read
 from .dialects import registry
 from .dialects.base import Dialect
 from .errors import DecodeError, UnknownDialectError
-from .frame import ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas
-from .pairing import Pairer, unpaired_reason
+from .frame import ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas, rows_inserted
+from .pairing import PAIRED, Pairer, unpaired_reason
 
 __all__ = ["read", "ChunkedRead"]
 
 _BATCH = 65_536
-PAIRED = "update half: merged with its partner into one row"
 
 
 def read(
@@ -216,8 +214,6 @@ class _ReadJob(FrameSink):
         kind = file_container(name, self.container)
         if not workers.splittable(name, kind):
             return 1, None
-        if self.workers is None and self.dialect_name and registry.get(self.dialect_name).splits_updates:
-            return 1, None  # halves are paired here, one by one: on its own, that costs more than workers save
         return workers.worker_count(self.workers, os.path.getsize(name)), kind
 
     def _in_workers(self, name: str, kind: str, dialect: Dialect | None, unknown: str | None, count: int,
@@ -228,7 +224,11 @@ class _ReadJob(FrameSink):
         units = workers.file_units(name, kind, dialect.name if dialect is not None else None, unknown,
                                    self.dialect_name is None, self.tz, count)
         with workers.pool(count) as executor:
-            for result in workers.results_in_order(executor, units):
+            for unit, result in workers.results_in_order(executor, units):
+                if any(ident in result["paired"] for ident in self.pairer.waiting()):
+                    # halves left open by earlier ranges pair with halves this range paired among
+                    # themselves: the range is decoded again here, its halves paired in file order
+                    result = workers.decode_range(unit, pair=False)
                 builder.add_frame(self.placed(result["table"], result["halves"]))
                 while len(builder) >= size:
                     yield builder.take(size)
@@ -242,16 +242,11 @@ class _ReadJob(FrameSink):
 
     def placed(self, table: pa.Table, halves: list[tuple]) -> pa.Table:
         """Events (a worker's, or a batch decoder's run) with the updates their halves complete, each
-        placed after the events that came before its second half, in one Arrow ``take``."""
-        if not halves:
-            return table
+        placed after the events that came before its second half."""
         merged = FrameBuilder()
         positions = [position for position, where, dialect, event in halves
                      if self._pair(where, dialect, event, merged)]
-        if not positions:
-            return table
-        rows = np.insert(np.arange(table.num_rows), positions, table.num_rows + np.arange(len(positions)))
-        return pa.concat_tables([table, merged.to_arrow()]).take(rows)
+        return rows_inserted(table, merged.to_arrow(), positions)
 
     def _block_container(self, name: str) -> str | None:
         """The container of a file read in blocks for a batch decoder ("jsonl" or "json"), else None."""

@@ -4,10 +4,12 @@ A JSON Lines or text file is cut at line ends into ranges, as the Spark
 engine cuts it (:func:`cdckit.containers.line_ranges`); each range is
 decoded in a worker process by the same :class:`~cdckit.decoding.MessageDecoder`
 the one-process read runs. A worker's :class:`RangeSink` keeps, in input
-order, the events (as Arrow tables) and the update halves, which only the
-calling process can pair; the calling process replays them range by range,
-so the frame, its order, the quarantine and the report are exactly those
-of a read in one process.
+order, the events (as Arrow tables) and pairs the update halves whose
+partner is in its range; the calling process replays the ranges in order
+and pairs the halves left, so the frame, its order, the quarantine and the
+report are exactly those of a read in one process. (When a half left open
+by an earlier range would have taken a half the worker paired, the range
+is decoded again in the calling process.)
 
 >>> import cdckit
 >>> path = cdckit.samples.path("canal/shop.jsonl")
@@ -18,6 +20,7 @@ True
 
 from __future__ import annotations
 
+import bisect
 import math
 import multiprocessing
 import os
@@ -30,7 +33,8 @@ from . import containers
 from .containers import LineBlock, Message
 from .decoding import FrameSink, MessageDecoder, gc_paused
 from .dialects import registry
-from .frame import Event
+from .frame import Event, FrameBuilder, rows_inserted
+from .pairing import PAIRED, Pairer, identity
 
 __all__ = ["PARALLEL_BYTES", "RANGE_BYTES", "worker_count", "splittable", "file_units", "decode_range",
            "RangeSink", "pool"]
@@ -74,23 +78,51 @@ def file_units(path: str, container: str, dialect: str | None, unknown: str | No
 
 
 class RangeSink(FrameSink):
-    """What became of a range's messages: one Arrow table of its events, its update halves each with the
-    number of events before it (so they are paired in input order), the quarantined messages, and the
-    counts the report needs."""
+    """What became of a range's messages: one Arrow table of its events, the quarantined messages, the
+    counts the report needs, and the update halves.
 
-    def __init__(self) -> None:
+    Halves whose partner is in the range are paired here (``pair=True``), the
+    completed update placed where its second half was, and the identities so
+    paired are listed; the halves left are returned each with the number of
+    events before it, for the calling process to pair in input order.
+    """
+
+    def __init__(self, pair: bool = True) -> None:
         super().__init__()
-        self.halves: list[tuple] = []
         self.quarantine: list[tuple] = []
+        self._pairer = Pairer() if pair else None
+        self._halves: list[tuple] = []  # (position, msg, dialect, event) in input order
+        self._merged = FrameBuilder()
+        self._merged_at: list[int] = []  # each completed update's position and the index of its second half
+        self._merged_after: list[int] = []
+        self._paired: set[tuple] = set()
 
     def half(self, msg: Message, dialect: str, event: Event) -> None:
-        self.halves.append((len(self.builder), _position(msg), dialect, event))
+        self._offer(len(self.builder), msg, dialect, event)
 
     def placed(self, table: pa.Table, halves: list[tuple]) -> pa.Table:
         start = len(self.builder)
-        self.halves.extend((start + position, _position(msg), dialect, event)
-                           for position, msg, dialect, event in halves)
+        for position, msg, dialect, event in halves:
+            self._offer(start + position, msg, dialect, event)
         return table
+
+    def _offer(self, position: int, msg: Message, dialect: str, event: Event) -> None:
+        index = len(self._halves)
+        self._halves.append((position, msg, dialect, event))
+        if self._pairer is None:
+            return
+        paired = self._pairer.offer(event, index, dialect)
+        if paired is None:
+            return
+        merged, after, _ = paired
+        where = self._halves[after][1]
+        self._merged.add(merged, dialect, where.source, where.offset, where.partition)
+        self._merged_at.append(position)
+        self._merged_after.append(index)
+        self._paired.add(identity(event, dialect))
+        self.decoded += 2
+        self.events_made += 1
+        self.skipped_reasons[PAIRED] += 1
 
     def bad(self, msg: Message, dialect: str | None, reason: str, code: str, *,
             cause: BaseException | None = None) -> None:
@@ -98,7 +130,15 @@ class RangeSink(FrameSink):
                                 code))
 
     def result(self) -> dict[str, Any]:
-        return {"table": self.builder.to_arrow(), "halves": self.halves, "quarantine": self.quarantine,
+        table = rows_inserted(self.builder.to_arrow(), self._merged.to_arrow(), self._merged_at)
+        left = range(len(self._halves)) if self._pairer is None else sorted(
+            index for _, index in self._pairer.drain())
+        halves = []
+        for index in left:  # its place counts the completed updates placed before it
+            position, msg, dialect, event = self._halves[index]
+            halves.append((position + bisect.bisect_left(self._merged_after, index), _position(msg), dialect,
+                           event))
+        return {"table": table, "halves": halves, "paired": self._paired, "quarantine": self.quarantine,
                 "messages": self.messages,
                 "decoded": self.decoded, "events": self.events_made, "by_dialect": self.by_dialect,
                 "skipped": self.skipped_reasons}
@@ -109,9 +149,9 @@ def _position(msg: Message) -> Message:
     return Message(None, msg.source, msg.offset, raw=msg.raw_text(), partition=msg.partition, line=msg.line)
 
 
-def decode_range(unit: dict[str, Any]) -> dict[str, Any]:
+def decode_range(unit: dict[str, Any], pair: bool = True) -> dict[str, Any]:
     """Worker: decode one range of a file (a :func:`file_units` entry); see :meth:`RangeSink.result`."""
-    sink = RangeSink()
+    sink = RangeSink(pair)
     dialect = registry.create(unit["dialect"], tz=unit["tz"]) if unit["dialect"] else None
     decoder = MessageDecoder(dialect, sink, unit["unknown"], each=unit["each"], tz=unit["tz"])
     with gc_paused():
@@ -131,14 +171,16 @@ def pool(workers: int) -> Executor:
     return ProcessPoolExecutor(workers, mp_context=context)
 
 
-def results_in_order(executor: Executor, units: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """The workers' results, range by range in file order (at most two ranges per worker ahead)."""
+def results_in_order(executor: Executor, units: list[dict[str, Any]]) -> Iterator[tuple[dict, dict[str, Any]]]:
+    """Each range with the worker's result, range by range in file order (at most two ranges per worker
+    ahead)."""
     ahead = 2 * getattr(executor, "_max_workers", 2)
-    pending = [executor.submit(decode_range, unit) for unit in units[:ahead]]
+    pending = [(unit, executor.submit(decode_range, unit)) for unit in units[:ahead]]
     following = iter(units[ahead:])
     while pending:
-        result = pending.pop(0).result()
-        unit = next(following, None)
-        if unit is not None:
-            pending.append(executor.submit(decode_range, unit))
-        yield result
+        unit, future = pending.pop(0)
+        result = future.result()
+        later = next(following, None)
+        if later is not None:
+            pending.append((later, executor.submit(decode_range, later)))
+        yield unit, result

@@ -86,3 +86,26 @@ def test_a_gzip_file_or_a_payload_is_read_in_one_process(tmp_path):
     same_read(cdckit.read(path, workers=1), cdckit.read(path, workers=2))
     payload = json.dumps({"database": "d", "table": "t", "type": "insert", "ts": 1, "data": {"id": 1}})
     same_read(cdckit.read(payload, workers=1), cdckit.read(payload, workers=2))
+
+
+def test_a_half_left_open_by_an_earlier_range_takes_its_partner_as_in_one_process(tmp_path, monkeypatch):
+    # A before half with no partner in its range, then (two ranges on) the same update sent again as two
+    # halves. One process pairs the first before half with the after half (first in, first out) and
+    # quarantines the second before half; a worker alone would pair the two halves it sees.
+    def half(seq: str, name: str, before: bool) -> bytes:
+        return json.dumps({"id": 1, "name": name, "_sequence_id_": seq, "_operation_type_": "U",
+                           "_excute_time_": 1677158088000, "_source_table_": "shop.customers",
+                           "_before_image_": "Y" if before else "N", "_after_image_": "N" if before else "Y"}).encode()
+    filler = [json.dumps({"id": n, "name": f"n{n}", "_sequence_id_": str(100 + n), "_operation_type_": "I",
+                          "_excute_time_": 1677158088000, "_source_table_": "shop.customers",
+                          "_before_image_": "N", "_after_image_": "Y"}).encode() for n in range(2, 200)]
+    lines = [half("7", "first", True)] + filler + [half("7", "again", True), half("7", "last", False)]
+    path = tmp_path / "redelivered.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    monkeypatch.setattr(workers, "RANGE_BYTES", path.stat().st_size // 4)
+    one = cdckit.read(path, dialect="datahub_tuple", workers=1)
+    many = cdckit.read(path, dialect="datahub_tuple", workers=2)
+    update = one[one["op"] == "update"]
+    assert len(update) == 1 and json.loads(update["before"].iloc[0])["name"] == "first"
+    assert list(one.attrs["quarantine"]["offset"]) == [len(lines) - 2]
+    same_read(one, many)

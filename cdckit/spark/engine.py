@@ -32,8 +32,7 @@ from ..detect import DEFAULT_SAMPLE, choose_for_read
 from ..dialects import registry
 from ..errors import CdcError, UnknownDialectError
 from ..frame import ARROW_SCHEMA, COLUMN_NAMES, EVENT_FIELDS, Event, FrameBuilder
-from ..pairing import Pairer, unpaired_reason
-from ..read import PAIRED
+from ..pairing import PAIRED, Pairer, unpaired_reason
 from .session import ship_cdckit
 
 __all__ = ["read", "decode", "quarantine", "report", "combined", "COMBINED_COLUMNS", "COMBINED_ARROW"]
