@@ -61,6 +61,7 @@ OPS = (
     "update",
     "delete",
     "read",
+    "truncate",
     "ddl",
     "heartbeat",
     "begin",
