@@ -44,6 +44,7 @@ __all__ = [
     "FINDING_COLUMNS",
     "LAG_COLUMNS",
     "CHANGE_OPS",
+    "REPLAY_OPS",
     "STREAMS",
     "stream_columns",
     "table_names",
@@ -66,6 +67,8 @@ __all__ = [
 
 #: The ops that change a row.
 CHANGE_OPS = ("insert", "update", "delete", "read")
+#: The ops replay reads: the row changes and ``truncate`` (every row of the table goes).
+REPLAY_OPS = CHANGE_OPS + ("truncate",)
 
 #: What ``by=`` may name: the columns that make one stream. Events are compared (inversions, duplicates,
 #: transitions, time inversions, sequence gaps) only with events of the same stream, so unrelated captures

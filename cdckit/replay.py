@@ -277,9 +277,14 @@ def _step_versions(steps: list[Step]) -> list[tuple[int, dict[str, Any]]]:
     versions: list[tuple[int, dict[str, Any]]] = []
     open_version: dict[str, dict[str, Any]] = {}
     for step in steps:
+        when = step.event["event_time"]
+        if step.cleared is not None:  # a truncate: every row of the table goes
+            for version in open_version.values():
+                version["valid_to"] = when
+            open_version.clear()
+            continue
         if step.old_key is None and step.new_key is None or (step.problem and step.new_row is step.old_row):
             continue
-        when = step.event["event_time"]
         if step.old_key is not None and step.old_key in open_version:
             open_version.pop(step.old_key)["valid_to"] = when
         if step.new_key is not None and step.new_row is not None:

@@ -31,6 +31,7 @@ import pandas as pd
 import pyarrow as pa
 
 from . import values
+from .ordering import REPLAY_OPS
 from .replayer import Replayer, Step, is_partial, old_key, parse_image, replay_rows
 
 __all__ = ["plan_replay", "ReplayPlan", "ORDERS"]
@@ -64,7 +65,7 @@ def _names_other_key(parts: str) -> str:
 _NAMES = ("list_concat(coalesce(key_columns, []), coalesce(try(json_keys(before)), []), "
           "coalesce(try(json_keys(after)), []))")
 
-_CHANGES = "op IN ('insert', 'update', 'delete', 'read') {cut}"
+_CHANGES = "op IN (" + ", ".join(f"'{op}'" for op in REPLAY_OPS) + ") {cut}"
 _IDENTITY = 'dialect, database, schema, "table", key, seq, op, before, after'
 
 #: Exact redeliveries (same identity, position and images; seq set): every copy after the first to arrive.
@@ -98,13 +99,21 @@ WITH kept AS (  -- narrow from here on: windows sort whole rows, so the images s
     FROM kept
 ), placed AS (
     SELECT _row, dialect, _table, key, op, has_after, _seq, source, "partition", "offset", _sig, may_move,
-        row_number() OVER (ORDER BY {order}) AS _pos
+        row_number() OVER (ORDER BY {order}) AS _pos, false AS _cleared
     FROM filled WHERE _table IS NOT NULL
+), cleared AS (  -- a truncate deletes every key of its table changed before it: a delete of each, in its place
+    SELECT t._row, t.dialect, t._table, k.key, 'delete' AS op, false AS has_after, t._seq, t.source,
+        t."partition", t."offset", t._sig, false AS may_move, t._pos, true AS _cleared
+    FROM placed t JOIN (SELECT _table, key, min(_pos) AS _first FROM placed WHERE key IS NOT NULL GROUP BY ALL) k
+        ON k._table = t._table AND k._first < t._pos
+    WHERE t.op = 'truncate'
+), every AS (
+    SELECT * FROM placed UNION ALL SELECT * FROM cleared
 )
 SELECT *,  -- whether the key was live before the change (1), dead (0) or never seen (NULL)
     last_value(CASE WHEN op = 'delete' THEN 0 WHEN has_after THEN 1 END IGNORE NULLS) OVER (
         PARTITION BY _table, key ORDER BY _pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS live_before
-FROM placed
+FROM every
 """
 
 #: The names (key columns, before image, after image) of one change of each distinct signature.
@@ -127,7 +136,7 @@ SELECT _row, _pos, _table, key, op, CASE
     WHEN op = 'delete' AND coalesce(live_before, 0) = 0 THEN 'delete of a key not in the table'
     WHEN op = 'update' AND coalesce(live_before, 0) = 0 THEN 'update of a key not in the table'
     END AS problem
-FROM keyed WHERE problem IS NOT NULL ORDER BY _pos
+FROM keyed WHERE problem IS NOT NULL AND NOT _cleared ORDER BY _pos
 """
 
 #: The change that made each live row (full-image tables): the last change that counts, unless a delete.
@@ -205,7 +214,8 @@ class ReplayPlan:
                                          after_moves=_names_other_key("_after_key"),
                                          order=ORDERS[order]))
         tables = self.con.execute(
-            "SELECT _table, arg_min(dialect, _pos), min(_pos), bool_or(key IS NULL) FROM prep GROUP BY _table "
+            "SELECT _table, arg_min(dialect, _pos), min(_pos), bool_or(key IS NULL AND op <> 'truncate') FROM prep "
+            "GROUP BY _table "
             "ORDER BY min(_pos)").fetchall()
         self._replay_order = [t for t, _, _, _ in tables]
         self.tables = sorted(self._replay_order)
@@ -341,8 +351,9 @@ class ReplayPlan:
             keys = sorted(linked) if key in linked else [key]
             condition = "_table = $table AND list_contains($keys, key)"
             params = {"table": table, "keys": keys}
-        found = self.con.execute(f"SELECT _row, _pos, _table, _seq FROM prep WHERE {condition} ORDER BY _pos",
-                                 params).fetchall()
+        found = self.con.execute(
+            f"SELECT _row, _pos, _table, _seq, _cleared, key FROM prep WHERE {condition} ORDER BY _pos, key NULLS LAST",
+            params).fetchall()
         if not found:
             return
         rows = [r[0] for r in found]
@@ -350,6 +361,8 @@ class ReplayPlan:
         frame["_table"] = [r[2] for r in found]
         frame["_seq"] = [r[3] for r in found]
         frame["_pos"] = [r[1] for r in found]
+        if any(r[4] for r in found):  # a truncate's delete of one key: the truncate, naming that key
+            frame["key"] = pd.array([r[5] if r[4] else k for r, k in zip(found, frame["key"])], dtype=frame["key"].dtype)
         yield from replay_rows(frame, self.partial)
 
     def close(self) -> None:

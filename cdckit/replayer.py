@@ -14,6 +14,8 @@ Rules (one change at a time, in replay order):
   send only the changed columns (SharePlex, UniVerse), merges the after image
   onto the row; when the key changes, the old key disappears;
 - a ``delete`` removes the row;
+- a ``truncate`` removes every row of the table (given a key, that key's row:
+  the columnar engine hands a truncate to the walk once per key it clears);
 - a table whose changes carry no key is kept as a multiset of whole rows.
 """
 
@@ -37,7 +39,8 @@ __all__ = ["Step", "Replayer", "replay_rows", "column_order", "key_order", "old_
 
 @dataclass
 class Step:
-    """What one change did to one table: the row under its old key before, under its new key after."""
+    """What one change did to one table: the row under its old key before, under its new key after
+    (for a truncate of the whole table, ``cleared``: the keyed rows it removed)."""
 
     event: dict[str, Any]
     old_key: str | None
@@ -45,6 +48,7 @@ class Step:
     old_row: dict[str, Any] | None
     new_row: dict[str, Any] | None
     problem: str | None = None
+    cleared: dict[str, dict[str, Any]] | None = None
 
 
 def parse_image(text: Any) -> dict[str, Any] | None:
@@ -100,6 +104,13 @@ class Replayer:
         columns = event.get("key_columns")
         before, after = parse_image(event.get("before")), parse_image(event.get("after"))
         key = none_if_missing(event.get("key"))
+        if op == "truncate":
+            if key is not None:  # one key's part of a truncate
+                old = self.rows.pop(key, None)
+                return Step(event, key, None, old, None) if old is not None else Step(event, None, None, None, None)
+            cleared, self.rows = self.rows, {}
+            self.bag.clear()
+            return Step(event, None, None, None, None, cleared=cleared)
         if key is None:
             return self._apply_keyless(event, op, before, after)
         if op in ("insert", "read"):
@@ -258,10 +269,13 @@ def history_frame(steps: Iterable[Step], wanted: str, columns: list[str]) -> pd.
     """
     lines = []
     for step in steps:
-        if wanted not in (step.old_key, step.new_key):
+        if step.cleared is not None and wanted in step.cleared:  # a truncate removed it with the rest
+            old, new = step.cleared[wanted], None
+        elif wanted not in (step.old_key, step.new_key):
             continue
-        old = step.old_row  # the row before the change, also when it moves here from another key
-        new = step.new_row if step.new_key == wanted else None
+        else:
+            old = step.old_row  # the row before the change, also when it moves here from another key
+            new = step.new_row if step.new_key == wanted else None
         changed = [c for c in columns if (old or {}).get(c, _ABSENT) != (new or {}).get(c, _ABSENT)]
         op = step.event["op"]
         if step.old_key != step.new_key and op == "update":

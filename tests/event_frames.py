@@ -25,7 +25,7 @@ DIALECTS = ["canal", "maxwell", "shareplex", "universe", "datahub_blob"]
 
 _T0 = 1_714_554_000 * 1_000_000_000
 _OPS = ["insert", "insert", "update", "update", "update", "delete", "read", "key_change", "dirty_update",
-        "dirty_delete", "live_insert", "no_after", "begin", "commit", "heartbeat", "keyless"]
+        "dirty_delete", "live_insert", "no_after", "begin", "commit", "heartbeat", "keyless", "truncate"]
 
 
 @st.composite
@@ -96,6 +96,10 @@ def histories(draw: Any, dialect: str | None = None, table: str = "items", max_s
             else:
                 op, after = "insert", {"line": f"l{choice % 4}", "n": choice % 2}
                 bag.append(after)
+        elif kind == "truncate":  # every row goes, keyed or not
+            columns = None
+            rows.clear()
+            bag.clear()
         elif kind in ("begin", "commit", "heartbeat"):
             columns = None
         row = key_row or after or before

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from cdckit.dialects import registry
-from cdckit.ordering import (ARRIVAL, CHANGE_OPS, FINDING_COLUMNS, HEARTBEAT_FACTOR, SEQ_ORDER,
+from cdckit.ordering import (ARRIVAL, CHANGE_OPS, FINDING_COLUMNS, HEARTBEAT_FACTOR, REPLAY_OPS, SEQ_ORDER,
                              STREAMS, filled_seq, narrow, report_from_rows, sort_events, table_names)
 from cdckit.findings import keyless_findings, lag_summary  # per table, never walked event by event
 from cdckit.replay import PROBLEM_COLUMNS, TableStates, _key_text, find_table
@@ -274,7 +274,7 @@ def drop_redeliveries(events: pd.DataFrame) -> pd.DataFrame:
 
 def _prepared(events: pd.DataFrame, as_of: Any, order: str) -> pd.DataFrame:
     """Row changes, redeliveries dropped, cut at ``as_of``, in replay order, with ``_table`` and ``_seq``."""
-    changes = events[events["op"].isin(CHANGE_OPS)].reset_index(drop=True)
+    changes = events[events["op"].isin(REPLAY_OPS)].reset_index(drop=True)
     if as_of is not None:
         cut = _timestamp(as_of)
         changes = changes[changes["event_time"].notna() & (changes["event_time"] <= cut)]
@@ -315,7 +315,7 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq") -> 
         problems.extend(_problems(table, steps))
     states.problems = pd.DataFrame(problems, columns=PROBLEM_COLUMNS).astype({"offset": "Int64"}).sort_values(
         ["table", "source", "offset"], kind="stable").reset_index(drop=True)
-    states.keyless = sorted(set(frame.loc[frame["key"].isna(), "_table"]))
+    states.keyless = sorted(set(frame.loc[frame["key"].isna() & (frame["op"] != "truncate"), "_table"]))
     return dict_sorted(states)
 
 
@@ -361,9 +361,14 @@ def scd2(events: pd.DataFrame, order: str = "seq") -> dict[str, pd.DataFrame]:
         versions: list[dict[str, Any]] = []
         open_version: dict[str, dict[str, Any]] = {}
         for step in steps:
+            when = step.event["event_time"]
+            if step.cleared is not None:  # a truncate: every row of the table goes
+                for version in open_version.values():
+                    version["valid_to"] = when
+                open_version.clear()
+                continue
             if step.old_key is None and step.new_key is None or (step.problem and step.new_row is step.old_row):
                 continue
-            when = step.event["event_time"]
             if step.old_key is not None and step.old_key in open_version:
                 open_version.pop(step.old_key)["valid_to"] = when
             if step.new_key is not None and step.new_row is not None:

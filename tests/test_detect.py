@@ -12,7 +12,7 @@ from cdckit.dialects.base import Dialect, Match
 
 CONTRACT_DIALECTS = [
     "oceanbase_default", "oceanbase_extend", "canal", "dataworks", "shareplex", "datahub_blob",
-    "datahub_tuple", "arcion", "lindorm", "universe", "debezium", "maxwell",
+    "datahub_tuple", "arcion", "lindorm", "universe", "debezium", "maxwell", "debezium_mongodb",
 ]
 SAMPLES = cdckit.samples.list()
 
@@ -47,6 +47,7 @@ def test_confusion_matrix_over_all_samples_is_diagonal():
 
 
 @pytest.mark.parametrize("a, b", [("debezium", "arcion"), ("debezium", "lindorm"), ("arcion", "lindorm"),
+                                  ("debezium", "debezium_mongodb"),
                                   ("oceanbase_default", "oceanbase_extend"), ("dataworks", "datahub_blob"),
                                   ("canal", "maxwell")])
 def test_look_alike_dialects_are_told_apart_message_by_message(a, b):

@@ -89,6 +89,8 @@ FEATURES = {
     "keyless tables": lambda e: len(oracle.materialize(e).keyless) > 0,
     "key changes": lambda e: _moves_a_key(e) and len(oracle.materialize(e)) > 0,
     "partial images": lambda e: bool((e["dialect"].isin(["shareplex", "universe"]) & (e["op"] == "update")).any()),
+    "truncates of live rows": lambda e: bool((e["op"] == "truncate").any()) and any(
+        len(rows) for rows in oracle.materialize(e[e.index < e.index[e["op"] == "truncate"][-1]]).values()),
 }
 
 

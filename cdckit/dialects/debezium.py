@@ -2,10 +2,19 @@
 
 The envelope is ``{before, after, source, op, ts_ms, transaction}``; ``op`` is
 ``c`` create, ``u`` update, ``d`` delete, ``r`` snapshot read, ``t`` truncate,
-``m`` message. A Kafka tombstone (a null value after a delete) becomes a
-``tombstone`` event keyed by the Kafka key. Debezium's transaction topic
-(``status`` BEGIN/END) gives ``begin``/``commit`` events and its schema
-change topic (``ddl``, ``tableChanges``) gives ``ddl`` events.
+``m`` message. A truncate is the canonical ``truncate`` (no images: replay
+empties the table there); a logical-decoding message (``m``) is ``other``
+with its ``message`` (``prefix``, ``content``) kept as the after image. A
+Kafka tombstone (a null value after a delete) becomes a ``tombstone`` event
+keyed by the Kafka key. Debezium's transaction topic (``status`` BEGIN/END)
+gives ``begin``/``commit`` events. Its schema change topic (``ddl``,
+``databaseName``, ``tableChanges``), and Flink CDC's schema change records
+(a payload with the same record as JSON text in ``historyRecord``), give one
+``ddl`` event per changed table: the statement, the table, the change's
+``type`` (``CREATE``, ``ALTER``, ``DROP``) as ``op_raw``, the table's key
+columns, and its new column list as the after image
+(``{"columns": [...], "primaryKeyColumnNames": [...]}`` as Debezium writes
+the table).
 
 - Key columns come from the Kafka key (its ``payload`` when wrapped); a file
   of values alone has no key columns.
@@ -50,8 +59,8 @@ from ..frame import Event
 from .base import BadMessage, Dialect, Match, Record, SkipMessage, expect_object, rows_of
 from .registry import register
 
-OPS = {"c": "insert", "u": "update", "d": "delete", "r": "read", "t": "other", "m": "other"}
-_OP_CODES = {"insert": "c", "update": "u", "delete": "d", "read": "r"}
+OPS = {"c": "insert", "u": "update", "d": "delete", "r": "read", "t": "truncate", "m": "other"}
+_OP_CODES = {"insert": "c", "update": "u", "delete": "d", "read": "r", "truncate": "t"}
 
 KNOWN_CONNECTORS = frozenset(
     {"mysql", "mariadb", "postgresql", "sqlserver", "oracle", "mongodb", "db2", "informix", "vitess",
@@ -93,6 +102,8 @@ class Debezium(Dialect):
             return Match(0.9, ("status", "id", "data_collections"))
         if "ddl" in payload and ("tableChanges" in payload or "databaseName" in payload):
             return Match(0.9, ("ddl", "tableChanges" if "tableChanges" in payload else "databaseName"))
+        if isinstance(payload.get("historyRecord"), str) and "op" not in payload:
+            return Match(0.9, ("historyRecord (Flink CDC schema change)",))
         shape = envelope_shape(payload)
         if shape is None:
             return None
@@ -121,8 +132,10 @@ class Debezium(Dialect):
             raise BadMessage(f"expected a Debezium change event as a JSON object, got {type(value).__name__}")
         if "status" in payload and payload.get("status") in ("BEGIN", "END"):
             return [self.transaction_marker(payload)]
-        if "ddl" in payload and "op" not in payload:
-            return [self.schema_change(payload)]
+        if "op" not in payload and ("ddl" in payload or "historyRecord" in payload):
+            return self.schema_change(payload)
+        if payload.get("op") == "m":
+            return [self.logical_message(payload)]
         return [self.change(payload, schema, message.key)]
 
     # ------------------------------------------------------------ batch decoding (the fast path)
@@ -404,6 +417,10 @@ class Debezium(Dialect):
         return found
 
     def change(self, payload: dict[str, Any], schema: dict[str, Any] | None, kafka_key: Any) -> Event:
+        from .debezium_mongodb import is_mongodb, mongodb_change  # its own module, which builds on this one
+
+        if is_mongodb(payload):
+            return mongodb_change(self, payload, kafka_key)
         op_raw = payload.get("op")
         if op_raw is None:
             raise BadMessage("missing required field op")
@@ -434,7 +451,7 @@ class Debezium(Dialect):
             key=values.key_of(keyed, key_columns),
             before=values.image(before),
             after=values.image(after),
-            ddl=source.get("query") if op == "other" and op_raw == "t" else None,
+            ddl=source.get("query") if op_raw == "t" else None,
         )
 
     def typed_image(self, row: Any, types: dict[str, dict[str, Any]] | None, which: str) -> dict[str, Any] | None:
@@ -515,24 +532,77 @@ class Debezium(Dialect):
             txn_id=None if payload.get("id") in (None, "") else str(payload["id"]),
         )
 
-    def schema_change(self, payload: dict[str, Any]) -> Event:
+    def schema_change(self, payload: dict[str, Any]) -> list[Event]:
+        """One ``ddl`` event per table a schema change record changes (one event when it names none)."""
         source = payload.get("source") or {}
+        if "historyRecord" in payload:  # Flink CDC: the schema history record as JSON text
+            record = payload["historyRecord"]
+            try:
+                record = values.loads(record) if isinstance(record, str) else record
+            except ValueError as err:
+                raise BadMessage(f"historyRecord is not JSON: {err}") from err
+            payload = expect_object(record, "historyRecord")
+            source = source or payload.get("source") or {}
+        source = expect_object(source, "source")
         ddl = payload.get("ddl")
         if not ddl:
             raise SkipMessage("schema change without DDL text")
-        changes = payload.get("tableChanges") or []
-        table = None
-        if changes and isinstance(changes[0], dict) and changes[0].get("id"):
-            table = str(changes[0]["id"]).replace('"', "").split(".")[-1]
+        changes = payload.get("tableChanges") or [None]
+        if not isinstance(changes, list):
+            raise BadMessage(f"tableChanges is not a list: {changes!r}")
+        events = []
+        for change in changes:
+            database = payload.get("databaseName") or source.get("db")
+            schema = payload.get("schemaName") or None
+            table = source.get("table")
+            op_raw, key_columns, columns = "ddl", None, None
+            if change is not None:
+                change = expect_object(change, "tableChanges item")
+                op_raw = str(change.get("type") or "ddl")
+                names = table_id_parts(change.get("id"))
+                if names:
+                    table = names[-1]
+                    if len(names) == 3:
+                        database, schema = names[0], names[1]
+                    elif len(names) == 2:
+                        if database in (None, names[0]):
+                            database = names[0]
+                        else:
+                            schema = names[0]
+                definition = change.get("table")
+                if isinstance(definition, dict):
+                    keys = definition.get("primaryKeyColumnNames")
+                    key_columns = [str(k) for k in keys] if isinstance(keys, list) and keys else None
+                    columns = definition
+            events.append(Event(
+                op="ddl",
+                op_raw=op_raw,
+                database=database,
+                schema=schema,
+                table=table,
+                event_time=source_time(source) or values.ms_to_ns(payload.get("ts_ms")),
+                seq=self.position(source),
+                key_columns=key_columns,
+                after=values.image(columns),
+                ddl=ddl,
+            ))
+        return events
+
+    def logical_message(self, payload: dict[str, Any]) -> Event:
+        """A logical-decoding message (``op`` ``m``): ``other``, its ``message`` kept as the after image."""
+        source = expect_object(payload.get("source") or {}, "source")
+        message = payload.get("message")
         return Event(
-            op="ddl",
-            op_raw="ddl",
-            database=payload.get("databaseName") or source.get("db"),
-            schema=payload.get("schemaName") or None,
-            table=table or source.get("table"),
-            event_time=source_time(source) or values.ms_to_ns(payload.get("ts_ms")),
+            op="other",
+            op_raw="m",
+            database=source.get("db") or None,
+            schema=self.schema_name(source) or None,  # a non-transactional message names none ("")
+            table=source.get("table") or None,
+            event_time=source_time(source),
+            emit_time=envelope_time(payload),
             seq=self.position(source),
-            ddl=ddl,
+            txn_id=self.transaction_id(payload, source),
+            after=None if message is None else values.image(expect_object(message, "message")),
         )
 
     # ------------------------------------------------------------ encoding
@@ -562,7 +632,7 @@ class Debezium(Dialect):
             if op == "ddl":
                 yield Record({"source": self.encode_source(row, number), "ts_ms": values.ns_to_ms(row["event_time"]),
                               "databaseName": row["database"], "schemaName": row["schema"], "ddl": row["ddl"],
-                              "tableChanges": []})
+                              "tableChanges": table_changes(row)})
                 continue
             if op not in _OP_CODES:
                 continue
@@ -620,6 +690,18 @@ class Debezium(Dialect):
                               "field": c} for c, v in zip(columns, key_values)]}
         return {"schema": schema, "payload": dict(zip(columns, key_values))}
 
+
+def table_changes(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """A ``ddl`` event's ``tableChanges``: its table with the change type and definition it carries, if any."""
+    definition = None if row["after"] is None else values.loads(row["after"])
+    if row["table"] is None or (definition is None and row["op_raw"] not in _CHANGE_TYPES):
+        return []
+    names = [n for n in (row["database"], row["schema"], row["table"]) if n is not None]
+    return [{"type": row["op_raw"] if row["op_raw"] in _CHANGE_TYPES else "ALTER",
+             "id": ".".join('"' + n.replace('"', '""') + '"' for n in names), "table": definition}]
+
+
+_CHANGE_TYPES = ("CREATE", "ALTER", "DROP")
 
 #: canonical value kinds (``values.infer_kinds``) -> Kafka Connect schema types
 CONNECT_TYPES = {"int": "int64", "float": "double", "bool": "boolean", "text": "string"}
@@ -867,11 +949,27 @@ def unwrap(value: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
 def envelope_shape(payload: dict[str, Any]) -> tuple[str, ...] | None:
     """The evidence that ``payload`` is a Debezium-style envelope, or None."""
     op = payload.get("op")
-    if op not in OPS or not ({"before", "after"} & payload.keys()):
+    if op not in OPS:
         return None
+    if not ({"before", "after"} & payload.keys()):  # a truncate or a logical message carries no images
+        if op not in ("t", "m") or not isinstance(payload.get("source"), dict):
+            return None
+        return ("op=" + op, "source", "message" if op == "m" else "no images")
     evidence = ["op=" + op]
     evidence += [f for f in ("before", "after", "source") if f in payload]
     return tuple(evidence)
+
+
+def table_id_parts(table_id: Any) -> list[str]:
+    """The names in a schema change's table ``id`` (``"db"."table"`` or ``db.schema.table``, quotes optional).
+
+    >>> table_id_parts('"inventory"."customers"'), table_id_parts("db.public.t"), table_id_parts('"a.b".c')
+    (['inventory', 'customers'], ['db', 'public', 't'], ['a.b', 'c'])
+    """
+    if not isinstance(table_id, str) or not table_id:
+        return []
+    return [part[1:-1].replace('""', '"') if part.startswith('"') else part
+            for part in re.findall(r'"(?:[^"]|"")*"|[^.]+', table_id)]
 
 
 def field_types(schema: dict[str, Any] | None) -> dict[str, dict[str, dict[str, Any]]]:

@@ -157,8 +157,9 @@ def key_findings(changes: DataFrame, snapshot: DataFrame, stream: list[str]) -> 
     before = Window.partitionBy(*group, "_ranked").orderBy(*arrival).rowsBetween(Window.unboundedPreceding, -1)
     frame = frame.withColumn("_top", F.max(F.struct("_seq", "source", "partition", "offset", "_row", "seq"))
                              .over(before))
-    steps = Window.partitionBy(*group, "_copy").orderBy("_seq", "source", F.coalesce("partition", F.lit(-1)),
-                                                        "offset", "_row")
+    partition = F.when(F.col("partition").isNull() | (F.col("partition") == 0), F.lit(-1)) \
+        .otherwise(F.col("partition"))  # `partition or -1`, as the pandas engine orders a key's steps
+    steps = Window.partitionBy(*group, "_copy").orderBy("_seq", "source", partition, "offset", "_row")
     frame = frame.withColumn("_previous", F.lag(F.struct("op", "source", "offset", "seq")).over(steps))
     previous_op = F.col("_previous")["op"]
     detail = (F.when((F.col("op") == "insert") & previous_op.isNotNull() & (previous_op != "delete"),

@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from .. import replay
-from ..ordering import CHANGE_OPS
+from ..ordering import REPLAY_OPS
 from ..replayer import is_partial, problem_rows
 from .ordering import filled_seq, table_name
 
@@ -70,7 +70,7 @@ def _effective() -> Column:
 
 def _changes(events: DataFrame, as_of: Any) -> DataFrame:
     """Row changes (cut at ``as_of``) with ``_table``, ``_row`` (frame order) and the position fields."""
-    changes = events.filter(F.col("op").isin(*CHANGE_OPS))
+    changes = events.filter(F.col("op").isin(*REPLAY_OPS))
     if as_of is not None:
         cut = _utc(as_of).to_pydatetime()
         changes = changes.filter(F.col("event_time").isNotNull() & (F.col("event_time") <= F.lit(cut)))
@@ -109,7 +109,7 @@ class Table:
     columns: list[str] = field(default_factory=list)
     types: dict[str, T.DataType] = field(default_factory=dict)
     partial: bool = False
-    walked: bool = False    # keyless or a key changes: the Python replayer walks it
+    walked: bool = False    # keyless, a key changes or a truncate: the Python replayer walks it
     keyless: bool = False
     versions: bool = False  # scd2 has rows for it
     unsequenced: bool = False  # some change has no seq
@@ -146,7 +146,8 @@ def survey(changes: DataFrame, order: str) -> dict[str, Table]:
         F.min(F.struct(_position(order).alias("p"), F.col("dialect").alias("d"))).alias("lead"),
         F.schema_of_variant_agg(F.try_parse_json("before")).alias("kinds_before"),
         F.schema_of_variant_agg(F.try_parse_json("after")).alias("kinds_after"),
-        F.max(F.col("key").isNull()).alias("keyless"), F.max(_moved()).alias("moved"),
+        F.max(F.col("key").isNull() & (F.col("op") != "truncate")).alias("keyless"), F.max(_moved()).alias("moved"),
+        F.max(F.col("op") == "truncate").alias("truncated"),
         F.max(F.col("key").isNotNull() & (F.col("op") != "delete") & F.col("after").isNotNull()).alias("versions"),
         F.max(F.col("seq").isNull()).alias("unsequenced"))
     by_table: dict[str, list[Any]] = {}
@@ -166,8 +167,10 @@ def survey(changes: DataFrame, order: str) -> dict[str, Table]:
                     kinds.setdefault(column, set()).add(_kind(kind))
         lead = min((row["lead"] for row in rows), key=lambda lead: tuple(lead["p"]))
         keyless, moved = any(r["keyless"] for r in rows), any(r["moved"] for r in rows)
+        truncated = any(r["truncated"] for r in rows)
         tables[name] = Table(name, replay.column_order(ranks), {c: _spark_type(k) for c, k in kinds.items()},
-                             partial=bool(is_partial(lead["d"])), walked=keyless or moved, keyless=keyless,
+                             partial=bool(is_partial(lead["d"])), walked=keyless or moved or truncated,
+                             keyless=keyless,
                              versions=any(r["versions"] for r in rows),
                              unsequenced=any(r["unsequenced"] for r in rows))
     return tables
@@ -444,7 +447,7 @@ def history(events: DataFrame, table: str, key: Any, order: str = "seq") -> pd.D
     frame = events.withColumn("_table", table_name())
     names = [r[0] for r in frame.select("_table").distinct().collect()]
     name = replay.find_table(names, table)
-    frame = frame.filter((F.col("_table") == name) & F.col("op").isin(*CHANGE_OPS))
+    frame = frame.filter((F.col("_table") == name) & F.col("op").isin(*REPLAY_OPS))
     moves = frame.filter(_moved()).select("op", "key", "key_columns", "before").collect()
     linked: dict[str, set[str]] = {}
     for move in moves:
@@ -458,7 +461,7 @@ def history(events: DataFrame, table: str, key: Any, order: str = "seq") -> pd.D
         if current not in keys:
             keys.add(current)
             todo.extend(linked.get(current, ()))
-    small = frame.filter(F.col("key").isin(*sorted(keys))).drop("_table").toPandas()
+    small = frame.filter(F.col("key").isin(*sorted(keys)) | (F.col("op") == "truncate")).drop("_table").toPandas()
     for column in ("event_time", "emit_time"):  # Spark hands back UTC wall times without the zone
         small[column] = pd.to_datetime(small[column]).dt.tz_localize("UTC")
     small["partition"] = small["partition"].astype("Int64")

@@ -34,8 +34,10 @@ def test_examples_decode_exactly():
         row(6, "insert", "c", database="foo", schema="bar", table="events", event_time="2020-09-27T13:37:24.074000Z",
             emit_time="2020-09-27T13:37:24.598000Z", seq="00000000000028581784", txn_id="644",
             after={"id": 1, "created_at": "2020-09-27T13:37:24.058468Z", "column_a": "a", "column_b": "b"}),
-        row(7, "ddl", "ddl", database="inventory", table="customers", event_time="2017-02-07T20:49:39Z",
-            seq=pos(1010), ddl="ALTER TABLE customers ADD COLUMN middle_name VARCHAR(255)"),
+        row(7, "ddl", "ALTER", database="inventory", table="customers", event_time="2017-02-07T20:49:39Z",
+            seq=pos(1010), key_columns=["id"],
+            after={"defaultCharsetName": "utf8mb4", "primaryKeyColumnNames": ["id"], "columns": []},
+            ddl="ALTER TABLE customers ADD COLUMN middle_name VARCHAR(255)"),
     ])
 
 
@@ -132,3 +134,94 @@ def test_round_trip_keeps_a_column_whose_values_change_type(tmp_path):
     events = read_clean(msgs, dialect="debezium")
     again = assert_round_trip("debezium", events, tmp_path)
     assert [json.loads(a)["code"] for a in again["after"]] == [7, "7"]
+
+
+# ---------------------------------------------------------------- truncates, logical messages, schema changes
+
+PG_SOURCE = {"version": "2.7.0.Final", "connector": "postgresql", "name": "PostgreSQL_server",
+             "ts_ms": 1559033904863, "snapshot": False, "db": "postgres", "sequence": "[\"24023119\",\"24023128\"]",
+             "schema": "public", "table": "customers", "txId": 555, "lsn": 24023128, "xmin": None}
+
+
+def test_truncate_and_logical_message_events_of_the_postgresql_docs():
+    # the PostgreSQL connector's documented truncate event (no images) and logical decoding message
+    truncate = {"source": PG_SOURCE, "op": "t", "ts_ms": 1559033904961}
+    message = {"op": "m", "ts_ms": 1559033904961, "message": {"prefix": "foo", "content": "Ymfy"},
+               "source": dict(PG_SOURCE, schema="", table="", txId=556, lsn=46523128)}
+    events = read_clean([json.dumps(truncate), json.dumps({"schema": {}, "payload": message})], dialect="debezium")
+    assert_rows(events, [
+        row(0, "truncate", "t", database="postgres", schema="public", table="customers",
+            event_time="2019-05-28T08:58:24.863Z", emit_time="2019-05-28T08:58:24.961Z",
+            seq="00000000000024023128", txn_id="555"),
+        row(1, "other", "m", database="postgres", event_time="2019-05-28T08:58:24.863Z",
+            emit_time="2019-05-28T08:58:24.961Z", seq="00000000000046523128", txn_id="556",
+            after={"prefix": "foo", "content": "Ymfy"}),
+    ])
+    assert cdckit.detect([json.dumps(truncate)]).dialect == "debezium"
+
+
+def test_a_truncate_round_trips_and_empties_its_table_in_replay(tmp_path):
+    insert = {"op": "c", "after": {"id": 1}, "source": dict(PG_SOURCE, lsn=1)}
+    later = {"op": "c", "after": {"id": 2}, "source": dict(PG_SOURCE, lsn=3)}
+    truncate = {"source": dict(PG_SOURCE, lsn=2), "op": "t", "ts_ms": 1559033904961}
+    events = read_clean([json.dumps(m) for m in (insert, truncate, later)], dialect="debezium")
+    assert list(events["op"]) == ["insert", "truncate", "insert"]
+    assert_round_trip("debezium", events, tmp_path)
+    state = cdckit.materialize(events.assign(key_columns=[["id"]] * 3, key=["[1]", None, "[2]"]))
+    assert state["postgres.customers"].to_dict("records") == [{"id": 2}]
+
+
+MYSQL_SCHEMA_CHANGE = {
+    "source": {"version": "2.7.0.Final", "connector": "mysql", "name": "mysql", "ts_ms": 0, "snapshot": "false",
+               "db": "inventory", "table": "customers", "server_id": 0, "gtid": None, "file": "mysql-bin.000003",
+               "pos": 219, "row": 0, "thread": None, "query": None},
+    "ts_ms": 1588252618953, "databaseName": "inventory", "schemaName": None,
+    "ddl": "ALTER TABLE customers ADD COLUMN middle_name VARCHAR(2000)",
+    "tableChanges": [{"type": "ALTER", "id": "\"inventory\".\"customers\"", "table": {
+        "defaultCharsetName": "utf8mb4", "primaryKeyColumnNames": ["id"], "columns": [
+            {"name": "id", "jdbcType": 4, "typeName": "INT", "typeExpression": "INT", "position": 1,
+             "optional": False, "autoIncremented": True, "generated": True},
+            {"name": "middle_name", "jdbcType": 12, "typeName": "VARCHAR", "typeExpression": "VARCHAR",
+             "charsetName": "utf8mb4", "length": 2000, "position": 2, "optional": True}]}}],
+}
+CUSTOMERS_TABLE = MYSQL_SCHEMA_CHANGE["tableChanges"][0]["table"]
+
+
+def test_schema_change_records_give_the_statement_the_table_and_its_new_columns():
+    events = read_clean([json.dumps(MYSQL_SCHEMA_CHANGE)], dialect="debezium")
+    assert_rows(events, [
+        row(0, "ddl", "ALTER", database="inventory", table="customers", event_time="2020-04-30T13:16:58.953Z",
+            seq=pos(219), key_columns=["id"], after=CUSTOMERS_TABLE,
+            ddl="ALTER TABLE customers ADD COLUMN middle_name VARCHAR(2000)"),
+    ])
+    # a statement that changes two tables (PostgreSQL-style three-part ids): one event per table
+    two = dict(MYSQL_SCHEMA_CHANGE, databaseName="shop", ddl="DROP TABLE a, b", tableChanges=[
+        {"type": "DROP", "id": "\"shop\".\"public\".\"a\"", "table": None},
+        {"type": "DROP", "id": "shop.public.b", "table": None}])
+    events = read_clean([json.dumps(two)], dialect="debezium")
+    assert [(e.op_raw, e.database, e.schema, e.table, e.ddl) for e in events.itertuples()] == [
+        ("DROP", "shop", "public", "a", "DROP TABLE a, b"), ("DROP", "shop", "public", "b", "DROP TABLE a, b")]
+
+
+def test_flink_cdc_schema_change_records_carry_the_history_record_as_text():
+    history = {"source": {"file": "mysql-bin.000003", "pos": 219, "server_id": 223344},
+               "position": {"transaction_id": None, "ts_sec": 1588252618, "file": "mysql-bin.000003", "pos": 219,
+                            "server_id": 223344},
+               "databaseName": "inventory", "ddl": MYSQL_SCHEMA_CHANGE["ddl"],
+               "tableChanges": MYSQL_SCHEMA_CHANGE["tableChanges"]}
+    record = {"source": {"file": "mysql-bin.000003", "pos": 219, "server_id": 223344},
+              "historyRecord": json.dumps(history)}
+    detection = cdckit.detect([json.dumps(record)])
+    assert detection.dialect == "debezium"
+    events = read_clean([json.dumps(record)])
+    assert_rows(events, [
+        row(0, "ddl", "ALTER", database="inventory", table="customers", seq=pos(219), key_columns=["id"],
+            after=CUSTOMERS_TABLE, ddl="ALTER TABLE customers ADD COLUMN middle_name VARCHAR(2000)"),
+    ])
+    bad = cdckit.read([json.dumps(dict(record, historyRecord="{not json"))], dialect="debezium")
+    assert bad.attrs["quarantine"]["reason"].str.startswith("historyRecord is not JSON").all()
+
+
+def test_schema_change_events_round_trip(tmp_path):
+    events = read_clean([json.dumps(MYSQL_SCHEMA_CHANGE)], dialect="debezium")
+    assert_round_trip("debezium", events, tmp_path)

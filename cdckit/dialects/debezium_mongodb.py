@@ -1,0 +1,451 @@
+"""Debezium's MongoDB connector: documents as extended-JSON text, updates as patches or update descriptions.
+
+The envelope is Debezium's (``op``, ``source``, ``ts_ms``), but a document is
+sent as the TEXT of MongoDB extended JSON (the connector's
+``io.debezium.data.Json`` type), not as an object:
+
+- ``after`` holds the whole document of an insert, a snapshot read, and of
+  an update when the connector is set to look it up
+  (``capture.mode=change_streams_update_full``); ``before`` holds the
+  document before the change when pre-images are captured;
+- connectors of the change-streams era describe an update in
+  ``updateDescription``: ``updatedFields`` (text: the new values, dotted
+  paths for nested fields), ``removedFields`` (names) and
+  ``truncatedArrays``;
+- older, oplog-based connectors send an update's ``patch`` (text:
+  ``{"$set": ..., "$unset": ...}``, the ``{"$v": 2, "diff": ...}`` form, or a
+  whole replacement document) and a ``filter`` (text: ``{"_id": ...}``) for
+  updates and deletes.
+
+cdckit turns every document into plain JSON values: ``{"$oid": h}`` → ``h``,
+``{"$date": ms}`` → ISO-8601 UTC text with milliseconds, ``$numberLong`` and
+``$numberInt`` → integers, ``$numberDouble`` → a number (``NaN`` and the
+infinities stay text), ``$numberDecimal`` → an exact number (text when a
+double would lose digits), ``$binary`` → its Base64 text, ``$uuid``,
+``$symbol`` and ``$code`` → text; other wrappers stay objects. An update
+without a whole document is a PARTIAL after image: ``_id`` plus the updated
+fields, a removed field as ``null``. This dialect declares
+``partial_updates``, so replay merges such an image onto the row. The key is
+``_id``: the Kafka key's ``id`` (extended-JSON text), else the document's or
+the filter's ``_id``. A delete without a pre-image has ``{"_id": ...}`` as
+its before image.
+
+A capture read with ``dialect="debezium"`` decodes MongoDB messages the same
+way (:class:`~cdckit.dialects.debezium.Debezium` hands them here), but only
+this dialect's name tells replay to merge partial updates; detection picks
+it for MongoDB messages.
+
+>>> import cdckit, json
+>>> msg = {"op": "u", "after": None, "source": {"connector": "mongodb", "db": "inventory",
+...        "collection": "customers", "ts_ms": 1558965508000, "ord": 6},
+...        "updateDescription": {"updatedFields": json.dumps({"email": "a@b.c"}), "removedFields": ["nick"]}}
+>>> key = json.dumps({"id": json.dumps({"$oid": "596e275826f08b2730779e1f"})})
+>>> ev = cdckit.read([json.dumps({"topic": "t", "partition": 0, "offset": 5, "key": key, "payload": json.dumps(msg)})])
+>>> ev.loc[0, ["dialect", "op", "table", "key", "after"]].tolist()
+['debezium_mongodb', 'update', 'customers', '["596e275826f08b2730779e1f"]', '{"_id":"596e275826f08b2730779e1f","email":"a@b.c","nick":null}']
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterator
+
+import msgspec
+import orjson
+import pandas as pd
+
+from .. import values
+from ..containers import Message, kafka_key
+from ..frame import Event
+from .base import BadMessage, Match, Record, expect_object, rows_of
+from .debezium import OPS, Debezium, envelope_time, kafka_payload, source_time, unwrap
+from .registry import register
+
+__all__ = ["DebeziumMongoDB", "is_mongodb", "mongodb_change", "document", "plain_value"]
+
+#: Fields only the MongoDB connector's envelope has.
+MONGODB_FIELDS = ("patch", "filter", "updateDescription")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+@register
+class DebeziumMongoDB(Debezium):
+    """Debezium change events of the MongoDB connector."""
+
+    name = "debezium_mongodb"
+    title = "Debezium MongoDB connector JSON"
+    spec = "public Debezium documentation (MongoDB connector)"
+    partial_updates = True
+    quirks = (
+        "Documents arrive as extended-JSON text; $oid, $date, $numberLong... become plain values.",
+        "An update without the whole document is partial: _id plus the updated fields; replay merges it.",
+        "A removed field is written as null in the partial image (an image cannot say 'absent from now on').",
+        "truncatedArrays (an array cut to a size) cannot be shown without the array: such a field is left out.",
+        "The key is _id; a delete without a pre-image carries only {\"_id\": ...} as its before image.",
+    )
+
+    def detect(self, value: Any) -> Match | None:
+        if value is None:
+            return Match(0.3, ("null value (Kafka tombstone)",))
+        payload, _ = unwrap(value)
+        if payload is None or not is_mongodb(payload):
+            return None
+        evidence = ["op=" + str(payload.get("op"))]
+        evidence += [f for f in MONGODB_FIELDS if f in payload]
+        evidence += [f"{f} is text" for f in ("after", "before") if isinstance(payload.get(f), str)]
+        if isinstance(payload.get("source"), dict) and payload["source"].get("connector") == "mongodb":
+            evidence.append("source.connector=mongodb")
+        return Match(0.95, tuple(evidence))
+
+    def change(self, payload: dict[str, Any], schema: dict[str, Any] | None, kafka_key: Any) -> Event:
+        if is_mongodb(payload):
+            return mongodb_change(self, payload, kafka_key)
+        return super().change(payload, schema, kafka_key)
+
+    def tombstone(self, message: Message, op_raw: str) -> Event:
+        """A Kafka tombstone: the ``_id`` its key names."""
+        ident = _kafka_id(message.key)
+        return Event(op="tombstone", op_raw=op_raw, key_columns=None if ident is _MISSING else ["_id"],
+                     key=None if ident is _MISSING else values.key_of({"_id": ident}, ["_id"]))
+
+    def decode_lines(self, lines: list[bytes], keys: list | None = None) -> list[tuple | None]:
+        """The usual MongoDB change (whole documents or none, no update description or patch, in a bare
+        or wrapped envelope) read by msgspec, a document's text parsed once by orjson when it holds no
+        extended-JSON wrapper and no number a double cannot carry. Anything else is handed back to
+        :meth:`decode` (None); what is taken equals what :meth:`decode` gives.
+        """
+        out: list[tuple | None] = []
+        append = out.append
+        errors = (msgspec.DecodeError, msgspec.ValidationError, ValueError, BadMessage, TypeError)
+        for index, line in enumerate(lines):
+            try:
+                append(self._fast_change(_payload_of(line), None if keys is None else keys[index]))
+            except errors:
+                append(None)
+        return out
+
+    def _fast_change(self, payload: "_Change | None", key_text: Any) -> tuple | None:
+        if payload is None:
+            return None
+        op_raw = payload.op
+        op = OPS.get(op_raw)
+        if op not in ("insert", "read", "update", "delete"):
+            return None
+        after, before = _plain_document(payload.after), _plain_document(payload.before)
+        if after is _MISSING or before is _MISSING or (after is None and op != "delete"):
+            return None
+        ident = _kafka_id(kafka_key(key_text)) if key_text is not None else _MISSING
+        if ident is _MISSING:
+            ident = _id_of(after, before)
+        if op == "delete" and before is None:
+            if ident is _MISSING:
+                return None
+            before = {"_id": ident}
+        source = payload.source
+        envelope = {"ts_ms": payload.ts_ms, "transaction": payload.transaction}
+        key_columns = None if ident is _MISSING else ["_id"]
+        return (op, op_raw, source.get("db"), None, source.get("collection") or source.get("table"),
+                source_time(source), envelope_time(envelope), self.position(source),
+                _transaction(self, envelope, source), key_columns,
+                None if key_columns is None else values.key_of({"_id": ident}, key_columns),
+                values.image(before), None if op == "delete" else values.image(after), None)
+
+    # ------------------------------------------------------------ encoding
+
+    def encode(self, events: pd.DataFrame) -> Iterator[Record]:
+        """MongoDB connector messages: whole documents as relaxed extended-JSON text, keys as ``{"id": text}``.
+
+        Updates are written with the whole document in ``after`` (as with
+        ``capture.mode=change_streams_update_full``) and the pre-image in
+        ``before``; a document without ``_id`` gets the event's key value
+        (a list for a composite key). A ``seq`` of the form ``ts_ms:ord`` is
+        written back as ``source.ts_ms``/``ord``; other events get ``ord``
+        in input order. Only row changes are written (MongoDB's connector
+        sends no DDL or truncate).
+        """
+        for number, row in enumerate(rows_of(events)):
+            op = row["op"]
+            code = {"insert": "c", "update": "u", "delete": "d", "read": "r"}.get(op)
+            if code is None:
+                continue
+            key_value = _key_value(row)
+            before = _with_id(row["before"], key_value)
+            after = _with_id(row["after"], key_value)
+            ident = (after or before or {}).get("_id", key_value)
+            payload = {
+                "before": None if before is None else values.image(before),
+                "after": None if after is None or op == "delete" else values.image(after),
+                "updateDescription": None,
+                "source": _encode_source(row, number),
+                "op": code,
+                "ts_ms": values.ns_to_ms(row["emit_time"]),
+                "transaction": None if row["txn_id"] is None else {"id": row["txn_id"], "total_order": None,
+                                                                   "data_collection_order": None},
+            }
+            key = None if ident is None else {"id": values.dumps(ident)}
+            yield Record(payload, key)
+
+
+# ---------------------------------------------------------------- decoding
+
+
+def is_mongodb(payload: dict[str, Any]) -> bool:
+    """True when a Debezium payload is the MongoDB connector's (JSON object text as documents, patch, filter...)."""
+    source = payload.get("source")
+    if isinstance(source, dict) and source.get("connector") == "mongodb":
+        return True
+    return any(f in payload for f in MONGODB_FIELDS) or any(
+        isinstance(payload.get(f), str) and payload[f].lstrip().startswith("{") for f in ("after", "before"))
+
+
+def mongodb_change(dialect: Debezium, payload: dict[str, Any], kafka_key: Any) -> Event:
+    """The event of one MongoDB connector change (see the module notes)."""
+    op_raw = payload.get("op")
+    if op_raw is None:
+        raise BadMessage("missing required field op")
+    op = OPS.get(op_raw)
+    if op is None:
+        raise BadMessage(f"unknown op {op_raw!r}")
+    source = expect_object(payload.get("source") or {}, "source")
+    after = document(payload.get("after"), "after")
+    before = document(payload.get("before"), "before")
+    ident = _kafka_id(kafka_key)
+    if ident is _MISSING:
+        ident = _id_of(after, before, document(payload.get("filter"), "filter"))
+    if op == "update" and after is None:
+        after = partial_update(payload)
+        if after is None:
+            raise BadMessage("update with neither a document, an updateDescription nor a patch")
+        if ident is not _MISSING:
+            after = {"_id": ident, **{k: v for k, v in after.items() if k != "_id"}}
+    if op == "delete" and before is None and ident is not _MISSING:
+        before = {"_id": ident}
+    if op in ("insert", "read") and after is None:
+        raise BadMessage(f"op {op_raw!r} without an after document")
+    if op == "delete" and before is None:
+        raise BadMessage("delete without a document, a filter or a key to name the deleted _id")
+    key_columns = None if ident is _MISSING else ["_id"]
+    return Event(
+        op=op,
+        op_raw=op_raw,
+        database=source.get("db"),
+        table=source.get("collection") or source.get("table"),
+        event_time=source_time(source),
+        emit_time=envelope_time(payload),
+        seq=dialect.position(source),
+        txn_id=_transaction(dialect, payload, source),
+        key_columns=key_columns,
+        key=None if key_columns is None else values.key_of({"_id": ident}, key_columns),
+        before=values.image(before),
+        after=None if op == "delete" else values.image(after),
+    )
+
+
+def document(text: Any, which: str) -> dict[str, Any] | None:
+    """A document sent as extended-JSON text (or an object), with plain values; None for none.
+
+    >>> document('{"_id": {"$oid": "5d2"}, "n": {"$numberLong": "7"}, "at": {"$date": 0}}', "after")
+    {'_id': '5d2', 'n': 7, 'at': '1970-01-01T00:00:00.000Z'}
+    """
+    if text is None:
+        return None
+    if isinstance(text, str):
+        try:
+            text = values.loads(text)
+        except ValueError as err:
+            raise BadMessage(f"{which} is not extended JSON: {err}") from err
+    return plain_value(expect_object(text, which))
+
+
+def partial_update(payload: dict[str, Any]) -> dict[str, Any] | None:
+    """The changed fields of an update sent without its document (a removed field as None), or None."""
+    described = payload.get("updateDescription")
+    if described is not None:
+        described = expect_object(described, "updateDescription")
+        updated = document(described.get("updatedFields"), "updateDescription.updatedFields") or {}
+        removed = described.get("removedFields") or []
+        if not isinstance(removed, list):
+            raise BadMessage(f"removedFields is not a list: {removed!r}")
+        return {**updated, **{str(name): None for name in removed if str(name) not in updated}}
+    patch = document(payload.get("patch"), "patch")
+    if patch is None:
+        return None
+    if not any(name.startswith("$") for name in patch):
+        return patch  # a whole replacement document
+    if isinstance(patch.get("diff"), dict):  # the {"$v": 2, "diff": {"u": ..., "i": ..., "d": ...}} form
+        diff = patch["diff"]
+        changed = {**_object(diff.get("i")), **_object(diff.get("u"))}
+        return {**changed, **{name: None for name in _object(diff.get("d")) if name not in changed}}
+    updated = _object(patch.get("$set"))
+    return {**updated, **{name: None for name in _object(patch.get("$unset")) if name not in updated}}
+
+
+def plain_value(value: Any) -> Any:
+    """A value of relaxed or canonical extended JSON as a plain JSON value (see the module notes).
+
+    >>> plain_value({"$numberDecimal": "1.10"}), plain_value([{"$numberInt": "3"}, {"$numberDouble": "NaN"}])
+    (1.1, [3, 'NaN'])
+    """
+    if isinstance(value, dict):
+        if value and len(value) <= 2 and next(iter(value)).startswith("$"):
+            plain = _unwrapped(value)
+            if plain is not _MISSING:
+                return plain
+        return {name: plain_value(v) for name, v in value.items()}
+    if isinstance(value, list):
+        return [plain_value(v) for v in value]
+    return value
+
+
+def _unwrapped(value: dict[str, Any]) -> Any:
+    """The plain value of one extended-JSON type wrapper, or ``_MISSING`` when it is not one."""
+    (name, inner), *rest = value.items()
+    if rest and not (name in ("$binary", "$regex", "$code") and rest[0][0] in ("$type", "$options", "$scope")):
+        return _MISSING
+    if name == "$oid" and isinstance(inner, str):
+        return inner
+    if name == "$date":
+        return _date(inner)
+    if name in ("$numberLong", "$numberInt") and isinstance(inner, str):
+        return values.coerce(inner, "int")
+    if name == "$numberDouble" and isinstance(inner, str):
+        number = values.coerce(inner, "float")
+        return number if isinstance(number, float) and math.isfinite(number) else inner
+    if name == "$numberDecimal" and isinstance(inner, str):
+        return values.exact_number(inner) if values.coerce(inner, "float") != inner else inner
+    if name == "$binary":
+        return inner.get("base64", inner) if isinstance(inner, dict) else inner
+    if name in ("$uuid", "$symbol") and isinstance(inner, str):
+        return inner
+    if name == "$code" and not rest:
+        return inner
+    if name == "$undefined":
+        return None
+    return _MISSING
+
+
+def _date(inner: Any) -> Any:
+    """A ``$date`` as ISO-8601 UTC text with milliseconds (text dates as given)."""
+    if isinstance(inner, dict) and isinstance(inner.get("$numberLong"), str):
+        inner = values.coerce(inner["$numberLong"], "int")
+    if isinstance(inner, (int, float)) and not isinstance(inner, bool):
+        try:
+            return (_EPOCH + timedelta(milliseconds=inner)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        except OverflowError:
+            return inner
+    return inner
+
+
+_MISSING = object()
+
+
+def _kafka_id(kafka_key: Any) -> Any:
+    """The ``_id`` the Kafka key names (its ``id`` field, extended-JSON text), or ``_MISSING``."""
+    key = kafka_payload(kafka_key)
+    if not isinstance(key, dict) or "id" not in key:
+        return _MISSING
+    text = key["id"]
+    if isinstance(text, str):
+        try:
+            return plain_value(values.loads(text))
+        except ValueError:
+            return text  # an id written as bare text
+    return plain_value(text)
+
+
+def _id_of(*documents: dict[str, Any] | None) -> Any:
+    for doc in documents:
+        if doc is not None and "_id" in doc:
+            return doc["_id"]
+    return _MISSING
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _transaction(dialect: Debezium, payload: dict[str, Any], source: dict[str, Any]) -> str | None:
+    """Debezium's transaction id, else the session's ``lsid`` and ``txnNumber`` of a MongoDB transaction."""
+    found = dialect.transaction_id(payload, source)
+    if found is not None or source.get("txnNumber") is None:
+        return found
+    lsid = source.get("lsid")
+    return f"{lsid}:{source['txnNumber']}" if lsid else str(source["txnNumber"])
+
+
+# ---------------------------------------------------------------- the batch decoder's view of a message
+
+
+class _Change(msgspec.Struct, forbid_unknown_fields=True):
+    """A MongoDB change as the batch decoder takes it: documents as text or null, no update description
+    other than null, no ``patch``/``filter`` (unknown fields fail and the message goes to ``decode``)."""
+
+    op: str
+    source: dict
+    after: str | None = None
+    before: str | None = None
+    updateDescription: None = None
+    ts_ms: int | None = None
+    transaction: dict | None = None
+
+
+class _Wrapped(msgspec.Struct, forbid_unknown_fields=True):
+    schema: msgspec.Raw
+    payload: _Change
+
+
+_CHANGE = msgspec.json.Decoder(_Change)
+_WRAPPED = msgspec.json.Decoder(_Wrapped)
+
+
+def _payload_of(line: bytes) -> "_Change | None":
+    if not line.isascii():
+        line.decode()  # msgspec skips unread fields unchecked: bad UTF-8 anywhere is bad JSON
+    if line.startswith(b'{"schema"'):
+        return _WRAPPED.decode(line).payload
+    return _CHANGE.decode(line)
+
+
+def _plain_document(text: str | None) -> Any:
+    """A document's text parsed when it holds no extended-JSON wrapper (else ``_MISSING``: decode reads it)."""
+    if text is None:
+        return None
+    data = text.encode()
+    if not data.lstrip().startswith(b"{") or b'"$' in data or b"\\u" in data or values.has_long_number(data):
+        return _MISSING
+    parsed = orjson.loads(data)
+    return parsed if isinstance(parsed, dict) else _MISSING
+
+
+# ---------------------------------------------------------------- encoding helpers
+
+
+def _key_value(row: dict[str, Any]) -> Any:
+    """The event's key as one value (a list for a composite key), or None."""
+    if row["key"] is None:
+        return None
+    parts = values.loads(row["key"])
+    return parts[0] if isinstance(parts, list) and len(parts) == 1 else parts
+
+
+def _with_id(image: Any, key_value: Any) -> dict[str, Any] | None:
+    if image is None:
+        return None
+    doc = values.loads(image)
+    if "_id" not in doc and key_value is not None:
+        doc = {"_id": key_value, **doc}
+    return doc
+
+
+def _encode_source(row: dict[str, Any], number: int) -> dict[str, Any]:
+    seq = row["seq"] or ""
+    ts, _, ord_ = seq.partition(":")
+    event_ms = values.ns_to_ms(row["event_time"])
+    if ts.isdigit() and ord_.isdigit() and int(ts) == (event_ms or 0):
+        ordinal = int(ord_)
+    else:
+        ordinal = number + 1
+    return {"version": "2.7.0.Final", "connector": "mongodb", "name": "cdckit", "ts_ms": event_ms,
+            "snapshot": "true" if row["op"] == "read" else "false", "db": row["database"], "rs": "rs0",
+            "collection": row["table"], "ord": ordinal, "lsid": None, "txnNumber": None}
