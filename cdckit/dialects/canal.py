@@ -43,7 +43,10 @@ zero-padded, as :func:`cdckit.values.sortable` renders integers) and, as
 TiDB's transaction identifier, ``txn_id``; and TiCDC sends WATERMARK
 messages (``type`` ``TIDB_WATERMARK``, ``_tidb: {"watermarkTs": TSO}``:
 every change committed before that TSO has been sent), which become one
-``heartbeat`` event each with the watermark TSO as ``seq``.
+``heartbeat`` event each with the watermark TSO as ``seq``. A "large message"
+TiCDC cut down (``_tidb.onlyHandleKey`` true: only the key columns sent; or
+``_tidb.claimCheckLocation``: the row stored elsewhere) is quarantined with
+that reason rather than read as a row holding only its key.
 
 >>> import cdckit
 >>> msg = ('{"id": 7, "database": "shop", "table": "items", "type": "INSERT", "isDdl": false, "es": 1000, '
@@ -170,6 +173,22 @@ def tidb_ts(tidb: dict[str, Any] | None, name: str) -> int | str | None:
     if value.__class__ is str and value.isascii() and value.isdigit():  # beyond 64 bits values.loads keeps text
         return value
     raise BadMessage(f"_tidb.{name} is not a TiDB timestamp (a non-negative integer): {value!r}")
+
+
+def check_whole_row(tidb: dict[str, Any]) -> None:
+    """:class:`BadMessage` for a TiCDC DML message whose ``data`` is not the whole row (a "large message").
+
+    >>> check_whole_row({"commitTs": 1, "onlyHandleKey": True})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    cdckit.dialects.base.BadMessage: TiCDC large message: only the handle key columns were sent ...
+    """
+    if tidb.get("onlyHandleKey") not in (None, False):
+        raise BadMessage("TiCDC large message: only the handle key columns were sent (_tidb.onlyHandleKey); the "
+                         f"row must be read from TiDB as of commitTs {tidb.get('commitTs')}")
+    location = tidb.get("claimCheckLocation")
+    if location not in (None, ""):
+        raise BadMessage(f"TiCDC large message: the row was stored at {location!r} (_tidb.claimCheckLocation)")
 
 
 def latin1_to_base64(value: Any) -> Any:
@@ -315,6 +334,8 @@ class Canal(Dialect):
             if op_raw == WATERMARK:
                 return [self.watermark(value)]
             raise BadMessage(f"unknown type {op_raw!r}")
+        if tidb is not None:
+            check_whole_row(tidb)
         data = value.get("data")
         if data is None or data == []:
             raise SkipMessage(f"canal {op_raw} message with no rows in data")
@@ -380,7 +401,8 @@ class Canal(Dialect):
                 before_text, after_text = after_text, None
             rows.append((
                 op, op_raw, database, None, table, event_time, emit_time,
-                commit_seq or prefix + (_ROW_ZERO if index == 0 else str(index).zfill(20)),  # sortable_text(es, id, index)
+                # TiCDC's commit TSO, else values.sortable_text(es, id, index)
+                commit_seq or prefix + (_ROW_ZERO if index == 0 else str(index).zfill(20)),
                 txn_id, key_columns, key_of(row, key_columns) if key_columns else None, before_text, after_text,
                 None,
             ))
@@ -415,7 +437,8 @@ class Canal(Dialect):
             op_raw = flat.type
             op = DML_OPS.get(op_raw)
             data = flat.data
-            if op is None or not data:
+            tidb = flat.tidb
+            if op is None or not data or (tidb is not None and (tidb.onlyHandleKey or tidb.claimCheckLocation)):
                 append(None)
                 continue
             try:
@@ -550,6 +573,8 @@ class _Tidb(msgspec.Struct):
     """TiCDC's ``_tidb`` extension as the batch decoder reads it (anything but a TSO goes to ``decode``)."""
 
     commitTs: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    onlyHandleKey: bool = False
+    claimCheckLocation: str = ""
 
 
 class _Flat(msgspec.Struct):

@@ -399,7 +399,8 @@ def test_ticdc_examples_decode_exactly():
 
 def test_batch_decoder_gives_what_decode_gives_for_bare_and_ticdc_messages():
     canal = registry.create("canal")
-    values = BARE + TICDC_MESSAGES + [ticdc(_tidb={}), ticdc(_tidb=None), ticdc(_tidb={"commitTs": 0}),
+    values = BARE + TICDC_MESSAGES + [ticdc(_tidb={"commitTs": 1, "onlyHandleKey": False, "claimCheckLocation": ""}),
+                                      ticdc(_tidb={}), ticdc(_tidb=None), ticdc(_tidb={"commitTs": 0}),
                                       ticdc(_tidb={"commitTs": 18446744073709551615})]
     lines = [json.dumps(v).encode() for v in values]
     results = canal.decode_lines(lines)
@@ -408,6 +409,10 @@ def test_batch_decoder_gives_what_decode_gives_for_bare_and_ticdc_messages():
         expected = [event_row(e) for e in canal.decode(Message(cdckit.values.loads(line), "<test>", 0))]
         assert ([result] if isinstance(result, tuple) else result) == expected, line
     assert results[-1][7] == "18446744073709551615" and results[-2][7] == "0" * 20
+    # large messages and watermarks go to decode(), which quarantines or makes a heartbeat of them
+    others = [ticdc(_tidb={"commitTs": 1, "onlyHandleKey": True}), ticdc(_tidb={"claimCheckLocation": "x"}),
+              ticdc(type="TIDB_WATERMARK", data=None, _tidb={"watermarkTs": 1})]
+    assert canal.decode_lines([json.dumps(v).encode() for v in others]) == [None, None, None]
 
 
 # ---------------------------------------------------------------- bad input
@@ -430,6 +435,12 @@ BAD = [
      "_tidb.commitTs is not a TiDB timestamp (a non-negative integer): -1"),
     ('{"data": null, "type": "TIDB_WATERMARK", "_tidb": {"watermarkTs": 1.5}}',
      "_tidb.watermarkTs is not a TiDB timestamp (a non-negative integer): 1.5"),
+    # TiCDC's large messages: data is not the whole row, so no row is made of it
+    ('{"data": [{"id": "2"}], "type": "INSERT", "pkNames": ["id"], "_tidb": {"commitTs": 7, "onlyHandleKey": true}}',
+     "TiCDC large message: only the handle key columns were sent (_tidb.onlyHandleKey); the row must be read "
+     "from TiDB as of commitTs 7"),
+    ('{"data": [{"id": "2"}], "type": "UPDATE", "_tidb": {"commitTs": 7, "claimCheckLocation": "s3://b/k.json"}}',
+     "TiCDC large message: the row was stored at 's3://b/k.json' (_tidb.claimCheckLocation)"),
 ]
 
 
