@@ -25,6 +25,28 @@ and ``ts`` the write time (epoch milliseconds). Real Canal also writes ``id``
   and the row index remain.
 - ``gtid`` (when present) is the ``txn_id``.
 - A DML message whose ``data`` is null or empty is skipped with a reason.
+- A message with no more than ``data`` and ``type`` (no ``database``,
+  ``table``, type maps, ``pkNames``, times) still decodes: table and key
+  unknown, values as given. Detection proposes canal for it with a low
+  confidence (:data:`LENIENT_SCORE`), its evidence naming what is missing.
+
+TiCDC's canal-json (``protocol=canal-json``) is the same message with these
+differences: ``id`` is always 0; ``old`` of an UPDATE holds every column
+(unless ``only_output_updated_columns`` or ``content-compatible`` is set:
+then only the changed ones, as in Canal; either way the overlay gives the
+before image); before v5.4 a DELETE's ``old`` repeats ``data`` (ignored);
+``mysqlType`` names types without parameters (``decimal``, ``varchar``);
+``sqlType`` codes ENUM as 4 and SET as -7 (``mysqlType``, preferred, keeps
+them text). With ``enable-tidb-extension=true`` DML and DDL messages carry
+``_tidb: {"commitTs": TSO}``: the commit TSO becomes ``seq`` (20 digits
+zero-padded, as :func:`cdckit.values.sortable` renders integers) and, as
+TiDB's transaction identifier, ``txn_id``; and TiCDC sends WATERMARK
+messages (``type`` ``TIDB_WATERMARK``, ``_tidb: {"watermarkTs": TSO}``:
+every change committed before that TSO has been sent), which become one
+``heartbeat`` event each with the watermark TSO as ``seq``. A "large message"
+TiCDC cut down (``_tidb.onlyHandleKey`` true: only the key columns sent; or
+``_tidb.claimCheckLocation``: the row stored elsewhere) is quarantined with
+that reason rather than read as a row holding only its key.
 
 >>> import cdckit
 >>> msg = ('{"id": 7, "database": "shop", "table": "items", "type": "INSERT", "isDdl": false, "es": 1000, '
@@ -43,7 +65,7 @@ import base64
 import binascii
 import re
 from functools import lru_cache
-from typing import Any, Callable, Iterator
+from typing import Annotated, Any, Callable, Iterator
 
 import msgspec
 import orjson
@@ -61,6 +83,16 @@ DML_OPS = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
 #: ``type`` values of DDL messages (Canal's EventType names).
 DDL_TYPES = frozenset({"CREATE", "ALTER", "ERASE", "QUERY", "TRUNCATE", "RENAME", "CINDEX", "DINDEX"})
 _OP_TYPES = {"insert": "INSERT", "update": "UPDATE", "delete": "DELETE", "read": "INSERT"}
+#: ``type`` of TiCDC's WATERMARK messages (sent with ``enable-tidb-extension=true``).
+WATERMARK = "TIDB_WATERMARK"
+#: Every top-level field a Canal flat message may have (Canal, OceanBase and TiCDC's ``_tidb``).
+FIELDS = frozenset({"id", "database", "table", "pkNames", "isDdl", "type", "es", "ts", "sql", "sqlType",
+                    "mysqlType", "data", "old", "gtid", "_tidb"})
+#: The fields whose absence a lenient (``data`` and ``type`` only) verdict names.
+_USUAL = ("database", "table", "pkNames", "isDdl", "es", "ts", "mysqlType", "sqlType")
+#: Detection score of a message with ``data`` and ``type`` but none of Canal's other markers: above
+#: ``cdckit.detect.FLOOR`` (so it is proposed) and below ``cdckit.detect.LOW`` (so it is flagged as a guess).
+LENIENT_SCORE = 0.4
 
 #: MySQL type names (before any ``(`` or space) -> value kind; "text" means keep the string.
 MYSQL_KINDS = {
@@ -123,6 +155,40 @@ def column_kinds(mysql_types: Any, sql_types: Any) -> dict[str, str]:
             if kind is not None:  # mysqlType is preferred; an unknown type leaves sqlType's verdict
                 kinds[name] = kind
     return {name: kind for name, kind in kinds.items() if kind != "text"}
+
+
+def tidb_ts(tidb: dict[str, Any] | None, name: str) -> int | str | None:
+    """A TiDB TSO (``commitTs``, ``watermarkTs``) of a ``_tidb`` object: a non-negative integer, or None.
+
+    >>> tidb_ts({"commitTs": 429918007904436226}, "commitTs"), tidb_ts(None, "commitTs")
+    (429918007904436226, None)
+    >>> tidb_ts({"commitTs": -1}, "commitTs")
+    Traceback (most recent call last):
+    ...
+    cdckit.dialects.base.BadMessage: _tidb.commitTs is not a TiDB timestamp (a non-negative integer): -1
+    """
+    value = None if tidb is None else tidb.get(name)
+    if value is None or (value.__class__ is int and value >= 0):
+        return value
+    if value.__class__ is str and value.isascii() and value.isdigit():  # beyond 64 bits values.loads keeps text
+        return value
+    raise BadMessage(f"_tidb.{name} is not a TiDB timestamp (a non-negative integer): {value!r}")
+
+
+def check_whole_row(tidb: dict[str, Any]) -> None:
+    """:class:`BadMessage` for a TiCDC DML message whose ``data`` is not the whole row (a "large message").
+
+    >>> check_whole_row({"commitTs": 1, "onlyHandleKey": True})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    cdckit.dialects.base.BadMessage: TiCDC large message: only the handle key columns were sent ...
+    """
+    if tidb.get("onlyHandleKey") not in (None, False):
+        raise BadMessage("TiCDC large message: only the handle key columns were sent (_tidb.onlyHandleKey); the "
+                         f"row must be read from TiDB as of commitTs {tidb.get('commitTs')}")
+    location = tidb.get("claimCheckLocation")
+    if location not in (None, ""):
+        raise BadMessage(f"TiCDC large message: the row was stored at {location!r} (_tidb.claimCheckLocation)")
 
 
 def latin1_to_base64(value: Any) -> Any:
@@ -210,6 +276,10 @@ class Canal(Dialect):
         "key the new one.",
         "A DML message with null or empty data produces no row; the report counts it under skipped.",
         "gtid, when present, is the transaction id; without it txn_id is empty.",
+        "A message with only data and type decodes (table, key and times unknown, values as given); detection "
+        "proposes canal for it with a low confidence.",
+        "TiCDC writes id 0 and (by default) every column in an UPDATE's old; with enable-tidb-extension its "
+        "_tidb.commitTs is seq and txn_id, and its TIDB_WATERMARK messages are heartbeats.",
     )
 
     def __init__(self, tz: str | None = None) -> None:
@@ -234,11 +304,17 @@ class Canal(Dialect):
         evidence = ["data is a list"] if isinstance(data, list) else []
         markers = [f for f in ("isDdl", "es", "pkNames", "mysqlType", "sqlType") if f in value]
         evidence += markers
+        if isinstance(value.get("_tidb"), dict):
+            evidence.append("_tidb")
         evidence.append("type=" + kind)
         if len(markers) >= 2 and ("data" in value or "sql" in value):
             return Match(0.95, tuple(evidence))
         if isinstance(data, list) and "database" in value and "table" in value:
             return Match(0.6, tuple(evidence + ["database", "table"]))
+        if (kind in DML_OPS and data and all(row.__class__ is dict for row in data)
+                and all(field in FIELDS for field in value)):
+            missing = [field for field in _USUAL if field not in value]
+            return Match(LENIENT_SCORE, tuple(evidence + ["no " + ", ".join(missing)]))
         return None
 
     # ------------------------------------------------------------ decoding
@@ -248,11 +324,18 @@ class Canal(Dialect):
         op_raw = require(value, "type")
         if not isinstance(op_raw, str):
             raise BadMessage(f"unknown type {op_raw!r}")
+        tidb = value.get("_tidb")
+        if tidb is not None:
+            expect_object(tidb, "_tidb")
         op = DML_OPS.get(op_raw)
         if op is None:
             if value.get("isDdl") is True or op_raw in DDL_TYPES:
                 return [self.ddl(value, op_raw)]
+            if op_raw == WATERMARK:
+                return [self.watermark(value)]
             raise BadMessage(f"unknown type {op_raw!r}")
+        if tidb is not None:
+            check_whole_row(tidb)
         data = value.get("data")
         if data is None or data == []:
             raise SkipMessage(f"canal {op_raw} message with no rows in data")
@@ -268,14 +351,17 @@ class Canal(Dialect):
                 raise InvalidValue(f"{name} holds a {type(value[name]).__name__}, not text")
         converters = self.converters(value)
         rows = self.dml_rows(op, op_raw, data, old, converters, value.get("pkNames"), value.get("database"),
-                             value.get("table"), value.get("es"), value.get("ts"), value.get("id"), value.get("gtid"))
+                             value.get("table"), value.get("es"), value.get("ts"), value.get("id"), value.get("gtid"),
+                             tidb_ts(tidb, "commitTs"))
         return [Event(*row) for row in rows]
 
     def dml_rows(self, op: str, op_raw: str, data: list, old: list, converters: dict[str, Callable[[Any], Any]],
                  pk: Any, database: Any, table: Any, es: Any, ts: Any, batch_id: Any, gtid: Any,
-                 fresh: bool = False) -> list[tuple]:
+                 commit_ts: int | str | None = None, fresh: bool = False) -> list[tuple]:
         """The events of a DML message as tuples of the frame's event fields (shared by both decoders).
 
+        ``commit_ts``: TiCDC's ``_tidb.commitTs`` (checked by :func:`tidb_ts`): every row's ``seq``, and
+        the ``txn_id`` where there is no ``gtid``.
         ``fresh``: the rows in ``data``/``old`` are this call's to change (typed in place, not copied).
         """
         key_columns = list(pk) if isinstance(pk, list) and pk else None
@@ -283,11 +369,14 @@ class Canal(Dialect):
         table = table or None
         event_time = es * 1_000_000 if es.__class__ is int else values.ms_to_ns(es)
         emit_time = ts * 1_000_000 if ts.__class__ is int else values.ms_to_ns(ts)
-        if es.__class__ is int and batch_id.__class__ is int and es >= 0 and batch_id >= 0:
+        commit_seq = values.sortable(commit_ts)
+        if commit_seq is not None:
+            prefix = ""
+        elif es.__class__ is int and batch_id.__class__ is int and es >= 0 and batch_id >= 0:
             prefix = f"{str(es).zfill(20)}:{str(batch_id).zfill(20)}:"  # the common case of the line below
         else:
             prefix = f"{values.sortable(es) or ''}:{values.sortable(batch_id) or ''}:"
-        txn_id = str(gtid) if gtid not in (None, "") else None
+        txn_id = _txn_id(gtid, commit_ts)
         dumps = orjson.dumps
         key_of = values.key_of
         update = op == "update"
@@ -312,7 +401,8 @@ class Canal(Dialect):
                 before_text, after_text = after_text, None
             rows.append((
                 op, op_raw, database, None, table, event_time, emit_time,
-                prefix + (_ROW_ZERO if index == 0 else str(index).zfill(20)),  # values.sortable_text(es, id, index)
+                # TiCDC's commit TSO, else values.sortable_text(es, id, index)
+                commit_seq or prefix + (_ROW_ZERO if index == 0 else str(index).zfill(20)),
                 txn_id, key_columns, key_of(row, key_columns) if key_columns else None, before_text, after_text,
                 None,
             ))
@@ -347,13 +437,15 @@ class Canal(Dialect):
             op_raw = flat.type
             op = DML_OPS.get(op_raw)
             data = flat.data
-            if op is None or not data:
+            tidb = flat.tidb
+            if op is None or not data or (tidb is not None and (tidb.onlyHandleKey or tidb.claimCheckLocation)):
                 append(None)
                 continue
             try:
                 rows = dml_rows(op, op_raw, data, flat.old or _NO_ROWS if op == "update" else _NO_ROWS,
                                 raw_converters(flat.mysqlType, flat.sqlType), flat.pkNames, flat.database,
-                                flat.table, flat.es, flat.ts, flat.id, flat.gtid, fresh=True)
+                                flat.table, flat.es, flat.ts, flat.id, flat.gtid,
+                                None if flat.tidb is None else flat.tidb.commitTs, fresh=True)
             except (BadMessage, ValueError):
                 append(None)
                 continue
@@ -390,7 +482,7 @@ class Canal(Dialect):
 
     def ddl(self, value: dict[str, Any], op_raw: str) -> Event:
         """The event of a DDL message: its statement in ``ddl``, no images."""
-        gtid = value.get("gtid")
+        commit_ts = tidb_ts(value.get("_tidb"), "commitTs")
         return Event(
             op="ddl",
             op_raw=op_raw,
@@ -398,9 +490,25 @@ class Canal(Dialect):
             table=value.get("table") or None,
             event_time=values.ms_to_ns(value.get("es")),
             emit_time=values.ms_to_ns(value.get("ts")),
-            seq=values.sortable_text(value.get("es"), value.get("id"), 0),
-            txn_id=str(gtid) if gtid not in (None, "") else None,
+            seq=values.sortable(commit_ts) or values.sortable_text(value.get("es"), value.get("id"), 0),
+            txn_id=_txn_id(value.get("gtid"), commit_ts),
             ddl=value.get("sql") or None,
+        )
+
+    def watermark(self, value: dict[str, Any]) -> Event:
+        """The ``heartbeat`` event of a TiCDC WATERMARK message: its ``_tidb.watermarkTs`` as ``seq``.
+
+        A watermark says that every change committed before that TSO has been sent: a mark of progress
+        with no change of its own, which is what the canonical ``heartbeat`` is.
+        """
+        return Event(
+            op="heartbeat",
+            op_raw=WATERMARK,
+            database=value.get("database") or None,
+            table=value.get("table") or None,
+            event_time=values.ms_to_ns(value.get("es")),
+            emit_time=values.ms_to_ns(value.get("ts")),
+            seq=values.sortable(tidb_ts(value.get("_tidb"), "watermarkTs")),
         )
 
     # ------------------------------------------------------------ encoding
@@ -461,6 +569,14 @@ _NO_ROWS: list = []
 _ROW_ZERO = "0" * 20
 
 
+class _Tidb(msgspec.Struct):
+    """TiCDC's ``_tidb`` extension as the batch decoder reads it (anything but a TSO goes to ``decode``)."""
+
+    commitTs: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    onlyHandleKey: bool = False
+    claimCheckLocation: str = ""
+
+
 class _Flat(msgspec.Struct):
     """A Canal flat message as the batch decoder reads it (types kept raw, to cache converters by their text).
 
@@ -481,6 +597,7 @@ class _Flat(msgspec.Struct):
     sql: str | None = None
     mysqlType: msgspec.Raw = _NULL
     sqlType: msgspec.Raw = _NULL
+    tidb: _Tidb | None = msgspec.field(default=None, name="_tidb")
 
 
 _FLAT = msgspec.json.Decoder(_Flat)
@@ -529,6 +646,13 @@ def add_row(message: dict[str, Any], op: str, before: dict | None, after: dict |
         mysql_type, sql_type = _DECLARED[kinds.get(column, "text")]
         message["mysqlType"].setdefault(column, mysql_type)
         message["sqlType"].setdefault(column, sql_type)
+
+
+def _txn_id(gtid: Any, commit_ts: int | str | None) -> str | None:
+    """The transaction id: Canal's ``gtid``, else TiCDC's commit TSO (TiDB's transaction identifier)."""
+    if gtid not in (None, ""):
+        return str(gtid)
+    return None if commit_ts is None else str(commit_ts)
 
 
 def _kind_name(value: Any) -> str:

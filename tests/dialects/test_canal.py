@@ -8,7 +8,9 @@ import pytest
 from validator import assert_quarantined, assert_round_trip, assert_rows, assert_shop, read_clean, row, rows
 
 import cdckit
+from cdckit.containers import Message
 from cdckit.dialects import registry
+from cdckit.frame import event_row
 
 GTID = "a7c3e1f2-07d4-11ef-9a3b-0242ac120002:"
 KETTLE = {"id": 1, "name": "Kettle", "price": 24.9, "weight": 1.25, "active": 1, "views": "18446744073709551615",
@@ -244,6 +246,175 @@ def test_encoder_groups_rows_of_one_message_and_synthesizes_ids_for_foreign_even
     assert [r.value["id"] for r in shop[:3]] == [1, 2, 3] and len(shop) == 320
 
 
+# ---------------------------------------------------------------- data and type only (leniency)
+
+NO_ES_NO_ID = "::" + "0" * 20  # seq: no es, no batch id, row 0
+BARE = [  # a Canal message reduced to data and type: no database, table, type maps, pkNames, es, ts, isDdl
+    {"data": [{"id": "1", "name": "Kettle", "price": "24.90"}], "type": "INSERT"},
+    {"data": [{"id": "1", "name": "Kettle", "price": "19.90"}], "old": [{"price": "24.90"}], "type": "UPDATE"},
+    {"data": [{"id": "1", "name": "Kettle", "price": "19.90"}], "type": "DELETE"},
+]
+
+
+def test_data_and_type_only_messages_decode_when_canal_is_named():
+    # no type maps: values stay the strings they are; no table, no key, no times
+    events = read_clean([json.dumps(m) for m in BARE], dialect="canal")
+    assert_rows(events, [
+        row(0, "insert", "INSERT", seq=NO_ES_NO_ID, after={"id": "1", "name": "Kettle", "price": "24.90"}),
+        row(1, "update", "UPDATE", seq=NO_ES_NO_ID, before={"id": "1", "name": "Kettle", "price": "24.90"},
+            after={"id": "1", "name": "Kettle", "price": "19.90"}),
+        row(2, "delete", "DELETE", seq=NO_ES_NO_ID, before={"id": "1", "name": "Kettle", "price": "19.90"}),
+    ])
+
+
+def test_data_and_type_only_is_proposed_as_canal_with_a_low_confidence_naming_what_is_missing(tmp_path):
+    canal = registry.create("canal")
+    missing = "no database, table, pkNames, isDdl, es, ts, mysqlType, sqlType"
+    assert canal.detect(BARE[0]) == cdckit.dialects.Match(0.4, ("data is a list", "type=INSERT", missing))
+    assert canal.detect(BARE[1]) == cdckit.dialects.Match(0.4, ("data is a list", "type=UPDATE", missing))
+    detection = cdckit.detect([json.dumps(m) for m in BARE])
+    assert (detection.dialect, detection.confidence, detection.low_confidence) == ("canal", 0.4, True)
+    assert detection.evidence == ("data is a list", missing, "type=DELETE", "type=INSERT", "type=UPDATE")
+    # a read without dialect= takes the verdict, warns that it is a guess and says so in the report
+    path = tmp_path / "bare.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in BARE))
+    with pytest.warns(UserWarning, match="low-confidence verdict"):
+        events = cdckit.read(path)
+    assert events["dialect"].tolist() == ["canal"] * 3 and events["op"].tolist() == ["insert", "update", "delete"]
+    assert events.attrs["report"]["detection"][str(path)]["low_confidence"] is True
+    assert events.attrs["quarantine"].empty
+
+
+def test_data_and_type_only_claims_nothing_else():
+    canal = registry.create("canal")
+    for value in (
+        {"data": [{"id": "1"}], "type": "UPSERT"},  # not a Canal DML type
+        {"data": [{"id": "1"}], "type": "insert"},  # Maxwell's lower case
+        {"data": [], "type": "INSERT"},  # no row to show it
+        {"data": ["1"], "type": "INSERT"},  # rows must be objects
+        {"data": [{"id": "1"}], "type": "INSERT", "meta": {"op": "ins"}},  # a field Canal never writes
+        {"data": [{"id": "1"}], "type": "ALTER"},  # a DDL without sql or isDdl
+        # DataHub Tuple / flattened rows carry no type
+        {"id": 1, "data": "[1]", "_operation_type_": "I", "_sequence_id_": 5, "_source_table_": "shop.t"},
+        {"data": [{"id": "1"}], "__op": "c", "__table": "t"},
+    ):
+        assert canal.detect(value) is None, value
+
+
+# ---------------------------------------------------------------- TiCDC canal-json
+
+TICDC_ST = {"c_int": 4, "c_enum": 4, "c_set": -7, "c_dec": 3, "c_text": 2005, "id": 4}
+TICDC_MT = {"c_int": "int", "c_enum": "enum", "c_set": "set", "c_dec": "decimal", "c_text": "text", "id": "int"}
+TICDC_ROW = {"c_int": "7", "c_enum": "a", "c_set": "a,b", "c_dec": "123.4560", "c_text": "x", "id": "2"}
+TICDC_AFTER = {"c_int": 7, "c_enum": "a", "c_set": "a,b", "c_dec": 123.456, "c_text": "x", "id": 2}
+
+
+def ticdc(**fields) -> dict:
+    """A TiCDC canal-json DML message (id 0, mysqlType without parameters, enable-tidb-extension=true)."""
+    base = {"id": 0, "database": "test", "table": "t", "pkNames": ["id"], "isDdl": False, "type": "INSERT",
+            "es": 1639633141221, "ts": 1639633142960, "sql": "", "sqlType": TICDC_ST, "mysqlType": TICDC_MT,
+            "data": [TICDC_ROW], "old": None, "_tidb": {"commitTs": 429918007904436226}}
+    base.update(fields)
+    return base
+
+
+def tidb_row(offset, op, op_raw, commit_ts, **fields):
+    return row(offset, op, op_raw, database="test", table="t", event_time="2021-12-16T05:39:01.221000Z",
+               emit_time="2021-12-16T05:39:02.960000Z", seq=f"{commit_ts:020d}", txn_id=str(commit_ts),
+               key_columns=["id"], key=[2], **fields)
+
+
+TICDC_MESSAGES = [
+    ticdc(),
+    # TiCDC's old holds every column by default (Canal's only the changed ones)
+    ticdc(type="UPDATE", data=[dict(TICDC_ROW, c_int="8")], old=[TICDC_ROW],
+          _tidb={"commitTs": 429918007904436227}),
+    # content-compatible=true: old holds only the changed columns, as Canal's
+    ticdc(type="UPDATE", data=[dict(TICDC_ROW, c_int="9")], old=[{"c_int": "8"}],
+          _tidb={"commitTs": 429918007904436228}),
+    # before v5.4 a DELETE's old repeats data: it is ignored
+    ticdc(type="DELETE", data=[dict(TICDC_ROW, c_int="9")], old=[dict(TICDC_ROW, c_int="9")],
+          _tidb={"commitTs": 429918011000000000}),
+]
+
+
+def test_ticdc_dml_takes_the_commit_ts_as_seq_and_txn_id_and_its_type_quirks():
+    # sqlType says INTEGER for ENUM and BIT for SET: mysqlType (preferred) keeps them text
+    assert_rows(read_clean([json.dumps(m) for m in TICDC_MESSAGES], dialect="canal"), [
+        tidb_row(0, "insert", "INSERT", 429918007904436226, after=TICDC_AFTER),
+        tidb_row(1, "update", "UPDATE", 429918007904436227, before=TICDC_AFTER, after=dict(TICDC_AFTER, c_int=8)),
+        tidb_row(2, "update", "UPDATE", 429918007904436228, before=dict(TICDC_AFTER, c_int=8),
+                 after=dict(TICDC_AFTER, c_int=9)),
+        tidb_row(3, "delete", "DELETE", 429918011000000000, before=dict(TICDC_AFTER, c_int=9)),
+    ])
+
+
+def test_ticdc_ddl_and_watermark():
+    ddl = {"id": 0, "database": "test", "table": "", "pkNames": None, "isDdl": True, "type": "QUERY",
+           "es": 1639633094670, "ts": 1639633095489, "sql": "drop database if exists test", "sqlType": None,
+           "mysqlType": None, "data": None, "old": None, "_tidb": {"commitTs": 429918007904436226}}
+    watermark = {"id": 0, "database": "", "table": "", "pkNames": None, "isDdl": False, "type": "TIDB_WATERMARK",
+                 "es": 1640007049196, "ts": 1640007050284, "sql": "", "sqlType": None, "mysqlType": None,
+                 "data": None, "old": None, "_tidb": {"watermarkTs": 429918007904436226}}
+    assert decoded(ddl, watermark) == [
+        row(0, "ddl", "QUERY", database="test", event_time="2021-12-16T05:38:14.670000Z",
+            emit_time="2021-12-16T05:38:15.489000Z", seq="00429918007904436226", txn_id="429918007904436226",
+            ddl="drop database if exists test"),
+        row(1, "heartbeat", "TIDB_WATERMARK", event_time="2021-12-20T13:30:49.196000Z",
+            emit_time="2021-12-20T13:30:50.284000Z", seq="00429918007904436226"),
+    ]
+    assert registry.create("canal").detect(watermark).score == 0.95
+    # without enable-tidb-extension: no _tidb, id 0, so seq is es:0:row as for Canal
+    plain = ticdc()
+    del plain["_tidb"]
+    assert decoded(plain)[0]["seq"] == seq(1639633141221, 0, 0) and decoded(plain)[0]["txn_id"] is None
+
+
+def test_ticdc_examples_decode_exactly():
+    tp_int = {"c_bigint": 9223372036854775807, "c_int": 2147483647, "c_mediumint": 8388607, "c_smallint": 32767,
+              "c_tinyint": 127, "id": 2}
+    updated = dict(tp_int, c_int=0, c_tinyint=0)
+
+    def tp(offset, op, op_raw, time, emit, commit_ts, **fields):
+        return row(offset, op, op_raw, database="test", table="tp_int", event_time=time, emit_time=emit,
+                   seq=commit_ts.zfill(20), txn_id=commit_ts, key_columns=["id"], key=[2], **fields)
+
+    events = read_clean(cdckit.samples.path("canal/examples_ticdc.jsonl"))
+    assert set(events["dialect"]) == {"canal"}
+    assert_rows(events, [
+        row(0, "ddl", "QUERY", database="test", event_time="2021-12-16T05:38:14.670000Z",
+            emit_time="2021-12-16T05:38:15.489000Z", seq="00429918007904436226", txn_id="429918007904436226",
+            ddl="drop database if exists test"),
+        tp(1, "insert", "INSERT", "2021-12-16T05:39:01.221000Z", "2021-12-16T05:39:02.960000Z",
+           "429918007904436226", after=tp_int),
+        row(2, "heartbeat", "TIDB_WATERMARK", event_time="2021-12-20T13:30:49.196000Z",
+            emit_time="2021-12-20T13:30:50.284000Z", seq="00429918007904436226"),
+        tp(3, "update", "UPDATE", "2021-12-20T13:31:49.196000Z", "2021-12-20T13:31:50.284000Z",
+           "429918023633076225", before=tp_int, after=updated),
+        tp(4, "delete", "DELETE", "2021-12-20T13:32:49.196000Z", "2021-12-20T13:32:50.284000Z",
+           "429918039361716227", before=updated),
+    ])
+    assert cdckit.detect(cdckit.samples.path("canal/examples_ticdc.jsonl")).dialect == "canal"
+
+
+def test_batch_decoder_gives_what_decode_gives_for_bare_and_ticdc_messages():
+    canal = registry.create("canal")
+    values = BARE + TICDC_MESSAGES + [ticdc(_tidb={"commitTs": 1, "onlyHandleKey": False, "claimCheckLocation": ""}),
+                                      ticdc(_tidb={}), ticdc(_tidb=None), ticdc(_tidb={"commitTs": 0}),
+                                      ticdc(_tidb={"commitTs": 18446744073709551615})]
+    lines = [json.dumps(v).encode() for v in values]
+    results = canal.decode_lines(lines)
+    assert all(result is not None for result in results)  # all of these take the fast path
+    for line, result in zip(lines, results):
+        expected = [event_row(e) for e in canal.decode(Message(cdckit.values.loads(line), "<test>", 0))]
+        assert ([result] if isinstance(result, tuple) else result) == expected, line
+    assert results[-1][7] == "18446744073709551615" and results[-2][7] == "0" * 20
+    # large messages and watermarks go to decode(), which quarantines or makes a heartbeat of them
+    others = [ticdc(_tidb={"commitTs": 1, "onlyHandleKey": True}), ticdc(_tidb={"claimCheckLocation": "x"}),
+              ticdc(type="TIDB_WATERMARK", data=None, _tidb={"watermarkTs": 1})]
+    assert canal.decode_lines([json.dumps(v).encode() for v in others]) == [None, None, None]
+
+
 # ---------------------------------------------------------------- bad input
 
 
@@ -258,6 +429,18 @@ BAD = [
     ('{"data": [{"id": "1"}, "2"], "type": "INSERT", "es": 1}', "expected data[1] as a JSON object, got text"),
     ('{"data": [{"id": "1"}], "old": {"id": "0"}, "type": "UPDATE", "es": 1}',
      "expected old as a JSON array, got object"),
+    ('{"data": [{"id": "1"}], "type": "INSERT", "_tidb": "429918007904436226"}',
+     "expected _tidb as a JSON object, got text"),
+    ('{"data": [{"id": "1"}], "type": "INSERT", "_tidb": {"commitTs": -1}}',
+     "_tidb.commitTs is not a TiDB timestamp (a non-negative integer): -1"),
+    ('{"data": null, "type": "TIDB_WATERMARK", "_tidb": {"watermarkTs": 1.5}}',
+     "_tidb.watermarkTs is not a TiDB timestamp (a non-negative integer): 1.5"),
+    # TiCDC's large messages: data is not the whole row, so no row is made of it
+    ('{"data": [{"id": "2"}], "type": "INSERT", "pkNames": ["id"], "_tidb": {"commitTs": 7, "onlyHandleKey": true}}',
+     "TiCDC large message: only the handle key columns were sent (_tidb.onlyHandleKey); the row must be read "
+     "from TiDB as of commitTs 7"),
+    ('{"data": [{"id": "2"}], "type": "UPDATE", "_tidb": {"commitTs": 7, "claimCheckLocation": "s3://b/k.json"}}',
+     "TiCDC large message: the row was stored at 's3://b/k.json' (_tidb.claimCheckLocation)"),
 ]
 
 
