@@ -9,11 +9,14 @@ An operation-modeled message (``gg.handler.name.format=json``, the default)::
 
 - ``table`` is the fully qualified name, ``SCHEMA.TABLE`` or
   ``CATALOG.SCHEMA.TABLE``. It is split at its dots from the left: one part
-  is ``table``; two parts are ``schema`` and ``table`` (an Oracle schema is
-  the owner of the table; there is no database name); three are ``database``
-  (the catalog: a pluggable database or SQL Server database), ``schema`` and
-  ``table``; a fourth part and more stay in ``table``. The encoder joins the
-  three with dots again.
+  is ``table``; two parts are ``database`` and ``table`` (the first part, an
+  Oracle schema, i.e. the owning user, is the only namespace the message
+  names, and it goes where the other dialects put theirs, as SharePlex's
+  ``owner.table`` does); three parts are ``database`` (the catalog: a
+  pluggable database, a SQL Server database), ``schema`` and ``table``; a
+  fourth part and more stay in ``table``. The encoder joins the non-empty
+  ones with dots again, so ``SHOP.CUSTOMERS`` round-trips, and events of
+  any dialect keep their database (and schema) through GoldenGate.
 - ``op_type`` is ``I``, ``U``, ``D`` or ``T`` (truncate). The formatter's
   ``insertOpKey`` / ``updateOpKey`` / ``deleteOpKey`` / ``truncateOpKey``
   properties can rename them; the long forms ``INSERT``, ``UPDATE``,
@@ -51,7 +54,7 @@ An operation-modeled message (``gg.handler.name.format=json``, the default)::
 ...                  '"current_ts": "2016-10-05T10:15:51.310002", "pos": "00000000000000004300", '
 ...                  '"primary_keys": ["ORDER_ID"], "before": {"ORDER_ID": 765, "PRICE": 15000.0}, '
 ...                  '"after": {"ORDER_ID": 765, "PRICE": 14000.0}}')
->>> ev.loc[0, ["dialect", "op", "schema", "table", "seq", "key", "after"]].tolist()
+>>> ev.loc[0, ["dialect", "op", "database", "table", "seq", "key", "after"]].tolist()
 ['ogg', 'update', 'QASOURCE', 'TCUSTORD', '00000000000000004300', '[765]', '{"ORDER_ID":765,"PRICE":14000.0}']
 >>> str(ev.loc[0, "event_time"]), str(ev.loc[0, "emit_time"])
 ('2015-11-05 18:45:39+00:00', '2016-10-05 10:15:51.310002+00:00')
@@ -92,8 +95,8 @@ class Ogg(Dialect):
     spec = "Oracle GoldenGate for Big Data, Using the Pluggable Formatters: JSON Formatter (docs.oracle.com)"
     partial_updates = True
     quirks = (
-        "table is SCHEMA.TABLE (schema and table, no database) or CATALOG.SCHEMA.TABLE (the catalog is the "
-        "database).",
+        "table is SCHEMA.TABLE or CATALOG.SCHEMA.TABLE: a two-part name's SCHEMA is the database column (the "
+        "only namespace named); a three-part name gives database (the catalog), schema and table.",
         "op_type is I, U, D or T; T is a truncate (op truncate, no images). Long forms (INSERT...) and PK "
         "(a primary-key update) are read too.",
         "Update images may be partial: the source logs only the changed columns (and the key), and a column "
@@ -265,13 +268,13 @@ def split_table(table: str) -> tuple[str | None, str | None, str]:
     """``(database, schema, table)`` of a fully qualified name (see the module docstring).
 
     >>> split_table("QASOURCE.TCUSTORD"), split_table("PDB1.HR.EMP"), split_table("T")
-    ((None, 'QASOURCE', 'TCUSTORD'), ('PDB1', 'HR', 'EMP'), (None, None, 'T'))
+    (('QASOURCE', None, 'TCUSTORD'), ('PDB1', 'HR', 'EMP'), (None, None, 'T'))
     """
     parts = table.split(".", 2)
     if len(parts) == 1:
         return None, None, table
     if len(parts) == 2:
-        return None, parts[0], parts[1]
+        return parts[0], None, parts[1]
     return parts[0], parts[1], parts[2]
 
 
