@@ -92,7 +92,7 @@ class Ogg(Dialect):
 
     name = "ogg"
     title = "Oracle GoldenGate JSON"
-    spec = "Oracle GoldenGate for Big Data, Using the Pluggable Formatters: JSON Formatter (docs.oracle.com)"
+    spec = "docs/specs/ogg.md (Oracle GoldenGate for Big Data, Using the Pluggable Formatters: JSON Formatter)"
     partial_updates = True
     quirks = (
         "table is SCHEMA.TABLE or CATALOG.SCHEMA.TABLE: a two-part name's SCHEMA is the database column (the "
