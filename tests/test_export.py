@@ -397,6 +397,8 @@ LOST: dict[str, dict[str, str]] = {
                  "emit_time": "no emit time field", "txn_id": "no transaction id field", "schema": NO_SCHEMA,
                  "seq": SEQ},
     "maxwell": {"schema": NO_SCHEMA, "seq": SEQ},
+    "ogg": {"txn_id": "no transaction id field",
+            "seq": "pos keeps any seq as text, but a seq made from the transaction (maxwell's xoffset) is lost"},
     "debezium_mongodb": {"key_columns": "the key is the document's _id", "key": "the key is the document's _id",
                          "schema": NO_SCHEMA, "seq": SEQ},
 }
