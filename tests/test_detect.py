@@ -48,7 +48,7 @@ def test_confusion_matrix_over_all_samples_is_diagonal():
 
 @pytest.mark.parametrize("a, b", [("debezium", "arcion"), ("debezium", "lindorm"), ("arcion", "lindorm"),
                                   ("oceanbase_default", "oceanbase_extend"), ("dataworks", "datahub_blob"),
-                                  ("canal", "maxwell")])
+                                  ("canal", "maxwell"), ("shareplex", "aws_dms")])
 def test_look_alike_dialects_are_told_apart_message_by_message(a, b):
     for own, other in ((a, b), (b, a)):
         detection = cdckit.detect(cdckit.samples.path(own))

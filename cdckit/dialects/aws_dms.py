@@ -210,14 +210,21 @@ class AwsDms(Dialect):
         ``commit-timestamp`` and ``emit_time`` as ``timestamp`` (DMS always
         writes one: the event time stands in when there is no emit time). A
         ``seq`` of the form ``position:record-id`` is written back as
-        ``stream-position`` and ``transaction-record-id``. ``truncate`` events
+        ``stream-position`` and ``transaction-record-id``; when no event has
+        such a ``seq`` (events from another dialect), positions are
+        synthesized in event order (see :func:`synthetic_positions`), as DMS
+        writes them with ``IncludeTransactionDetails``. ``truncate`` events
         are ``truncate-table`` control records, ``ddl`` events control records
         named by their ``op_raw`` (or, from another dialect, by a ``CREATE``,
         ``DROP`` or ``RENAME TABLE`` statement; other DDL is skipped).
         ``other`` events are written back only when they came from this
         dialect; heartbeat, begin, commit and tombstone events are skipped.
         """
-        for row in rows_of(events):
+        rows = list(rows_of(events))
+        positions = synthetic_positions(rows) if not any(_parse_seq(r["seq"]) for r in rows) else None
+        for number, row in enumerate(rows):
+            if positions is not None:
+                row["seq"] = positions[number]
             record = encode_event(row)
             if record is not None:
                 yield Record(record)
@@ -347,11 +354,33 @@ def metadata(row: dict[str, Any], kind: str, operation: str) -> dict[str, Any]:
         meta["transaction-id"] = int(txn) if txn.isascii() and txn.isdigit() else txn
     if row["event_time"] is not None:
         meta["commit-timestamp"] = iso_micros(row["event_time"])
-    where, _, record = (row["seq"] or "").rpartition(":")
-    if where and record.isdigit():
-        meta["stream-position"] = where
-        meta["transaction-record-id"] = int(record)
+    position = _parse_seq(row["seq"])
+    if position is not None:
+        meta["stream-position"], meta["transaction-record-id"] = position
     return meta
+
+
+def _parse_seq(seq: str | None) -> tuple[str, int] | None:
+    """``(stream-position, transaction-record-id)`` of a seq this dialect wrote, else None."""
+    where, _, record = (seq or "").rpartition(":")
+    return (where, int(record)) if where and record.isascii() and record.isdigit() else None
+
+
+def synthetic_positions(rows: list[dict[str, Any]]) -> list[str]:
+    """Seqs for events without one: a fixed-width hex position per message (PostgreSQL LSN style) and
+    ``transaction-record-id`` counting from 1 within each run of one transaction.
+
+    >>> synthetic_positions([{"txn_id": "7"}, {"txn_id": "7"}, {"txn_id": None}])[1]
+    '00000000/00000084:00000000000000000002'
+    """
+    seqs, record, previous = [], 0, object()
+    for number, row in enumerate(rows):
+        txn = row["txn_id"]
+        record = record + 1 if txn is not None and txn == previous else 1
+        previous = txn
+        offset = 4 + 128 * number
+        seqs.append(position_seq(f"{offset >> 32:08X}/{offset & 0xFFFFFFFF:08X}", record))
+    return seqs
 
 
 def iso_micros(ns: int | None) -> str | None:
