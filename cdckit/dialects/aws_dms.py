@@ -27,8 +27,10 @@ object with the row in ``data`` and a ``metadata`` object: ``timestamp``
   (the guide's example names it ``before-image``); it holds what
   ``ColumnFilter`` and the source engine give (only the key columns by
   default). Without it an update has no before image.
-- ``schema-name`` is the schema (for a MySQL source, the database); DMS names
-  no database, so ``database`` stays empty. An empty name is no name.
+- ``schema-name`` is DMS's one qualifier of a table: the schema (for a MySQL
+  source, the database). It fills both ``schema`` and ``database``, so tables
+  are named ``schema.table`` as cdckit names them everywhere and keep that
+  name through conversions. An empty name is no name.
 - ``timestamp`` is when DMS built the message: the emit time.
   ``commit-timestamp`` is the event time; without transaction details there
   is none.
@@ -42,8 +44,8 @@ object with the row in ``data`` and a ``metadata`` object: ``timestamp``
 ...                  '"timestamp": "2024-07-29T00:59:07.686557Z", "record-type": "data", "operation": "update", '
 ...                  '"partition-key-type": "schema-table", "schema-name": "public", "table-name": "foo", '
 ...                  '"transaction-id": 1141}}', dialect="aws_dms")
->>> ev.loc[0, ["op", "schema", "table", "txn_id", "before", "after"]].tolist()
-['update', 'public', 'foo', '1141', '{"id":46}', '{"id":45,"name":"Jane"}']
+>>> ev.loc[0, ["op", "database", "schema", "table", "txn_id", "before", "after"]].tolist()
+['update', 'public', 'public', 'foo', '1141', '{"id":46}', '{"id":45,"name":"Jane"}']
 >>> str(ev.loc[0, "emit_time"]), ev.loc[0, "event_time"] is pd.NaT
 ('2024-07-29 00:59:07.686557+00:00', True)
 """
@@ -95,7 +97,8 @@ class AwsDms(Dialect):
         "A delete carries the deleted row in data.",
         "Messages name no primary-key columns (partition-key-value is text, not split), so rows have no key; "
         "only a create-table control record's table-def gives key_columns.",
-        "schema-name becomes schema (for a MySQL source it is the database); database stays empty.",
+        "schema-name is the one qualifier of a table (the schema; for a MySQL source the database): it fills both "
+        "schema and database. The encoder writes the database, else the schema.",
         "Control records for table changes (create-table, drop-table, add-column...) are ddl events with no "
         "statement: op_raw says what was done. truncate-table is truncate; other control records are other.",
         "seq is stream-position plus transaction-record-id (IncludeTransactionDetails); the position text is "
@@ -129,7 +132,8 @@ class AwsDms(Dialect):
         op_raw = require(meta, "operation", "metadata.")
         if not isinstance(op_raw, str):
             raise BadMessage(f"unknown operation {op_raw!r}")
-        common = dict(op_raw=op_raw, schema=name_of(meta, "schema-name"), table=name_of(meta, "table-name"),
+        schema = name_of(meta, "schema-name")
+        common = dict(op_raw=op_raw, database=schema, schema=schema, table=name_of(meta, "table-name"),
                       event_time=time_of(meta, "commit-timestamp", self.tz),
                       emit_time=time_of(meta, "timestamp", self.tz), seq=seq_of(meta), txn_id=txn_of(meta))
         if kind == "control":
@@ -192,7 +196,8 @@ class AwsDms(Dialect):
                         continue
                     before = image_text(extra[0]) if extra else None
                 txn = meta.transaction_id
-                append((op, meta.operation, None, meta.schema_name or None, meta.table_name or None,
+                schema = meta.schema_name or None
+                append((op, meta.operation, schema, schema, meta.table_name or None,
                         values.text_time_to_ns(meta.commit_timestamp, tz), values.text_time_to_ns(meta.timestamp, tz),
                         position_seq(meta.stream_position, meta.transaction_record_id),
                         None if txn is None else str(txn), None, None, before, after, None))
@@ -207,8 +212,8 @@ class AwsDms(Dialect):
 
         ``read`` events become ``load`` rows; an update's before image is
         written under ``before-image``; ``event_time`` is written as
-        ``commit-timestamp`` and ``emit_time`` as ``timestamp`` (DMS always
-        writes one: the event time stands in when there is no emit time). A
+        ``commit-timestamp`` and ``emit_time`` as ``timestamp`` (null when
+        the event has no emit time). A
         ``seq`` of the form ``position:record-id`` is written back as
         ``stream-position`` and ``transaction-record-id``; when no event has
         such a ``seq`` (events from another dialect), positions are
@@ -345,10 +350,9 @@ def control_record(row: dict[str, Any], operation: str) -> dict[str, Any]:
 
 def metadata(row: dict[str, Any], kind: str, operation: str) -> dict[str, Any]:
     """The ``metadata`` object, fields in DMS's order, transaction details where the event has them."""
-    emitted = row["emit_time"] if row["emit_time"] is not None else row["event_time"]
-    meta: dict[str, Any] = {"timestamp": iso_micros(emitted), "record-type": kind, "operation": operation,
+    meta: dict[str, Any] = {"timestamp": iso_micros(row["emit_time"]), "record-type": kind, "operation": operation,
                             "partition-key-type": "schema-table" if kind == "data" else "task-id",
-                            "schema-name": row["schema"] or row["database"] or "", "table-name": row["table"] or ""}
+                            "schema-name": row["database"] or row["schema"] or "", "table-name": row["table"] or ""}
     txn = row["txn_id"]
     if txn is not None:
         meta["transaction-id"] = int(txn) if txn.isascii() and txn.isdigit() else txn

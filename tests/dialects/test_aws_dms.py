@@ -10,7 +10,7 @@ from validator import assert_quarantined, assert_round_trip, assert_rows, assert
 import cdckit
 from cdckit.dialects import registry
 
-FOO = dict(schema="public", table="foo")
+FOO = dict(database="public", schema="public", table="foo")
 
 
 def pg(position: str) -> str:
@@ -53,7 +53,7 @@ def test_examples_decode_exactly():
             emit_time="2024-07-29T01:09:25.375525Z", seq=pg("00000002/840001D8.2.00000002/840001D8"), txn_id="1144",
             before={"age": None, "attributes": None, "id": 45, "name": None}),
         row(7, "ddl", "create-table", table="awsdms_apply_exceptions", emit_time="2021-02-18T23:09:09.509179Z"),
-        row(8, "update", "update", schema="salesdb", table="SALES_ORDER_DETAIL",
+        row(8, "update", "update", database="salesdb", schema="salesdb", table="SALES_ORDER_DETAIL",
             emit_time="2021-11-19T13:24:43.297344Z", txn_id="47330445004",
             after={"LINE_ID": 144611, "LINE_NUMBER": 1, "ORDER_ID": 11363, "PRODUCT_ID": 927, "QUANTITY": 142,
                    "UNIT_PRICE": 36, "DISCOUNT": 3, "SUPPLY_COST": 15, "TAX": 0, "ORDER_DATE": "2015-10-17"}),
@@ -66,9 +66,9 @@ def test_round_trip_examples_and_shop(tmp_path):
 
 
 def test_shop():
-    # DMS names no database and no key columns: the scenario's shop database is the schema-name.
+    # DMS names no key columns; its one schema-name (the scenario's database) is both database and schema.
     def what_dms_says(truth: dict) -> dict:
-        return dict(truth, database=None, schema="shop", key_columns=None, key=None)
+        return dict(truth, schema="shop", key_columns=None, key=None)
 
     events = assert_shop("aws_dms", what_dms_says, fields=("op", "database", "schema", "table", "key_columns", "key",
                                                           "before", "after", "event_time", "emit_time", "txn_id"))
@@ -127,7 +127,7 @@ def test_control_records_truncate_ddl_and_other():
     got = decoded({"metadata": meta("truncate-table", "control")}, {"metadata": meta("TruncateTable", "control")},
                   {"metadata": meta("add-column", "control")}, {"metadata": meta("DropTable", "control")},
                   {"control": {}, "metadata": meta("restart-task", "control", **{"schema-name": "", "table-name": ""})})
-    shop_t = dict(schema="shop", table="t", emit_time="2024-05-01T09:00:01.250000Z")
+    shop_t = dict(database="shop", schema="shop", table="t", emit_time="2024-05-01T09:00:01.250000Z")
     assert got == [
         row(0, "truncate", "truncate-table", **shop_t), row(1, "truncate", "TruncateTable", **shop_t),
         row(2, "ddl", "add-column", **shop_t), row(3, "ddl", "DropTable", **shop_t),
