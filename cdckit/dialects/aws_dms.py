@@ -86,7 +86,7 @@ class AwsDms(Dialect):
 
     name = "aws_dms"
     title = "AWS DMS JSON (Kafka / Kinesis)"
-    spec = "AWS DMS User Guide: Using Apache Kafka / Amazon Kinesis Data Streams as a target; Before image task settings"
+    spec = "AWS DMS User Guide (Kafka / Kinesis Data Streams as a target; before image task settings): docs/specs/aws_dms.md"
     quirks = (
         "metadata.timestamp is when DMS built the message (emit time); the event time is commit-timestamp, "
         "written only with IncludeTransactionDetails, otherwise event_time is empty.",
@@ -143,7 +143,7 @@ class AwsDms(Dialect):
         op = DATA_OPS.get(op_raw)
         if op is None:
             raise BadMessage(f"unknown operation {op_raw!r}")
-        row = image_of(expect_object(require(value, "data"), "data"))
+        row = values.image(expect_object(require(value, "data"), "data"))
         before = after = None
         if op == "delete":
             before = row
@@ -256,12 +256,7 @@ def before_image(value: dict[str, Any]) -> str | None:
     extra = [v for k, v in value.items() if k not in ENVELOPE and isinstance(v, dict)]
     if len(extra) > 1:
         raise BadMessage("more than one top-level object could be the before image")
-    return image_of(extra[0]) if extra else None
-
-
-def image_of(row: dict[str, Any]) -> str | None:
-    """A row as image text (:func:`values.image`)."""
-    return values.image(row)
+    return values.image(extra[0]) if extra else None
 
 
 def name_of(meta: dict[str, Any], field: str) -> str | None:

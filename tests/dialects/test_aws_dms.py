@@ -99,7 +99,8 @@ def test_full_load_rows_are_reads_and_the_guides_spelling_is_read_too():
     got = decoded(dict(INSERT, metadata=meta("load")), dict(INSERT, metadata=meta("create")),
                   dict(INSERT, metadata=meta("read")))
     assert [(r["op"], r["op_raw"], r["after"]) for r in got] == [
-        ("read", "load", {"id": 1, "n": 2}), ("insert", "create", {"id": 1, "n": 2}), ("read", "read", {"id": 1, "n": 2})]
+        ("read", "load", {"id": 1, "n": 2}), ("insert", "create", {"id": 1, "n": 2}),
+        ("read", "read", {"id": 1, "n": 2})]
 
 
 def test_before_image_under_any_field_name_and_none_without_it():
