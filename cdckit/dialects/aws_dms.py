@@ -86,7 +86,7 @@ class AwsDms(Dialect):
 
     name = "aws_dms"
     title = "AWS DMS JSON (Kafka / Kinesis)"
-    spec = "AWS DMS User Guide (Kafka / Kinesis Data Streams as a target; before image task settings): docs/specs/aws_dms.md"
+    spec = "AWS DMS User Guide: Kafka / Kinesis as a target, before image task settings (docs/specs/aws_dms.md)"
     quirks = (
         "metadata.timestamp is when DMS built the message (emit time); the event time is commit-timestamp, "
         "written only with IncludeTransactionDetails, otherwise event_time is empty.",
