@@ -12,7 +12,8 @@ from cdckit.dialects.base import Dialect, Match
 
 CONTRACT_DIALECTS = [
     "oceanbase_default", "oceanbase_extend", "canal", "dataworks", "shareplex", "datahub_blob",
-    "datahub_tuple", "arcion", "lindorm", "universe", "debezium", "maxwell", "ogg", "debezium_mongodb",
+    "datahub_tuple", "arcion", "lindorm", "universe", "debezium", "maxwell", "ogg", "aws_dms",
+    "debezium_mongodb",
 ]
 SAMPLES = cdckit.samples.list()
 
@@ -49,7 +50,7 @@ def test_confusion_matrix_over_all_samples_is_diagonal():
 @pytest.mark.parametrize("a, b", [("debezium", "arcion"), ("debezium", "lindorm"), ("arcion", "lindorm"),
                                   ("debezium", "debezium_mongodb"),
                                   ("oceanbase_default", "oceanbase_extend"), ("dataworks", "datahub_blob"),
-                                  ("canal", "maxwell")])
+                                  ("canal", "maxwell"), ("shareplex", "aws_dms")])
 def test_look_alike_dialects_are_told_apart_message_by_message(a, b):
     for own, other in ((a, b), (b, a)):
         detection = cdckit.detect(cdckit.samples.path(own))

@@ -401,6 +401,8 @@ LOST: dict[str, dict[str, str]] = {
             "seq": "pos keeps any seq as text, but a seq made from the transaction (maxwell's xoffset) is lost"},
     "debezium_mongodb": {"key_columns": "the key is the document's _id", "key": "the key is the document's _id",
                          "schema": NO_SCHEMA, "seq": SEQ},
+    "aws_dms": {"schema": "one schema-name field: it comes back as the database name too",
+                "key_columns": "no primary key names", "key": "no primary key names", "seq": SEQ},
 }
 
 #: Targets whose images differ from the source's in a known way, checked with as_carried / seen.
@@ -422,7 +424,7 @@ PAIR_LOST: dict[tuple[str, str], dict[str, str]] = {
        for target in WRITABLE if target != "shareplex"},
     **{(source, "shareplex"): {"key_columns": "without key columns SharePlex's key is the whole before image",
                                "key": "without key columns SharePlex's key is the whole before image"}
-       for source in ("lindorm", "datahub_tuple")},  # their shop samples name no key columns
+       for source in ("lindorm", "datahub_tuple", "aws_dms")},  # their shop samples name no key columns
     ("debezium_mongodb", "canal"): {"key": "a composite key's _id is a list: Canal's key gives it back as text"},
 }
 #: (source, target) -> fields lost only on the way back to the source.

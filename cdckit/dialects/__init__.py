@@ -24,6 +24,7 @@ from . import lindorm  # noqa: E402,F401
 from . import universe  # noqa: E402,F401
 from . import maxwell  # noqa: E402,F401
 from . import ogg  # noqa: E402,F401
+from . import aws_dms  # noqa: E402,F401
 from . import debezium_mongodb  # noqa: E402,F401
 
 __all__ = [
