@@ -23,6 +23,7 @@ from . import arcion  # noqa: E402,F401
 from . import lindorm  # noqa: E402,F401
 from . import universe  # noqa: E402,F401
 from . import maxwell  # noqa: E402,F401
+from . import debezium_flat  # noqa: E402,F401
 
 __all__ = [
     "Dialect",

@@ -29,6 +29,7 @@ SHOP_FILES: dict[str, list[tuple[str, str]]] = {
     "universe": [("shop.txt", "text")],
     "datahub_tuple": [("shop.jsonl", "jsonl"), ("shop.csv", "csv"), ("shop.parquet", "parquet")],
     "maxwell": [("shop.jsonl.gz", "jsonl")],
+    "debezium_flat": [("shop.jsonl", "kcat")],
 }
 
 
