@@ -72,6 +72,7 @@ SOURCE_FIELDS = frozenset({
 })
 #: The added fields that tell a flattened change record from a plain row (detection's evidence).
 MARKERS = ("__op", "__deleted", "__table", "__db", "__source_ts_ms", "__lsn", "__ts_ms", "__txId", "__schema")
+_SYNTHETIC_FILE = "mysql-bin.000001"
 _DELETED = {"true": True, "false": False, True: True, False: False}
 
 
@@ -241,9 +242,13 @@ class DebeziumFlat(Debezium):
         ``__transaction_id`` and ``__deleted``. A delete's row is its before
         image (or its key). Tombstones become null values; DDL, transaction
         markers and other events are not written (the transform passes them
-        on unflattened).
+        on unflattened). When no event has a seq (events from a dialect
+        without positions), binlog positions are made up in event order, as
+        the Debezium encoder makes them up.
         """
-        for row in rows_of(events):
+        rows = list(rows_of(events))
+        synthesize = all(row["seq"] is None for row in rows)
+        for number, row in enumerate(rows):
             op = row["op"]
             if op == "tombstone":
                 yield Record(None, self.encode_key(row, {}))
@@ -255,12 +260,13 @@ class DebeziumFlat(Debezium):
             if op == "delete" and image is None and row["key_columns"] and row["key"]:
                 data = dict(zip(row["key_columns"], values.loads(row["key"])))
             kinds = values.infer_kinds([data])
-            data.update(self.encode_metadata(row))
+            data.update(self.encode_metadata(row, number if synthesize else None))
             data["__deleted"] = "true" if op == "delete" else "false"
             yield Record(data, self.encode_key(row, kinds))
 
-    def encode_metadata(self, row: dict[str, Any]) -> dict[str, Any]:
-        """The added fields of one event (see :meth:`encode`)."""
+    def encode_metadata(self, row: dict[str, Any], number: int | None = None) -> dict[str, Any]:
+        """The added fields of one event (see :meth:`encode`); ``number``: the event's place in the stream
+        when its position is to be made up (None: it is not)."""
         added: dict[str, Any] = {"__op": _OP_CODES[row["op"]], "__db": row["database"]}
         if row["schema"] is not None:
             added["__schema"] = row["schema"]
@@ -270,7 +276,10 @@ class DebeziumFlat(Debezium):
                 added[name + "_ms"] = ns // 1_000_000
                 if ns % 1_000_000:
                     added[name + "_ns"] = ns
-        added.update(_position_fields(row["seq"]))
+        if number is None:
+            added.update(_position_fields(row["seq"]))
+        else:
+            added.update(__file=_SYNTHETIC_FILE, __pos=4 + 100 * number, __row=0)
         if row["txn_id"] is not None:
             added["__transaction_id"] = row["txn_id"]
         return added
