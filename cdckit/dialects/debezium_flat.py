@@ -11,7 +11,8 @@ is looked up in the envelope (``op``, ``ts_ms``), the transaction block
 ``struct.field`` name becomes ``__struct_field``. A rewritten delete carries
 ``"__deleted": "true"`` (every other record ``"false"``).
 
-- ``op`` comes from ``__op`` (``c``/``u``/``d``/``r``/``t`` as in Debezium); a
+- ``op`` comes from ``__op`` (``c``/``u``/``d``/``r``, and ``t`` though the
+  transform drops truncates unless told otherwise, as in Debezium); a
   ``__deleted`` of ``"true"`` makes a delete whose row is the before image.
 - Without ``__op`` an insert cannot be told from an update: such a row is
   an ``update`` with no before image (the row as it now is, an upsert).
@@ -57,7 +58,8 @@ from .registry import register
 
 #: ``__op`` codes and their canonical ops (``t`` is a truncate, ``m`` a logical decoding message).
 OPS = {**ENVELOPE_OPS, "t": "truncate"}
-_OP_CODES = {"insert": "c", "update": "u", "delete": "d", "read": "r", "truncate": "t"}
+#: The ops the encoder writes (the transform drops truncates: they are not written either).
+_OP_CODES = {"insert": "c", "update": "u", "delete": "d", "read": "r"}
 PREFIX = "__"
 #: Envelope fields ``add.fields`` names without a struct (``op``, ``ts_ms``): added as ``__op``, ``__ts_ms``.
 ENVELOPE_FIELDS = frozenset({"op", "ts_ms", "ts_us", "ts_ns"})
@@ -240,9 +242,9 @@ class DebeziumFlat(Debezium):
         finer time), ``__ts_ms`` (emit time), the position (a ``file:pos:row``
         seq as ``__file``/``__pos``/``__row``, a number as ``__lsn``),
         ``__transaction_id`` and ``__deleted``. A delete's row is its before
-        image (or its key). Tombstones become null values; DDL, transaction
-        markers and other events are not written (the transform passes them
-        on unflattened). When no event has a seq (events from a dialect
+        image (or its key). Tombstones become null values; truncates are not
+        written (the transform drops them), nor DDL, transaction markers and
+        other events (the transform passes them on unflattened). When no event has a seq (events from a dialect
         without positions), binlog positions are made up in event order, as
         the Debezium encoder makes them up.
         """
