@@ -54,7 +54,8 @@ def test_kafka_keys_wrapped_values_and_tombstones_decode_exactly():
     events = read_clean(cdckit.samples.path("debezium_flat/examples_kcat.jsonl"))
     keyed = dict(table="customers", key_columns=["id"], key=[1004])
     assert_rows(events, [
-        row(10, "insert", "c", **keyed, event_time="2019-05-28T08:58:24.863Z", after={"id": 1004, "first_name": "Anne"}),
+        row(10, "insert", "c", **keyed, event_time="2019-05-28T08:58:24.863Z",
+            after={"id": 1004, "first_name": "Anne"}),
         row(11, "update", "u", **keyed, event_time="2019-05-28T08:58:25.863Z",
             after={"id": 1004, "first_name": "Anne Marie"}),
         row(12, "delete", "d", **keyed, event_time="2019-05-28T08:58:26.863Z",
@@ -73,14 +74,15 @@ def test_a_plain_key_struct_gives_the_key_columns():
 
 
 def test_schema_types_the_row_and_struct_fields_win_over_bare_ones():
-    schema = {"type": "struct", "fields": [{"type": "int64", "optional": False, "field": "n"},
-                                           {"type": "bytes", "optional": True, "name": "org.apache.kafka.connect.data.Decimal",
-                                            "parameters": {"scale": "2"}, "field": "price"}]}
-    assert decoded({"schema": schema, "payload": {"n": "7", "price": "AJY=", "__op": "c", "__ts_ms": 5,
-                                                  "__source_ts_ms": 2000, "__txId": 9, "__transaction_id": "t-1"}}) == [
+    decimal = {"type": "bytes", "optional": True, "name": "org.apache.kafka.connect.data.Decimal",
+               "parameters": {"scale": "2"}, "field": "price"}  # "AJY=": unscaled 150, scale 2
+    schema = {"type": "struct", "fields": [{"type": "int64", "optional": False, "field": "n"}, decimal]}
+    payload = {"n": "7", "price": "AJY=", "__op": "c", "__ts_ms": 5, "__source_ts_ms": 2000, "__txId": 9,
+               "__transaction_id": "t-1", "__lsn": 1, "__source_lsn": 2}  # source.lsn named as such wins
+    assert decoded({"schema": schema, "payload": payload}) == [
         {"offset": 0, "op": "insert", "op_raw": "c", "database": None, "schema": None, "table": None,
-         "event_time": "1970-01-01T00:00:02Z", "emit_time": "1970-01-01T00:00:00.005000Z", "seq": None,
-         "txn_id": "t-1", "key_columns": None, "key": None, "before": None, "after": {"n": 7, "price": 1.5},
+         "event_time": "1970-01-01T00:00:02Z", "emit_time": "1970-01-01T00:00:00.005000Z",
+         "seq": "00000000000000000002", "txn_id": "t-1", "key_columns": None, "key": None, "before": None, "after": {"n": 7, "price": 1.5},
          "ddl": None}]
 
 
