@@ -16,12 +16,15 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["unsupported_reason", "bare_row_reason"]
+__all__ = ["unsupported_reason", "bare_row_reason", "BARE_ROW"]
 
 #: Avro's primitive type names: in Avro's JSON encoding a union value is wrapped in an object named by its type.
 _AVRO_TYPES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
-#: Fields Debezium's ExtractNewRecordState transform adds to a flattened row (add.fields, delete handling).
-_FLAT_FIELDS = ("__op", "__table", "__db", "__source_ts_ms", "__lsn", "__deleted", "__ts_ms", "__name")
+#: Why a plain row of column values cannot be read as changes (the debezium_flat dialect quarantines it too).
+BARE_ROW = ("a bare row with no change metadata (no op, table or time: no __op, __table, __source_ts_ms or "
+            "__deleted field), as Debezium's ExtractNewRecordState writes without add.fields: add them with "
+            "add.fields=op,db,table,source.ts_ms and delete.tombstone.handling.mode=rewrite (read as debezium_flat), "
+            "or load the rows as a table snapshot")
 
 
 def unsupported_reason(value: Any) -> str | None:
@@ -38,19 +41,13 @@ def unsupported_reason(value: Any) -> str | None:
     if _is_avro_json(value):
         return ("a Debezium record in Avro's JSON encoding (union values wrapped as {\"long\": 5} or "
                 "{\"string\": \"x\"}): cdckit decodes Debezium's JSON converter output, not Avro's JSON encoding")
-    flat = [name for name in _FLAT_FIELDS if name in value]
-    if flat:
-        return (f"a row flattened by Debezium's ExtractNewRecordState transform ({', '.join(flat)}): "
-                "cdckit does not decode flattened rows yet")
     return None
 
 
 def bare_row_reason(value: Any) -> str | None:
     """The reason for a message no dialect recognises that is a plain row of column values, or None."""
     if isinstance(value, dict) and value and all(not isinstance(v, (dict, list)) for v in value.values()):
-        return ("a bare row with no change metadata (no op, table or time), as Debezium's ExtractNewRecordState "
-                "writes without add.fields: add the op and table fields to the capture (add.fields=op,table,"
-                "source.ts_ms), or load the rows as a table snapshot")
+        return BARE_ROW
     return None
 
 

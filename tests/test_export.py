@@ -403,6 +403,7 @@ LOST: dict[str, dict[str, str]] = {
                          "schema": NO_SCHEMA, "seq": SEQ},
     "aws_dms": {"schema": "one schema-name field: it comes back as the database name too",
                 "key_columns": "no primary key names", "key": "no primary key names", "seq": SEQ},
+    "debezium_flat": {"seq": SEQ},
 }
 
 #: Targets whose images differ from the source's in a known way, checked with as_carried / seen.
@@ -411,6 +412,7 @@ IMAGE_VIEWS = {
     "datahub_tuple": "every row carries every column of the file: the other tables' columns come back as null",
     "universe": "values are text, an update has no before image, and the record id _id is added",
     "debezium_mongodb": "every document carries the key value as _id",
+    "debezium_flat": "the transform keeps only the after row: an update has no before image",
 }
 #: Targets that write the before image of an update as the after image plus the changed columns' old values.
 BEFORE_FROM_AFTER = ("canal", "maxwell")
@@ -485,6 +487,8 @@ def as_carried(target, event):
     if target == "universe":
         image = {k: universe_text(v) for k, v in (before if op == "delete" else after).items()}
         return (image, None) if op == "delete" else (None, image)
+    if target == "debezium_flat" and op == "update":
+        return None, after
     if target == "canal":  # Canal's columns are scalars: a nested value (a composite _id) is written as JSON text
         before, after = (None if image is None else {k: nested_as_text(v) for k, v in image.items()}
                          for image in (before, after))

@@ -429,7 +429,6 @@ def test_a_weak_verdict_is_unknown_below_the_floor_and_flagged_above_it(tmp_path
       "source": {"connector": "mysql", "ts_ms": {"long": 1}}, "op": "c", "ts_ms": {"long": 5}},
      "Avro's JSON encoding"),
     ({"id": 1, "name": "x", "price": 2.5}, "no change metadata"),
-    ({"id": 1, "name": "x", "__op": "c", "__table": "t"}, "ExtractNewRecordState"),
 ])
 @pytest.mark.parametrize("dialect", [None, "debezium", "maxwell"])
 def test_known_but_unsupported_shapes_are_named(message, words, dialect):

@@ -30,6 +30,7 @@ SHOP_FILES: dict[str, list[tuple[str, str]]] = {
     "datahub_tuple": [("shop.jsonl", "jsonl"), ("shop.csv", "csv"), ("shop.parquet", "parquet")],
     "maxwell": [("shop.jsonl.gz", "jsonl")],
     "debezium_mongodb": [("shop.jsonl", "kcat")],
+    "debezium_flat": [("shop.jsonl", "kcat")],
 }
 
 
