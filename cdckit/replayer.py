@@ -16,7 +16,10 @@ Rules (one change at a time, in replay order):
 - a ``delete`` removes the row;
 - a ``truncate`` removes every row of the table (given a key, that key's row:
   the columnar engine hands a truncate to the walk once per key it clears);
-- a table whose changes carry no key is kept as a multiset of whole rows.
+- a table whose changes carry no key is kept as a multiset of whole rows: an
+  update or delete removes the row equal to its before image (for dialects
+  with partial images, the first row holding every column of it) and an
+  update adds its after image (merged onto that row for partial images).
 """
 
 from __future__ import annotations
@@ -142,9 +145,12 @@ class Replayer:
     def _apply_keyless(self, event: dict[str, Any], op: str, before: dict | None, after: dict | None) -> Step:
         """A change to a table without a key: the multiset of rows."""
         problem = None
+        row = before
         if op in ("update", "delete") and before is not None:
             text = _canonical(before)
-            if self.bag[text] > 0:
+            if self.bag[text] <= 0 and self.partial:  # a partial before image (SharePlex's key): the first row holding it
+                text, row = self._holding(before)
+            if text is not None and self.bag[text] > 0:
                 self.bag[text] -= 1
                 if not self.bag[text]:
                     del self.bag[text]
@@ -153,8 +159,18 @@ class Replayer:
         elif op in ("update", "delete"):
             problem = f"{op} without a before image cannot be matched to a row"
         if op != "delete" and after is not None:
+            if self.partial and op == "update" and row is not None:
+                after = {**row, **after}
             self.bag[_canonical(after)] += 1
         return Step(event, None, None, before, after if op != "delete" else None, problem)
+
+    def _holding(self, image: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
+        """The first row of the multiset (in text order) that holds every column of ``image`` with its value."""
+        for text in sorted(self.bag):
+            row = values.loads(text)
+            if all(name in row and row[name] == value for name, value in image.items()):
+                return text, row
+        return None, None
 
     def state_rows(self) -> list[dict[str, Any]]:
         """The live rows: keyed rows in key order, then keyless rows in text order."""

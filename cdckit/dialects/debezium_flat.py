@@ -244,11 +244,13 @@ class DebeziumFlat(Debezium):
         ``__transaction_id`` and ``__deleted``. A delete's row is its before
         image (or its key). Tombstones become null values; truncates are not
         written (the transform drops them), nor DDL, transaction markers and
-        other events (the transform passes them on unflattened). When no event has a seq (events from a dialect
+        other events (the transform passes them on unflattened). An update
+        that changes the key is written as Debezium sends it: a delete of the
+        old key, then a create of the new one. When no event has a seq (events from a dialect
         without positions), binlog positions are made up in event order, as
         the Debezium encoder makes them up.
         """
-        rows = list(rows_of(events))
+        rows = [part for row in rows_of(events) for part in _as_debezium_sends(row)]
         synthesize = all(row["seq"] is None for row in rows)
         for number, row in enumerate(rows):
             op = row["op"]
@@ -285,6 +287,22 @@ class DebeziumFlat(Debezium):
         if row["txn_id"] is not None:
             added["__transaction_id"] = row["txn_id"]
         return added
+
+
+def _as_debezium_sends(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """An event as Debezium's relational connectors send it: a key-changing update is a delete and a create.
+
+    >>> [r["op"] for r in _as_debezium_sends({"op": "update", "key_columns": ["id"], "key": "[2]",
+    ...                                        "before": '{"id":1}', "after": '{"id":2}'})]
+    ['delete', 'insert']
+    """
+    columns, before = row.get("key_columns"), row.get("before")
+    if row["op"] != "update" or not columns or before is None or row.get("key") is None:
+        return [row]
+    old = values.key_of(values.loads(before), list(columns))
+    if old is None or old == row["key"]:
+        return [row]
+    return [dict(row, op="delete", key=old, after=None), dict(row, op="insert", before=None)]
 
 
 def _position_fields(seq: str | None) -> dict[str, Any]:

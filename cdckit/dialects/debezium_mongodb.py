@@ -158,8 +158,9 @@ class DebeziumMongoDB(Debezium):
 
         Updates are written with the whole document in ``after`` (as with
         ``capture.mode=change_streams_update_full``) and the pre-image in
-        ``before``; a document without ``_id`` gets the event's key value
-        (a list for a composite key). A ``seq`` of the form ``ts_ms:ord`` is
+        ``before``; a document without ``_id`` gets its key value (a list
+        for a composite key): the event's key, and for a before image its
+        own, so an update that changes the key names the old document. A ``seq`` of the form ``ts_ms:ord`` is
         written back as ``source.ts_ms``/``ord``; other events get ``ord``
         in input order. Only row changes are written (MongoDB's connector
         sends no DDL or truncate).
@@ -169,9 +170,10 @@ class DebeziumMongoDB(Debezium):
             code = {"insert": "c", "update": "u", "delete": "d", "read": "r"}.get(op)
             if code is None:
                 continue
-            key_value = _key_value(row)
-            before = _with_id(row["before"], key_value)
+            key_value = _key_value(row["key"])
             after = _with_id(row["after"], key_value)
+            before = _with_id(row["before"], key_value if op == "delete" else _key_value(
+                values.key_of(None if row["before"] is None else values.loads(row["before"]), row["key_columns"])))
             ident = (after or before or {}).get("_id", key_value)
             payload = {
                 "before": None if before is None else values.image(before),
@@ -421,11 +423,11 @@ def _plain_document(text: str | None) -> Any:
 # ---------------------------------------------------------------- encoding helpers
 
 
-def _key_value(row: dict[str, Any]) -> Any:
-    """The event's key as one value (a list for a composite key), or None."""
-    if row["key"] is None:
+def _key_value(key: str | None) -> Any:
+    """A key text as one value (a list for a composite key), or None."""
+    if key is None:
         return None
-    parts = values.loads(row["key"])
+    parts = values.loads(key)
     return parts[0] if isinstance(parts, list) and len(parts) == 1 else parts
 
 
