@@ -111,13 +111,49 @@ def loads(raw: bytes | str) -> Any:
     try:
         if not has_long_number(data):
             return orjson.loads(data)
-        orjson.loads(data)  # validates UTF-8 and syntax with orjson's error messages
+        parsed = orjson.loads(data)  # validates UTF-8 and syntax with orjson's error messages
+        if not has_long_number(_outside_strings(data)) or not _maybe_inexact(parsed):
+            return parsed  # the long digit runs were inside strings, or in integers orjson keeps exactly
     except orjson.JSONDecodeError:
         if _OUT_OF_RANGE.search(data) is None:
             raise
         # orjson refuses a number beyond a double's range (1e400); json reads it and it stays text
         orjson.loads(_OUT_OF_RANGE.sub(b"0", data))  # anything else wrong still raises orjson's error
     return json.loads(data, parse_int=_exact_int, parse_float=exact_number)
+
+
+#: A JSON string (its digits are not numbers).
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def _outside_strings(data: bytes) -> bytes:
+    r"""JSON text with the content of its strings left out.
+
+    >>> _outside_strings(b'{"a": "x1", "b": 2}'), _outside_strings(b'{"a": "\\"1", "b": 2}')
+    (b'{ :  ,  : 2}', b'{"": "", "": 2}')
+    """
+    if b'\\"' in data:  # an escaped quote: the quotes do not alternate
+        return _STRING.sub(b'""', data)
+    return b" ".join(data.split(b'"')[0::2])
+
+
+def _maybe_inexact(value: Any) -> bool:
+    """True when a value orjson parsed holds a float (maybe rounded) or an integer beyond 64 bits (kept as text
+    by :func:`loads`) anywhere.
+
+    >>> _maybe_inexact({"a": ["12345678901234567890", 1]}), _maybe_inexact({"a": [0.5]})
+    (False, True)
+    """
+    kind = value.__class__
+    if kind is float:
+        return True
+    if kind is int:
+        return not INT64_MIN <= value <= INT64_MAX
+    if kind is dict:
+        return any(_maybe_inexact(v) for v in value.values())
+    if kind is list:
+        return any(_maybe_inexact(v) for v in value)
+    return False
 
 
 def has_long_number(data: bytes) -> bool:

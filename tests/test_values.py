@@ -68,3 +68,18 @@ def test_kept_text_equals_parsed_and_written_text(data, document, style):
     assert values.parsed_image(text) == (values.loads(text), values.image(values.loads(text)))
 
 
+
+
+@pytest.mark.parametrize("text, expected", [
+    # long digit runs inside strings do not make a float inexact...
+    (b'{"pos": "00000000000000000004", "price": 12.5}', {"pos": "00000000000000000004", "price": 12.5}),
+    (b'{"a": "x\\"12345678901234567890", "b": 1.5}', {"a": 'x"12345678901234567890', "b": 1.5}),
+    # ...but a long number after a string with escaped quotes and backslashes is still kept exact
+    (b'{"a": "\\\\", "b": 0.1000000000000000055511151231257827}',
+     {"a": "\\", "b": "0.1000000000000000055511151231257827"}),
+    (b'{"a": "\\"", "n": 123456789012345678901, "x": 2.5}', {"a": '"', "n": "123456789012345678901", "x": 2.5}),
+    (b'{"pos": "00000000000000000004", "n": 18446744073709551615}', {"pos": "00000000000000000004",
+                                                                     "n": "18446744073709551615"}),
+])
+def test_long_digit_runs_in_strings_and_numbers(text, expected):
+    assert values.loads(text) == expected

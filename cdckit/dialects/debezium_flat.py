@@ -45,6 +45,7 @@ is looked up in the envelope (``op``, ``ts_ms``), the transaction block
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterator
 
 import pandas as pd
@@ -78,6 +79,7 @@ _SYNTHETIC_FILE = "mysql-bin.000001"
 _DELETED = {"true": True, "false": False, True: True, False: False}
 
 
+@functools.lru_cache(maxsize=65_536)  # a topic's rows repeat their column names
 def metadata_name(column: str) -> str | None:
     """What an added field is (``"envelope.op"``, ``"source.lsn"``...), or None for a row column.
 
