@@ -75,7 +75,7 @@ class DebeziumMongoDB(Debezium):
 
     name = "debezium_mongodb"
     title = "Debezium MongoDB connector JSON"
-    spec = "public Debezium documentation (MongoDB connector)"
+    spec = "docs/specs/debezium_mongodb.md (public Debezium documentation, MongoDB connector)"
     partial_updates = True
     quirks = (
         "Documents arrive as extended-JSON text; $oid, $date, $numberLong... become plain values.",
