@@ -18,8 +18,6 @@ from typing import Any
 
 __all__ = ["unsupported_reason", "bare_row_reason", "BARE_ROW"]
 
-#: Avro's primitive type names: in Avro's JSON encoding a union value is wrapped in an object named by its type.
-_AVRO_TYPES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 #: Why a plain row of column values cannot be read as changes (the debezium_flat dialect quarantines it too).
 BARE_ROW = ("a bare row with no change metadata (no op, table or time: no __op, __table, __source_ts_ms or "
             "__deleted field), as Debezium's ExtractNewRecordState writes without add.fields: add them with "
@@ -38,9 +36,6 @@ def unsupported_reason(value: Any) -> str | None:
     encrypted = value.get("encrypted")
     if isinstance(encrypted, dict) and "iv" in encrypted and "bytes" in encrypted:
         return "an encrypted Maxwell message (Maxwell's encrypt option): decrypt it with the secret key first"
-    if _is_avro_json(value):
-        return ("a Debezium record in Avro's JSON encoding (union values wrapped as {\"long\": 5} or "
-                "{\"string\": \"x\"}): cdckit decodes Debezium's JSON converter output, not Avro's JSON encoding")
     return None
 
 
@@ -49,24 +44,3 @@ def bare_row_reason(value: Any) -> str | None:
     if isinstance(value, dict) and value and all(not isinstance(v, (dict, list)) for v in value.values()):
         return BARE_ROW
     return None
-
-
-def _is_avro_json(value: dict[str, Any]) -> bool:
-    """A Debezium-like envelope (op, source) whose values are wrapped the way Avro's JSON encoding wraps unions."""
-    payload = value.get("payload") if isinstance(value.get("payload"), dict) else value
-    if "op" not in payload or "source" not in payload:
-        return False
-    for name in ("op", "ts_ms", "before", "after"):
-        field = payload.get(name)
-        if isinstance(field, dict) and len(field) == 1:
-            (kind,) = field
-            if not isinstance(kind, str):  # a parsed Python dict may have keys of any kind
-                continue
-            if kind in _AVRO_TYPES or (name in ("before", "after") and ("." in kind or kind == "Value")):
-                return True
-    source = payload.get("source")
-    if isinstance(source, dict):
-        for field in source.values():
-            if isinstance(field, dict) and len(field) == 1 and next(iter(field)) in _AVRO_TYPES:
-                return True
-    return False

@@ -425,9 +425,6 @@ def test_a_weak_verdict_is_unknown_below_the_floor_and_flagged_above_it(tmp_path
     ({"database": "d", "table": "t", "type": "insert", "ts": 1, "encrypted": {"iv": "aa==", "bytes": "bb=="}},
      "encrypted Maxwell message"),
     ({"encrypted": {"iv": "aa==", "bytes": "bb=="}}, "encrypted Maxwell message"),
-    ({"before": None, "after": {"db.s.t.Value": {"id": 1, "name": {"string": "x"}}},
-      "source": {"connector": "mysql", "ts_ms": {"long": 1}}, "op": "c", "ts_ms": {"long": 5}},
-     "Avro's JSON encoding"),
     ({"id": 1, "name": "x", "price": 2.5}, "no change metadata"),
 ])
 @pytest.mark.parametrize("dialect", [None, "debezium", "maxwell"])

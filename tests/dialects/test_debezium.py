@@ -245,3 +245,12 @@ def test_avro_json_encoding_unions_are_unwrapped():
     # an image that merely has one dotted column holding an object is not a union branch
     plain = {"op": "c", "after": {"a.b": {"c": 1}, "id": 2}, "source": {"connector": "mysql", "table": "t"}}
     assert json.loads(read_clean([json.dumps(plain)])["after"].iloc[0]) == {"a.b": {"c": 1}, "id": 2}
+
+
+def test_avro_json_is_detected_and_decoded_without_naming_the_dialect():
+    message = {"before": None, "after": {"db.s.t.Value": {"id": 1, "name": {"string": "x"}}},
+               "source": {"connector": "mysql", "ts_ms": {"long": 1000}, "table": {"string": "t"}}, "op": "c",
+               "ts_ms": {"long": 5}}
+    events = read_clean([json.dumps(message)])
+    assert_rows(events, [row(0, "insert", "c", table="t", event_time="1970-01-01T00:00:01Z",
+                             emit_time="1970-01-01T00:00:00.005Z", after={"id": 1, "name": "x"})])
