@@ -163,6 +163,22 @@ IMAGE_SETS = {
 }
 
 
+def test_spark_problems_at_one_place_keep_the_replay_order(spark):
+    """Two problems at one source and offset (two partitions) come in replay (seq) order, as pandas gives them."""
+    from cdckit import spark as cdcspark
+    from cdckit.frame import Event, FrameBuilder
+
+    builder = FrameBuilder()
+    for partition, seq, key in ((0, "000003", 5), (1, "000001", 6)):  # the later seq first in the frame
+        builder.add(Event(op="delete", op_raw="DELETE", database="shop", table="t", seq=seq, key_columns=["id"],
+                          key=f"[{key}]", before=f'{{"id":{key}}}'), "canal", "b.jsonl", 1, partition)
+    events = builder.to_pandas()
+    events.attrs["quarantine"] = cdckit.frame.empty_quarantine()
+    want = cdckit.materialize(events).problems
+    assert list(want["key"]) == ["[6]", "[5]"]
+    assert plain(cdcspark.materialize(_to_spark(spark, events)).problems) == plain(want)
+
+
 @pytest.mark.parametrize("name", sorted(IMAGE_SETS))
 def test_images_frame_types_like_parsed_rows(name):
     """The one-pass Arrow reading of images gives what parsing them one by one gives, or declines."""

@@ -397,7 +397,8 @@ def materialize(events: DataFrame, as_of: Any = None, order: str = "seq") -> rep
         else:
             states[name] = _state(changes, table)
     keyed = _problems(prepared, [n for n, t in tables.items() if not t.walked]).toPandas()
-    keyed["_sort"] = _places([tuple(p) for p in keyed.pop("_position")])
+    # toPandas gives a struct as a dict (with Arrow) or a Row: its values, in field order, are the position
+    keyed["_sort"] = _places([tuple(p.values()) if isinstance(p, dict) else tuple(p) for p in keyed.pop("_position")])
     walked_problems = walked.filter(F.col("kind") == "problem").toPandas()
     walked_problems["_sort"] = _places(walked_problems.pop("pos").tolist())
     problems = pd.concat([keyed, walked_problems[[*replay.PROBLEM_COLUMNS, "_sort"]]], ignore_index=True)
