@@ -30,9 +30,9 @@ from .containers import expand_paths
 from .detect import FLOOR, LOW, detect
 from .dialects import registry
 from .errors import AmbiguousDialectError, CdcError, DecodeError, SparkSetupError, UnknownDialectError
-from .frame import COLUMN_NAMES, empty_events, empty_quarantine
+from .frame import COLUMN_NAMES, empty_events
 from .ordering import table_names
-from .read import read
+from .read import exported_events, read
 
 __all__ = [
     "main",
@@ -364,17 +364,13 @@ def _is_events_file(path: str) -> bool:
 
 def _exported_events(path: str, keep: int | None) -> pd.DataFrame:
     """Canonical events that ``cdckit convert`` (or :func:`cdckit.export.write_events`) wrote, read back as they are."""
-    from .export import read_events
-
-    events = read_events(path)
+    events = exported_events(path)
     print(f"cdckit: {path} holds canonical events (written by cdckit); read without dialect detection",
           file=sys.stderr)
-    counts = events["dialect"].value_counts()
-    report = {"messages": len(events), "events": len(events), "quarantined": 0, "skipped": {},
-              "dialects": {str(name): int(n) for name, n in counts.items()}}
     if keep is not None:
+        attrs = events.attrs
         events = events.head(keep).copy()
-    events.attrs = {"report": report, "quarantine": empty_quarantine()}
+        events.attrs = attrs
     return events
 
 

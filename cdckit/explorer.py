@@ -276,4 +276,6 @@ def explore(events: pd.DataFrame, *, max_points: int = MAX_POINTS) -> Explorer:
     >>> ex.figure.layout.yaxis.title.text
     'key of shop.customers'
     """
+    if not isinstance(events, pd.DataFrame):
+        raise TypeError(f"explore takes the events frame cdckit.read returns, not {type(events).__name__}")
     return Explorer(events, max_points=max_points)

@@ -34,7 +34,7 @@ from .errors import DecodeError, UnknownDialectError
 from .frame import ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas, rows_inserted
 from .pairing import PAIRED, Pairer, unpaired_reason
 
-__all__ = ["read", "ChunkedRead"]
+__all__ = ["read", "ChunkedRead", "exported_events", "holds_exported_events"]
 
 _BATCH = 65_536
 
@@ -74,7 +74,10 @@ def read(
     Returns:
         The canonical frame (see :mod:`cdckit.frame`), with
         ``attrs["quarantine"]`` and ``attrs["report"]``; or a
-        :class:`ChunkedRead` when ``chunksize`` is given.
+        :class:`ChunkedRead` when ``chunksize`` is given. A path to events
+        cdckit itself wrote (:func:`cdckit.export.write_events`, ``cdckit
+        convert``: Parquet, CSV or JSON Lines with the canonical columns) is
+        read back as those events when no dialect or container is named.
     """
     if errors not in ("quarantine", "raise"):
         raise ValueError(f"errors must be 'quarantine' or 'raise', not {errors!r}")
@@ -84,6 +87,8 @@ def read(
         raise ValueError("workers must be at least 1")
     if workers is None and (errors == "raise" or chunksize is not None):
         workers = 1  # stop at the first bad message; keep a chunked read's memory to one process
+    if dialect is None and chunksize is None and container is None and holds_exported_events(source):
+        return exported_events(source)
     job = _ReadJob(dialect, errors, tz, container, sample, workers)
     if chunksize is not None:
         if chunksize < 1:
@@ -100,6 +105,33 @@ def read(
     events = arrow_to_pandas(pa.concat_tables(tables) if tables else ARROW_SCHEMA.empty_table())
     events.attrs["quarantine"] = job.quarantine.to_pandas()
     events.attrs["report"] = job.report()
+    return events
+
+
+def holds_exported_events(source: Any) -> bool:
+    """True when ``source`` is a path to canonical events cdckit wrote (``write_events``, ``cdckit convert``).
+
+    >>> holds_exported_events("no/such/file.parquet"), holds_exported_events('{"op": "c"}')
+    (False, False)
+    """
+    from .export import is_events_file  # export builds on this module
+
+    return isinstance(source, (str, os.PathLike)) and os.path.exists(source) and is_events_file(source)
+
+
+def exported_events(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Canonical events cdckit wrote, read back as they are (no dialect detection), with a report that
+    counts each event as a message and an empty quarantine."""
+    from .export import read_events  # export builds on this module
+
+    events = read_events(path)
+    counts = events["dialect"].value_counts()
+    events.attrs = {"report": {"messages": len(events), "decoded": len(events), "events": len(events),
+                               "quarantined": 0, "skipped": {},
+                               "dialects": {str(name): int(n) for name, n in counts.items()},
+                               "sources": {os.fspath(path): "canonical events (written by cdckit)"},
+                               "detection": {}},
+                    "quarantine": QuarantineBuilder().to_pandas()}
     return events
 
 

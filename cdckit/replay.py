@@ -40,6 +40,7 @@ import orjson
 import pandas as pd
 
 from . import values
+from .ordering import table_names
 from .replay_plan import plan_replay
 from .replayer import (Replayer, Step, column_order, history_frame, key_order, old_key, problem_rows,
                        replay_rows)
@@ -150,11 +151,37 @@ def _key_text(key: Any) -> str:
 
 
 
+def _key_of_table(events: pd.DataFrame, table: str, key: Any) -> str:
+    """The key text of ``table`` that ``key`` names: its value as given, or the same value written as a number
+    or as text (``3`` and ``"3"`` name key ``[3]`` or ``["3"]``, whichever the table has); KeyError when none.
+
+    >>> import cdckit
+    >>> events = cdckit.read(cdckit.samples.path("canal/shop"))
+    >>> _key_of_table(events, "shop.customers", "3"), _key_of_table(events, "shop.customers", 3)
+    ('[3]', '[3]')
+    """
+    keys = set(events.loc[(table_names(events) == table).to_numpy(), "key"].dropna())
+    candidates = [_key_text(key)]
+    if isinstance(key, str) and not key.startswith("["):
+        try:
+            candidates.append(_key_text(json.loads(key)))
+        except ValueError:
+            pass
+    elif isinstance(key, (int, float)) and not isinstance(key, bool):
+        candidates.append(_key_text(str(key)))
+    for candidate in candidates:
+        if candidate in keys:
+            return candidate
+    examples = ", ".join(sorted(keys, key=key_order)[:3])
+    raise KeyError(f"no row of {table} has key {key!r}" + (f" (its keys look like {examples})" if keys else ""))
+
+
 def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq") -> pd.DataFrame:
     """Every version of one row: one line per change, the row after it and the columns that changed.
 
     ``table``: ``"database.table"`` or the bare table name; ``key``: the key
-    value, a list of values for a composite key, or the key text. Only the
+    value, a list of values for a composite key, or the key text (``3`` and
+    ``"3"`` both name key 3; an unknown key raises ``KeyError``). Only the
     changes of that key (and of the keys it moved from or to) are walked.
 
     >>> import cdckit
@@ -163,9 +190,9 @@ def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq") -> p
     >>> h["op"].iloc[0], list(h.columns[:7])
     ('insert', ['version', 'op', 'event_time', 'seq', 'source', 'offset', 'changed'])
     """
-    wanted = _key_text(key)
     with plan_replay(events, None, order) as plan:
         name = find_table(plan.tables, table)
+        wanted = _key_of_table(events, name, key)
         columns = plan.columns(name)
         steps = [step for _, _, walked, _ in plan.walk(table=name, key=wanted) for step in walked]
         return history_frame(steps, wanted, columns)

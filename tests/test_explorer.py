@@ -8,6 +8,7 @@ import json
 
 import pandas as pd
 import plotly.graph_objects as go
+import pytest
 from plotly.callbacks import Points
 
 import cdckit
@@ -167,3 +168,8 @@ def test_redrawn_times_stay_dates():
     shown = pd.to_datetime(pd.Series(list(trace.x)), utc=True)
     expected = events.loc[list(trace.customdata), "event_time"].reset_index(drop=True)
     assert shown.equals(expected.astype(shown.dtype))
+
+
+def test_explore_names_what_it_takes():
+    with pytest.raises(TypeError, match="explore takes the events frame cdckit.read returns, not list"):
+        cdckit.explore([1, 2, 3])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 import cdckit
 from cdckit.samples.synthetic import canal_line
@@ -174,3 +175,21 @@ def test_time_inversion_where_event_time_goes_back_in_seq_order():
     found = report["time_inversions"]
     assert found["offset"].tolist() == [2] and found["other_offset"].tolist() == [1]
     assert report["inversions"].empty
+
+
+def test_history_takes_a_key_as_number_or_text_and_says_when_it_is_unknown():
+    events = cdckit.read(cdckit.samples.path("canal/shop"))
+    as_number, as_text = cdckit.history(events, "customers", 3), cdckit.history(events, "customers", "3")
+    assert len(as_number) > 0
+    pd.testing.assert_frame_equal(as_number, as_text)
+    with pytest.raises(KeyError, match="no row of shop.customers has key 99999"):
+        cdckit.history(events, "customers", 99999)
+
+
+def test_events_cdckit_wrote_are_read_back_as_they_are(tmp_path):
+    events = cdckit.read(cdckit.samples.path("canal/shop"))
+    for fmt in ("parquet", "csv", "jsonl"):
+        cdckit.export.write_events(events, tmp_path / f"events.{fmt}")
+        back = cdckit.read(tmp_path / f"events.{fmt}")
+        assert back.attrs["report"]["quarantined"] == 0 and back.attrs["report"]["events"] == len(events), fmt
+        pd.testing.assert_frame_equal(back, events, check_like=False)
