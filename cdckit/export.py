@@ -453,7 +453,7 @@ def convert(events: Any, to: str, path: str | os.PathLike[str] | None = None, *,
     notes = list(converted.notes)
     keyed = sum(record.key is not None for record in records)
     if keyed and layout != "kcat":
-        notes.append(f"{keyed:,} Kafka keys were not written ({layout} has no place for them; layout='kcat' "
+        notes.append(f"{keyed:,} Kafka keys were not written ({layout} has no place for them; the kcat layout "
                      "keeps them, and with them the key columns)")
     with atomic_path(target, overwrite) as staged:
         if target.suffix.lower() == ".gz":
