@@ -11,6 +11,12 @@ memory, between 1 and 16 GiB (:func:`driver_memory`), unless the caller sets
 it. The choice is logged (INFO, logger ``cdckit.spark``) and kept in
 :func:`chosen_driver_memory`.
 
+Spark 4 starts the JVM with the incubating vector module, and the JVM's
+launcher then prints ``WARNING: Using incubator modules: jdk.incubator.vector``
+on its stderr, which no log setting reaches. The JVM is therefore started with
+its stderr going through :func:`filtered_stderr`, which passes every other
+line on and drops that one.
+
 >>> java_major('openjdk version "17.0.15" 2025-04-15'), java_major('java version "1.8.0_392"')
 (17, 8)
 """
@@ -24,20 +30,24 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import zipfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ..errors import SparkSetupError
 
 __all__ = ["get_spark", "check_java", "java_major", "ship_cdckit", "driver_memory", "total_memory",
-           "chosen_driver_memory", "LOG4J2_CONFIG", "MINIMUM_JAVA"]
+           "chosen_driver_memory", "filtered_stderr", "LOG4J2_CONFIG", "MINIMUM_JAVA", "JVM_NOISE"]
 
 log = logging.getLogger("cdckit.spark")
 
 #: The quiet logging configuration the driver JVM is started with.
 LOG4J2_CONFIG = Path(__file__).with_name("log4j2.properties")
 MINIMUM_JAVA = 17
+#: Lines the JVM prints on its stderr that say nothing to a cdckit user (dropped by :func:`filtered_stderr`).
+JVM_NOISE = (b"WARNING: Using incubator modules: jdk.incubator.vector",)
 
 _INSTALL_JAVA = (
     "Spark needs Java {minimum} or newer ({found}). Install it:\n"
@@ -154,10 +164,50 @@ def get_spark(master: str = "local[*]", app_name: str = "cdckit", config: dict[s
     builder = SparkSession.builder.master(master).appName(app_name)
     for name, value in settings.items():
         builder = builder.config(name, value)
-    spark = builder.getOrCreate()
+    with filtered_stderr():  # the JVM started here inherits the filtered stderr for its whole life
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     ship_cdckit(spark)
     return spark
+
+
+@contextmanager
+def filtered_stderr(noise: tuple[bytes, ...] = JVM_NOISE) -> Iterator[None]:
+    """While inside, file descriptor 2 is a pipe whose lines go on to the real stderr, except ``noise``.
+
+    Processes started inside (the JVM) keep the pipe as their stderr after the
+    block ends; a daemon thread keeps forwarding their lines until they close it.
+    This process's own stderr is restored when the block ends.
+
+    >>> import subprocess, sys
+    >>> with filtered_stderr((b"drop me",)):  # the child's line never reaches the terminal
+    ...     subprocess.run([sys.executable, "-c", "import sys; print('drop me', file=sys.stderr)"]).returncode
+    0
+    """
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no usable stderr: nothing to filter
+        yield
+        return
+    read_end, write_end = os.pipe()
+    forwarder = threading.Thread(target=_forward_lines, args=(read_end, saved, noise), daemon=True,
+                                 name="cdckit-jvm-stderr")
+    forwarder.start()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+
+
+def _forward_lines(read_end: int, target: int, noise: tuple[bytes, ...]) -> None:
+    with os.fdopen(read_end, "rb", buffering=0) as lines:
+        for line in iter(lines.readline, b""):
+            if not line.rstrip(b"\r\n").startswith(noise):
+                os.write(target, line)
 
 
 def ship_cdckit(spark: Any) -> str | None:
