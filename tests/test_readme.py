@@ -19,3 +19,10 @@ def test_readme_has_snippets():
 def test_readme_snippet_runs(number, capsys):
     exec(compile(SNIPPETS[number], f"README snippet {number}", "exec"), {})
     assert capsys.readouterr().out.strip()
+
+
+def test_readme_links_only_inside_the_repository():
+    text = README.read_text()
+    assert not re.findall(r"\bhttps?://|\bwww\.", text), "the README must not link outside the repository"
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
+        assert (README.parent / target).exists(), f"README links to {target}, which is not in the repository"
