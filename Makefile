@@ -13,8 +13,17 @@ demo: $(STAMP)
 	@$(MAKE) --no-print-directory check-java || echo "(the demo runs on pandas; Spark features need Java 17+)"
 	$(BIN)/python -m cdckit.demo --out out/events.parquet
 
+# The run must leave the working tree as it found it: any file it changes or adds is named and fails it.
 test: $(STAMP) check-java
-	$(BIN)/python -m pytest
+	@before="$$(git status --porcelain 2>/dev/null)"; \
+	$(BIN)/python -m pytest; status=$$?; \
+	after="$$(git status --porcelain 2>/dev/null)"; \
+	if [ "$$before" != "$$after" ]; then \
+	  echo "make test changed the working tree (git status before and after differ):"; \
+	  echo "$$after"; \
+	  exit 1; \
+	fi; \
+	exit $$status
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks/
