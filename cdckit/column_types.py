@@ -1,7 +1,7 @@
 """Column types: what each dialect says a source column holds, in one small vocabulary.
 
-A dialect that knows its columns' types (Canal's ``mysqlType``/``sqlType``,
-OceanBase's ``__light_type``, DataWorks and DataHub Blob column types,
+A dialect that knows its columns' types (Canal's MySQL types and JDBC codes,
+OceanBase Extend's type map, DataWorks and DataHub Blob column types,
 Debezium's Kafka Connect schema with its logical types, ...) declares them for
 each table as ``{column: (raw, kind)}``: ``raw`` is the type exactly as the
 dialect wrote it (``"decimal(10,2)"``, ``"int32 io.debezium.time.Date"``),
