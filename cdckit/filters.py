@@ -67,8 +67,12 @@ class Selection:
         """True when some option is set (the selection may leave events out)."""
         return any(v is not None for v in (self.tables, self.ops, self.keys, self.since, self.until))
 
-    def apply(self, events: pd.DataFrame) -> pd.DataFrame:
+    def apply(self, events: pd.DataFrame, names: Iterable[str] | None = None) -> pd.DataFrame:
         """The events chosen, in their order (index reset), with ``events.attrs`` kept.
+
+        ``names``: the table names the ``tables`` are looked up in (default:
+        those of ``events``); a reader that filters a capture piece by piece
+        passes the names of the whole capture.
 
         >>> import cdckit
         >>> events = cdckit.read(cdckit.samples.path("canal/shop"))
@@ -77,9 +81,10 @@ class Selection:
         """
         mask = np.ones(len(events), dtype=bool)
         if self.tables is not None:
-            names = table_names(events)
-            wanted = {find_table(names.dropna().unique(), name) for name in self.tables}
-            mask &= names.isin(wanted).to_numpy()
+            shown = table_names(events)
+            known = shown.dropna().unique() if names is None else names
+            wanted = {find_table(known, name) for name in self.tables}
+            mask &= shown.isin(wanted).fillna(False).to_numpy(dtype=bool)
         if self.ops is not None:
             mask &= events["op"].isin(self.ops).fillna(False).to_numpy(dtype=bool)
         if self.keys is not None:
