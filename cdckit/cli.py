@@ -1145,7 +1145,8 @@ def _schema(args: argparse.Namespace) -> int:
     for i, (table, columns) in enumerate(current.items()):
         keys = history.loc[history["table"] == table, "key_columns"].dropna()
         key = _cell(keys.iloc[-1], 0) if len(keys) else ""
-        print(("\n" if i else "") + _printable(f"{table}: {len(columns)} columns" + (f", key {key}" if key else "")))
+        count = f"{len(columns)} column" + ("" if len(columns) == 1 else "s")
+        print(("\n" if i else "") + _printable(f"{table}: {count}" + (f", key {key}" if key else "")))
         print(_text_table(pd.DataFrame({"column": list(columns), "type": list(columns.values())}), args.width))
     print("\nchanges:")
     print(_text_table(history, args.width))
