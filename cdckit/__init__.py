@@ -11,6 +11,7 @@ from __future__ import annotations
 from . import dialects, notebook, samples
 from .detect import Detection, detect
 from .export import convert
+from .filters import select
 from .errors import AmbiguousDialectError, CdcError, DecodeError, InvalidValue, UnknownDialectError
 from .frame import COLUMN_NAMES, OPS
 from .ordering import OrderReport, order_report, sort_events
@@ -37,6 +38,7 @@ def explore(events, **options):  # type: ignore[no-untyped-def]
 __all__ = [
     "read",
     "detect",
+    "select",
     "sort_events",
     "order_report",
     "OrderReport",

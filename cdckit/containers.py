@@ -114,7 +114,8 @@ def _error(name: str, offset: int, reason: str, code: str, raw: bytes | str = b"
 def iter_sources(source: Any, container: str | None = None) -> Iterator[tuple[str, Iterator[Message]]]:
     """Yield ``(source name, messages)`` for each file or payload in ``source``.
 
-    ``source`` may be a path (file, directory or glob), a ``str``/``bytes``
+    ``source`` may be a path (file, directory or glob), a list of
+    ``pathlib.Path`` objects (read one after another), a ``str``/``bytes``
     payload, or an iterable of messages (``str``, ``bytes``, ``dict`` or Kafka
     record objects with ``value``/``key``/``offset``/``partition``).
     ``container`` forces one of :data:`CONTAINERS` instead of sniffing.
@@ -124,6 +125,10 @@ def iter_sources(source: Any, container: str | None = None) -> Iterator[tuple[st
     if isinstance(source, os.PathLike):
         for path in _expand_paths(os.fspath(source)):
             yield path, _file_messages(path, container)
+    elif isinstance(source, (list, tuple)) and source and all(isinstance(s, os.PathLike) for s in source):
+        for spec in source:  # several paths (pathlib.Path objects): one capture
+            for path in _expand_paths(os.fspath(spec)):
+                yield path, _file_messages(path, container)
     elif isinstance(source, str):
         if _looks_like_payload(source):
             data = source.encode("utf-8", "surrogatepass")  # a lone surrogate becomes invalid UTF-8, quarantined

@@ -53,7 +53,8 @@ def read(
     """Decode a capture into the canonical event frame.
 
     Args:
-        source: a path (file, directory, glob; ``.gz`` read transparently), a
+        source: a path (file, directory, glob; ``.gz`` read transparently),
+            a list of ``pathlib.Path`` objects (one capture), a
             ``str``/``bytes`` payload, or an iterable of messages (``str``,
             ``bytes``, parsed ``dict`` or Kafka records).
         dialect: a registry name, or None to detect each source's dialect.
