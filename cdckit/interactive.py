@@ -132,6 +132,7 @@ def table_options(scroll: bool = True) -> dict[str, Any]:
         "classes": f"display nowrap compact {TABLE_CLASS}",
         "columnDefs": [{"targets": "_all", "createdCell": JavascriptFunction(_TOOLTIP)}],
         "lengthMenu": [10, 25, 100, 1000], "style": "table-layout:auto;width:auto;margin:0;caption-side:bottom",
+        "text_in_header_can_be_selected": False,  # a click on a header sorts by that column
     }
     if scroll:
         options["scrollX"] = True

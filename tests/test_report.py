@@ -226,38 +226,55 @@ def _browser():
     return sync_playwright()
 
 
+def _open(pw, out: Path, width: int, height: int):
+    """The report in headless Chromium: (browser, page, problems, dialogs, requests), every request recorded.
+
+    Requests other than the page itself and the ``blob:`` URLs the page makes
+    of its own embedded libraries are aborted (and recorded: none may happen).
+    """
+    browser = pw.chromium.launch(
+        executable_path=CHROMIUM,
+        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+              "--disable-sync", "--no-first-run", "--disable-quic"])
+    page = browser.new_page(viewport={"width": width, "height": height})
+    problems: list[str] = []
+    dialogs: list[str] = []
+    requests: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: requests.append(r.url))
+
+    def only_the_file(route):
+        if route.request.url == out.as_uri():
+            route.continue_()
+        else:
+            route.abort()
+
+    page.route("**/*", only_the_file)
+    page.goto(out.as_uri(), wait_until="load")
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
+    page.wait_for_selector("table.dataTable", timeout=30_000)
+    return browser, page, problems, dialogs, requests
+
+
+def _shown_rows(page, name: str) -> list[list[str]]:
+    return page.eval_on_selector_all(f"#cdckit-{name} tbody tr",
+                                     "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent))")
+
+
 def test_report_in_headless_chromium(tmp_path):
     capture = hostile_capture(tmp_path / "hostile.jsonl")
     out = tmp_path / "report.html"
     write_report(capture, out)
     with _browser() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run", "--disable-quic"])
+        browser, page, problems, dialogs, requests = _open(pw, out, 1280, 2000)
         try:
-            page = browser.new_page(viewport={"width": 1280, "height": 2000})
-            problems: list[str] = []
-            dialogs: list[str] = []
-            requests: list[str] = []
-            page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-            page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-
-            def only_the_file(route):
-                requests.append(route.request.url)
-                if route.request.url == out.as_uri():
-                    route.continue_()
-                else:
-                    route.abort()
-
-            page.route("**/*", only_the_file)
-            page.goto(out.as_uri(), wait_until="load")
-            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
             plots = page.eval_on_selector_all(".js-plotly-plot", "els => els.map(e => e.querySelectorAll('.main-svg').length)")
             points = page.eval_on_selector_all(".js-plotly-plot .point", "els => els.length")
             pwned = page.evaluate("window.__pwned === undefined ? null : String(window.__pwned)")
             text = page.inner_text("body")
+            tooltips = page.eval_on_selector_all("table.dataTable td[title]", "tds => tds.map(td => td.title)")
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
             shutil.copy(out, ARTIFACTS / "report.html")
@@ -265,15 +282,58 @@ def test_report_in_headless_chromium(tmp_path):
             browser.close()
     assert problems == []
     assert dialogs == [] and pwned is None  # the injected script and onerror handler never ran
-    assert requests == [out.as_uri()]  # self-contained: nothing fetched besides the page itself
+    assert [r for r in requests if not r.startswith("blob:")] == [out.as_uri()]  # nothing fetched
     assert len(plots) == 3 and all(n >= 1 for n in plots)  # timeline, ordering, lag all drawn
     assert points > 0
     assert SCRIPT in text and "column name is hostile" in text  # the injection shows as text
+    assert SCRIPT in tooltips  # a long cell's whole value is its tooltip, as text
     assert (ARTIFACTS / "report.png").stat().st_size > 10_000
 
 
-def test_report_figures_are_sampled_above_their_point_budget():
-    events = cdckit.read(cdckit.samples.path("canal/shop"))
-    assert "sampled evenly" not in build_report(events)  # 320 events: everything drawn
+def test_report_tables_search_sort_and_fit_1400_pixels(tmp_path):
+    out = tmp_path / "shop.html"
+    write_report(cdckit.samples.path("canal/shop"), out)
+    with _browser() as pw:
+        browser, page, problems, dialogs, requests = _open(pw, out, 1400, 900)
+        try:
+            page.wait_for_timeout(500)  # plotly's responsive resize
+            width = page.evaluate("document.documentElement.scrollWidth")
+            tables = page.eval_on_selector_all("table.dataTable", "els => els.length")
+            plain = page.eval_on_selector_all("section table:not(.dataTable):not(.cdckit-diff-table)", "els => els"
+                                              ".filter(t => !t.closest('.dt-container') && t.offsetParent).length")
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "report-1400.png"))
+            # search: the diff table keeps only the rows that hold the text typed
+            before = page.inner_text("#diffs .dt-info")
+            page.fill("#diffs .dt-search input", "balance")
+            page.wait_for_function("document.querySelector('#diffs .dt-info').textContent.includes('filtered')")
+            found = _shown_rows(page, "diffs")
+            after = page.inner_text("#diffs .dt-info")
+            page.screenshot(path=str(ARTIFACTS / "report-search.png"))
+            # sort: clicks on the balance column of the customers' final state sort it by value, both ways
+            balance = _header(out.read_text(encoding="utf-8"), "state-0").index("balance")
+            header = page.locator("#state .dt-scroll-head th").nth(balance)
+            header.click()
+            page.wait_for_function("document.querySelector('#state .dt-scroll-head th.dt-ordering-asc')")
+            first = [float(row[balance]) for row in _shown_rows(page, "state-0")]
+            header.click()
+            page.wait_for_function("document.querySelector('#state .dt-scroll-head th.dt-ordering-desc')")
+            second = [float(row[balance]) for row in _shown_rows(page, "state-0")]
+        finally:
+            browser.close()
+    assert problems == [] and dialogs == []
+    assert [r for r in requests if not r.startswith("blob:")] == [out.as_uri()]  # no http(s), nothing else
+    assert width <= 1400  # no horizontal scroll at 1,400 px: wide tables scroll inside their box
+    assert tables >= 10 and plain == 0  # every table is interactive
+    assert before.startswith("Showing 1 to 10 of 149") and "filtered from 149 total entries" in after
+    matching = int(re.search(r"of ([\d,]+) entries \(filtered", after).group(1))
+    assert 0 < matching < 149 and found and all("balance" in " ".join(row) for row in found)
+    assert len(first) == 10 and first != second
+    assert first == sorted(first) and second == sorted(second, reverse=True)  # by value, not as texts
+
+
+def test_report_figures_are_sampled_above_their_point_budget(shop):
+    events, page = shop
+    assert "sampled evenly" not in page  # 320 events: everything drawn
     page = build_report(events, max_points=100)
     assert page.count("showing 100 of 320 events (sampled evenly") == 3  # timeline, ordering and lag
