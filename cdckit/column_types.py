@@ -54,7 +54,7 @@ import pyarrow as pa
 
 from . import values
 
-__all__ = ["KINDS", "TYPE_COLUMNS", "parse_kind", "arrow_type", "typed_array", "infer_kind", "Misfit"]
+__all__ = ["KINDS", "TYPE_COLUMNS", "parse_kind", "is_kind", "arrow_type", "typed_array", "infer_kind", "Misfit"]
 
 #: The canonical kind names (a kind may carry arguments in parentheses, see the module docstring).
 KINDS = ("int", "float", "decimal", "bool", "string", "enum", "binary", "json", "date", "timestamp", "time")
@@ -72,6 +72,21 @@ def parse_kind(kind: str) -> tuple[str, tuple[str, ...]]:
         raise ValueError(f"not a column kind: {kind!r}")
     args = match.group(2)
     return match.group(1), tuple(a.strip() for a in args.split(",")) if args is not None else ()
+
+
+def is_kind(kind: object) -> bool:
+    """Whether ``kind`` is a kind's text.
+
+    >>> is_kind("decimal(10,2)"), is_kind("varchar"), is_kind(None)
+    (True, False, False)
+    """
+    if not isinstance(kind, str):
+        return False
+    try:
+        parse_kind(kind)
+    except ValueError:
+        return False
+    return True
 
 
 # --------------------------------------------------------------------------- kind -> Arrow type

@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import values
-from .column_types import TYPE_COLUMNS, infer_kind, parse_kind, typed_array
+from .column_types import TYPE_COLUMNS, infer_kind, is_kind, typed_array
 from .ordering import REPLAY_OPS, table_names
 from .replayer import parse_image
 
@@ -74,20 +74,12 @@ def declared_types(events: pd.DataFrame) -> dict[str, dict[str, str]]:
         return {}
     out: dict[str, dict[str, str]] = {}
     for name, column, kind in frame[["table", "column", "kind"]].itertuples(index=False):
-        if not isinstance(name, str) or not isinstance(column, str) or not _is_kind(kind):
+        if not isinstance(name, str) or not isinstance(column, str) or not is_kind(kind):
             continue
         kinds = out.setdefault(name, {})
         kinds.pop(column, None)
         kinds[column] = kind
     return out
-
-
-def _is_kind(kind: Any) -> bool:
-    try:
-        parse_kind(kind)
-    except (ValueError, TypeError):
-        return False
-    return True
 
 
 # --------------------------------------------------------------------------- typing rows
