@@ -219,6 +219,7 @@ def table(events: pd.DataFrame, name: str, *, before: bool = False, as_of: Any =
     """
     changes = _Changes(events, name, as_of, types)
     frame = changes.rows[META_COLUMNS].reset_index(drop=True)
+    frame.attrs = {}  # the events' attrs (quarantine, declarations) are not this frame's
     frame = frame.astype({"offset": "Int64"}) if len(frame) else frame
     after, problems = changes.typed(changes.after)
     frame = pd.concat([frame, after.rename(columns={c: f"after_{c}" for c in META_COLUMNS})], axis=1)
