@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import values
-from .column_types import TYPE_COLUMNS, infer_kind, is_kind, typed_array
+from .column_types import infer_kind, is_kind, typed_array
 from .ordering import REPLAY_OPS, table_names
 from .replayer import parse_image
 
@@ -62,6 +62,7 @@ def declared_types(events: pd.DataFrame) -> dict[str, dict[str, str]]:
     """``{table: {column: kind}}``: the latest declared kind of each column, in the order the latest
     declaration of the table lists them; empty when the read kept no declarations.
 
+    >>> from cdckit.column_types import TYPE_COLUMNS
     >>> frame = pd.DataFrame({"after": []})
     >>> frame.attrs["column_types"] = pd.DataFrame([("shop.t", "id", "int", "int", "f", 0),
     ...     ("shop.t", "price", "decimal(10,2)", "decimal(10,2)", "f", 0),
