@@ -17,7 +17,7 @@ day: a ``time`` column is ``HH:MM:SS.ffffff`` text.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator
 
 import pandas as pd
 import pyarrow as pa
