@@ -229,7 +229,8 @@ def scd2(events: pd.DataFrame, order: str = "seq", typed: bool = True) -> dict[s
     (or a delete) comes; the current version has ``valid_to`` NaT. Tables
     without a key are left out (their rows have no identity). ``typed``: typed
     source columns (see the module docstring), the values that did not fit in
-    each frame's ``attrs["type_problems"]``.
+    each frame's ``attrs["type_problems"]`` (a list of
+    :data:`cdckit.tables.TYPE_PROBLEM_COLUMNS` records).
 
     >>> import cdckit
     >>> tables = scd2(cdckit.read(cdckit.samples.path("canal/shop")))
@@ -314,7 +315,7 @@ class _Versions:
         frame["is_current"] = frame["valid_to"].isna()
         frame["op"], frame["seq"] = self.ops, self.seqs
         if problems is not None:
-            frame.attrs["type_problems"] = type_problems_frame(problems)
+            frame.attrs["type_problems"] = problems  # records: a frame in attrs breaks pandas' concat and repr
         return frame
 
     def _parsed_frame(self, columns: list[str]) -> pd.DataFrame:

@@ -12,8 +12,10 @@ Each column of a table gets one kind (:mod:`cdckit.column_types`):
 - ``types={column: kind}`` given by the caller overrides both.
 
 A value that does not fit its column's kind becomes null and is counted,
-never fatal: the result's ``attrs["type_problems"]`` holds one row per such
-value (:data:`TYPE_PROBLEM_COLUMNS`). In pandas, a column's values keep
+never fatal: the result's ``attrs["type_problems"]`` holds one record per such
+value (a list of dicts of :data:`TYPE_PROBLEM_COLUMNS`; :func:`problems_frame`
+makes it a frame. Not a frame itself: pandas compares ``attrs`` when it
+concatenates, and a frame there breaks ``concat`` and even ``repr``). In pandas, a column's values keep
 their Arrow type: ``int`` is ``Int64``, ``float`` ``float64``, ``bool``
 ``boolean``, text kinds ``object`` (``str``), ``timestamp`` ``datetime64[us|ns, UTC]``,
 and ``decimal``, ``date`` and ``time`` are ``pd.ArrowDtype`` columns
@@ -210,7 +212,7 @@ def table(events: pd.DataFrame, name: str, *, before: bool = False, as_of: Any =
     ``event_time`` at or before it (zone-less means UTC). ``types``:
     ``{column: kind}`` to override the declared or inferred kinds.
 
-    Values that do not fit their kind are null, listed in ``attrs["type_problems"]``.
+    Values that do not fit their kind are null, listed in ``attrs["type_problems"]`` (records).
 
     >>> import cdckit
     >>> events = cdckit.read(cdckit.samples.path("canal/shop"))
@@ -228,7 +230,7 @@ def table(events: pd.DataFrame, name: str, *, before: bool = False, as_of: Any =
         old, more = changes.typed(changes.before)
         frame = pd.concat([frame, old.add_prefix("before_")], axis=1)
         problems += [{**p, "column": f"before_{p['column']}"} for p in more]
-    frame.attrs["type_problems"] = problems_frame(problems)
+    frame.attrs["type_problems"] = problems
     frame.attrs["column_kinds"] = dict(changes.kinds)
     return frame
 
