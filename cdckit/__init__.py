@@ -17,6 +17,8 @@ from .frame import COLUMN_NAMES, OPS
 from .ordering import OrderReport, order_report, sort_events
 from .read import read
 from .replay import TableStates, history, materialize, scd2
+from .schemas import schema_history, table_schema
+from .tables import profile, table
 
 __version__ = "0.1.0"
 
@@ -46,6 +48,10 @@ __all__ = [
     "history",
     "scd2",
     "TableStates",
+    "table",
+    "schema_history",
+    "table_schema",
+    "profile",
     "convert",
     "explore",
     "Detection",

@@ -343,7 +343,11 @@ def write_state(states: dict[str, Any], path: str | os.PathLike[str], format: st
     when it has a known one, else Parquet. In Parquet and CSV a column whose
     values are not all of one kind (numbers and text mixed, say) or that
     holds lists or objects is written as JSON text, with a note; JSON Lines
-    keeps every value as it is. Spark tables are each written by Spark as a
+    keeps every value as it is. Typed tables (the default of ``materialize``
+    and ``scd2``) keep their types in Parquet: ``decimal128(P,S)``, UTC
+    timestamps, ``date32``, ``time64``, ``int64``, ``bool``; in CSV and JSON
+    Lines a decimal is its exact text (a JSON string), a date ``2024-05-01``
+    and a time UTC ISO text. Spark tables are each written by Spark as a
     folder ``<name>.<ext>``. Replay problems (``states.problems``) are not
     written; a note counts them.
 
@@ -389,6 +393,8 @@ def _write_tables(tables: dict[str, Any], path: Path, format: str | None, overwr
                 _spark_write(frame, target, fmt)
                 continue
             table, column_notes = _frame_arrow(frame, raw_json=fmt == "jsonl")
+            if fmt == "parquet":
+                table = _with_pandas_metadata(table, frame)
             notes += [f"{name}: {note}" for note in column_notes]
             _write_file(table, target, fmt)
             rows += len(frame)
@@ -396,6 +402,18 @@ def _write_tables(tables: dict[str, Any], path: Path, format: str | None, overwr
         if any(_is_spark(frame) for frame in tables.values()):
             rows = _count_rows(files, fmt)
     return _written(path, staged, fmt, rows, files, notes)
+
+
+def _with_pandas_metadata(table: pa.Table, frame: pd.DataFrame) -> pa.Table:
+    """``table`` with pandas' schema metadata of ``frame``, so that ``pandas.read_parquet`` gives back the typed
+    columns' dtypes (``Int64``, ``boolean``, dates); the table unchanged when pandas cannot describe the frame."""
+    head = frame.head(0)
+    head.attrs = {}  # problems ride in attrs; they are not written
+    try:
+        metadata = pa.Schema.from_pandas(head, preserve_index=False).metadata
+    except (pa.ArrowException, TypeError, ValueError):
+        return table
+    return table.replace_schema_metadata(metadata)
 
 
 # ---------------------------------------------------------------- conversion between dialects

@@ -15,6 +15,15 @@ table at a time, with these rules:
   delete of an unknown key) is applied as well as it can be and reported;
 - a table whose changes carry no key is kept as a multiset of whole rows.
 
+The tables :func:`materialize` and :func:`scd2` return are typed
+(``typed=True``, the default) by the rule of :mod:`cdckit.tables`: each
+column takes its latest declared kind (``events.attrs["column_types"]``),
+else the kind inferred from the values returned; decimals stay exact
+(``decimal128``), times become UTC timestamps, and a value that does not fit
+its kind is null and listed (``TableStates.type_problems``, an scd2 frame's
+``attrs["type_problems"]``). ``typed=False`` gives the values as the images
+hold them (JSON numbers, text, booleans).
+
 How: the work is relational (:mod:`cdckit.replay_plan` runs it in DuckDB
 over the frame): sort once, partition by table and key, and read the state
 from window functions. Only the final image of each live row is parsed. Two
@@ -44,6 +53,7 @@ from .ordering import table_names
 from .replay_plan import plan_replay
 from .replayer import (Replayer, Step, column_order, history_frame, key_order, old_key, problem_rows,
                        replay_rows)
+from .tables import declared_types, problems_frame as type_problems_frame, typed_records
 
 _problems = problem_rows  # the name cdckit.spark's replay used
 
@@ -61,11 +71,14 @@ class TableStates(dict):
     """``{"database.table": DataFrame}`` with what replay could not apply cleanly.
 
     ``problems``: one row per change that did not fit (see
-    :data:`PROBLEM_COLUMNS`); ``keyless``: tables kept as a multiset of rows.
+    :data:`PROBLEM_COLUMNS`); ``keyless``: tables kept as a multiset of rows;
+    ``type_problems``: the values that did not fit their column's kind
+    (:data:`cdckit.tables.TYPE_PROBLEM_COLUMNS`; empty when not typed).
     """
 
     problems: pd.DataFrame
     keyless: list[str]
+    type_problems: pd.DataFrame = type_problems_frame([])
 
 
 def problems_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -78,13 +91,14 @@ def problems_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 # --------------------------------------------------------------------------- public functions
 
 
-def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq") -> TableStates:
+def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typed: bool = True) -> TableStates:
     """The state of every table after the changes (or at ``as_of``): ``{"database.table": DataFrame}``.
 
     One column per source column, one row per live key (rows in key order).
     ``as_of``: a time (text, datetime or Timestamp; zone-less means UTC):
     only changes with ``event_time`` at or before it count. ``order``:
-    ``"seq"`` (default), ``"event_time"`` or ``"arrival"``.
+    ``"seq"`` (default), ``"event_time"`` or ``"arrival"``. ``typed``: typed
+    columns (see the module docstring), or the image values as they are.
 
     >>> import cdckit
     >>> events = cdckit.read(cdckit.samples.path("shareplex/examples"))
@@ -92,6 +106,8 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq") -> 
     >>> state["sales.order_lines"][["order_id", "line_no", "product"]].values.tolist()
     [['1001', '3', 'Gadget XL']]
     """
+    declared = declared_types(events) if typed else {}
+    type_problems: list[dict[str, Any]] = []
     with plan_replay(events, as_of, order) as plan:
         rows: dict[str, dict[str, dict[str, Any]]] = {table: {} for table in plan.tables}
         bags: dict[str, list[dict[str, Any]]] = {table: [] for table in plan.tables}
@@ -105,11 +121,18 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq") -> 
         states = TableStates()
         for table in sorted(plan.tables):
             columns = plan.columns(table)
-            live = [rows[table][key] for key in _in_key_order(rows[table])] + bags[table]
-            states[table] = (pd.DataFrame.from_records(live, columns=columns) if live
-                             else pd.DataFrame(columns=columns))
+            keys = _in_key_order(rows[table])
+            live = [rows[table][key] for key in keys] + bags[table]
+            if typed:
+                states[table], found = typed_records(live, columns, table, declared=declared.get(table),
+                                                     keys=keys + [None] * len(bags[table]))
+                type_problems += found
+            else:
+                states[table] = (pd.DataFrame.from_records(live, columns=columns) if live
+                                 else pd.DataFrame(columns=columns))
         states.problems = problems_frame(problems)
         states.keyless = plan.keyless_tables()
+        states.type_problems = type_problems_frame(type_problems)
         return states
 
 
@@ -198,13 +221,16 @@ def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq") -> p
         return history_frame(steps, wanted, columns)
 
 
-def scd2(events: pd.DataFrame, order: str = "seq") -> dict[str, pd.DataFrame]:
+def scd2(events: pd.DataFrame, order: str = "seq", typed: bool = True) -> dict[str, pd.DataFrame]:
     """A type 2 history per table: one row per version of each row, ``valid_from``/``valid_to``/``is_current``.
 
     A version starts at the ``event_time`` of the insert, snapshot read or
     update that made it (``op``) and ends when the next change of that key
     (or a delete) comes; the current version has ``valid_to`` NaT. Tables
-    without a key are left out (their rows have no identity).
+    without a key are left out (their rows have no identity). ``typed``: typed
+    source columns (see the module docstring), the values that did not fit in
+    each frame's ``attrs["type_problems"]`` (a list of
+    :data:`cdckit.tables.TYPE_PROBLEM_COLUMNS` records).
 
     >>> import cdckit
     >>> tables = scd2(cdckit.read(cdckit.samples.path("canal/shop")))
@@ -212,6 +238,7 @@ def scd2(events: pd.DataFrame, order: str = "seq") -> dict[str, pd.DataFrame]:
     >>> int(customers.groupby("id")["is_current"].sum().max())
     1
     """
+    declared = declared_types(events) if typed else None
     with plan_replay(events, None, order) as plan:
         found = plan.versions()
         walked: dict[str, list[tuple[int, dict[str, Any]]]] = {}
@@ -222,7 +249,8 @@ def scd2(events: pd.DataFrame, order: str = "seq") -> dict[str, pd.DataFrame]:
         for table in plan.tables_in_replay_order():
             versions = _Versions.of_rows(events, by_table.get(table)).joined(walked.get(table, []))
             if len(versions.positions):
-                out[table] = versions.frame(plan.columns(table))
+                out[table] = versions.frame(plan.columns(table), table, None if declared is None
+                                            else declared.get(table, {}))
         return out
 
 
@@ -234,8 +262,9 @@ class _Versions:
     """
 
     def __init__(self, positions: list[int], rows: list[dict[str, Any]] | None, starts: np.ndarray, ends: np.ndarray,
-                 ops: list[Any], seqs: list[Any], texts: list[str] | None = None) -> None:
+                 ops: list[Any], seqs: list[Any], keys: list[Any], texts: list[str] | None = None) -> None:
         self.positions, self.starts, self.ends, self.ops, self.seqs = positions, starts, ends, ops, seqs
+        self.keys = keys
         self.texts = texts  # the after images, unparsed, until a walked version joins or a frame is made
         self._rows = rows
 
@@ -256,27 +285,37 @@ class _Versions:
         stops[ends >= 0] = times[ends[ends >= 0]]
         return cls(found["_pos"].tolist(), None, times[rows], stops, events["op"].iloc[rows].tolist(),
                    [None if s is None or s is pd.NA else s for s in events["seq"].iloc[rows].tolist()],
-                   texts=events["after"].iloc[rows].tolist())
+                   events["key"].iloc[rows].tolist(), texts=events["after"].iloc[rows].tolist())
 
     def joined(self, walked: list[tuple[int, dict[str, Any]]]) -> "_Versions":
         """These versions and the walked ones, in replay order."""
         if not walked:
             return self
-        items = sorted([*zip(self.positions, self.rows, self.starts.tolist(), self.ends.tolist(), self.ops, self.seqs),
-                        *((p, v["row"], _nanos(v["valid_from"]), _nanos(v["valid_to"]), v["op"], v["seq"])
+        items = sorted([*zip(self.positions, self.rows, self.starts.tolist(), self.ends.tolist(), self.ops, self.seqs,
+                             self.keys),
+                        *((p, v["row"], _nanos(v["valid_from"]), _nanos(v["valid_to"]), v["op"], v["seq"], v["key"])
                           for p, v in walked)], key=lambda item: item[0])
-        positions, rows, starts, ends, ops, seqs = (list(c) for c in zip(*items))
-        return _Versions(positions, rows, np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64), ops, seqs)
+        positions, rows, starts, ends, ops, seqs, keys = (list(c) for c in zip(*items))
+        return _Versions(positions, rows, np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64), ops, seqs,
+                         keys)
 
-    def frame(self, columns: list[str]) -> pd.DataFrame:
-        """The SCD2 frame: the source columns (absent values None), then valid_from, valid_to, is_current, op, seq."""
-        frame = values.images_frame(self.texts, columns) if self._rows is None and self.texts else None
+    def frame(self, columns: list[str], table: str = "", declared: dict[str, str] | None = None) -> pd.DataFrame:
+        """The SCD2 frame: the source columns (absent values None), then valid_from, valid_to, is_current, op, seq.
+
+        With ``declared`` (a table's declared kinds, maybe none) the source columns are typed."""
+        problems = None
+        if declared is not None:
+            frame, problems = typed_records(self.rows, columns, table, declared=declared, keys=self.keys)
+        else:
+            frame = values.images_frame(self.texts, columns) if self._rows is None and self.texts else None
         if frame is None:
             frame = self._parsed_frame(columns)
         frame["valid_from"] = pd.to_datetime(self.starts, utc=True)
         frame["valid_to"] = pd.to_datetime(self.ends, utc=True)
         frame["is_current"] = frame["valid_to"].isna()
         frame["op"], frame["seq"] = self.ops, self.seqs
+        if problems is not None:
+            frame.attrs["type_problems"] = problems  # records: a frame in attrs breaks pandas' concat and repr
         return frame
 
     def _parsed_frame(self, columns: list[str]) -> pd.DataFrame:
@@ -318,7 +357,7 @@ def _step_versions(steps: list[Step]) -> list[tuple[int, dict[str, Any]]]:
             if step.new_key in open_version:
                 open_version.pop(step.new_key)["valid_to"] = when
             version = {"row": step.new_row, "valid_from": when, "valid_to": pd.NaT, "op": step.event["op"],
-                       "seq": step.event["seq"]}
+                       "seq": step.event["seq"], "key": step.new_key}
             open_version[step.new_key] = version
             versions.append((step.event["_pos"], version))
     return versions

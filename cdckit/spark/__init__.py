@@ -13,6 +13,7 @@ Typical use::
     cdcspark.report(events)                         # messages, events, quarantined, skipped
     cdcspark.order_report(events, bad)              # what is wrong with the order (Spark SQL, findings collected)
     cdcspark.materialize(events)                    # {"db.table": Spark DataFrame of the live rows}
+    cdcspark.table(events, "shop.customers")        # one table's changes as typed columns
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .engine import COMBINED_COLUMNS, combined, decode, quarantine, read, report
 from .ordering import order_report, sort_events
 from .replay import history, materialize, scd2
 from .session import check_java, chosen_driver_memory, get_spark, ship_cdckit
+from .tables import table
 
 __all__ = [
     "get_spark",
@@ -35,6 +37,7 @@ __all__ = [
     "materialize",
     "scd2",
     "history",
+    "table",
     "check_java",
     "chosen_driver_memory",
     "ship_cdckit",

@@ -1,0 +1,186 @@
+"""Typed tables: the kind rules, cdckit.table, typed materialize/scd2/write_state, schema_history, profile."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import cdckit
+from cdckit import values
+from cdckit.column_types import TYPE_COLUMNS, infer_kind, typed_array
+from cdckit.export import write_scd2, write_state
+from cdckit.frame import Event, FrameBuilder
+
+_T0 = 1_714_554_000 * 1_000_000_000  # 2024-05-01T09:00:00Z
+
+
+def _events(changes, declared=None, table="items"):
+    """Events of shop.<table> from ``(op, before, after)`` (images as JSON text, kept exact), with the
+    declarations ``[(offset, column, kind)]`` in ``attrs["column_types"]`` when given."""
+    builder = FrameBuilder()
+    for number, (op, before, after) in enumerate(changes):
+        image = values.loads(after if after is not None else before) if (after or before) else None
+        builder.add(Event(op=op, op_raw=op, database="shop", table=table, event_time=_T0 + number * 10**9,
+                          key_columns=["id"], key=values.key_of(image, ["id"]), before=before, after=after,
+                          ddl="ALTER TABLE items ADD COLUMN note TEXT" if op == "ddl" else None),
+                    dialect="debezium", source="cap", offset=number)
+    events = builder.to_pandas()
+    if declared is not None:
+        events.attrs["column_types"] = pd.DataFrame(
+            [(f"shop.{table}", column, kind, kind, "cap", offset) for offset, column, kind in declared],
+            columns=list(TYPE_COLUMNS))
+    return events
+
+
+DEBEZIUM_TYPES = [(0, "id", "int"), (0, "price", "decimal(20,2)"), (0, "born", "date"),
+                  (0, "seen", "timestamp(us)"), (0, "zoned", "timestamp"), (0, "local", "timestamp"),
+                  (0, "at", "time(us)")]
+ROW = ('{"id":1,"price":"12345678901234567.89","born":19844,"seen":1714554000123456,'
+       '"zoned":"2024-05-01T11:00:00+02:00","local":"2024-05-01 09:00:00","at":34200000000}')
+
+
+def test_declared_kinds_convert_exactly():
+    frame = cdckit.table(_events([("insert", None, ROW)], DEBEZIUM_TYPES), "items")
+    row = frame.iloc[0]
+    assert row["price"] == Decimal("12345678901234567.89")
+    assert frame["price"].dtype == pd.ArrowDtype(pa.decimal128(20, 2))
+    assert row["born"] == dt.date(2024, 5, 1)
+    assert row["seen"] == pd.Timestamp("2024-05-01T09:00:00.123456Z")
+    assert row["zoned"] == pd.Timestamp("2024-05-01T09:00:00Z")  # the offset applied: UTC
+    assert row["local"] == pd.Timestamp("2024-05-01T09:00:00Z")  # zone-less text is UTC
+    assert str(frame["seen"].dtype) == "datetime64[us, UTC]"
+    assert row["at"] == dt.time(9, 30)
+    assert frame.attrs["type_problems"] == []
+
+
+def test_a_value_that_does_not_fit_is_null_and_reported():
+    events = _events([("insert", None, '{"id":1,"price":"12.345","born":"soon"}'),
+                      ("insert", None, '{"id":2,"price":"7.5","born":"2024-05-01"}')],
+                     [(0, "id", "int"), (0, "price", "decimal(10,2)"), (0, "born", "date")])
+    frame = cdckit.table(events, "shop.items")
+    assert frame["price"].isna().tolist() == [True, False] and frame["born"].isna().tolist() == [True, False]
+    problems = cdckit.tables.problems_frame(frame.attrs["type_problems"])
+    assert repr(pd.concat([frame, frame]))  # the problems in attrs do not break pandas
+    assert sorted(problems["column"]) == ["born", "price"]
+    assert set(problems["key"]) == {"[1]"} and set(problems["offset"]) == {0}
+    assert set(problems["value"]) == {'"12.345"', '"soon"'}
+    state = cdckit.materialize(events)
+    assert state["shop.items"]["price"].tolist()[1] == Decimal("7.50")
+    assert sorted(state.type_problems["column"]) == ["born", "price"]
+
+
+def test_the_latest_declaration_types_the_column():
+    events = _events([("insert", None, '{"id":1,"n":"5"}'), ("insert", None, '{"id":2,"n":"2.5"}')],
+                     [(0, "id", "int"), (0, "n", "int"), (1, "n", "decimal(4,1)")])
+    assert cdckit.table(events, "items")["n"].tolist() == [Decimal("5.0"), Decimal("2.5")]
+
+
+@pytest.mark.parametrize("column, kind", [
+    ([1, 2, None], "int"), ([1, 2.5], "float"), ([True, False], "bool"), ([], "string"), ([None], "string"),
+    ([1, values.loads(b"12345678901234567890")], "decimal"), ([values.loads(b'[1.0000000000000000001]')[0], 2.5], "decimal"),
+    (["2024-05-01", None], "date"), (["2024-05-01T09:00:00Z", "2024-05-01 09:00:00.5"], "timestamp"),
+    (["42", "7"], "string"), ([1, "a"], "string"), ([{"a": 1}, [2]], "json"), (["2024-05-01", 3], "string"),
+])
+def test_inference(column, kind):
+    assert infer_kind(column) == kind
+
+
+def test_inferred_columns_are_typed():
+    events = _events([("insert", None, '{"id":1,"big":12345678901234567890,"d":"2024-05-01","j":{"a":[1]},'
+                                       '"t":"2024-05-01T10:00:00","x":1.5}'),
+                      ("insert", None, '{"id":2,"big":3,"d":null,"j":null,"t":null,"x":2}')])
+    frame = cdckit.table(events, "items")
+    assert frame["big"].tolist() == [Decimal("12345678901234567890"), Decimal(3)]
+    assert frame["d"].iloc[0] == dt.date(2024, 5, 1) and frame["j"].iloc[0] == '{"a":[1]}'
+    assert frame["t"].iloc[0] == pd.Timestamp("2024-05-01T10:00:00Z")
+    assert str(frame["id"].dtype) == "Int64" and frame["x"].tolist() == [1.5, 2.0]
+
+
+def test_decimal_without_scale_takes_the_smallest_exact_scale():
+    array, misfits = typed_array([1.5, "12345678901234567.891", 3], "decimal")
+    assert array.type == pa.decimal128(38, 3) and not misfits
+    assert array.to_pylist()[1] == Decimal("12345678901234567.891")
+    wide, _ = typed_array(["1" + "0" * 40], "decimal")
+    assert wide.type == pa.string() and wide.to_pylist() == ["1" + "0" * 40]
+
+
+def test_before_columns_and_meta():
+    events = _events([("insert", None, '{"id":1,"n":1}'), ("update", '{"id":1,"n":1}', '{"id":1,"n":3}'),
+                      ("delete", '{"id":1,"n":3}', None)])
+    frame = cdckit.table(events, "items", before=True)
+    assert list(frame.columns) == ["op", "key", "seq", "event_time", "source", "offset", "id", "n",
+                                   "before_id", "before_n"]
+    assert frame["n"].tolist()[:2] == [1, 3] and pd.isna(frame["n"].iloc[2])
+    assert frame["before_n"].tolist()[1:] == [1, 3]
+
+
+def test_materialize_scd2_and_write_state_are_typed(tmp_path):
+    events = _events([("insert", None, ROW), ("update", ROW, ROW.replace('"12345678901234567.89"', '"0.10"'))],
+                     DEBEZIUM_TYPES)
+    state = cdckit.materialize(events)["shop.items"]
+    assert state["price"].tolist() == [Decimal("0.10")]
+    assert cdckit.materialize(events, typed=False)["shop.items"]["price"].tolist() == ["0.10"]
+    versions = cdckit.scd2(events)["shop.items"]
+    assert versions["price"].tolist() == [Decimal("12345678901234567.89"), Decimal("0.10")]
+    assert versions.attrs["type_problems"] == [] and repr(versions)
+    write_state(cdckit.materialize(events), tmp_path / "state")
+    schema = pq.read_schema(tmp_path / "state" / "shop.items.parquet")
+    assert schema.field("price").type == pa.decimal128(20, 2)
+    assert schema.field("born").type == pa.date32()
+    assert schema.field("seen").type == pa.timestamp("us", tz="UTC")
+    assert schema.field("id").type == pa.int64() and schema.field("at").type == pa.time64("us")
+    back = pd.read_parquet(tmp_path / "state" / "shop.items.parquet")
+    assert back["zoned"].iloc[0] == pd.Timestamp("2024-05-01T09:00:00Z")
+    write_scd2(cdckit.scd2(events), tmp_path / "scd2.csv")
+    text = (tmp_path / "scd2.csv" / "shop.items.csv").read_text()
+    assert "12345678901234567.89" in text and "2024-05-01" in text
+
+
+def test_schema_history_from_declarations_images_and_ddl():
+    events = _events([("insert", None, '{"id":1,"n":1,"gone":"x"}'), ("ddl", None, None),
+                      ("insert", None, '{"id":2,"n":2,"note":"a"}')],
+                     [(0, "id", "int"), (0, "n", "int"), (0, "gone", "string"),
+                      (2, "id", "int"), (2, "n", "decimal(10,2)"), (2, "note", "string")])
+    history = cdckit.schema_history(events)
+    changes = history[["offset", "change", "column", "old_type", "new_type"]].values.tolist()
+    assert changes == [[0, "table first seen", None, None, None], [1, "ddl", None, None, None],
+                       [2, "type changed", "n", "int", "decimal(10,2)"], [2, "column added", "note", None, "string"],
+                       [2, "column dropped", "gone", "string", None]]
+    assert history["ddl"].iloc[1] == "ALTER TABLE items ADD COLUMN note TEXT"
+    schema = cdckit.table_schema(events)
+    assert schema[["column", "kind", "declared", "key"]].values.tolist() == [
+        ["id", "int", True, True], ["n", "decimal(10,2)", True, False], ["note", "string", True, False]]
+
+
+def test_schema_history_without_declarations_reads_the_images():
+    events = _events([("insert", None, '{"id":1,"a":1}'), ("insert", None, '{"id":2,"a":2,"b":"x"}'),
+                      ("update", '{"id":2}', '{"id":2,"b":"y"}'), ("insert", None, '{"id":3,"b":"z"}')])
+    history = cdckit.schema_history(events)
+    assert history[["offset", "change", "column", "new_type", "old_type"]].values.tolist() == [
+        [0, "table first seen", None, None, None], [1, "column added", "b", "string", None],
+        [3, "column dropped", "a", None, "int"]]
+
+
+def test_schema_history_of_a_sample_with_an_alter():
+    history = cdckit.schema_history(cdckit.read(cdckit.samples.path("datahub_blob/examples.json")))
+    ddl = history[history["change"] == "ddl"]
+    assert ddl["ddl"].tolist() == ["alter table t_test_nopk add column holo text"]
+    assert (history["change"] == "table first seen").sum() == history["table"].nunique()
+
+
+def test_profile_numbers():
+    events = _events([("insert", None, '{"id":1,"n":9,"s":"b"}'), ("insert", None, '{"id":2,"n":10,"s":null}'),
+                      ("insert", None, '{"id":3,"n":null,"s":"a"}'),
+                      ("update", '{"id":1,"n":9,"s":"b"}', '{"id":1,"n":11,"s":"b"}'),
+                      ("update", '{"id":2,"n":10,"s":null}', '{"id":2,"n":10,"s":"c"}')])
+    rows = cdckit.profile(events).set_index("column")
+    n, s = rows.loc["n"], rows.loc["s"]
+    assert (n["kind"], n["values"], n["null_rate"], n["distinct"], n["min"], n["max"]) == ("int", 5, 0.2, 3, 9, 11)
+    assert (n["updates_compared"], n["change_rate"]) == (2, 0.5)
+    assert (s["null_rate"], s["distinct"], s["min"], s["max"], s["change_rate"]) == (0.2, 3, "a", "c", 0.5)
+    assert rows.loc["id", "change_rate"] == 0.0
