@@ -43,12 +43,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from . import __version__, values, viz
+from . import __version__, viz
 from .detect import detect
-from .dialects import registry
-from .errors import CdcError, UnknownDialectError
+from .errors import CdcError
 from .interactive import TABLE_CSS, init_html, table_html
 from .ordering import order_report, stream_columns, table_names
+from .schemas import schema_history
 
 __all__ = ["build_report", "write_report", "readable", "SAMPLE_DIFFS", "DIFF_ROWS", "QUARANTINE_ROWS",
            "FINDING_ROWS", "STATE_ROWS", "SCHEMA_ROWS", "CELL_CHARS", "REPORT_POINTS", "PLOTLY_BUNDLE"]
@@ -353,58 +353,8 @@ def _lag_table(report: Any) -> str:
 # --------------------------------------------------------------------------- schema history
 
 
-def _schema_history(events: pd.DataFrame) -> pd.DataFrame:
-    """:func:`cdckit.schema_history` when this cdckit has it, else the column sets seen in full images and the DDL.
-
-    The fallback compares the columns of each full image (inserts, snapshot
-    reads, and updates of dialects that send whole after images) with the
-    table's previous ones, and lists each DDL event.
-    """
-    import cdckit
-
-    history = getattr(cdckit, "schema_history", None)
-    if history is not None:
-        return history(events)
-    names = table_names(events)
-    rows: list[dict[str, Any]] = []
-    seen: dict[str, list[str]] = {}
-    columns = ["op", "source", "offset", "event_time", "after", "ddl", "key_columns", "dialect"]
-    for table, (op, source, offset, time, after, ddl, keys, dialect) in zip(
-            names.tolist(), zip(*(events[c].tolist() for c in columns))):
-        where = {"table": table, "source": source, "offset": offset, "event_time": time,
-                 "key_columns": keys}
-        if op == "ddl":
-            rows.append({**where, "change": "ddl", "ddl": ddl})
-            continue
-        if op not in ("insert", "read", "update") or _missing(after) or table is None:
-            continue
-        if op == "update" and _partial(dialect):
-            continue
-        image = values.loads(after)
-        if not isinstance(image, dict):
-            continue
-        now = list(image)
-        before = seen.get(table)
-        if before is None:
-            rows.append({**where, "change": "first seen", "column": ", ".join(now)})
-        else:
-            rows += [{**where, "change": "column added", "column": c} for c in now if c not in before]
-            rows += [{**where, "change": "column removed", "column": c} for c in before if c not in now]
-        seen[table] = now
-    wanted = ["table", "source", "offset", "event_time", "change", "column", "old_type", "new_type",
-              "key_columns", "ddl"]
-    return pd.DataFrame(rows).reindex(columns=wanted)
-
-
-def _partial(dialect: Any) -> bool:
-    try:
-        return bool(registry.get(str(dialect)).partial_updates)
-    except UnknownDialectError:
-        return False
-
-
 def _schema_section(events: pd.DataFrame) -> str:
-    history = _schema_history(events)
+    history = schema_history(events)
     if not len(history):
         return "<p>No table images or DDL in this capture.</p>"
     shown = history.head(SCHEMA_ROWS)
