@@ -268,3 +268,10 @@ def test_chunks_carry_the_declarations_met_so_far(tmp_path):
         assert len(declared) >= seen and set(chunk["offset"]) <= set(range(int(declared["offset"].max()) + 1))
         seen = len(declared)
     pd.testing.assert_frame_equal(chunks.column_types, whole)
+
+
+def test_frames_from_two_reads_concatenate():
+    """pandas compares attrs when concatenating: the declarations frame must allow it."""
+    one = cdckit.read(cdckit.samples.path("canal/examples.jsonl"))
+    two = cdckit.read(cdckit.samples.path("canal/examples.jsonl"))
+    assert len(pd.concat([one, two])) == 2 * len(one)
