@@ -89,6 +89,7 @@ class Dialect:
         self.tz = tz
         self._declared: dict[str, Columns] = {}  # table name -> the columns last declared for it
         self._declared_next = 0  # the batch index the next declaration is expected at
+        self._declared_same: tuple | None = None  # the last call's columns and table, while they are remembered
         self._declarations: list[tuple[str, Columns, int | None]] = []
 
     def __repr__(self) -> str:
@@ -164,13 +165,18 @@ class Dialect:
         """
         if index is not None:
             if index != self._declared_next:
-                self._declared.clear()
+                self.forget_declarations()
             self._declared_next = index + 1
+        same = self._declared_same
+        if same is not None and same[0] is columns and same[1] == table and same[2] == database \
+                and same[3] == schema:  # the table of the last call again, with its types
+            return
         name = table_name(database, schema, table)
         if name is None or not columns:
             return
         declared = self._declared
         last = declared.get(name)
+        self._declared_same = (columns, table, database, schema)
         if last is columns:
             return
         if len(declared) >= _DECLARED_TABLES:
@@ -191,6 +197,7 @@ class Dialect:
         whose messages reach this instance out of input order."""
         self._declared.clear()
         self._declared_next = 0
+        self._declared_same = None
 
     @classmethod
     def can_encode(cls) -> bool:
