@@ -25,17 +25,19 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 import msgspec
+import pandas as pd
 import pyarrow as pa
 
 from . import shapes
 from .containers import LineBlock, Message, parse_line, record_message, saved_records
 from .detect import FLOOR, score_message
 from .dialects import registry
-from .dialects.base import BadMessage, Dialect, SkipMessage
+from .column_types import TYPE_COLUMNS
+from .dialects.base import BadMessage, Columns, Dialect, SkipMessage
 from .errors import InvalidValue
-from .frame import Event, FrameBuilder, event_row, event_table, row_problem
+from .frame import _PANDAS_TYPES, Event, FrameBuilder, QuarantineFrame, event_row, event_table, row_problem
 
-__all__ = ["Sink", "FrameSink", "MessageDecoder", "family_hint", "gc_paused", "gc_resumed"]
+__all__ = ["Sink", "FrameSink", "MessageDecoder", "column_types_frame", "family_hint", "gc_paused", "gc_resumed"]
 
 
 class Sink:
@@ -67,6 +69,10 @@ class Sink:
         """One message that could not be decoded; ``code`` is one of :data:`cdckit.errors.REASON_CODES`,
         ``cause`` the exception behind it, if any."""
 
+    def types(self, dialect: str, source: str, offset: int, table: str, columns: Columns) -> None:
+        """The message at ``source``/``offset`` declared ``table``'s column types (see
+        :meth:`cdckit.dialects.base.Dialect.declare`); a declaration may repeat the last one for the table."""
+
 
 class FrameSink(Sink):
     """A sink that puts events in a :class:`~cdckit.frame.FrameBuilder` and counts messages, decoded
@@ -78,6 +84,10 @@ class FrameSink(Sink):
         self.messages = self.decoded = self.events_made = 0
         self.by_dialect: Counter[str] = Counter()
         self.skipped_reasons: Counter[str] = Counter()
+        #: The declarations of column types, ``(table, columns, source, offset)`` in input order, each
+        #: different from the one before it for its table.
+        self.declarations: list[tuple[str, Columns, str, int]] = []
+        self._declared: dict[str, Columns] = {}
 
     def read(self, dialect: str | None, count: int) -> None:
         self.messages += count
@@ -112,6 +122,35 @@ class FrameSink(Sink):
         self.decoded += 1
         self.skipped_reasons[reason] += 1
 
+    def types(self, dialect: str, source: str, offset: int, table: str, columns: Columns) -> None:
+        last = self._declared.get(table)
+        if last is columns or last == columns:  # the one rule: a declaration equal to the last is dropped
+            return
+        self._declared[table] = columns
+        self.declarations.append((table, columns, source, offset))
+
+    def column_types(self) -> pd.DataFrame:
+        """The declarations as ``events.attrs["column_types"]`` holds them (:func:`column_types_frame`)."""
+        return column_types_frame(self.declarations)
+
+
+def column_types_frame(declarations: list[tuple[str, Columns, str, int]]) -> pd.DataFrame:
+    """Declarations ``(table, columns, source, offset)`` as a frame of :data:`cdckit.column_types.TYPE_COLUMNS`,
+    one row per column (empty, with those columns, when there is none).
+
+    >>> column_types_frame([("shop.items", {"id": ("bigint(20)", "int")}, "f.jsonl", 3)]).values.tolist()
+    [['shop.items', 'id', 'bigint(20)', 'int', 'f.jsonl', 3]]
+    >>> list(column_types_frame([]).columns)
+    ['table', 'column', 'type', 'kind', 'source', 'offset']
+    """
+    rows = [(table, column, raw, kind, source, offset)
+            for table, columns, source, offset in declarations for column, (raw, kind) in columns.items()]
+    arrays = [pa.array(list(values), pa.int64() if name == "offset" else pa.string())
+              for name, values in zip(TYPE_COLUMNS, zip(*rows) if rows else [[]] * len(TYPE_COLUMNS))]
+    # a QuarantineFrame: a frame in attrs that pandas neither copies nor compares elementwise
+    return QuarantineFrame(pa.Table.from_arrays(arrays, names=list(TYPE_COLUMNS)).to_pandas(
+        types_mapper=_PANDAS_TYPES.get))
+
 
 class MessageDecoder:
     """Runs ``dialect`` over messages and tells ``sink`` what became of each one.
@@ -138,6 +177,7 @@ class MessageDecoder:
         self.tz = dialect.tz if dialect is not None else tz
         self._name = dialect.name if dialect is not None else None
         self._all: list[Dialect] | None = None
+        self._batch_types: list[tuple] = []
 
     # ------------------------------------------------------------ one message
 
@@ -154,6 +194,10 @@ class MessageDecoder:
         other = self._claimant(msg) if self.each or dialect is None else None
         if other is not None:
             second = self._attempt(other, msg)
+            # two instances declared for one stream: neither's last declarations can be trusted now
+            other.forget_declarations()
+            if dialect is not None:
+                dialect.forget_declarations()
             if second[0] != "bad":
                 self._deliver(other, msg, second)
                 return
@@ -171,7 +215,16 @@ class MessageDecoder:
             self._bad(msg, dialect.name, reason + hint, code, cause)
 
     def _attempt(self, dialect: Dialect, msg: Message) -> tuple:
-        """``("events", events)``, ``("skip", reason)`` or ``("bad", reason, code, cause)``."""
+        """``("events", events)``, ``("skip", reason)`` or ``("bad", reason, code, cause)``; the column types
+        the dialect declared meanwhile go to the sink (whatever became of the message)."""
+        outcome = self._outcome(dialect, msg)
+        declared = dialect.take_declarations()
+        if declared:
+            for table, columns, _ in declared:
+                self.sink.types(dialect.name, msg.source, msg.offset, table, columns)
+        return outcome
+
+    def _outcome(self, dialect: Dialect, msg: Message) -> tuple:
         try:
             events = dialect.decode(msg)
             if not events:
@@ -254,7 +307,8 @@ class MessageDecoder:
             for index in range(count):
                 slow(index)
             return
-        self._fast(results, range(first, first + count), [source] * count, [partition] * count, slow, light)
+        self._fast(results, range(first, first + count), [source] * count, [partition] * count, slow, light,
+                   self._batch_types)
 
     def _saved(self, saved: list, block: LineBlock, source: str, partition: int | None, slow: Any) -> None:
         """A block of saved Kafka records: the messages through the batch decoder, with their records'
@@ -281,15 +335,17 @@ class MessageDecoder:
                 keys.append(record.key_text())
         found = self._batch(messages, keys) if chosen else None
         results: list[Any] = [None] * count
+        declared: list[tuple] = []
         if found is not None:
             for index, result in zip(chosen, found):
                 results[index] = result
+            declared = [(chosen[index], table, columns) for index, table, columns in self._batch_types]
 
         def light(index: int) -> Message:
             return Message(None, source, offsets[index], raw=block.lines[index].strip(), line=block.line_of(index),
                            partition=partitions[index])
 
-        self._fast(results, offsets, [source] * count, partitions, slow, light)
+        self._fast(results, offsets, [source] * count, partitions, slow, light, declared)
 
     def _batches(self) -> bool:
         return self.dialect is not None and self.dialect.has_line_decoder
@@ -316,28 +372,46 @@ class MessageDecoder:
         results: list[Any] = [None] * count
         for index, result in zip(chosen, found):
             results[index] = result
-        self._fast(results, offsets, sources, partitions, slow, light)
+        declared = [(chosen[index], table, columns) for index, table, columns in self._batch_types]
+        self._fast(results, offsets, sources, partitions, slow, light, declared)
 
     def _batch(self, lines: list[bytes], keys: list | None = None) -> list | None:
         """The batch decoder's results, or None when there is none or it failed (then each line goes alone).
 
-        ``keys`` (Kafka keys as text, None when a message has none) reach dialects that read them."""
+        ``keys`` (Kafka keys as text, None when a message has none) reach dialects that read them.
+        The column types the batch declared are left in ``self._batch_types`` as ``(index, table, columns)``,
+        and the dialect forgets its last declarations (see :meth:`_fast`)."""
         dialect = self.dialect
+        self._batch_types = []
         if dialect is None or not dialect.has_line_decoder:
             return None
+        dialect.forget_declarations()  # what decode() last declared came before or among these lines
         try:
             if dialect.uses_kafka_key and keys is not None and any(key is not None for key in keys):
                 results = dialect.decode_lines(lines, keys)
             else:
                 results = dialect.decode_lines(lines)
         except Exception:  # a fast path must never stop a read: the general decoder takes every line
+            results = None
+        declared = dialect.take_declarations()
+        dialect.forget_declarations()
+        if results is None or len(results) != len(lines):
             return None
-        return results if len(results) == len(lines) else None
+        self._batch_types = [(index, table, columns) for table, columns, index in declared if index is not None]
+        return results
 
-    def _fast(self, results: list, offsets: Any, sources: list, partitions: list, slow: Any, light: Any) -> None:
+    def _fast(self, results: list, offsets: Any, sources: list, partitions: list, slow: Any, light: Any,
+              declared: list[tuple] = ()) -> None:  # type: ignore[assignment]
         """Hand the batch decoder's rows to the sink in runs of one source and partition, in input order;
         a message it handed back (None) goes to ``slow``. An update half (an :class:`Event`) stays in its
-        run, its place kept, and reaches the sink with the message's position from ``light``."""
+        run, its place kept, and reaches the sink with the message's position from ``light``.
+
+        ``declared``: the column types the batch declared, ``(index, table, columns)``. They reach the
+        sink in input order with those of the messages decoded alone: the ones up to a message before it
+        is decoded alone, by a dialect that has forgotten its last declarations (lines it did not see
+        came between), so its own are complete."""
+        if declared or self._batches():
+            slow = self._interleaved(slow, sorted(declared, key=_first), offsets, sources)
         start = 0
         for index, result in enumerate(results):
             if result is None or (result.__class__ is list and not result) or (
@@ -349,6 +423,27 @@ class MessageDecoder:
                 self._run(results, offsets, sources, partitions, start, index, slow, light)
                 start = index
         self._run(results, offsets, sources, partitions, start, len(results), slow, light)
+        if declared:
+            slow(len(results))  # the declarations left (no message at that index)
+
+    def _interleaved(self, slow: Any, declared: list[tuple], offsets: Any, sources: list) -> Any:
+        """``slow`` that first hands the sink the batch's declarations up to its message, and has the
+        dialect forget its last declarations; ``slow(len(results))`` hands the rest only."""
+        sink, dialect, count = self.sink, self.dialect, len(sources)
+        name = dialect.name
+        at = 0
+
+        def decoded_alone(index: int) -> None:
+            nonlocal at
+            while at < len(declared) and declared[at][0] <= index:
+                place, table, columns = declared[at]
+                sink.types(name, sources[place], offsets[place], table, columns)
+                at += 1
+            if index < count:
+                dialect.forget_declarations()
+                slow(index)
+
+        return decoded_alone
 
     def _run(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
              slow: Any, light: Any) -> None:
@@ -416,6 +511,10 @@ class MessageDecoder:
         if self.dialect is None:
             return ""
         return family_hint(msg.value, self.dialect, self._dialects())
+
+
+def _first(item: tuple) -> Any:
+    return item[0]
 
 
 def _sound_half(event: Event) -> bool:

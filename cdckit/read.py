@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from . import workers
 from .containers import LineBlock, Message, file_container, file_pieces, iter_sources
-from .decoding import FrameSink, MessageDecoder, gc_paused, gc_resumed
+from .decoding import FrameSink, MessageDecoder, column_types_frame, gc_paused, gc_resumed
 from .detect import DEFAULT_SAMPLE, choose_for_read
 from .dialects import registry
 from .dialects.base import Dialect
@@ -74,7 +74,8 @@ def read(
 
     Returns:
         The canonical frame (see :mod:`cdckit.frame`), with
-        ``attrs["quarantine"]`` and ``attrs["report"]``; or a
+        ``attrs["quarantine"]``, ``attrs["report"]`` and ``attrs["column_types"]``
+        (the column types the dialects declared, see :mod:`cdckit.column_types`); or a
         :class:`ChunkedRead` when ``chunksize`` is given. A path to events
         cdckit itself wrote (:func:`cdckit.export.write_events`, ``cdckit
         convert``: Parquet, CSV or JSON Lines with the canonical columns) is
@@ -106,6 +107,7 @@ def read(
     events = arrow_to_pandas(pa.concat_tables(tables) if tables else ARROW_SCHEMA.empty_table())
     events.attrs["quarantine"] = job.quarantine.to_pandas()
     events.attrs["report"] = job.report()
+    events.attrs["column_types"] = job.column_types()
     return events
 
 
@@ -132,7 +134,7 @@ def exported_events(path: str | os.PathLike[str]) -> pd.DataFrame:
                                "dialects": {str(name): int(n) for name, n in counts.items()},
                                "sources": {os.fspath(path): "canonical events (written by cdckit)"},
                                "detection": {}},
-                    "quarantine": QuarantineBuilder().to_pandas()}
+                    "quarantine": QuarantineBuilder().to_pandas(), "column_types": column_types_frame([])}
     return events
 
 
@@ -140,8 +142,9 @@ class ChunkedRead:
     """Iterator of canonical frames of at most ``chunksize`` events.
 
     Each frame's ``attrs["quarantine"]`` holds the messages quarantined since
-    the previous frame and ``attrs["report"]`` the running totals. After the
-    last frame, ``report`` and ``quarantine`` cover the whole read.
+    the previous frame, ``attrs["report"]`` the running totals and
+    ``attrs["column_types"]`` the column types declared so far. After the
+    last frame, ``report``, ``quarantine`` and ``column_types`` cover the whole read.
     """
 
     def __init__(self, job: "_ReadJob", source: Any, chunksize: int) -> None:
@@ -165,6 +168,7 @@ class ChunkedRead:
         self._quarantine_seen = len(rows)
         frame.attrs["quarantine"] = recent.to_pandas()
         frame.attrs["report"] = self._job.report()
+        frame.attrs["column_types"] = self._job.column_types()
         return frame
 
     @property
@@ -174,6 +178,10 @@ class ChunkedRead:
     @property
     def quarantine(self) -> pd.DataFrame:
         return self._job.quarantine.to_pandas()
+
+    @property
+    def column_types(self) -> pd.DataFrame:
+        return self._job.column_types()
 
 
 class _ReadJob(FrameSink):
@@ -272,6 +280,8 @@ class _ReadJob(FrameSink):
                 self.skipped_reasons.update(result["skipped"])
                 for row in result["quarantine"]:
                     self.quarantine.add(*row)
+                for table, columns, where, offset in result["declarations"]:
+                    self.types("", where, offset, table, columns)
 
     def placed(self, table: pa.Table, halves: list[tuple]) -> pa.Table:
         """Events (a worker's, or a batch decoder's run) with the updates their halves complete, each

@@ -9,7 +9,10 @@ partner is in its range; the calling process replays the ranges in order
 and pairs the halves left, so the frame, its order, the quarantine and the
 report are exactly those of a read in one process. (When a half left open
 by an earlier range would have taken a half the worker paired, the range
-is decoded again in the calling process.)
+is decoded again in the calling process.) Each range's column type
+declarations are replayed through the calling process's sink, whose rule
+drops a declaration equal to the last one for its table: the same
+``attrs["column_types"]`` as one process.
 
 >>> import cdckit
 >>> path = cdckit.samples.path("canal/shop.jsonl")
@@ -139,6 +142,7 @@ class RangeSink(FrameSink):
             halves.append((position + bisect.bisect_left(self._merged_after, index), _position(msg), dialect,
                            event))
         return {"table": table, "halves": halves, "paired": self._paired, "quarantine": self.quarantine,
+                "declarations": self.declarations,
                 "messages": self.messages,
                 "decoded": self.decoded, "events": self.events_made, "by_dialect": self.by_dialect,
                 "skipped": self.skipped_reasons}

@@ -72,6 +72,16 @@ TABLE_OPS = frozenset({"create-table", "drop-table", "rename-table", "change-col
                        "drop-column", "rename-column", "column-type-change", "DropTable"})
 #: Control record operations that empty a table.
 TRUNCATES = frozenset({"truncate-table", "TruncateTable"})
+#: DMS data types (``control.table-def.columns``) -> the kind declared (:mod:`cdckit.column_types`); a type
+#: not named here declares ``string``. NUMERIC is ``decimal(P,S)`` with the column's precision and scale.
+DECLARED_KINDS = {
+    **dict.fromkeys(("INT1", "INT2", "INT4", "INT8", "INT16", "INT32", "INT64", "UINT1", "UINT2", "UINT4",
+                     "UINT8"), "int"),
+    **dict.fromkeys(("REAL4", "REAL8", "FLOAT", "DOUBLE"), "float"),
+    "NUMERIC": "decimal", "DECIMAL": "decimal", "BOOLEAN": "bool",
+    **dict.fromkeys(("BLOB", "BYTES"), "binary"),
+    "DATE": "date", "TIME": "time", "DATETIME": "timestamp", "TIMESTAMP": "timestamp",
+}
 #: Top-level fields that are not a before image.
 ENVELOPE = frozenset({"data", "metadata", "control"})
 #: The before image field this encoder writes (the user guide's ``FieldName`` example).
@@ -137,7 +147,10 @@ class AwsDms(Dialect):
                       event_time=time_of(meta, "commit-timestamp", self.tz),
                       emit_time=time_of(meta, "timestamp", self.tz), seq=seq_of(meta), txn_id=txn_of(meta))
         if kind == "control":
-            return [control_event(value, op_raw, common)]
+            event = control_event(value, op_raw, common)
+            if event.op == "ddl":
+                self.declare(event.database, event.schema, event.table, declared_columns(value))
+            return [event]
         if kind != "data":
             raise BadMessage(f"unknown record-type {kind!r}")
         op = DATA_OPS.get(op_raw)
@@ -249,6 +262,41 @@ def control_event(value: dict[str, Any], op_raw: str, common: dict[str, Any]) ->
     pk = table_def.get("primary-key") if isinstance(table_def, dict) else None
     key_columns = list(pk) if isinstance(pk, list) and pk and all(isinstance(c, str) for c in pk) else None
     return Event(op="ddl", key_columns=key_columns, **common)
+
+
+def declared_columns(value: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """The column types a control record's ``control.table-def.columns`` declares (``IncludeControlDetails``),
+    ``{column: (type, kind)}``; {} when it has none.
+
+    >>> declared_columns({"control": {"table-def": {"columns": {
+    ...     "id": {"type": "INT32"}, "price": {"type": "NUMERIC", "precision": 10, "scale": 2}}}}})
+    {'id': ('INT32', 'int'), 'price': ('NUMERIC(10,2)', 'decimal(10,2)')}
+    """
+    control = value.get("control")
+    table_def = control.get("table-def") if control.__class__ is dict else None
+    columns = table_def.get("columns") if table_def.__class__ is dict else None
+    declared: dict[str, tuple[str, str]] = {}
+    if columns.__class__ is not dict:
+        return declared
+    for name, column in columns.items():
+        kind_name = column.get("type") if column.__class__ is dict else None
+        if kind_name.__class__ is not str:
+            continue
+        kind, raw = DECLARED_KINDS.get(kind_name.upper(), "string"), kind_name
+        if kind == "decimal":
+            precision, scale = column.get("precision"), column.get("scale")
+            if precision is not None or scale is not None:
+                precision, scale = _digits(precision), _digits(scale)
+                raw, kind = f"{kind_name}({precision},{scale})", f"decimal({precision},{scale})"
+        declared[name] = (raw, kind)
+    return declared
+
+
+def _digits(number: Any) -> str:
+    """A precision or scale as text ('' unless a whole number)."""
+    if number.__class__ is int or (number.__class__ is str and number.isascii() and number.isdigit()):
+        return str(number)
+    return ""
 
 
 def before_image(value: dict[str, Any]) -> str | None:

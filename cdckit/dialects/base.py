@@ -29,7 +29,15 @@ import pandas as pd
 from ..containers import Message
 from ..frame import Event
 
-__all__ = ["Dialect", "Match", "Record", "BadMessage", "SkipMessage", "require", "expect_object", "rows_of"]
+__all__ = ["Dialect", "Match", "Record", "BadMessage", "SkipMessage", "Columns", "require", "expect_object", "rows_of",
+           "table_name"]
+
+#: A table's declared column types: ``{column: (raw type as the dialect wrote it, kind)}``, the kinds
+#: those of :mod:`cdckit.column_types`.
+Columns = dict[str, tuple[str, str]]
+
+#: A dialect remembers the last declaration of at most this many tables (then forgets them all).
+_DECLARED_TABLES = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +87,10 @@ class Dialect:
 
     def __init__(self, tz: str | None = None) -> None:
         self.tz = tz
+        self._declared: dict[str, Columns] = {}  # table name -> the columns last declared for it
+        self._declared_next = 0  # the batch index the next declaration is expected at
+        self._declared_same: tuple | None = None  # the last call's columns and table, while they are remembered
+        self._declarations: list[tuple[str, Columns, int | None]] = []
 
     def __repr__(self) -> str:
         return f"<dialect {self.name}>"
@@ -126,10 +138,83 @@ class Dialect:
         """
         raise NotImplementedError
 
+    # ------------------------------------------------------------ column types
+
+    def declare(self, database: str | None, schema: str | None, table: str | None, columns: Columns,
+                index: int | None = None) -> None:
+        """Say what types a table's columns have (``columns``: :data:`Columns`), from the message being decoded.
+
+        ``database``, ``schema`` and ``table`` are the message's events' own.
+        ``index`` is the message's position in the lines of :meth:`decode_lines`
+        (None in :meth:`decode`). Call it for every message whose types are
+        known, in input order: a declaration equal to the last one this
+        instance made for the table is dropped at the cost of one identity
+        check (hand the same dict for the same raw types). In a batch, a gap
+        in the indexes (a message handed back) forgets every table's last
+        declaration, so the next one is made again and the declarations a
+        batch made stay complete whatever :meth:`decode` does with the
+        messages handed back. The declarations made are taken by
+        :meth:`take_declarations` (the decode loop does it).
+
+        >>> from cdckit.dialects import registry
+        >>> d = registry.create("maxwell")
+        >>> cols = {"id": ("bigint", "int")}
+        >>> d.declare("shop", None, "items", cols); d.declare("shop", None, "items", dict(cols))
+        >>> d.take_declarations()
+        [('shop.items', {'id': ('bigint', 'int')}, None)]
+        """
+        if index is not None:
+            if index != self._declared_next:
+                self.forget_declarations()
+            self._declared_next = index + 1
+        same = self._declared_same
+        if same is not None and same[0] is columns and same[1] == table and same[2] == database \
+                and same[3] == schema:  # the table of the last call again, with its types
+            return
+        name = table_name(database, schema, table)
+        if name is None or not columns:
+            return
+        declared = self._declared
+        last = declared.get(name)
+        self._declared_same = (columns, table, database, schema)
+        if last is columns:
+            return
+        if len(declared) >= _DECLARED_TABLES:
+            declared.clear()
+        declared[name] = columns
+        if last != columns:
+            self._declarations.append((name, columns, index))
+
+    def take_declarations(self) -> list[tuple[str, Columns, int | None]]:
+        """The declarations made since the last call, as ``(table name, columns, index)``, in the order made."""
+        found = self._declarations
+        if found:
+            self._declarations = []
+        return found
+
+    def forget_declarations(self) -> None:
+        """Forget the last declaration of every table (the next ones are made again): for a decode loop
+        whose messages reach this instance out of input order."""
+        self._declared.clear()
+        self._declared_next = 0
+        self._declared_same = None
+
     @classmethod
     def can_encode(cls) -> bool:
         """True when the dialect overrides :meth:`encode`."""
         return cls.encode is not Dialect.encode
+
+
+def table_name(database: str | None, schema: str | None, table: str | None) -> str | None:
+    """The name :func:`cdckit.ordering.table_names` gives an event of this table (None without a table).
+
+    >>> table_name("shop", "public", "items"), table_name(None, "ns", "t"), table_name(None, None, "t")
+    ('shop.items', 'ns.t', 't')
+    """
+    if table.__class__ is not str:
+        return None
+    prefix = database if database is not None else schema
+    return table if prefix is None else f"{prefix}.{table}"
 
 
 def require(obj: Mapping[str, Any], field: str, where: str = "") -> Any:

@@ -116,6 +116,30 @@ SQL_KINDS = {
     1: "text", 12: "text", -1: "text", 91: "text", 92: "text", 93: "text",  # CHAR VARCHAR LONGVARCHAR DATE TIME TIMESTAMP
     -2: "binary", -3: "binary", -4: "binary", 2004: "binary",  # BINARY VARBINARY LONGVARBINARY BLOB
 }
+#: MySQL type names (as :data:`MYSQL_KINDS` reads them) -> the kind declared (:mod:`cdckit.column_types`);
+#: ``decimal`` gets its precision and scale from the type's parameters.
+MYSQL_DECLARED = {
+    "tinyint": "int", "smallint": "int", "mediumint": "int", "int": "int", "integer": "int", "bigint": "int",
+    "bit": "int", "year": "int",
+    "float": "float", "double": "float", "real": "float",
+    "decimal": "decimal", "numeric": "decimal", "dec": "decimal", "fixed": "decimal",
+    "bool": "bool", "boolean": "bool",
+    "binary": "binary", "varbinary": "binary", "tinyblob": "binary", "blob": "binary", "mediumblob": "binary",
+    "longblob": "binary",
+    "char": "string", "varchar": "string", "tinytext": "string", "text": "string", "mediumtext": "string",
+    "longtext": "string", "set": "string", "enum": "enum", "json": "json",
+    "date": "date", "time": "time", "datetime": "timestamp", "timestamp": "timestamp",
+}
+#: java.sql.Types codes -> the kind declared (codes not listed: ``string``, their values stay text).
+SQL_DECLARED = {
+    -7: "int", -6: "int", 5: "int", 4: "int", -5: "int",
+    6: "float", 7: "float", 8: "float",
+    2: "decimal", 3: "decimal",
+    16: "bool",
+    91: "date", 92: "time", 93: "timestamp",
+    -2: "binary", -3: "binary", -4: "binary", 2004: "binary",
+}
+_PARAMETERS = re.compile(r"\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)")
 #: What the encoder declares for each value kind: (mysqlType, sqlType).
 _DECLARED = {"int": ("bigint(20)", -5), "float": ("double", 8), "decimal": ("decimal(65,30)", 3),
              "bool": ("boolean", 16),
@@ -155,6 +179,54 @@ def column_kinds(mysql_types: Any, sql_types: Any) -> dict[str, str]:
             if kind is not None:  # mysqlType is preferred; an unknown type leaves sqlType's verdict
                 kinds[name] = kind
     return {name: kind for name, kind in kinds.items() if kind != "text"}
+
+
+@lru_cache(maxsize=4096)
+def mysql_declared(declared: str) -> str | None:
+    """The kind (:mod:`cdckit.column_types`) a ``mysqlType`` text declares, None for a type not known here.
+
+    >>> mysql_declared("decimal(10,2)"), mysql_declared("DECIMAL(8)"), mysql_declared("decimal")
+    ('decimal(10,2)', 'decimal(8,0)', 'decimal')
+    >>> mysql_declared("bigint(20) unsigned"), mysql_declared("datetime(3)"), mysql_declared("geometry")
+    ('int', 'timestamp', None)
+    """
+    text = declared.strip().lower()
+    end = _TYPE_END.search(text)
+    kind = MYSQL_DECLARED.get(text[: end.start()] if end else text)
+    if kind == "decimal" and end is not None:
+        found = _PARAMETERS.match(text, end.start())
+        if found is not None:
+            kind = f"decimal({found.group(1)},{found.group(2) or 0})"
+    return kind
+
+
+def declared_columns(mysql_types: Any, sql_types: Any) -> dict[str, tuple[str, str]]:
+    """The column types a message declares, ``{column: (raw, kind)}``: ``mysqlType`` preferred, ``sqlType``
+    for a column it does not name or names with a type not known here (the same rule as :func:`column_kinds`).
+
+    >>> declared_columns({"id": "bigint(20)", "g": "geometry"}, {"id": -5, "g": 1111, "d": 91})
+    {'id': ('bigint(20)', 'int'), 'g': ('1111', 'string'), 'd': ('91', 'date')}
+    """
+    coded: dict[str, tuple[str, str]] = {}
+    if isinstance(sql_types, dict):
+        for name, code in sql_types.items():
+            if isinstance(code, str) and code.lstrip("-").isdigit():
+                code = int(code)
+            if isinstance(code, int) and not isinstance(code, bool):
+                coded[name] = (str(code), SQL_DECLARED.get(code, "string"))
+    columns: dict[str, tuple[str, str]] = {}
+    if isinstance(mysql_types, dict):
+        for name, declared in mysql_types.items():
+            kind = mysql_declared(declared) if isinstance(declared, str) else None
+            if kind is not None:
+                columns[name] = (declared, kind)
+            elif name in coded:
+                columns[name] = coded[name]
+            elif isinstance(declared, str):
+                columns[name] = (declared, "string")  # a type not known here: its values stay text
+    for name, found in coded.items():
+        columns.setdefault(name, found)
+    return columns
 
 
 def tidb_ts(tidb: dict[str, Any] | None, name: str) -> int | str | None:
@@ -284,11 +356,12 @@ class Canal(Dialect):
 
     def __init__(self, tz: str | None = None) -> None:
         super().__init__(tz)
-        # (database, table) -> (mysqlType, sqlType, converters): reused while a table's types stay the same
-        self._types: dict[tuple, tuple[Any, Any, dict[str, Callable[[Any], Any]]]] = {}
-        # (mysqlType text, sqlType text) -> converters, for the batch decoder
-        self._by_text: dict[tuple[bytes, bytes], dict[str, Callable[[Any], Any]]] = {}
-        self._last_types: tuple[msgspec.Raw, msgspec.Raw, dict[str, Callable[[Any], Any]]] | None = None
+        # (database, table) -> (mysqlType, sqlType, (converters, declared column types)): reused while a table's
+        # types stay the same
+        self._types: dict[tuple, tuple[Any, Any, tuple]] = {}
+        # (mysqlType text, sqlType text) -> (converters, declared column types), for the batch decoder
+        self._by_text: dict[tuple[bytes, bytes], tuple[dict[str, Callable[[Any], Any]], dict[str, tuple]]] = {}
+        self._last_types: tuple[msgspec.Raw, msgspec.Raw, tuple] | None = None
 
     # ------------------------------------------------------------ detection
 
@@ -349,7 +422,8 @@ class Canal(Dialect):
         for name in ("database", "table"):  # the type cache is keyed on them
             if not isinstance(value.get(name), (str, type(None))):
                 raise InvalidValue(f"{name} holds a {type(value[name]).__name__}, not text")
-        converters = self.converters(value)
+        converters, declared = self.converters(value)
+        self.declare(value.get("database") or None, None, value.get("table") or None, declared)
         rows = self.dml_rows(op, op_raw, data, old, converters, value.get("pkNames"), value.get("database"),
                              value.get("table"), value.get("es"), value.get("ts"), value.get("id"), value.get("gtid"),
                              tidb_ts(tidb, "commitTs"))
@@ -427,8 +501,8 @@ class Canal(Dialect):
         append = out.append
         decode = _FLAT.decode
         dml_rows = self.dml_rows
-        raw_converters = self._raw_converters
-        for line in lines:
+        raw_converters, declare = self._raw_converters, self.declare
+        for index, line in enumerate(lines):
             try:
                 flat = decode(line)
             except (msgspec.DecodeError, msgspec.ValidationError):
@@ -442,8 +516,10 @@ class Canal(Dialect):
                 append(None)
                 continue
             try:
+                converters, declared = raw_converters(flat.mysqlType, flat.sqlType)
+                declare(flat.database or None, None, flat.table or None, declared, index)
                 rows = dml_rows(op, op_raw, data, flat.old or _NO_ROWS if op == "update" else _NO_ROWS,
-                                raw_converters(flat.mysqlType, flat.sqlType), flat.pkNames, flat.database,
+                                converters, flat.pkNames, flat.database,
                                 flat.table, flat.es, flat.ts, flat.id, flat.gtid,
                                 None if flat.tidb is None else flat.tidb.commitTs, fresh=True)
             except (BadMessage, ValueError):
@@ -452,8 +528,10 @@ class Canal(Dialect):
             append(rows[0] if len(rows) == 1 else rows)
         return out
 
-    def _raw_converters(self, mysql_types: msgspec.Raw, sql_types: msgspec.Raw) -> dict[str, Callable[[Any], Any]]:
-        """The converters of raw ``mysqlType``/``sqlType`` texts, remembered by those texts."""
+    def _raw_converters(self, mysql_types: msgspec.Raw,
+                        sql_types: msgspec.Raw) -> tuple[dict[str, Callable[[Any], Any]], dict[str, tuple]]:
+        """The converters and declared column types of raw ``mysqlType``/``sqlType`` texts, remembered by
+        those texts."""
         last = self._last_types
         if last is not None and last[0] == mysql_types and last[1] == sql_types:  # the same table again
             return last[2]
@@ -462,23 +540,26 @@ class Canal(Dialect):
         if found is None:
             if len(self._by_text) >= 4096:
                 self._by_text.clear()
-            kinds = column_kinds(values.loads(ident[0]), values.loads(ident[1]))
-            found = self._by_text[ident] = {name: CONVERTERS[kind] for name, kind in kinds.items()}
+            mysql, sql = values.loads(ident[0]), values.loads(ident[1])
+            found = self._by_text[ident] = ({name: CONVERTERS[kind] for name, kind in column_kinds(mysql, sql).items()},
+                                            declared_columns(mysql, sql))
         self._last_types = (mysql_types, sql_types, found)
         return found
 
-    def converters(self, value: dict[str, Any]) -> dict[str, Callable[[Any], Any]]:
-        """``{column: converter}`` of a message, from its ``mysqlType`` and ``sqlType`` (cached per table)."""
+    def converters(self, value: dict[str, Any]) -> tuple[dict[str, Callable[[Any], Any]], dict[str, tuple]]:
+        """``({column: converter}, declared column types)`` of a message, from its ``mysqlType`` and
+        ``sqlType`` (cached per table)."""
         mysql_types, sql_types = value.get("mysqlType"), value.get("sqlType")
         table = (value.get("database"), value.get("table"))
         cached = self._types.get(table)
         if cached is not None and cached[0] == mysql_types and cached[1] == sql_types:
             return cached[2]
-        converters = {name: CONVERTERS[kind] for name, kind in column_kinds(mysql_types, sql_types).items()}
+        found = ({name: CONVERTERS[kind] for name, kind in column_kinds(mysql_types, sql_types).items()},
+                 declared_columns(mysql_types, sql_types))
         if len(self._types) >= 4096:
             self._types.clear()
-        self._types[table] = (mysql_types, sql_types, converters)
-        return converters
+        self._types[table] = (mysql_types, sql_types, found)
+        return found
 
     def ddl(self, value: dict[str, Any], op_raw: str) -> Event:
         """The event of a DDL message: its statement in ``ddl``, no images."""

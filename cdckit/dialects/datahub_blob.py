@@ -97,6 +97,9 @@ _OWN_OPS = frozenset({"UPDATE_BEFOR", "UPDATE_AFTER", "MHEARTBEAT"})
 VERSIONS = frozenset({"0.0.1", "1.0.0"})
 #: StreamX column type -> values.coerce kind (STRING and BYTES stay text).
 KINDS = {"LONG": "int", "DOUBLE": "float", "BOOLEAN": "bool", "DATE": "int"}
+#: StreamX column type -> the kind declared (:mod:`cdckit.column_types`); DATE is epoch milliseconds.
+DECLARED_KINDS = {"LONG": "int", "DOUBLE": "float", "BOOLEAN": "bool", "STRING": "string", "DATE": "timestamp(ms)",
+                  "BYTES": "binary"}
 #: values.infer_kinds kind -> StreamX column type, for the encoder.
 _STREAMX = {"int": "LONG", "float": "DOUBLE", "bool": "BOOLEAN", "text": "STRING"}
 #: canonical op -> payload.op for the events without rows that every source can give.
@@ -215,6 +218,7 @@ class DataHubBlob(Dialect):
         """Images, key and half of a DML event (its op's image and the routing fields are required)."""
         require_routing(event.table, event.seq)
         kinds = column_kinds(columns)
+        self.declare(event.database, event.schema, event.table, declared_columns(columns))
         before = typed_image(payload.get("before"), kinds, "before")
         after = typed_image(payload.get("after"), kinds, "after")
         event.half, event.key = half_and_key(event.op_raw, before, after, event.key_columns)
@@ -239,14 +243,14 @@ class DataHubBlob(Dialect):
         out: list[tuple | Event | None] = []
         append = out.append
         decode = _BLOB.decode
-        for line in lines:
+        for index, line in enumerate(lines):
             try:
-                append(self._fast_event(decode(line)))
+                append(self._fast_event(decode(line), index))
             except (msgspec.DecodeError, BadMessage, ValueError):
                 append(None)
         return out
 
-    def _fast_event(self, message: "_Blob") -> tuple | Event | None:
+    def _fast_event(self, message: "_Blob", index: int | None = None) -> tuple | Event | None:
         """The event of one message read by :data:`_BLOB` (None for DDL, BadMessage where decode refuses)."""
         payload = message.payload
         op_raw = payload.op
@@ -265,7 +269,8 @@ class DataHubBlob(Dialect):
             return (op, op_raw, source.dbName, source.schemaName, table, event_time, emit_time, seq, None,
                     key_columns, None, None, None, None)
         require_routing(table, seq)
-        kinds = self._column_kinds(schema.dataColumn)
+        kinds, declared = self._column_kinds(schema.dataColumn)
+        self.declare(source.dbName, source.schemaName, table, declared, index)
         before = _fast_image(payload.before, kinds)
         after = _fast_image(payload.after, kinds)
         half, key = half_and_key(op_raw, before, after, key_columns)
@@ -277,8 +282,9 @@ class DataHubBlob(Dialect):
         return (op, op_raw, source.dbName, source.schemaName, table, event_time, emit_time, seq, None,
                 key_columns, key, before_text, after_text, None)
 
-    def _column_kinds(self, columns: msgspec.Raw) -> dict[str, str]:
-        """:func:`column_kinds` of a raw ``schema.dataColumn``, remembered by its text."""
+    def _column_kinds(self, columns: msgspec.Raw) -> tuple[dict[str, str], dict[str, tuple]]:
+        """:func:`column_kinds` and :func:`declared_columns` of a raw ``schema.dataColumn``, remembered by its
+        text."""
         last = self.__dict__.get("_last_kinds")
         if last is not None and last[0] == columns:  # the same table again
             found = last[1]
@@ -290,7 +296,8 @@ class DataHubBlob(Dialect):
                 if len(cache) >= 1024:
                     cache.clear()
                 try:
-                    found = column_kinds(values.loads(data))
+                    parsed = values.loads(data)
+                    found = (column_kinds(parsed), declared_columns(parsed))
                 except (BadMessage, ValueError):
                     found = _BAD_COLUMNS
                 cache[data] = found
@@ -393,6 +400,22 @@ def column_kinds(columns: Any) -> dict[str, str]:
         return {c["name"]: kind for c in columns if (kind := KINDS.get(c["type"])) is not None}
     except (TypeError, KeyError):
         raise BadMessage("schema.dataColumn is not a list of {name, type} objects") from None
+
+
+def declared_columns(columns: Any) -> dict[str, tuple[str, str]]:
+    """The column types a ``schema.dataColumn`` declares, ``{column: (type, kind)}`` (a type not known here
+    declares ``string``; entries without a text name and type are left out).
+
+    >>> declared_columns([{"name": "id", "type": "LONG"}, {"name": "at", "type": "DATE"}])
+    {'id': ('LONG', 'int'), 'at': ('DATE', 'timestamp(ms)')}
+    """
+    declared = {}
+    if columns.__class__ is list:
+        for column in columns:
+            if column.__class__ is dict and column.get("name").__class__ is str \
+                    and column.get("type").__class__ is str:
+                declared[column["name"]] = (column["type"], DECLARED_KINDS.get(column["type"], "string"))
+    return declared
 
 
 def typed_image(image: Any, kinds: dict[str, str], side: str) -> dict[str, Any] | None:

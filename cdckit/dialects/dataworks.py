@@ -109,7 +109,15 @@ TYPE_KINDS = {
     **dict.fromkeys(("decimal", "numeric", "number", "dec", "fixed"), "decimal"),
     **dict.fromkeys(("bool", "boolean"), "bool"),
 }
+#: Other column type names (as :func:`type_kind` reads them) -> the kind declared (:mod:`cdckit.column_types`);
+#: a name not known here declares ``string`` (its values are kept as they arrive).
+DECLARED_KINDS = {
+    **dict.fromkeys(("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "bytea", "raw"), "binary"),
+    "date": "date", "time": "time", "datetime": "timestamp", "timestamp": "timestamp", "timestamptz": "timestamp",
+    "year": "int", "bit": "int", "enum": "enum", "json": "json", "jsonb": "json",
+}
 _TYPE_MODIFIERS = (" unsigned", " signed", " zerofill")
+_PARAMETERS = re.compile(r"\(\s*(\d+)\s*(?:,\s*(-?\d+)\s*)?\)")
 _EMPTY: dict[str, Any] = {}
 
 # Encoding: the column type written for the kind of values a column holds.
@@ -198,6 +206,8 @@ class DataWorks(Dialect):
         if type(source) is not dict:
             expect_object(source, "schema.source")
         kinds = column_kinds(schema.get("column"))
+        self.declare(source.get("dbName"), source.get("schema"), source.get("table"),
+                     declared_columns(schema.get("column")))
         before = typed_image(payload.get("before"), kinds, "payload.before")
         after = typed_image(payload.get("after"), kinds, "payload.after")
         require_images(op, op_raw, before, after)
@@ -226,9 +236,9 @@ class DataWorks(Dialect):
 
     def __init__(self, tz: str | None = None) -> None:
         super().__init__(tz)
-        # raw schema.column text -> (its column kinds, the pattern that finds text in those columns)
-        self._kinds_by_text: dict[bytes, tuple[dict[str, str], re.Pattern[bytes] | None]] = {}
-        self._last_kinds: tuple[msgspec.Raw, tuple[dict[str, str], re.Pattern[bytes] | None]] | None = None
+        # raw schema.column text -> (its column kinds, the pattern that finds text in those columns, declared types)
+        self._kinds_by_text: dict[bytes, tuple[dict[str, str], re.Pattern[bytes] | None, dict]] = {}
+        self._last_kinds: tuple[msgspec.Raw, tuple[dict[str, str], re.Pattern[bytes] | None, dict]] | None = None
 
     def decode_lines(self, lines: list[bytes]) -> list[tuple | None]:
         """The events of many raw DataWorks messages at once, one tuple of the frame's event fields each.
@@ -245,17 +255,17 @@ class DataWorks(Dialect):
         out: list[tuple | None] = []
         append = out.append
         decode = _MESSAGE.decode
-        for line in lines:
+        for index, line in enumerate(lines):
             try:
                 if not line.isascii():
                     line.decode()  # invalid UTF-8 raises here: decode() quarantines such a line
-                append(self._line_event(decode(line)))
+                append(self._line_event(decode(line), index))
             except _HAND_BACK:
                 append(None)
         return out
 
-    def _line_event(self, message: "_Message") -> tuple:
-        """The event of one message read by msgspec, as :meth:`decode` makes it."""
+    def _line_event(self, message: "_Message", index: int | None = None) -> tuple:
+        """The event of one message read by msgspec, as :meth:`decode` makes it (``index``: its line's)."""
         payload = message.payload
         op_raw = payload.op
         op = canonical_op(op_raw)
@@ -263,7 +273,8 @@ class DataWorks(Dialect):
         source = schema.source or _NO_SOURCE
         before, after = payload.before, payload.after
         require_images(op, op_raw, before, after)
-        kinds, typed_text = self._column_kinds(schema.column)
+        kinds, typed_text, declared = self._column_kinds(schema.column)
+        self.declare(source.dbName, source.schema, source.table, declared, index)
         key_columns = primary_key(schema.pk)
         keyed = keyed_image(op, before, after) if key_columns else None
         before_text, before_row = self._image(before, kinds, typed_text, before is keyed)
@@ -294,16 +305,18 @@ class DataWorks(Dialect):
         row = typed_data(values.loads(data), kinds)
         return values.image(row), row
 
-    def _column_kinds(self, column: msgspec.Raw) -> tuple[dict[str, str], re.Pattern[bytes] | None]:
-        """The kinds of a raw ``schema.column`` and the pattern of text values in those columns, cached."""
+    def _column_kinds(self, column: msgspec.Raw) -> tuple[dict[str, str], re.Pattern[bytes] | None, dict]:
+        """The kinds of a raw ``schema.column``, the pattern of text values in those columns and the column
+        types it declares, cached."""
         last = self._last_kinds
         if last is not None and last[0] == column:  # the same table again
             return last[1]
         text = bytes(column)
         found = self._kinds_by_text.get(text)
         if found is None:
-            kinds = column_kinds(values.loads(text))
-            found = (kinds, _text_value_pattern(kinds))
+            columns = values.loads(text)
+            kinds = column_kinds(columns)
+            found = (kinds, _text_value_pattern(kinds), declared_columns(columns))
             if len(self._kinds_by_text) >= 4096:
                 self._kinds_by_text.clear()
             self._kinds_by_text[text] = found
@@ -395,6 +408,35 @@ def type_kind(type_name: str) -> str | None:
     for modifier in _TYPE_MODIFIERS:
         base = base.removesuffix(modifier)
     return TYPE_KINDS.get(base)
+
+
+def declared_kind(type_name: str) -> str:
+    """The kind (:mod:`cdckit.column_types`) a column type name declares.
+
+    >>> declared_kind("decimal(10,2)"), declared_kind("bigint"), declared_kind("datetime"), declared_kind("varchar(20)")
+    ('decimal(10,2)', 'int', 'timestamp', 'string')
+    """
+    kind = type_kind(type_name)
+    if kind is None:
+        base = type_name.lower().partition("(")[0].strip()
+        return DECLARED_KINDS.get(base.split(" ", 1)[0], "string")
+    if kind == "decimal":
+        found = _PARAMETERS.search(type_name)
+        if found is not None:
+            kind = f"decimal({found.group(1)},{found.group(2) or 0})"
+    return kind
+
+
+def declared_columns(columns: Any) -> dict[str, tuple[str, str]]:
+    """The column types a ``schema.column`` declares, ``{column: (type, kind)}`` (entries that are not
+    ``{"name", "type"}`` objects with text in both ignored)."""
+    declared = {}
+    if columns.__class__ is list:
+        for column in columns:
+            if column.__class__ is dict and column.get("name").__class__ is str \
+                    and column.get("type").__class__ is str:
+                declared[column["name"]] = (column["type"], declared_kind(column["type"]))
+    return declared
 
 
 #: Kinds of the column type names met so far (type names in a stream are few).

@@ -75,6 +75,23 @@ _FLOAT_TYPES = frozenset({"float", "float32", "float64", "double"})
 _DECIMAL = "org.apache.kafka.connect.data.Decimal"
 _VARIABLE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
 _POSITION = re.compile(r"(?P<file>.+):(?P<pos>\d{20}):(?P<row>\d{20})\Z")
+#: Kafka Connect logical types (a field's ``name``) -> the kind declared (:mod:`cdckit.column_types`);
+#: ``org.apache.kafka.connect.data.Decimal`` is ``decimal(P,S)`` from its parameters (:func:`field_kind`).
+LOGICAL_KINDS = {
+    "io.debezium.time.Date": "date", "org.apache.kafka.connect.data.Date": "date",
+    "io.debezium.time.Timestamp": "timestamp(ms)", "org.apache.kafka.connect.data.Timestamp": "timestamp(ms)",
+    "io.debezium.time.MicroTimestamp": "timestamp(us)", "io.debezium.time.NanoTimestamp": "timestamp(ns)",
+    "io.debezium.time.ZonedTimestamp": "timestamp",
+    "io.debezium.time.Time": "time(ms)", "org.apache.kafka.connect.data.Time": "time(ms)",
+    "io.debezium.time.MicroTime": "time(us)", "io.debezium.time.NanoTime": "time(ns)",
+    "io.debezium.time.ZonedTime": "time",
+    _VARIABLE_DECIMAL: "decimal", "io.debezium.data.Json": "json",
+    "io.debezium.data.Enum": "enum", "io.debezium.data.EnumSet": "enum",
+}
+#: Kafka Connect schema types -> the kind declared for a field with no logical type known here.
+SCHEMA_KINDS = {"int8": "int", "int16": "int", "int32": "int", "int64": "int", "float32": "float",
+                "float64": "float", "float": "float", "double": "float", "boolean": "bool", "string": "string",
+                "bytes": "binary", "struct": "json", "array": "json", "map": "json"}
 
 
 @register
@@ -172,13 +189,15 @@ class Debezium(Dialect):
             return out
         missed = [index for index, result in enumerate(out) if result is None]
         again = self._line_by_line([lines[i] for i in missed], None if keys is None else [keys[i] for i in missed],
-                                   plain)
+                                   plain, missed)
         for index, result in zip(missed, again):
             out[index] = result
         return out
 
-    def _line_by_line(self, lines: list[bytes], keys: list | None, plain: tuple[bool, bool, bool]) -> list[tuple | None]:
-        """:meth:`decode_lines` one line at a time, for every shape the batch decoder takes on."""
+    def _line_by_line(self, lines: list[bytes], keys: list | None, plain: tuple[bool, bool, bool],
+                      indexes: list[int] | None = None) -> list[tuple | None]:
+        """:meth:`decode_lines` one line at a time, for every shape the batch decoder takes on (``indexes``:
+        the lines' places in the batch, where column types are declared; by default their own)."""
         decode = _ENVELOPE.decode
         out: list[tuple | None] = []
         append = out.append
@@ -196,7 +215,8 @@ class Debezium(Dialect):
                     continue
                 else:
                     schema = _NULL
-                append(self._fast_change(envelope, schema, plain, None if keys is None else keys[index]))
+                append(self._fast_change(envelope, schema, plain, None if keys is None else keys[index],
+                                         index if indexes is None else indexes[index]))
             except Exception:  # a shape not foreseen here: decode() takes the message and names the problem
                 append(None)
         return out
@@ -212,6 +232,7 @@ class Debezium(Dialect):
         dumps, loads = orjson.dumps, orjson.loads  # an image without long numbers, as values.image writes it
         plain_decode, wrapped_decode, payload_decode, plan_of = _PLAIN.decode, _WRAPPED.decode, _PAYLOAD.decode, self._plan
         known, key_names = self.__dict__.setdefault("_known", _KnownSchema()), self._key_names
+        declare = self.declare
         errors = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
         for index, line in enumerate(lines):
             if line.startswith(b'{"schema"'):  # Kafka Connect writes the wrapper's schema first
@@ -298,12 +319,23 @@ class Debezium(Dialect):
             emit = message.ts_ms
             emit_time = (message.ts_ns if message.ts_ns is not None else message.ts_us * 1_000
                          if message.ts_us is not None else None if emit is None else emit * 1_000_000)
+            if plan is not None and plan.declared:
+                declare(src.db, src.schema, src.table, plan.declared, index)
             append((op, op_raw, src.db, src.schema, src.table, event_time, emit_time,
                     seq, None, key_columns, key, before, after, None))
         return out
 
     def _fast_change(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
-                     key_text: Any = None) -> tuple | None:
+                     key_text: Any = None, index: int | None = None) -> tuple | None:
+        row = self._fast_row(envelope, schema, plain, key_text)
+        if row is not None:
+            declared = self._plan(schema).declared
+            if declared:
+                self.declare(row[2], row[3], row[4], declared, index)
+        return row
+
+    def _fast_row(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
+                  key_text: Any = None) -> tuple | None:
         op_raw = envelope.op
         op = OPS.get(op_raw)
         if op is None:
@@ -445,7 +477,7 @@ class Debezium(Dialect):
             raise BadMessage(f"op {op_raw!r} without a before image")
         key_columns = self.key_columns(kafka_key, before, after)
         keyed = before if op == "delete" else after
-        return Event(
+        event = Event(
             op=op,
             op_raw=op_raw,
             database=source.get("db"),
@@ -461,6 +493,9 @@ class Debezium(Dialect):
             after=values.image(after),
             ddl=source.get("query") if op_raw == "t" else None,
         )
+        if types:
+            self.declare(event.database, event.schema, event.table, declared_columns(types))
+        return event
 
     def typed_image(self, row: Any, types: dict[str, dict[str, Any]] | None, which: str) -> dict[str, Any] | None:
         """The image with values typed from the schema (unchanged without one)."""
@@ -835,6 +870,47 @@ class _PayloadOnly(msgspec.Struct, forbid_unknown_fields=True):
 _PAYLOAD = msgspec.json.Decoder(_PayloadOnly)
 
 
+def field_kind(field: dict[str, Any]) -> tuple[str, str] | None:
+    """``(raw, kind)`` of a Kafka Connect field schema (None for one that names no type known here): the raw
+    text is the type, the logical type's name and its parameters.
+
+    >>> field_kind({"type": "int64", "name": "io.debezium.time.MicroTimestamp", "field": "t"})
+    ('int64 io.debezium.time.MicroTimestamp', 'timestamp(us)')
+    >>> field_kind({"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal",
+    ...             "parameters": {"scale": "2", "connect.decimal.precision": "10"}})
+    ('bytes org.apache.kafka.connect.data.Decimal(scale=2,connect.decimal.precision=10)', 'decimal(10,2)')
+    """
+    kind_name, name = field.get("type"), field.get("name")
+    if kind_name.__class__ is not str:
+        return None
+    raw = kind_name if name.__class__ is not str else f"{kind_name} {name}"
+    parameters = field.get("parameters")
+    if parameters.__class__ is dict and parameters:
+        raw += "(" + ",".join(f"{key}={value}" for key, value in parameters.items()) + ")"
+    if name == _DECIMAL:
+        parameters = parameters if parameters.__class__ is dict else {}
+        scale, precision = parameters.get("scale", ""), parameters.get("connect.decimal.precision", "")
+        return raw, f"decimal({precision},{scale})"
+    kind = LOGICAL_KINDS.get(name) if name.__class__ is str else None
+    if kind is None:
+        kind = SCHEMA_KINDS.get(kind_name)
+    return None if kind is None else (raw, kind)
+
+
+def declared_columns(types: dict[str, dict[str, dict[str, Any]]]) -> dict[str, tuple[str, str]]:
+    """The column types an envelope schema declares (``types``: :func:`field_types`): the after image's
+    columns, then those only the before image has."""
+    columns: dict[str, tuple[str, str]] = {}
+    for which in ("after", "before"):
+        for column, field in (types.get(which) or {}).items():
+            if column not in columns and column.__class__ is str:
+                found = field_kind(field)
+                if found is not None:
+                    columns[column] = found
+    return columns
+
+
+
 class _KnownSchema:
     """The schema block the last wrapped message began with, as bytes.
 
@@ -866,7 +942,8 @@ _UNTYPED_NUMBER = int | float | bool | None
 class _SchemaPlan:
     """What an envelope schema asks of each image, worked out once per distinct schema.
 
-    ``types`` is :func:`field_types` of the schema. An image can be taken as
+    ``types`` is :func:`field_types` of the schema, ``declared`` the column
+    types it declares (:func:`declared_columns`). An image can be taken as
     it stands (:meth:`untyped`) when no column is a decimal (always retyped)
     and no column typed as a number or boolean holds text (the only values
     :func:`typed_value` changes): a msgspec check of just those columns.
@@ -874,6 +951,7 @@ class _SchemaPlan:
 
     def __init__(self, types: dict[str, dict[str, dict[str, Any]]]) -> None:
         self.types = types
+        self.declared = declared_columns(types)
         self._checks: dict[str, Any] = {}
         for which in ("before", "after"):
             columns = types.get(which) or {}

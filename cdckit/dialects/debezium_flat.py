@@ -54,7 +54,8 @@ from .. import shapes, values
 from ..containers import Message, kafka_key
 from ..frame import Event, event_row
 from .base import BadMessage, Match, Record, expect_object, rows_of
-from .debezium import OPS as ENVELOPE_OPS, Debezium, envelope_time, field_types_of, source_time, unwrap
+from .debezium import (OPS as ENVELOPE_OPS, Debezium, declared_columns, envelope_time, field_types_of, source_time,
+                       unwrap)
 from .registry import register
 
 #: ``__op`` codes and their canonical ops (``t`` is a truncate, ``m`` a logical decoding message).
@@ -185,7 +186,8 @@ class DebeziumFlat(Debezium):
                 op = "delete"
             if op_raw is None:
                 op_raw = f"__deleted={str(gone).lower()}"
-        typed = self.typed_image(image, field_types_of({"schema": schema}) if schema else None, "the row")
+        types = field_types_of({"schema": schema}) if schema else None
+        typed = self.typed_image(image, types, "the row")
         before = after = None
         if op == "delete":
             before = typed
@@ -196,7 +198,7 @@ class DebeziumFlat(Debezium):
         if key is None and key_columns:
             key = self.tombstone(message, "").key
         transaction = {"transaction": txn} if txn.get("id") not in (None, "") else {}
-        return [Event(
+        event = Event(
             op=op,
             op_raw=op_raw,
             database=source.get("db"),
@@ -211,7 +213,12 @@ class DebeziumFlat(Debezium):
             before=values.image(before),
             after=values.image(after),
             ddl=source.get("query") if op == "truncate" else None,
-        )]
+        )
+        if types:  # the schema's columns less the fields the transform added
+            self.declare(event.database, event.schema, event.table,
+                         declared_columns({"after": {name: f for name, f in types.items() if name in image}}),
+                         self.__dict__.get("_line"))
+        return [event]
 
     # ------------------------------------------------------------ batch decoding
 
@@ -224,13 +231,17 @@ class DebeziumFlat(Debezium):
         handed back (None) so the reader quarantines it with the reason.
         """
         out: list[tuple | None] = []
-        for index, line in enumerate(lines):
-            try:
-                key = None if keys is None else kafka_key(keys[index])
-                events = self.decode(Message(values.loads(line), "<batch>", index, key=key))
-                out.append(event_row(events[0]) if len(events) == 1 else None)
-            except Exception:  # decode() names the problem when the reader hands it the message
-                out.append(None)
+        try:
+            for index, line in enumerate(lines):
+                self._line = index  # where decode() declares column types
+                try:
+                    key = None if keys is None else kafka_key(keys[index])
+                    events = self.decode(Message(values.loads(line), "<batch>", index, key=key))
+                    out.append(event_row(events[0]) if len(events) == 1 else None)
+                except Exception:  # decode() names the problem when the reader hands it the message
+                    out.append(None)
+        finally:
+            self._line = None
         return out
 
     # ------------------------------------------------------------ encoding

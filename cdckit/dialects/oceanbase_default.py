@@ -142,7 +142,7 @@ class OceanBaseDefault(Dialect):
             post = row_struct(record, "postStruct", op_raw)
         else:
             prev, post = None, row_struct(record, "postStruct", op_raw)
-        before, after = self.images(prev, post)
+        before, after = self.images(prev, post, event)
         columns = split_key(meta.get("record_primary_key"))
         event.key_columns = columns
         event.key = key_text(before if op == "delete" else after, columns, meta.get("record_primary_value"))
@@ -150,8 +150,10 @@ class OceanBaseDefault(Dialect):
         event.after = values.image(after)
         return [event]
 
-    def images(self, prev: dict[str, Any] | None, post: dict[str, Any] | None) -> tuple[dict | None, dict | None]:
-        """The before and after images: Default has no types, values are kept as they are."""
+    def images(self, prev: dict[str, Any] | None, post: dict[str, Any] | None,
+               event: Event | None = None) -> tuple[dict | None, dict | None]:
+        """The before and after images (``event``: the record's, for the table it names): Default has no
+        types, values are kept as they are."""
         return prev, post
 
     # ------------------------------------------------------------ batch decoding (the fast path)
@@ -176,7 +178,7 @@ class OceanBaseDefault(Dialect):
         decode = _RECORD.decode
         times: dict[str | int | None, int | None] = {}
         databases: dict[tuple[str | None, str | None], str | None] = {}
-        for line in lines:
+        for index, line in enumerate(lines):
             try:
                 record = decode(line)
                 op_raw = record.recordType
@@ -202,17 +204,18 @@ class OceanBaseDefault(Dialect):
                     continue
                 columns = split_key(meta.record_primary_key)
                 key_side = None if columns is None else "before" if op == "delete" else "after"
-                before, after, key_row = self.line_images(prev, post, key_side)
+                before, after, key_row = self.line_images(prev, post, key_side, head, index)
                 append(head + (columns, key_text(key_row, columns, meta.record_primary_value), before, after, None))
             except (msgspec.DecodeError, ValueError, BadMessage):  # ValueError covers bad UTF-8 in an image
                 append(None)
         return out
 
-    def line_images(self, prev: bytes | None, post: bytes | None,
-                    key_side: str | None) -> tuple[str | None, str | None, dict[str, Any] | None]:
+    def line_images(self, prev: bytes | None, post: bytes | None, key_side: str | None, head: tuple = (),
+                    index: int | None = None) -> tuple[str | None, str | None, dict[str, Any] | None]:
         """``(before, after, key image)`` from raw image JSON, as :meth:`images` makes them: Default keeps
         the text as :func:`values.image_text` writes it and parses only the image the key is read from
-        (``key_side``: "before", "after" or None for none)."""
+        (``key_side``: "before", "after" or None for none). ``head``: the event's first fields (its table),
+        ``index``: the line's place in the batch."""
         key_data = prev if key_side == "before" else post if key_side == "after" else None
         before = None if prev is None else values.image_text(prev)
         after = None if post is None else values.image_text(post)

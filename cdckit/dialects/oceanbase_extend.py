@@ -39,6 +39,7 @@ import re
 from typing import Any
 
 from .. import values
+from ..frame import Event
 from .base import BadMessage, Match
 from .oceanbase_default import OceanBaseDefault, light_type_where, record_shape, value_text
 from .registry import register
@@ -69,6 +70,16 @@ KINDS = {
     "BOOLEAN": "bool",
 }
 
+#: Other schemaTypes (the first word, upper case) -> the kind declared; :data:`KINDS` names the numbers.
+DECLARED_KINDS = {
+    "CHAR": "string", "VARCHAR": "string", "VARCHAR2": "string", "NCHAR": "string", "NVARCHAR2": "string",
+    "TINYTEXT": "string", "TEXT": "string", "MEDIUMTEXT": "string", "LONGTEXT": "string", "CLOB": "string",
+    "SET": "string", "ENUM": "enum", "JSON": "json",
+    "BINARY": "binary", "VARBINARY": "binary", "TINYBLOB": "binary", "BLOB": "binary", "MEDIUMBLOB": "binary",
+    "LONGBLOB": "binary", "RAW": "binary", "BIT": "int",
+    "DATE": "date", "TIME": "time", "DATETIME": "timestamp", "TIMESTAMP": "timestamp",
+}
+_PARAMETERS = re.compile(r"\(\s*(\d+)\s*(?:,\s*(-?\d+)\s*)?\)")
 _DECIMAL_TEXT = re.compile(r"-?\d+(\.\d+)?\Z")
 
 #: What the encoder writes for each inferred kind.
@@ -129,13 +140,18 @@ class OceanBaseExtend(OceanBaseDefault):
 
     # ------------------------------------------------------------ decoding
 
-    def images(self, prev: dict[str, Any] | None, post: dict[str, Any] | None) -> tuple[dict | None, dict | None]:
-        """Both images typed by the ``__light_type`` maps they carry, the map removed."""
-        kinds = image_kinds(light_types(prev, "prevStruct"), light_types(post, "postStruct"))
+    def images(self, prev: dict[str, Any] | None, post: dict[str, Any] | None,
+               event: Event | None = None) -> tuple[dict | None, dict | None]:
+        """Both images typed by the ``__light_type`` maps they carry, the map removed; their column types
+        declared for ``event``'s table."""
+        types = merged_types(light_types(prev, "prevStruct"), light_types(post, "postStruct"))
+        kinds = column_kinds(types)
+        if event is not None:
+            self.declare(event.database, event.schema, event.table, declared_columns(types))
         return typed(prev, kinds), typed(post, kinds)
 
-    def line_images(self, prev: bytes | None, post: bytes | None,
-                    key_side: str | None) -> tuple[str | None, str | None, dict[str, Any] | None]:
+    def line_images(self, prev: bytes | None, post: bytes | None, key_side: str | None, head: tuple = (),
+                    index: int | None = None) -> tuple[str | None, str | None, dict[str, Any] | None]:
         """``(before, after, key image)`` from raw image JSON, typed as :meth:`images` types them.
 
         The ``__light_type`` maps are cut off the raw text (:func:`split_light`) and their kinds
@@ -143,21 +159,28 @@ class OceanBaseExtend(OceanBaseDefault):
         whole through :meth:`images`.
         """
         prev_split, post_split = split_light(prev), split_light(post)
-        kinds = None
+        found = None
         if prev_split is not None and post_split is not None:
-            kinds = self._line_kinds(prev_split[1], post_split[1])
-        if kinds is None:
+            found = self._line_kinds(prev_split[1], post_split[1])
+        if found is None:
             before, after = self.images(None if prev is None else values.loads(prev),
                                         None if post is None else values.loads(post))
+            if head:
+                types = merged_types(light_types(values.loads(prev) if prev else None, "prevStruct"),
+                                     light_types(values.loads(post) if post else None, "postStruct"))
+                self.declare(head[2], head[3], head[4], declared_columns(types), index)
         else:
+            kinds, declared = found
+            if head:
+                self.declare(head[2], head[3], head[4], declared, index)
             before = None if prev is None else typed(values.loads(prev_split[0]), kinds)
             after = None if post is None else typed(values.loads(post_split[0]), kinds)
         key_row = before if key_side == "before" else after if key_side == "after" else None
         return values.image(before), values.image(after), key_row
 
-    def _line_kinds(self, prev_map: bytes, post_map: bytes) -> dict[str, str] | None:
-        """:func:`image_kinds` of the raw ``__light_type`` texts of both images (b"" for none), remembered
-        by those texts; None when one is not JSON (the cut went wrong)."""
+    def _line_kinds(self, prev_map: bytes, post_map: bytes) -> tuple[dict[str, str], dict[str, tuple]] | None:
+        """:func:`image_kinds` and the declared column types of the raw ``__light_type`` texts of both images
+        (b"" for none), remembered by those texts; None when one is not JSON (the cut went wrong)."""
         cache = self._kinds_by_text
         found = cache.get((prev_map, post_map))
         if found is None:
@@ -168,7 +191,8 @@ class OceanBaseExtend(OceanBaseDefault):
                 return None
             if len(cache) >= 1024:
                 cache.clear()
-            found = cache[(prev_map, post_map)] = image_kinds(prev_types, post_types)
+            types = merged_types(prev_types, post_types)
+            found = cache[(prev_map, post_map)] = (column_kinds(types), declared_columns(types))
         return found
 
     # ------------------------------------------------------------ encoding
@@ -230,10 +254,40 @@ def type_map(found: Any, where: str) -> dict[str, Any]:
 
 def image_kinds(prev_types: dict[str, Any], post_types: dict[str, Any]) -> dict[str, str]:
     """The kinds both images are typed by: the maps of both, postStruct's winning a column in both."""
-    types = prev_types
+    return column_kinds(merged_types(prev_types, post_types))
+
+
+def merged_types(prev_types: dict[str, Any], post_types: dict[str, Any]) -> dict[str, Any]:
+    """The ``__light_type`` maps of both images as one, postStruct's winning a column in both."""
     if post_types:
-        types = {**types, **post_types} if types else post_types
-    return column_kinds(types)
+        return {**prev_types, **post_types} if prev_types else post_types
+    return prev_types
+
+
+def declared_kind(schema_type: str) -> str:
+    """The kind (:mod:`cdckit.column_types`) a schemaType declares (``string`` for one not known here).
+
+    >>> declared_kind("DECIMAL(10,2)"), declared_kind("BIGINT UNSIGNED"), declared_kind("datetime(6)")
+    ('decimal(10,2)', 'int', 'timestamp')
+    """
+    text = schema_type.upper().strip()
+    base = text.split("(", 1)[0].replace(" UNSIGNED", "").replace(" ZEROFILL", "").strip()
+    kind = KINDS.get(base) or DECLARED_KINDS.get(base.split(" ", 1)[0], "string")
+    if kind == "decimal":
+        found = _PARAMETERS.search(text)
+        if found is not None:
+            kind = f"decimal({found.group(1)},{found.group(2) or 0})"
+    return kind
+
+
+def declared_columns(types: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """The column types a ``__light_type`` map declares, ``{column: (schemaType, kind)}``."""
+    columns = {}
+    for column, spec in types.items():
+        schema_type = spec.get("schemaType") if spec.__class__ is dict else spec
+        if schema_type.__class__ is str:
+            columns[column] = (schema_type, declared_kind(schema_type))
+    return columns
 
 
 _LIGHT_KEY = b'"' + LIGHT_TYPE.encode() + b'"'
