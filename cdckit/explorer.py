@@ -51,7 +51,8 @@ from .ordering import CHANGE_OPS, table_names
 from .replay import history
 from .viz import MAX_POINTS, WEBGL_ABOVE, _timeline_figure, diff
 
-__all__ = ["explore", "Explorer", "keys_named", "LISTED", "MAX_LANES", "TIME_STEPS"]
+__all__ = ["explore", "Explorer", "keys_named", "slim_widget_state", "LISTED", "MAX_LANES", "TIME_STEPS",
+           "SAVED_CODE_LIMIT"]
 
 #: The event list shows this many of the filtered events (in time order).
 LISTED = 200
@@ -74,6 +75,13 @@ _STYLE = ("<style>"
           ".cdckit-history{max-width:100%;max-height:24em;overflow:auto}"
           ".cdckit-history td,.cdckit-history th{max-width:16em;font-size:12px}"
           "</style>")
+
+#: Widget code (an anywidget's ``_esm``) longer than this is left out of a saved notebook's widget state.
+SAVED_CODE_LIMIT = 100_000
+
+#: What a saved notebook shows instead of such a widget (plotly's FigureWidget carries all of plotly.js, 5 MB).
+_UNSAVED_CODE = ("export default { render({ el }) { el.textContent = 'The timeline is drawn when the notebook runs "
+                 "(its plotly.js code, 5 MB, is not saved in the notebook).'; } };")
 
 #: Composite keys with more columns than this are matched as typed (no number/text variants).
 _VARIANT_COLUMNS = 8
@@ -396,3 +404,32 @@ def explore(events: pd.DataFrame, *, max_points: int = MAX_POINTS) -> Explorer:
     if not isinstance(events, pd.DataFrame):
         raise TypeError(f"explore takes the events frame cdckit.read returns, not {type(events).__name__}")
     return Explorer(events, max_points=max_points)
+
+
+def slim_widget_state(notebook: dict[str, Any]) -> dict[str, Any]:
+    """A notebook (its nbformat JSON as a dict) whose saved widget state leaves out widget code too big to keep.
+
+    ``jupyter nbconvert --execute --ExecutePreprocessor.store_widget_state=True``
+    saves every widget's state in the notebook's metadata, so a front end
+    shows the explorer as it was, without a kernel. An explorer's timeline is
+    a plotly ``FigureWidget`` (an anywidget), whose state holds its own
+    JavaScript: 5 MB of plotly.js. Code longer than
+    :data:`SAVED_CODE_LIMIT` is replaced by a module that says the timeline
+    is drawn when the notebook runs (and the figure's data, which only that
+    code draws, is dropped); every other widget keeps its saved state.
+
+    >>> big = {"model_module": "anywidget", "state": {"_esm": "x" * SAVED_CODE_LIMIT * 2, "_widget_data": [1]}}
+    >>> nb = {"metadata": {"widgets": {"application/vnd.jupyter.widget-state+json": {"state": {"m": big}}}}}
+    >>> slim = slim_widget_state(nb)["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]
+    >>> "notebook runs" in slim["state"]["m"]["state"]["_esm"], slim["state"]["m"]["state"]["_widget_data"]
+    (True, [])
+    """
+    saved = notebook.get("metadata", {}).get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    for model in saved.get("state", {}).values():
+        state = model.get("state", {})
+        code = state.get("_esm")
+        if isinstance(code, str) and len(code) > SAVED_CODE_LIMIT:
+            state["_esm"] = _UNSAVED_CODE
+            if "_widget_data" in state:
+                state["_widget_data"] = []
+    return notebook

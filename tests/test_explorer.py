@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -13,7 +14,7 @@ from plotly.callbacks import Points
 
 import cdckit
 from cdckit import viz
-from cdckit.explorer import LISTED, Explorer, explore
+from cdckit.explorer import LISTED, Explorer, explore, slim_widget_state
 from cdckit.ordering import table_names
 from test_viz import SCRIPT, Cells, assert_escaped, build, figure_strings, hostile_events, synthetic
 
@@ -309,3 +310,38 @@ def test_the_history_table_scrolls_inside_its_own_box():
     style = details.split("<style>", 1)[1].split("</style>", 1)[0]
     assert ".cdckit-history{max-width:100%;max-height:24em;overflow:auto}" in style
     assert "overflow-wrap:anywhere" in style
+
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "05_before_after.ipynb"
+STATE = "application/vnd.jupyter.widget-state+json"
+VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def test_the_committed_notebook_keeps_the_explorers_state_and_stays_small():
+    notebook = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    assert NOTEBOOK.stat().st_size < 1_000_000  # plotly.js (5 MB) is not saved with it
+    models = notebook["metadata"]["widgets"][STATE]["state"]
+    shown = [output["data"][VIEW]["model_id"] for cell in notebook["cells"] for output in cell.get("outputs", [])
+             if VIEW in output.get("data", {})]
+    assert len(shown) == 1 and models[shown[0]]["model_name"] == "VBoxModel"
+
+    def model(reference: str) -> dict:
+        return models[reference.removeprefix("IPY_MODEL_")]["state"]
+
+    filters, times, status, figure, panes = (model(child) for child in model(shown[0])["children"])
+    table, ops, key = (model(child) for child in filters["children"])
+    assert table["_options_labels"][table["index"]] == "shop.customers" and key["value"] == "[3]"
+    assert status["value"] == "4 of 320 events shown"
+    assert "notebook runs" in figure["_esm"] and len(figure["_esm"]) < 1000
+    event_list, details = (model(child) for child in panes["children"])
+    picked = event_list["_options_labels"][event_list["index"]]  # the list highlights the event in the details
+    assert picked.endswith("shop.customers  [3]") and "history of shop.customers key [3]" in details["value"]
+    assert picked[:19] in details["value"]  # its time
+
+
+def test_slim_widget_state_leaves_small_widgets_alone():
+    small = {"model_module": "anywidget", "state": {"_esm": "export default {}", "_widget_data": [1]}}
+    other = {"model_module": "@jupyter-widgets/controls", "state": {"value": "x" * 200_000}}
+    notebook = {"metadata": {"widgets": {STATE: {"state": {"a": small, "b": other}}}}}
+    assert slim_widget_state(json.loads(json.dumps(notebook))) == notebook
+    assert slim_widget_state({"cells": []}) == {"cells": []}
