@@ -67,13 +67,15 @@ _NOTHING = "no event matches the filters"
 
 _HINT = "<i>Click an event in the timeline, select points, or pick one from the list.</i>"
 
-#: Styles of the details pane: long values wrap, the history table scrolls inside its own box.
+#: Styles of the details pane: the event's long values wrap; the history table, a line per version, scrolls
+#: inside its own box (``width:0`` with ``min-width:100%``: the box fills the pane and never widens it).
 _STYLE = ("<style>"
-          ".cdckit-details{max-width:100%;overflow-wrap:anywhere}"
+          ".cdckit-details{max-width:100%;overflow-wrap:break-word}"
           ".cdckit-details table{border-collapse:collapse}"
           ".cdckit-details td,.cdckit-details th{padding:1px 6px;vertical-align:top;text-align:left}"
-          ".cdckit-history{max-width:100%;max-height:24em;overflow:auto}"
-          ".cdckit-history td,.cdckit-history th{max-width:16em;font-size:12px}"
+          ".cdckit-event th{white-space:nowrap}.cdckit-event td{overflow-wrap:anywhere}"
+          ".cdckit-history{width:0;min-width:100%;max-height:24em;overflow:auto}"
+          ".cdckit-history td,.cdckit-history th{font-size:12px;white-space:nowrap}"
           "</style>")
 
 #: Widget code (an anywidget's ``_esm``) longer than this is left out of a saved notebook's widget state.

@@ -308,8 +308,8 @@ def test_the_history_table_scrolls_inside_its_own_box():
     box = details.split("<div class='cdckit-history'>", 1)[1]
     assert box.lstrip().startswith("<table") and "history of" in details
     style = details.split("<style>", 1)[1].split("</style>", 1)[0]
-    assert ".cdckit-history{max-width:100%;max-height:24em;overflow:auto}" in style
-    assert "overflow-wrap:anywhere" in style
+    assert ".cdckit-history{width:0;min-width:100%;max-height:24em;overflow:auto}" in style
+    assert ".cdckit-event td{overflow-wrap:anywhere}" in style
 
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "05_before_after.ipynb"
