@@ -3,14 +3,22 @@
 ``cdckit.explore(events)`` returns an :class:`Explorer` (an ``ipywidgets.VBox``)
 to show in JupyterLab, Binder or any front end with ipywidgets:
 
-- filters: a table dropdown, an op list, a key search box (part of the key
-  text, case-insensitive) and a time range slider;
+- filters: a table dropdown, an op list, a key box and a time range slider;
+  the key box filters as you type and matches key values exactly
+  (:func:`keys_named`: ``3`` finds key 3, never 13 or 30; ``3,7`` or
+  ``[3,7]`` a composite key);
 - a plotly ``FigureWidget`` timeline of the filtered events
-  (:func:`cdckit.viz.timeline`; with one table chosen, one lane per key);
+  (:func:`cdckit.viz.timeline`; with one table chosen, one lane per key,
+  keys in their natural order);
 - a list of the first :data:`LISTED` filtered events;
 - clicking a point, selecting points, or picking an event in the list shows
   the event, its before/after diff (:func:`cdckit.viz.diff`) and the history
-  of its row (:func:`cdckit.history`).
+  of its row (:func:`cdckit.history`). The list, the details and the
+  timeline always name the same event: the list highlights it (adding it
+  when it is past the first :data:`LISTED`), the timeline enlarges its point
+  and dims the others (when the point is drawn; a sample may leave it out);
+- filters that match nothing say so, and leave the details empty; an event
+  the filters no longer show is no longer shown in the details either.
 
 Nothing is printed: the details are an ``ipywidgets.HTML`` value (every
 capture value in it escaped), so notebooks stay stable under strict nbval.
@@ -28,6 +36,8 @@ never as HTML), so they hold the values as they are.
 from __future__ import annotations
 
 import html
+import itertools
+import re
 from typing import Any, Hashable
 
 import ipywidgets as widgets
@@ -35,12 +45,14 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from . import values
 from .frame import OPS
 from .ordering import CHANGE_OPS, table_names
 from .replay import history
 from .viz import MAX_POINTS, WEBGL_ABOVE, _timeline_figure, diff
 
-__all__ = ["explore", "Explorer", "LISTED", "MAX_LANES", "TIME_STEPS"]
+__all__ = ["explore", "Explorer", "keys_named", "slim_widget_state", "LISTED", "MAX_LANES", "TIME_STEPS",
+           "SAVED_CODE_LIMIT"]
 
 #: The event list shows this many of the filtered events (in time order).
 LISTED = 200
@@ -51,7 +63,30 @@ MAX_LANES = 500
 #: The time slider has at most this many stops (evenly spaced among the event times, first and last included).
 TIME_STEPS = 200
 
+_NOTHING = "no event matches the filters"
+
 _HINT = "<i>Click an event in the timeline, select points, or pick one from the list.</i>"
+
+#: Styles of the details pane: the event's long values wrap; the history table, a line per version, scrolls
+#: inside its own box (``width:0`` with ``min-width:100%``: the box fills the pane and never widens it).
+_STYLE = ("<style>"
+          ".cdckit-details{max-width:100%;overflow-wrap:break-word}"
+          ".cdckit-details table{border-collapse:collapse}"
+          ".cdckit-details td,.cdckit-details th{padding:1px 6px;vertical-align:top;text-align:left}"
+          ".cdckit-event th{white-space:nowrap}.cdckit-event td{overflow-wrap:anywhere}"
+          ".cdckit-history{width:0;min-width:100%;max-height:24em;overflow:auto}"
+          ".cdckit-history td,.cdckit-history th{font-size:12px;white-space:nowrap}"
+          "</style>")
+
+#: Widget code (an anywidget's ``_esm``) longer than this is left out of a saved notebook's widget state.
+SAVED_CODE_LIMIT = 100_000
+
+#: What a saved notebook shows instead of such a widget (plotly's FigureWidget carries all of plotly.js, 5 MB).
+_UNSAVED_CODE = ("export default { render({ el }) { el.textContent = 'The timeline is drawn when the notebook runs "
+                 "(its plotly.js code, 5 MB, is not saved in the notebook).'; } };")
+
+#: Composite keys with more columns than this are matched as typed (no number/text variants).
+_VARIANT_COLUMNS = 8
 
 
 def _missing(value: Any) -> bool:
@@ -65,6 +100,56 @@ def _esc(value: Any) -> str:
 def _label(value: Any) -> Hashable:
     """A customdata item as a plain Python value (numpy scalars unwrapped)."""
     return value.item() if isinstance(value, np.generic) else value
+
+
+def _typed_values(text: str) -> list[Any]:
+    """The key values a typed text names: a JSON array, or values separated by commas (JSON, else text)."""
+    for candidate in (text, f"[{text}]"):
+        try:
+            parsed = values.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(parsed, list):
+            return parsed
+    parts = []
+    for part in text.split(","):
+        try:
+            parts.append(values.loads(part.strip()))
+        except ValueError:
+            parts.append(part.strip())
+    return parts
+
+
+def _alternatives(value: Any) -> list[Any]:
+    """A key value and the same value as a number or as text (``3`` and ``"3"``)."""
+    if isinstance(value, str):
+        number = values.exact_number(value.strip())
+        return [value] if isinstance(number, str) else [value, number]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [value, str(value)]
+    return [value]
+
+
+def keys_named(text: str) -> list[str]:
+    """The key texts (compact JSON arrays, as in the frame's ``key`` column) that a typed key names.
+
+    ``3``, ``"3"`` and ``[3]`` name key 3, held as a number or as text;
+    ``3,7``, ``[3,7]`` and ``"a",1`` name composite keys. Empty text names
+    no key (no filter); text that is not JSON is taken as a text value.
+
+    >>> keys_named("3"), keys_named('"3"'), keys_named("[3]")
+    (['[3]', '["3"]'], ['["3"]', '[3]'], ['[3]', '["3"]'])
+    >>> keys_named("a, 1")
+    ['["a",1]', '["a","1"]']
+    """
+    text = text.strip()
+    if not text:
+        return []
+    typed = _typed_values(text)
+    if len(typed) > _VARIANT_COLUMNS:
+        return [values.image(typed)]
+    return list(dict.fromkeys(values.image(list(combo)) for combo in
+                              itertools.product(*(_alternatives(v) for v in typed))))
 
 
 def _time_options(times: pd.Series) -> list[tuple[str, pd.Timestamp]]:
@@ -107,15 +192,17 @@ class Explorer(widgets.VBox):
         self.table = widgets.Dropdown(options=[("all tables", None)] + [(t, t) for t in tables], description="table")
         self.ops = widgets.SelectMultiple(options=ops, value=tuple(ops), rows=min(max(len(ops), 2), 6),
                                           description="ops")
-        self.key = widgets.Text(placeholder="part of a key, e.g. 42", description="key", continuous_update=False)
+        self.key = widgets.Text(placeholder="a key, e.g. 42 or 3,7", description="key", continuous_update=True)
         self.time = widgets.SelectionRangeSlider(options=stops, index=(0, len(stops) - 1), description="time",
                                                  disabled=len(stops) < 2, continuous_update=False, readout=False,
                                                  layout=widgets.Layout(width="60%"))
         self.time_range = widgets.Label()
         self.figure = go.FigureWidget(_timeline_figure(self.events, max_points=max_points, webgl=self._webgl))
+        self.figure.update_traces(selected={"marker": {"size": 15}}, unselected={"marker": {"opacity": 0.3}})
         self.event_list = widgets.Select(options=[], rows=12, description="events",
                                          layout=widgets.Layout(width="45%"))
-        self.details = widgets.HTML(value=_HINT, layout=widgets.Layout(width="55%", overflow="auto"))
+        self.details = widgets.HTML(value=_HINT, layout=widgets.Layout(width="55%", min_width="0",
+                                                                       overflow="auto"))
         self.status = widgets.HTML()
         self.children = [
             widgets.HBox([self.table, self.ops, self.key]),
@@ -141,7 +228,7 @@ class Explorer(widgets.VBox):
 
     def status_text(self) -> str:
         """The status line as plain text, e.g. ``"30 of 320 events shown"``."""
-        return html.unescape(self.status.value)
+        return html.unescape(re.sub(r"<[^>]*>", "", self.status.value))
 
     # ------------------------------------------------------------------ filters
 
@@ -150,7 +237,7 @@ class Explorer(widgets.VBox):
 
         >>> import cdckit
         >>> ex = explore(cdckit.samples.load("canal/shop"))
-        >>> ex.table.value = "shop.customers"; ex.key.value = "[3]"
+        >>> ex.table.value = "shop.customers"; ex.key.value = "3"
         >>> sorted(set(ex.filtered()["key"]))
         ['[3]']
         """
@@ -158,10 +245,9 @@ class Explorer(widgets.VBox):
         mask = events["op"].astype(str).isin(list(self.ops.value)).to_numpy()
         if self.table.value is not None:
             mask &= (self._names == self.table.value).to_numpy()
-        text = self.key.value.strip()
-        if text:
-            keys = events["key"].astype("string")
-            mask &= keys.str.contains(text, case=False, regex=False, na=False).to_numpy(dtype=bool)
+        named = keys_named(self.key.value)
+        if named:
+            mask &= events["key"].isin(named).to_numpy(dtype=bool)
         if self.time.index != (0, len(self.time.options) - 1):
             low, high = self.time.value
             mask &= ((self._times >= low) & (self._times <= high)).fillna(False).to_numpy(dtype=bool)
@@ -177,8 +263,13 @@ class Explorer(widgets.VBox):
         self.time_range.value = labels[low] if low == high else f"{labels[low]} – {labels[high]}"
 
     def refresh(self) -> None:
-        """Redraw the timeline, the event list and the status for the current filters."""
+        """Redraw the timeline, the event list and the status for the current filters.
+
+        The event shown in the details stays shown while the filters keep it;
+        otherwise the details are cleared (and say so when nothing matches).
+        """
         frame = self.filtered()
+        self._shown = frame
         by, table = "table", None
         if self.table.value is not None and frame["key"].nunique() <= MAX_LANES:
             by, table = "key", self.table.value
@@ -197,19 +288,54 @@ class Explorer(widgets.VBox):
             self.figure.layout.height = fresh.layout.height
             self.figure.layout.annotations = fresh.layout.annotations
         notes = [a.text for a in fresh.layout.annotations if a.name == "note"]
-        self.status.value = (f"{len(frame):,} of {len(self.events):,} events shown"
-                             + "".join(f"; {html.escape(note)}" for note in notes))
+        status = f"{len(frame):,} of {len(self.events):,} events shown"
+        if not len(frame):
+            status = f"<b style='color:#c92a2a'>{status}: {_NOTHING}</b>"
+        self.status.value = status + "".join(f"; {html.escape(note)}" for note in notes)
+        if self.selected is None or self.selected not in frame.index:
+            self.selected = None
+            self.details.value = _HINT if len(frame) else f"<p><b>{_NOTHING}</b>{self._filters_html()}</p>"
+        self._show_selected()
+
+    def _filters_html(self) -> str:
+        """The filters that are set, as escaped text for the 'nothing matches' message."""
+        shown = []
+        if self.table.value is not None:
+            shown.append(f"table {_esc(self.table.value)}")
+        if set(self.ops.value) != set(self.ops.options):
+            shown.append("ops " + (", ".join(_esc(op) for op in self.ops.value) or "(none)"))
+        if self.key.value.strip():
+            shown.append(f"key {_esc(self.key.value.strip())}")
+        if self.time.index != (0, len(self.time.options) - 1):
+            shown.append(f"time {_esc(self.time_range.value)}")
+        return f": {'; '.join(shown)}" if shown else ""
+
+    def _show_selected(self) -> None:
+        """Make the list and the timeline name the selected event (or none), as the details do."""
+        options = self._list_options(self._shown, self.selected)
         self._quiet = True
         try:
-            self.event_list.options = self._list_options(frame)
-            self.event_list.value = None
+            if list(self.event_list.options) != options:
+                self.event_list.options = options
+            self.event_list.value = self.selected
         finally:
             self._quiet = False
+        found = [[i for i, label in enumerate(() if trace.customdata is None else trace.customdata)
+                  if _label(label) == self.selected] if self.selected is not None else []
+                 for trace in self.figure.data]
+        drawn = any(found)  # a sample may leave the event out: then no point is marked
+        with self.figure.batch_update():
+            for trace, points in zip(self.figure.data, found):
+                trace.selectedpoints = points if drawn else None
 
-    def _list_options(self, frame: pd.DataFrame) -> list[tuple[str, Hashable]]:
-        """(label, index label) of the first LISTED events in time order; labels are plain text."""
+    def _list_options(self, frame: pd.DataFrame, also: Hashable | None = None) -> list[tuple[str, Hashable]]:
+        """(label, index label) of the first LISTED events in time order, and ``also``; labels are plain text."""
         times = self._times.loc[frame.index]
-        first = frame.loc[times.sort_values(kind="stable", na_position="last").index[:LISTED]]
+        chosen = times.sort_values(kind="stable", na_position="last").index[:LISTED]
+        if also is not None and also not in chosen:
+            extra = self._times.loc[[also]]
+            chosen = pd.concat([times.loc[chosen], extra]).sort_values(kind="stable", na_position="last").index
+        first = self.events.loc[chosen]
         when = self._times.loc[first.index].dt.strftime("%Y-%m-%d %H:%M:%S").astype(object).fillna("(no time)")
         options = []
         for label, w, op, name, key in zip(first.index.tolist(), when, first["op"], self._names.loc[first.index],
@@ -248,12 +374,13 @@ class Explorer(widgets.VBox):
             mark = ["▶" if (s, o) == (row["source"], row["offset"]) else "" for s, o in
                     zip(rows["source"], rows["offset"])]
             rows.insert(0, "", mark, allow_duplicates=True)  # a capture may name a column "" too
-            parts.append(f"<h4>history of {_esc(name)} key {_esc(row['key'])}</h4>"
-                         + rows.to_html(index=False, escape=True, na_rep="", border=0, max_rows=100))
+            parts.append(f"<h4>history of {_esc(name)} key {_esc(row['key'])}</h4><div class='cdckit-history'>"
+                         + rows.to_html(index=False, escape=True, na_rep="", border=0, max_rows=100) + "</div>")
         else:
             parts.append("<p><i>no row history: this event changes no keyed row</i></p>")
-        self.details.value = "".join(parts)
+        self.details.value = f"{_STYLE}<div class='cdckit-details'>{''.join(parts)}</div>"
         self.selected = index
+        self._show_selected()
 
     def _fields_html(self, row: pd.Series, name: Any) -> str:
         """The event's own fields as a small escaped table."""
@@ -279,3 +406,32 @@ def explore(events: pd.DataFrame, *, max_points: int = MAX_POINTS) -> Explorer:
     if not isinstance(events, pd.DataFrame):
         raise TypeError(f"explore takes the events frame cdckit.read returns, not {type(events).__name__}")
     return Explorer(events, max_points=max_points)
+
+
+def slim_widget_state(notebook: dict[str, Any]) -> dict[str, Any]:
+    """A notebook (its nbformat JSON as a dict) whose saved widget state leaves out widget code too big to keep.
+
+    ``jupyter nbconvert --execute --ExecutePreprocessor.store_widget_state=True``
+    saves every widget's state in the notebook's metadata, so a front end
+    shows the explorer as it was, without a kernel. An explorer's timeline is
+    a plotly ``FigureWidget`` (an anywidget), whose state holds its own
+    JavaScript: 5 MB of plotly.js. Code longer than
+    :data:`SAVED_CODE_LIMIT` is replaced by a module that says the timeline
+    is drawn when the notebook runs (and the figure's data, which only that
+    code draws, is dropped); every other widget keeps its saved state.
+
+    >>> big = {"model_module": "anywidget", "state": {"_esm": "x" * SAVED_CODE_LIMIT * 2, "_widget_data": [1]}}
+    >>> nb = {"metadata": {"widgets": {"application/vnd.jupyter.widget-state+json": {"state": {"m": big}}}}}
+    >>> slim = slim_widget_state(nb)["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]
+    >>> "notebook runs" in slim["state"]["m"]["state"]["_esm"], slim["state"]["m"]["state"]["_widget_data"]
+    (True, [])
+    """
+    saved = notebook.get("metadata", {}).get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    for model in saved.get("state", {}).values():
+        state = model.get("state", {})
+        code = state.get("_esm")
+        if isinstance(code, str) and len(code) > SAVED_CODE_LIMIT:
+            state["_esm"] = _UNSAVED_CODE
+            if "_widget_data" in state:
+                state["_widget_data"] = []
+    return notebook

@@ -52,6 +52,7 @@ from .dialects import registry
 from .errors import UnknownDialectError
 from .ordering import order_report, sort_events, table_names
 from .replay import find_table
+from .replayer import key_order
 
 if TYPE_CHECKING:
     from .ordering import OrderReport
@@ -377,13 +378,18 @@ def timeline(events: pd.DataFrame, *, table: str | None = None, by: str = "table
     from what to what. ``table``: ``"database.table"`` or the bare table
     name; required for ``by="key"`` (events of that table without a key get
     a lane of their own), optional for ``by="table"`` (only that table).
-    Above ``max_points`` events the figure shows a sample (module notes).
+    Lanes are sorted from the top: tables by name, keys in their natural
+    order (numbers by value, so ``[2]`` before ``[10]``; the lane of events
+    without a key last). Above ``max_points`` events the figure shows a
+    sample (module notes).
 
     >>> import cdckit
     >>> events = cdckit.samples.load("canal/shop")
     >>> fig = timeline(events, table="customers", by="key")
     >>> fig.layout.yaxis.title.text, len(fig.data)
     ('key of shop.customers', 3)
+    >>> fig.layout.yaxis.categoryarray[:3]
+    ('[1]', '[2]', '[3]')
     """
     return _timeline_figure(events, table=table, by=by, max_points=max_points)
 
@@ -437,12 +443,12 @@ def _timeline_figure(events: pd.DataFrame, *, table: str | None = None, by: str 
                     "line": {"width": 0}},
             hovertext=_strings(_hover(records[i], records[i]["_table"]) for i in chosen), hoverinfo="text",
             customdata=labels[chosen]))
-    order = list(dict.fromkeys(frame["_lane"])) if by == "key" else sorted(set(frame["_lane"]))
+    order = sorted(set(frame["_lane"]), key=key_order if by == "key" else None)
     fig.update_layout(
         title={"text": title}, xaxis={"title": {"text": "event_time (UTC)"}, "type": "date"},
         yaxis={"title": {"text": f"key of {_esc(name)}" if by == "key" else "table"}, "type": "category",
                "categoryorder": "array", "categoryarray": [_esc(lane) for lane in order],
-               "automargin": True},
+               "autorange": "reversed", "automargin": True},
         hoverlabel={"align": "left"}, legend_title_text="op", template="plotly_white",
         height=min(900, 220 + 26 * len(order)), margin={"t": 70})
     _note(fig, notes)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -13,9 +14,9 @@ from plotly.callbacks import Points
 
 import cdckit
 from cdckit import viz
-from cdckit.explorer import LISTED, Explorer, explore
+from cdckit.explorer import LISTED, Explorer, explore, slim_widget_state
 from cdckit.ordering import table_names
-from test_viz import SCRIPT, Cells, assert_escaped, figure_strings, hostile_events, synthetic
+from test_viz import SCRIPT, Cells, assert_escaped, build, figure_strings, hostile_events, synthetic
 
 
 def shop() -> pd.DataFrame:
@@ -64,8 +65,8 @@ def test_filters_change_filtered_and_the_figure():
     assert ex.figure.layout.yaxis.title.text == "key of shop.customers"
     assert set(ex.figure.layout.yaxis.categoryarray) == set(expected["key"])
 
-    ex.key.value = "[1"
-    expected = expected[expected["key"].str.contains("[1", regex=False)]
+    ex.key.value = "1"
+    expected = expected[expected["key"] == "[1]"]
     assert ex.filtered().index.equals(expected.index) and len(expected) > 0
     assert ex.status.value == f"{len(expected)} of 320 events shown"
     assert [label for _, label in ex.event_list.options] == \
@@ -173,3 +174,174 @@ def test_redrawn_times_stay_dates():
 def test_explore_names_what_it_takes():
     with pytest.raises(TypeError, match="explore takes the events frame cdckit.read returns, not list"):
         cdckit.explore([1, 2, 3])
+
+
+# --------------------------------------------------------------------------- issue 13: the explorer's sharp edges
+
+
+def keyed(keys: list[str]) -> pd.DataFrame:
+    """One insert per key text, in table t, a second apart."""
+    return build([dict(op="insert", op_raw="c", table="t", key=key, key_columns=["id"], after={"id": key},
+                       event_time=i) for i, key in enumerate(keys)])
+
+
+def shown_keys(ex: Explorer, typed: str) -> set[str]:
+    ex.key.value = typed
+    return set(ex.filtered()["key"])
+
+
+def test_key_box_matches_key_values_exactly_as_you_type():
+    ex = explore(shop())
+    assert ex.key.continuous_update  # the filter follows each keystroke
+    for typed in ("3", " 3 ", '"3"', "[3]"):
+        assert shown_keys(ex, typed) == {"[3]"}, typed  # never [13], [23], [30]
+    for typed in ("103,1", "103, 1", "[103,1]", '"103","1"'):
+        assert shown_keys(ex, typed) == {"[103,1]"}, typed
+    assert shown_keys(ex, "1") == {"[1]"}
+    for typed in ("10", "[1", "3,", "no such key", "[[3]]", "1" * 30):
+        assert shown_keys(ex, typed) == ({"[10]"} if typed == "10" else set()), typed
+    assert shown_keys(ex, "") == set(shop()["key"].dropna())
+
+
+def test_key_box_matches_text_keys_and_composite_keys():
+    ex = explore(keyed(['["3"]', '["13"]', '[30]', '["a",1]', '["a","1"]', '["a,b"]', "[null]", '["é"]']))
+    assert shown_keys(ex, "3") == shown_keys(ex, '"3"') == {'["3"]'}
+    assert shown_keys(ex, "30") == shown_keys(ex, '"30"') == {"[30]"}
+    assert shown_keys(ex, '"a",1') == shown_keys(ex, "a, 1") == shown_keys(ex, '["a",1]') == {'["a",1]', '["a","1"]'}
+    assert shown_keys(ex, '["a",1]') == {'["a",1]', '["a","1"]'}
+    assert shown_keys(ex, '"a,b"') == {'["a,b"]'}
+    assert shown_keys(ex, "null") == {"[null]"}
+    assert shown_keys(ex, "é") == {'["é"]'}
+
+
+def test_a_filter_that_matches_nothing_says_so_and_clears_the_details():
+    events = shop()
+    ex = explore(events)
+    label = click(ex, "update", 3)
+    assert events.loc[label, "seq"] in ex.details.value
+    ex.key.value = "<b>99999</b>"
+    assert ex.filtered().empty
+    assert "no event matches the filters" in ex.status_text()
+    assert "no event matches the filters" in ex.details.value and "key &lt;b&gt;99999&lt;/b&gt;" in ex.details.value
+    assert "<b>99999" not in ex.details.value + ex.status.value
+    assert events.loc[label, "seq"] not in ex.details.value and "history of" not in ex.details.value
+    assert ex.selected is None and ex.event_list.value is None and ex.event_list.options == ()
+    assert all(len(t.x) == 0 and t.selectedpoints is None for t in ex.figure.data)
+    ex.key.value = ""
+    assert ex.selected is None and "history of" not in ex.details.value and "no event matches" not in ex.details.value
+
+
+def test_a_filter_keeps_the_shown_event_only_while_it_matches():
+    events = shop()
+    ex = explore(events)
+    label = click(ex, "update", 3)
+    ex.ops.value = ("update", "delete")  # still matches: still shown, listed and marked
+    assert ex.selected == label and ex.event_list.value == label and events.loc[label, "seq"] in ex.details.value
+    ex.ops.value = ("insert",)  # filtered out: the details no longer show it
+    assert ex.selected is None and ex.event_list.value is None
+    assert events.loc[label, "seq"] not in ex.details.value and "no event matches" not in ex.details.value
+
+
+def marked(ex: Explorer) -> list:
+    """The event labels of the points the timeline marks as selected."""
+    return [t.customdata[i] for t in ex.figure.data for i in (t.selectedpoints or ())]
+
+
+def test_a_click_highlights_the_same_event_in_the_list_and_the_timeline():
+    events = shop()
+    ex = explore(events)
+    assert ex.event_list.value is None and marked(ex) == []
+    label = click(ex, "update", 3)
+    assert ex.selected == label and ex.event_list.value == label and marked(ex) == [label]
+    # an event past the first LISTED of the list: the list takes it in, and highlights it
+    trace = next(t for t in ex.figure.data if t.name == "update")
+    last = trace.customdata[-1]
+    assert last not in [value for _, value in ex.event_list.options]
+    click(ex, "update", len(trace.x) - 1)
+    assert ex.selected == last and ex.event_list.value == last and marked(ex) == [last]
+    assert len(ex.event_list.options) == LISTED + 1
+    assert events.loc[last, "seq"] in ex.details.value
+
+
+def test_picking_in_the_list_shows_the_event_and_marks_its_point():
+    events = shop()
+    ex = explore(events)
+    click(ex, "insert", 0)
+    _, label = ex.event_list.options[9]
+    ex.event_list.value = label
+    assert ex.selected == label and marked(ex) == [label] and events.loc[label, "seq"] in ex.details.value
+    dimmed = [t for t in ex.figure.data if label not in list(t.customdata)]
+    assert dimmed and all(t.selectedpoints == () for t in dimmed)  # the other ops' points are dimmed, none marked
+
+
+def test_an_event_the_sample_leaves_out_is_listed_but_no_point_is_marked():
+    events = synthetic(1200)
+    ex = explore(events, max_points=300)
+    drawn = {label for t in ex.figure.data for label in t.customdata}
+    left_out = next(label for label in events.index if label not in drawn)
+    ex.select(left_out)
+    assert ex.event_list.value == left_out and marked(ex) == []
+    assert all(t.selectedpoints is None for t in ex.figure.data)
+
+
+def test_swimlanes_are_sorted_by_key_from_the_top():
+    ex = explore(shop())
+    ex.table.value = "shop.customers"
+    lanes = list(ex.figure.layout.yaxis.categoryarray)
+    assert lanes[:4] == ["[1]", "[2]", "[3]", "[4]"] and lanes.index("[2]") < lanes.index("[10]")
+    assert lanes == sorted(lanes, key=lambda lane: int(lane[1:-1]))
+    assert ex.figure.layout.yaxis.autorange == "reversed"  # the first key on top
+    ex.table.value = "shop.order_items"
+    lanes = [json.loads(lane) for lane in ex.figure.layout.yaxis.categoryarray]
+    assert lanes == sorted(lanes) and lanes[0] == [101, 1]
+    text_keys = keyed(['["b"]', "[10]", '["a"]', "[2]", "[null]"])
+    ex = explore(text_keys)
+    ex.table.value = "t"
+    assert list(ex.figure.layout.yaxis.categoryarray) == ["[2]", "[10]", '["a"]', '["b"]', "[null]"]
+
+
+def test_the_history_table_scrolls_inside_its_own_box():
+    ex = explore(shop())
+    click(ex, "update", 3)
+    details = ex.details.value
+    assert ex.details.layout.overflow == "auto" and ex.details.layout.min_width == "0"
+    box = details.split("<div class='cdckit-history'>", 1)[1]
+    assert box.lstrip().startswith("<table") and "history of" in details
+    style = details.split("<style>", 1)[1].split("</style>", 1)[0]
+    assert ".cdckit-history{width:0;min-width:100%;max-height:24em;overflow:auto}" in style
+    assert ".cdckit-event td{overflow-wrap:anywhere}" in style
+
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "05_before_after.ipynb"
+STATE = "application/vnd.jupyter.widget-state+json"
+VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def test_the_committed_notebook_keeps_the_explorers_state_and_stays_small():
+    notebook = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    assert NOTEBOOK.stat().st_size < 1_000_000  # plotly.js (5 MB) is not saved with it
+    models = notebook["metadata"]["widgets"][STATE]["state"]
+    shown = [output["data"][VIEW]["model_id"] for cell in notebook["cells"] for output in cell.get("outputs", [])
+             if VIEW in output.get("data", {})]
+    assert len(shown) == 1 and models[shown[0]]["model_name"] == "VBoxModel"
+
+    def model(reference: str) -> dict:
+        return models[reference.removeprefix("IPY_MODEL_")]["state"]
+
+    filters, times, status, figure, panes = (model(child) for child in model(shown[0])["children"])
+    table, ops, key = (model(child) for child in filters["children"])
+    assert table["_options_labels"][table["index"]] == "shop.customers" and key["value"] == "[3]"
+    assert status["value"] == "4 of 320 events shown"
+    assert "notebook runs" in figure["_esm"] and len(figure["_esm"]) < 1000
+    event_list, details = (model(child) for child in panes["children"])
+    picked = event_list["_options_labels"][event_list["index"]]  # the list highlights the event in the details
+    assert picked.endswith("shop.customers  [3]") and "history of shop.customers key [3]" in details["value"]
+    assert picked[:19] in details["value"]  # its time
+
+
+def test_slim_widget_state_leaves_small_widgets_alone():
+    small = {"model_module": "anywidget", "state": {"_esm": "export default {}", "_widget_data": [1]}}
+    other = {"model_module": "@jupyter-widgets/controls", "state": {"value": "x" * 200_000}}
+    notebook = {"metadata": {"widgets": {STATE: {"state": {"a": small, "b": other}}}}}
+    assert slim_widget_state(json.loads(json.dumps(notebook))) == notebook
+    assert slim_widget_state({"cells": []}) == {"cells": []}

@@ -171,8 +171,8 @@ def test_timeline_by_key_one_lane_per_key_of_one_table():
     fig = viz.timeline(events, table="customers", by="key")
     customers = events[names == "shop.customers"]
     assert total_points(fig) == len(customers)
-    assert list(fig.layout.yaxis.categoryarray) == list(dict.fromkeys(
-        customers.sort_values("event_time", kind="stable")["key"]))
+    numbers = sorted(customers["key"].str[1:-1].astype(int).unique())
+    assert list(fig.layout.yaxis.categoryarray) == [f"[{n}]" for n in numbers]  # [2] before [10]
     for t in fig.data:
         assert list(t.y) == events.loc[list(t.customdata), "key"].tolist()
     assert viz.describe(viz.timeline(events, table="shop.customers", by="key")) == viz.describe(fig)
