@@ -16,6 +16,8 @@ from .frame import COLUMN_NAMES, OPS
 from .ordering import OrderReport, order_report, sort_events
 from .read import read
 from .replay import TableStates, history, materialize, scd2
+from .compare import Comparison, compare
+from .reconcile import Reconciliation, reconcile
 
 __version__ = "0.1.0"
 
@@ -45,6 +47,10 @@ __all__ = [
     "scd2",
     "TableStates",
     "convert",
+    "compare",
+    "Comparison",
+    "reconcile",
+    "Reconciliation",
     "explore",
     "Detection",
     "dialects",
