@@ -44,7 +44,7 @@ from . import values
 from .export import _pandas_events
 from .ordering import CHANGE_OPS, sort_events, table_names
 from .reconcile import ReconcileError, diff_tables, html_table, json_text, key_text, normal, plain
-from .replay import materialize
+from .replay import key_columns_of, materialize
 
 __all__ = ["compare", "Comparison"]
 
@@ -54,10 +54,10 @@ _SHOWN = 8
 class _Change:
     """One row change of one side: where it is in the frame, and what identifies it."""
 
-    __slots__ = ("row", "op", "before", "after", "signature", "n")
+    __slots__ = ("row", "op", "key", "before", "after", "signature", "n")
 
-    def __init__(self, row: int, op: str, before: Any, after: Any, n: int) -> None:
-        self.row, self.op, self.before, self.after, self.n = row, op, before, after, n
+    def __init__(self, row: int, op: str, key: Any, before: Any, after: Any, n: int) -> None:
+        self.row, self.op, self.key, self.before, self.after, self.n = row, op, key, before, after, n
         self.signature = (op, normal(before), normal(after))
 
 
@@ -155,7 +155,9 @@ def compare(a: Any, b: Any, *, names: Sequence[str] = ("a", "b")) -> Comparison:
     True
     """
     names = _checked_names(names)
-    sides = [_side(frame, name) for frame, name in zip((a, b), names)]
+    frames = [_events(frame, name) for frame, name in zip((a, b), names)]
+    key_columns = {**key_columns_of(frames[1]), **key_columns_of(frames[0])}
+    sides = [_Side(frame, name, key_columns) for frame, name in zip(frames, names)]
     na, nb = names
     keys = sorted(set(sides[0].groups) | set(sides[1].groups), key=lambda k: (str(k[0]), repr(k[1])))
     counts: dict[str, dict[str, int]] = {}
@@ -199,9 +201,14 @@ def _checked_names(names: Sequence[str]) -> tuple[str, str]:
 
 
 class _Side:
-    """One capture, ready to compare: its sorted events, row changes grouped by (table, key), ops set aside."""
+    """One capture, ready to compare: its sorted events, row changes grouped by (table, key), ops set aside.
 
-    def __init__(self, events: pd.DataFrame, name: str) -> None:
+    A change without a key (Debezium saved without its Kafka keys, say) takes
+    its key from its image, by the key columns either capture names for its
+    table (``key_columns``).
+    """
+
+    def __init__(self, events: pd.DataFrame, name: str, key_columns: dict[str, list[str]]) -> None:
         self.name = name
         self.events = sort_events(events.reset_index(drop=True)).reset_index(drop=True)
         ops = self.events["op"].astype(object)
@@ -215,18 +222,28 @@ class _Side:
                 rows.tolist(), self.tables.iloc[rows].tolist(), ops.iloc[rows].tolist(),
                 frame["key"].iloc[rows].tolist(), frame["before"].iloc[rows].tolist(),
                 frame["after"].iloc[rows].tolist()):
+            before, after = _image(before), _image(after)
+            if key is None or key is pd.NA:
+                key = _key_from_image(after if isinstance(after, dict) else before, key_columns.get(table))
             group = self.groups.setdefault((table, _key_value(key)), [])
-            group.append(_Change(row, op, _image(before), _image(after), len(group) + 1))
+            group.append(_Change(row, op, key, before, after, len(group) + 1))
         self.counts: dict[str, int] = {}
         for (table, _), changes in self.groups.items():
             self.counts[table or ""] = self.counts.get(table or "", 0) + len(changes)
 
 
-def _side(frame: Any, name: str) -> _Side:
+def _events(frame: Any, name: str) -> pd.DataFrame:
     if not (isinstance(frame, pd.DataFrame) or type(frame).__module__.startswith("pyspark.")):
         raise TypeError(f"compare takes two event frames as cdckit.read returns them; {name} is a "
                         f"{type(frame).__name__}")
-    return _Side(_pandas_events(frame), name)
+    return _pandas_events(frame)
+
+
+def _key_from_image(image: Any, columns: list[str] | None) -> str | None:
+    """The key text an image holds in ``columns``; None when a column is missing or no columns are known."""
+    if not columns or not isinstance(image, dict) or any(c not in image for c in columns):
+        return None
+    return key_text(image[c] for c in columns)
 
 
 def _key_value(key: Any) -> Hashable:
@@ -279,7 +296,7 @@ def _different_row(table: Any, x: _Change, y: _Change, sides: list[_Side]) -> di
         for column, detail in _image_differences(getattr(x, image), getattr(y, image), na, nb):
             columns.append(f"{image}.{column}" if column else image)
             details.append(f"{image}.{column}: {detail}" if column else f"{image}: {detail}")
-    return {"table": table, "key": ea["key"].iloc[x.row], f"change_{na}": x.n, f"change_{nb}": y.n, f"op_{na}": x.op, f"op_{nb}": y.op, f"seq_{na}": _text(ea["seq"].iloc[x.row]),
+    return {"table": table, "key": x.key, f"change_{na}": x.n, f"change_{nb}": y.n, f"op_{na}": x.op, f"op_{nb}": y.op, f"seq_{na}": _text(ea["seq"].iloc[x.row]),
             f"seq_{nb}": _text(eb["seq"].iloc[y.row]), "columns": columns, "detail": "; ".join(details),
             f"before_{na}": _text(ea["before"].iloc[x.row]), f"before_{nb}": _text(eb["before"].iloc[y.row]),
             f"after_{na}": _text(ea["after"].iloc[x.row]), f"after_{nb}": _text(eb["after"].iloc[y.row])}
