@@ -177,6 +177,7 @@ def compare(a: Any, b: Any, *, names: Sequence[str] = ("a", "b")) -> Comparison:
             tally["different"] += pairs
             unmatched[0].extend(left[i1 + pairs:i2])
             unmatched[1].extend(right[j1 + pairs:j2])
+        unmatched = (_later_copies(unmatched[0], left), _later_copies(unmatched[1], right))
         tally["only_a"] += len(unmatched[0])
         tally["only_b"] += len(unmatched[1])
         for side, (mine, other, history) in enumerate(((unmatched[0], unmatched[1], left),
@@ -272,6 +273,23 @@ def _aligned(left: list[_Change], right: list[_Change]) -> list[tuple[str, int, 
     if a == b:
         return [("equal", 0, len(a), 0, len(b))]
     return difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+
+
+def _later_copies(unmatched: list[_Change], history: list[_Change]) -> list[_Change]:
+    """The unmatched changes, each moved to the last of the identical changes that follow it in a row.
+
+    An alignment may pair the second copy of a repeated change and leave the
+    first; the copies are interchangeable, and the one delivered later is
+    the repeat.
+    """
+    marked = {change.n for change in unmatched}
+    for change in sorted(unmatched, key=lambda c: c.n, reverse=True):
+        n = change.n
+        while n < len(history) and history[n].signature == change.signature and n + 1 not in marked:
+            n += 1  # history[n] is change n + 1
+        marked.discard(change.n)
+        marked.add(n)
+    return [history[n - 1] for n in sorted(marked)]
 
 
 def _note(change: _Change, other: list[_Change], history: list[_Change], other_name: str) -> str:

@@ -131,6 +131,7 @@ def test_a_duplicate_is_one_extra_event_said_to_repeat_another(canal, converted)
     assert result.only_a.empty and result.different.empty and result.states.empty
     assert result.only_b[["key", "op"]].values.tolist() == [["[104,1]", "insert"]]
     assert "a repeat" in result.only_b["note"].iloc[0]
+    assert result.only_b["change"].tolist() == [2]  # the copy delivered second is the repeat
     assert result.summary.set_index("table").loc["shop.order_items", "only_debezium"] == 1
 
 
