@@ -52,13 +52,37 @@ _SHOWN = 8
 
 
 class _Change:
-    """One row change of one side: where it is in the frame, and what identifies it."""
+    """One row change of one side: where it is in the frame, and what identifies it.
 
-    __slots__ = ("row", "op", "key", "before", "after", "signature", "n")
+    ``text``: the op and the image texts as they are; two changes with the
+    same text are the same change, so the images are parsed and normalised
+    (``signature``) only where the texts of a key's histories differ.
+    """
+
+    __slots__ = ("row", "op", "key", "text", "n", "_parsed")
 
     def __init__(self, row: int, op: str, key: Any, before: Any, after: Any, n: int) -> None:
-        self.row, self.op, self.key, self.before, self.after, self.n = row, op, key, before, after, n
-        self.signature = (op, normal(before), normal(after))
+        self.row, self.op, self.key, self.n = row, op, key, n
+        self.text = (op, before, after)
+        self._parsed: tuple[Any, Any, Hashable] | None = None
+
+    def _parse(self) -> tuple[Any, Any, Hashable]:
+        if self._parsed is None:
+            before, after = _image(self.text[1]), _image(self.text[2])
+            self._parsed = (before, after, (self.op, normal(before), normal(after)))
+        return self._parsed
+
+    @property
+    def before(self) -> Any:
+        return self._parse()[0]
+
+    @property
+    def after(self) -> Any:
+        return self._parse()[1]
+
+    @property
+    def signature(self) -> Hashable:
+        return self._parse()[2]
 
 
 class Comparison:
@@ -219,14 +243,18 @@ class _Side:
         self.groups: dict[tuple[Any, Hashable], list[_Change]] = {}
         frame = self.events
         rows = np.flatnonzero(changing)
+        key_values: dict[Any, Hashable] = {}
         for row, table, op, key, before, after in zip(
                 rows.tolist(), self.tables.iloc[rows].tolist(), ops.iloc[rows].tolist(),
                 frame["key"].iloc[rows].tolist(), frame["before"].iloc[rows].tolist(),
                 frame["after"].iloc[rows].tolist()):
-            before, after = _image(before), _image(after)
+            before, after = _text(before), _text(after)
             if key is None or key is pd.NA:
-                key = _key_from_image(after if isinstance(after, dict) else before, key_columns.get(table))
-            group = self.groups.setdefault((table, _key_value(key)), [])
+                image = _image(after if after is not None else before)
+                key = _key_from_image(image, key_columns.get(table))
+            if key not in key_values:
+                key_values[key] = _key_value(key)
+            group = self.groups.setdefault((table, key_values[key]), [])
             group.append(_Change(row, op, key, before, after, len(group) + 1))
         self.counts: dict[str, int] = {}
         for (table, _), changes in self.groups.items():
@@ -269,6 +297,8 @@ def _image(text: Any) -> Any:
 
 def _aligned(left: list[_Change], right: list[_Change]) -> list[tuple[str, int, int, int, int]]:
     """The alignment of two histories of one key (difflib's opcodes over the changes' signatures)."""
+    if len(left) == len(right) and all(x.text == y.text for x, y in zip(left, right)):
+        return [("equal", 0, len(left), 0, len(right))]
     a, b = [c.signature for c in left], [c.signature for c in right]
     if a == b:
         return [("equal", 0, len(a), 0, len(b))]
