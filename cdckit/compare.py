@@ -188,30 +188,12 @@ def compare(a: Any, b: Any, *, names: Sequence[str] = ("a", "b")) -> Comparison:
     only: tuple[list[tuple[int, int, str]], list[tuple[int, int, str]]] = ([], [])
     different: list[dict[str, Any]] = []
     for group in keys:
-        left, right = sides[0].groups.get(group, []), sides[1].groups.get(group, [])
         tally = counts.setdefault(group[0] or "", dict.fromkeys(("matched", "only_a", "only_b", "different"), 0))
-        unmatched: tuple[list[_Change], list[_Change]] = ([], [])
-        for tag, i1, i2, j1, j2 in _aligned(left, right):
-            if tag == "equal":
-                tally["matched"] += i2 - i1
-                continue
-            pairs = min(i2 - i1, j2 - j1) if tag == "replace" else 0
-            for x, y in zip(left[i1:i1 + pairs], right[j1:j1 + pairs]):
-                different.append(_different_row(group[0], x, y, sides))
-            tally["different"] += pairs
-            unmatched[0].extend(left[i1 + pairs:i2])
-            unmatched[1].extend(right[j1 + pairs:j2])
-        unmatched = (_later_copies(unmatched[0], left), _later_copies(unmatched[1], right))
-        tally["only_a"] += len(unmatched[0])
-        tally["only_b"] += len(unmatched[1])
-        for side, (mine, other, history) in enumerate(((unmatched[0], unmatched[1], left),
-                                                       (unmatched[1], unmatched[0], right))):
-            for change in mine:
-                only[side].append((change.row, change.n, _note(change, other, history, names[1 - side])))
+        _compare_key(group, sides, tally, only, different)
     states, state_counts = _state_differences(sides, names)
     summary = _summary(sides, counts, state_counts, names)
-    diff_columns = ["table", "key", f"change_{na}", f"change_{nb}", f"op_{na}", f"op_{nb}", f"seq_{na}", f"seq_{nb}", "columns", "detail",
-                    f"before_{na}", f"before_{nb}", f"after_{na}", f"after_{nb}"]
+    diff_columns = ["table", "key", f"change_{na}", f"change_{nb}", f"op_{na}", f"op_{nb}", f"seq_{na}", f"seq_{nb}",
+                    "columns", "detail", f"before_{na}", f"before_{nb}", f"after_{na}", f"after_{nb}"]
     set_aside = pd.DataFrame(
         [(op, sides[0].set_aside.get(op, 0), sides[1].set_aside.get(op, 0))
          for op in sorted(set(sides[0].set_aside) | set(sides[1].set_aside))], columns=["op", na, nb])
@@ -219,9 +201,41 @@ def compare(a: Any, b: Any, *, names: Sequence[str] = ("a", "b")) -> Comparison:
                       pd.DataFrame(different, columns=diff_columns), states, set_aside)
 
 
+def _compare_key(group: tuple[Any, Hashable], sides: list[_Side], tally: dict[str, int],
+                 only: tuple[list[tuple[int, int, str]], list[tuple[int, int, str]]],
+                 different: list[dict[str, Any]]) -> None:
+    """Align the two histories of one (table, key): count them in ``tally``, add to ``only`` and ``different``."""
+    left, right = sides[0].groups.get(group, []), sides[1].groups.get(group, [])
+    unmatched: tuple[list[_Change], list[_Change]] = ([], [])
+    for tag, i1, i2, j1, j2 in _aligned(left, right):
+        if tag == "equal":
+            tally["matched"] += i2 - i1
+            continue
+        pairs = min(i2 - i1, j2 - j1) if tag == "replace" else 0
+        for x, y in zip(left[i1:i1 + pairs], right[j1:j1 + pairs]):
+            different.append(_different_row(group[0], x, y, sides))
+        tally["different"] += pairs
+        unmatched[0].extend(left[i1 + pairs:i2])
+        unmatched[1].extend(right[j1 + pairs:j2])
+    unmatched = (_later_copies(unmatched[0], left), _later_copies(unmatched[1], right))
+    tally["only_a"] += len(unmatched[0])
+    tally["only_b"] += len(unmatched[1])
+    for side, (mine, other, history) in enumerate(((unmatched[0], unmatched[1], left),
+                                                   (unmatched[1], unmatched[0], right))):
+        for change in mine:
+            only[side].append((change.row, change.n, _note(change, other, history, sides[1 - side].name)))
+
+
+#: Column names of the summary that a side's name must not take.
+_TAKEN = {"table", "matched", "different", "state_differences", "op"}
+
+
 def _checked_names(names: Sequence[str]) -> tuple[str, str]:
     if isinstance(names, str) or len(names) != 2 or len({str(n) for n in names}) != 2:
         raise ReconcileError(f"names must be two different names, one per side, not {names!r}")
+    taken = sorted(_TAKEN & {str(n) for n in names})
+    if taken:
+        raise ReconcileError(f"names cannot be {', '.join(taken)}: the result's tables have such columns")
     return str(names[0]), str(names[1])
 
 
@@ -344,7 +358,8 @@ def _different_row(table: Any, x: _Change, y: _Change, sides: list[_Side]) -> di
         for column, detail in _image_differences(getattr(x, image), getattr(y, image), na, nb):
             columns.append(f"{image}.{column}" if column else image)
             details.append(f"{image}.{column}: {detail}" if column else f"{image}: {detail}")
-    return {"table": table, "key": x.key, f"change_{na}": x.n, f"change_{nb}": y.n, f"op_{na}": x.op, f"op_{nb}": y.op, f"seq_{na}": _text(ea["seq"].iloc[x.row]),
+    return {"table": table, "key": x.key, f"change_{na}": x.n, f"change_{nb}": y.n, f"op_{na}": x.op,
+            f"op_{nb}": y.op, f"seq_{na}": _text(ea["seq"].iloc[x.row]),
             f"seq_{nb}": _text(eb["seq"].iloc[y.row]), "columns": columns, "detail": "; ".join(details),
             f"before_{na}": _text(ea["before"].iloc[x.row]), f"before_{nb}": _text(eb["before"].iloc[y.row]),
             f"after_{na}": _text(ea["after"].iloc[x.row]), f"after_{nb}": _text(eb["after"].iloc[y.row])}

@@ -258,7 +258,8 @@ def diff_tables(a: pd.DataFrame, b: pd.DataFrame, key: Sequence[str]) -> TableDi
             cells += [(text, column, plain(left), plain(right)) for column, left, right in found]
     return TableDiff(key, a.iloc[sorted(only_a)].reset_index(drop=True), b.iloc[sorted(only_b)].reset_index(drop=True),
                      pd.DataFrame(cells, columns=["key", "column", "a", "b"]), len(pairs), different,
-                     [c for c in a.columns if c not in set(b.columns)], [c for c in b.columns if c not in set(a.columns)])
+                     [c for c in a.columns if c not in set(b.columns)],
+                     [c for c in b.columns if c not in set(a.columns)])
 
 
 def _rows_by_key(frame: pd.DataFrame, key: list[str]) -> dict[Hashable, list[int]]:
@@ -414,7 +415,8 @@ def _state_table(state: Any, table: str | None) -> tuple[str | None, pd.DataFram
                              f"{type(state).__name__}")
     if table is None:
         if len(state) != 1:
-            raise ReconcileError(f"the state holds {len(state)} tables: pass table= (one of {', '.join(sorted(state))})")
+            raise ReconcileError(f"the state holds {len(state)} tables: pass table= "
+                                 f"(one of {', '.join(sorted(state))})")
         table = next(iter(state))
     try:
         name = find_table(state, table)

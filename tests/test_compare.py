@@ -174,6 +174,8 @@ def test_result_tables_html_and_bad_input(canal, converted):
         cdckit.compare(canal, [1, 2])
     with pytest.raises(ValueError, match="two different names"):
         cdckit.compare(canal, canal, names=("x", "x"))
+    with pytest.raises(ValueError, match="cannot be table"):
+        cdckit.compare(canal, canal, names=("table", "x"))
 
 
 # --------------------------------------------------------------------------- reconcile
@@ -242,7 +244,8 @@ def test_parquet_and_csv_snapshots(states, tmp_path):
 
 def test_a_typed_state_against_a_text_snapshot():
     state = pd.DataFrame({"id": [1, 2], "price": [Decimal("10.50"), Decimal("3")],
-                          "at": pd.to_datetime(["2024-01-01", "2024-05-01 09:30"], utc=True, format="ISO8601"), "note": [None, "x"]})
+                          "at": pd.to_datetime(["2024-01-01", "2024-05-01 09:30"], utc=True, format="ISO8601"),
+                          "note": [None, "x"]})
     snapshot = pd.DataFrame({"id": ["1", "2"], "price": ["10.5", "3.00"],
                              "at": ["2024-01-01 00:00:00", "2024-05-01T09:30:00Z"], "note": [float("nan"), "x"]})
     assert cdckit.reconcile(state, snapshot, key="id").ok
