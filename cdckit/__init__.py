@@ -19,6 +19,8 @@ from .read import read
 from .replay import TableStates, history, materialize, scd2
 from .schemas import schema_history, table_schema
 from .tables import profile, table
+from .compare import Comparison, compare
+from .reconcile import Reconciliation, reconcile
 
 __version__ = "0.1.0"
 
@@ -53,6 +55,10 @@ __all__ = [
     "table_schema",
     "profile",
     "convert",
+    "compare",
+    "Comparison",
+    "reconcile",
+    "Reconciliation",
     "explore",
     "Detection",
     "dialects",

@@ -49,7 +49,7 @@ import orjson
 import pandas as pd
 
 from . import values
-from .ordering import table_names
+from .ordering import REPLAY_OPS, table_names
 from .replay_plan import plan_replay
 from .replayer import (Replayer, Step, column_order, history_frame, key_order, old_key, problem_rows,
                        replay_rows)
@@ -58,7 +58,7 @@ from .tables import declared_types, problems_frame as type_problems_frame, typed
 _problems = problem_rows  # the name cdckit.spark's replay used
 
 __all__ = ["materialize", "history", "scd2", "TableStates", "Replayer", "Step", "replay_rows", "find_table",
-           "PROBLEM_COLUMNS", "old_key", "SCD2_COLUMNS", "column_order", "problems_frame"]
+           "PROBLEM_COLUMNS", "old_key", "SCD2_COLUMNS", "column_order", "problems_frame", "key_columns_of"]
 
 #: Columns of ``TableStates.problems``.
 PROBLEM_COLUMNS = ["table", "key", "source", "offset", "seq", "op", "problem"]
@@ -74,11 +74,27 @@ class TableStates(dict):
     :data:`PROBLEM_COLUMNS`); ``keyless``: tables kept as a multiset of rows;
     ``type_problems``: the values that did not fit their column's kind
     (:data:`cdckit.tables.TYPE_PROBLEM_COLUMNS`; empty when not typed).
+    ``key_columns``: each keyed table's key columns (also in each frame's ``attrs["key_columns"]``).
     """
 
     problems: pd.DataFrame
     keyless: list[str]
     type_problems: pd.DataFrame = type_problems_frame([])
+    key_columns: dict[str, list[str]]
+
+
+def key_columns_of(events: pd.DataFrame) -> dict[str, list[str]]:
+    """Per table, the key columns its changes name (those of the last change that names any).
+
+    >>> import cdckit
+    >>> key_columns_of(cdckit.read(cdckit.samples.path("canal/shop")))
+    {'shop.customers': ['id'], 'shop.order_items': ['order_id', 'line_no']}
+    """
+    named = [isinstance(c, (list, tuple, np.ndarray)) and len(c) > 0 for c in events["key_columns"]]
+    changes = events.loc[events["op"].isin(REPLAY_OPS).to_numpy() & np.array(named, dtype=bool)]
+    last = changes.groupby(["database", "schema", "table"], dropna=False, sort=False).tail(1)
+    found = [(name, columns) for name, columns in zip(table_names(last), last["key_columns"]) if name is not None]
+    return {name: [str(c) for c in columns] for name, columns in sorted(found, key=lambda item: item[0])}
 
 
 def problems_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -133,6 +149,9 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
         states.problems = problems_frame(problems)
         states.keyless = plan.keyless_tables()
         states.type_problems = type_problems_frame(type_problems)
+        states.key_columns = {t: c for t, c in key_columns_of(events).items() if t in states}
+        for table, columns in states.key_columns.items():
+            states[table].attrs["key_columns"] = list(columns)
         return states
 
 
