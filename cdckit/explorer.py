@@ -5,7 +5,7 @@ to show in JupyterLab, Binder or any front end with ipywidgets:
 
 - filters: a table dropdown, an op list, a key box and a time range slider;
   the key box filters as you type and matches key values exactly
-  (:func:`keys_named`: ``3`` finds key 3, never 13 or 30; ``3,7`` or
+  (:func:`cdckit.filters.key_mask`: ``3`` finds key 3, never 13 or 30; ``3,7`` or
   ``[3,7]`` a composite key);
 - a plotly ``FigureWidget`` timeline of the filtered events
   (:func:`cdckit.viz.timeline`; with one table chosen, one lane per key,
@@ -36,7 +36,6 @@ never as HTML), so they hold the values as they are.
 from __future__ import annotations
 
 import html
-import itertools
 import re
 from typing import Any, Hashable
 
@@ -45,13 +44,13 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import values
+from .filters import key_mask
 from .frame import OPS
 from .ordering import CHANGE_OPS, table_names
 from .replay import history
 from .viz import MAX_POINTS, WEBGL_ABOVE, _timeline_figure, diff
 
-__all__ = ["explore", "Explorer", "keys_named", "slim_widget_state", "LISTED", "MAX_LANES", "TIME_STEPS",
+__all__ = ["explore", "Explorer", "slim_widget_state", "LISTED", "MAX_LANES", "TIME_STEPS",
            "SAVED_CODE_LIMIT"]
 
 #: The event list shows this many of the filtered events (in time order).
@@ -86,7 +85,6 @@ _UNSAVED_CODE = ("export default { render({ el }) { el.textContent = 'The timeli
                  "(its plotly.js code, 5 MB, is not saved in the notebook).'; } };")
 
 #: Composite keys with more columns than this are matched as typed (no number/text variants).
-_VARIANT_COLUMNS = 8
 
 
 def _missing(value: Any) -> bool:
@@ -100,56 +98,6 @@ def _esc(value: Any) -> str:
 def _label(value: Any) -> Hashable:
     """A customdata item as a plain Python value (numpy scalars unwrapped)."""
     return value.item() if isinstance(value, np.generic) else value
-
-
-def _typed_values(text: str) -> list[Any]:
-    """The key values a typed text names: a JSON array, or values separated by commas (JSON, else text)."""
-    for candidate in (text, f"[{text}]"):
-        try:
-            parsed = values.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(parsed, list):
-            return parsed
-    parts = []
-    for part in text.split(","):
-        try:
-            parts.append(values.loads(part.strip()))
-        except ValueError:
-            parts.append(part.strip())
-    return parts
-
-
-def _alternatives(value: Any) -> list[Any]:
-    """A key value and the same value as a number or as text (``3`` and ``"3"``)."""
-    if isinstance(value, str):
-        number = values.exact_number(value.strip())
-        return [value] if isinstance(number, str) else [value, number]
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return [value, str(value)]
-    return [value]
-
-
-def keys_named(text: str) -> list[str]:
-    """The key texts (compact JSON arrays, as in the frame's ``key`` column) that a typed key names.
-
-    ``3``, ``"3"`` and ``[3]`` name key 3, held as a number or as text;
-    ``3,7``, ``[3,7]`` and ``"a",1`` name composite keys. Empty text names
-    no key (no filter); text that is not JSON is taken as a text value.
-
-    >>> keys_named("3"), keys_named('"3"'), keys_named("[3]")
-    (['[3]', '["3"]'], ['["3"]', '[3]'], ['[3]', '["3"]'])
-    >>> keys_named("a, 1")
-    ['["a",1]', '["a","1"]']
-    """
-    text = text.strip()
-    if not text:
-        return []
-    typed = _typed_values(text)
-    if len(typed) > _VARIANT_COLUMNS:
-        return [values.image(typed)]
-    return list(dict.fromkeys(values.image(list(combo)) for combo in
-                              itertools.product(*(_alternatives(v) for v in typed))))
 
 
 def _time_options(times: pd.Series) -> list[tuple[str, pd.Timestamp]]:
@@ -245,9 +193,12 @@ class Explorer(widgets.VBox):
         mask = events["op"].astype(str).isin(list(self.ops.value)).to_numpy()
         if self.table.value is not None:
             mask &= (self._names == self.table.value).to_numpy()
-        named = keys_named(self.key.value)
-        if named:
-            mask &= events["key"].isin(named).to_numpy(dtype=bool)
+        typed = self.key.value.strip()
+        if typed:
+            try:
+                mask &= key_mask(events["key"], typed)
+            except ValueError:  # half-typed (``[3,``): nothing matches yet
+                mask[:] = False
         if self.time.index != (0, len(self.time.options) - 1):
             low, high = self.time.value
             mask &= ((self._times >= low) & (self._times <= high)).fillna(False).to_numpy(dtype=bool)

@@ -50,7 +50,7 @@ from .frame import OPS
 from .ordering import table_names
 from .replay import find_table
 
-__all__ = ["Selection", "selection", "select", "parse_key", "parse_time", "parse_ops"]
+__all__ = ["Selection", "selection", "select", "key_mask", "parse_key", "parse_time", "parse_ops"]
 
 
 @dataclass(frozen=True)
@@ -156,10 +156,13 @@ def parse_key(key: Any) -> tuple[str, ...]:
 
     A text is values between commas or a JSON array; a list or tuple is a
     composite key; anything else is one value. Numbers and text compare as
-    text (``3`` is ``"3"``); JSON ``null``, ``true`` and ``false`` as those words.
+    text (``3`` is ``"3"``, and a value in double quotes is the text inside);
+    JSON ``null``, ``true`` and ``false`` as those words.
 
-    >>> parse_key(3), parse_key("3"), parse_key("3, 7"), parse_key('[3,"x,y"]'), parse_key((1.0, None))
-    (('3',), ('3',), ('3', '7'), ('3', 'x,y'), ('1', 'null'))
+    >>> parse_key(3), parse_key("3"), parse_key('"3"'), parse_key("3, 7"), parse_key('"x,y", 3')
+    (('3',), ('3',), ('3',), ('3', '7'), ('x,y', '3'))
+    >>> parse_key((1.0, None))
+    ('1', 'null')
     >>> parse_key("[3,")
     Traceback (most recent call last):
     ...
@@ -175,7 +178,7 @@ def parse_key(key: Any) -> tuple[str, ...]:
             if not isinstance(values, list):
                 raise ValueError(f"key {key!r} is not a JSON array")
         else:
-            values = [part.strip() for part in text.split(",")]
+            values = _quoted_values(text) if '"' in text else [part.strip() for part in text.split(",")]
         if not values or values == [""]:
             raise ValueError("a key needs at least one value")
         return tuple(_value_text(v) for v in values)
@@ -218,6 +221,25 @@ def _names(value: str | Iterable[str]) -> tuple[str, ...]:
     items = [value] if isinstance(value, str) else list(value)
     names = tuple(name.strip() for item in items for name in str(item).split(",") if name.strip())
     return names
+
+
+def key_mask(keys: pd.Series, key: Any) -> np.ndarray:
+    """True where the frame's ``key`` (a compact JSON array text) has exactly the values of ``key``.
+
+    ``key`` is what :func:`parse_key` reads. A bad key is ``ValueError``.
+
+    >>> key_mask(pd.Series(["[3]", "[13]", '["3"]', "[30]", None]), "3").tolist()
+    [True, False, True, False, False]
+    """
+    return _key_mask(keys, frozenset([parse_key(key)]))
+
+
+def _quoted_values(text: str) -> list[Any]:
+    """Comma-separated values some of which are JSON strings (``"a,b", 1``); a part that is not JSON stays text."""
+    try:
+        return list(orjson.loads(f"[{text}]"))
+    except orjson.JSONDecodeError:
+        return [part.strip().strip('"') for part in text.split(",")]
 
 
 def _value_text(value: Any) -> str:
