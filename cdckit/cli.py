@@ -720,7 +720,7 @@ def _read_events(source: _Input, dialect: str | None, errors: str, chosen: Selec
     for warning in caught:
         print(f"cdckit: warning: {_printable(cli_words(str(warning.message)))}", file=sys.stderr)
     events = pd.concat(frames, ignore_index=True) if frames else empty_events()
-    events.attrs = {"report": report, "quarantine": chunks.quarantine}
+    events.attrs = {"report": report, "quarantine": chunks.quarantine, "column_types": chunks.column_types}
     if chosen.tables is not None:
         events = _by_table(events, chosen, names)
     if keep is not None:
@@ -1134,52 +1134,28 @@ def _scd2(args: argparse.Namespace) -> int:
 
 def _schema(args: argparse.Namespace) -> int:
     """``cdckit schema PATH...``: the columns of each table now, then how they changed."""
-    schema_history = _library("schema_history")
+    from .schemas import schema_history, table_schema
+
     source, chosen = _checked(args, args.paths)
     events, code = _load(args, source, chosen)
-    history = schema_history(events)
-    current = _current_columns(history)
-    if not len(history):
+    current = table_schema(events)
+    if not len(current):
         print("(no table)")
         return code
-    for i, (table, columns) in enumerate(current.items()):
-        keys = history.loc[history["table"] == table, "key_columns"].dropna()
-        key = _cell(keys.iloc[-1], 0) if len(keys) else ""
+    for i, (table, columns) in enumerate(current.groupby("table", sort=False)):
+        keys = columns.loc[columns["key"].astype(bool), "column"].tolist()
         count = f"{len(columns)} column" + ("" if len(columns) == 1 else "s")
-        print(("\n" if i else "") + _printable(f"{table}: {count}" + (f", key {key}" if key else "")))
-        print(_text_table(pd.DataFrame({"column": list(columns), "type": list(columns.values())}), args.width))
+        print(("\n" if i else "") + _printable(f"{table}: {count}" + (f", key {', '.join(keys)}" if keys else "")))
+        print(_text_table(columns[["column", "type", "kind"]].fillna(""), args.width))
     print("\nchanges:")
-    print(_text_table(history, args.width))
+    print(_text_table(schema_history(events), args.width))
     return code
-
-
-def _current_columns(history: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    """``{table: {column: type}}``: each column's last ``new_type`` in the history (no type: the column went)."""
-    current: dict[str, dict[str, Any]] = {}
-    for row in history.itertuples(index=False):
-        columns = current.setdefault(str(row.table), {})
-        if row.column is None or (not isinstance(row.column, str) and pd.isna(row.column)):
-            continue
-        if row.new_type is None or (isinstance(row.new_type, float) and pd.isna(row.new_type)):
-            columns.pop(row.column, None)
-        else:
-            columns[row.column] = row.new_type
-    return current
-
-
-def _library(name: str) -> Any:
-    """A function of the ``cdckit`` package, looked up when a command runs."""
-    import cdckit
-
-    found = getattr(cdckit, name, None)
-    if found is None:
-        raise CdcError(f"this cdckit has no {name} yet (cdckit {__version__})")
-    return found
 
 
 def _compare(args: argparse.Namespace) -> int:
     """``cdckit compare A B``: two captures matched event by event, and their final states."""
-    compare = _library("compare")
+    import cdckit  # looked up on the package, so that tests can stand in for it
+
     first, chosen = _checked(args, [args.first])
     second = _inputs([args.second], args.dialect)
     rows = dataclasses.replace(chosen, tables=None)
@@ -1191,14 +1167,14 @@ def _compare(args: argparse.Namespace) -> int:
         names = set().union(*(table_names(events).dropna().unique() for _, events in sides))
         sides = [(source, _by_table(events, chosen, names)) for source, events in sides]
     codes = [_summary_of(source, events, chosen) for source, events in sides]
-    result = compare(sides[0][1], sides[1][1])
+    result = cdckit.compare(sides[0][1], sides[1][1])
     print(_printable(result))
     return EXIT_FOUND if not result.ok else max(codes)
 
 
 def _reconcile(args: argparse.Namespace) -> int:
     """``cdckit reconcile CAPTURE SNAPSHOT --table T``: the replayed table against a snapshot of it."""
-    reconcile = _library("reconcile")
+    import cdckit  # looked up on the package, so that tests can stand in for it
     from .replay import find_table, materialize
 
     key = [c.strip() for c in args.key.split(",") if c.strip()] if args.key is not None else None
@@ -1208,7 +1184,7 @@ def _reconcile(args: argparse.Namespace) -> int:
         raise UsageError(f"the snapshot {args.snapshot!r} is not Parquet or CSV (by its suffix: "
                          f"{', '.join(SNAPSHOT_SUFFIXES)})")
     source, chosen = _checked(args, [args.capture], table=[args.table], key=None)
-    if not os.path.isfile(args.snapshot):
+    if not os.path.exists(args.snapshot):
         raise FileNotFoundError(f"no such file: {args.snapshot}")
     events, code = _load(args, source, chosen)
     state = materialize(events)
@@ -1216,7 +1192,7 @@ def _reconcile(args: argparse.Namespace) -> int:
         table = find_table(state, args.table)
     except KeyError as err:  # the table's events were all left out by --op, --since or --until
         raise UsageError(f"--table: {err.args[0]}") from None
-    result = reconcile(state, os.fspath(args.snapshot), table=table, key=key)
+    result = cdckit.reconcile(state, os.fspath(args.snapshot), table=table, key=key)
     print(_printable(result))
     return EXIT_FOUND if not result.ok else code
 

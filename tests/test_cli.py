@@ -655,17 +655,10 @@ def test_scd2_prints_every_version(capsys):
     assert lines[1].split()[-5:] == ["valid_from", "valid_to", "is_current", "op", "seq"]
 
 
-# ---------------------------------------------------------------- schema, compare, reconcile (other helpers' work)
-
-
-def needs(name: str) -> None:
-    """Skip while ``cdckit.<name>`` is not written yet (it is another part of issue 13)."""
-    if not hasattr(cdckit, name):
-        pytest.skip(f"cdckit.{name} does not exist yet")
+# ---------------------------------------------------------------- schema, compare, reconcile
 
 
 def test_schema_shows_columns_and_their_history(capsys):
-    needs("schema_history")
     path = samples.path("debezium")
     history = cdckit.schema_history(cdckit.read(path))
     code, out, _ = run(capsys, "schema", path, "--width", "0")
@@ -674,10 +667,13 @@ def test_schema_shows_columns_and_their_history(capsys):
     for table in history["table"].unique():
         assert f"\n{table}: " in f"\n{out}"
     assert len(out.split("changes:", 1)[1].strip().splitlines()) == len(history) + 1
+    current = cdckit.table_schema(cdckit.read(path))
+    customers = current[current["table"] == "inventory.customers"]
+    assert f"inventory.customers: {len(customers)} columns, key id" in out
+    assert "balance" in out and "decimal(10,2)" in out
 
 
 def test_compare_exits_0_when_alike_and_1_when_not(capsys, tmp_path):
-    needs("compare")
     path = samples.path(SHOP)
     code, out, _ = run(capsys, "compare", path, path)
     assert code == 0 and out.strip() == str(cdckit.compare(cdckit.read(path), cdckit.read(path))).strip()
@@ -690,7 +686,6 @@ def test_compare_exits_0_when_alike_and_1_when_not(capsys, tmp_path):
 
 
 def test_reconcile_exits_0_when_alike_and_1_when_not(capsys, tmp_path):
-    needs("reconcile")
     path = samples.path(SHOP)
     customers = cdckit.materialize(cdckit.read(path))["shop.customers"]
     snapshot = tmp_path / "customers.parquet"
@@ -753,7 +748,7 @@ class FakeResult:
 
 @pytest.mark.parametrize("ok", [True, False])
 def test_compare_wiring_filters_both_sides(capsys, monkeypatch, tmp_path, ok):
-    """Until cdckit.compare lands: the CLI gives it both captures, filtered alike, and exits by ``ok``."""
+    """The CLI gives compare both captures, filtered alike, and exits by ``ok``."""
     given = []
     monkeypatch.setattr(cdckit, "compare", lambda a, b: given.append((a, b)) or FakeResult(ok), raising=False)
     path = samples.path(SHOP)
@@ -772,7 +767,7 @@ def test_compare_wiring_filters_both_sides(capsys, monkeypatch, tmp_path, ok):
 
 @pytest.mark.parametrize("ok", [True, False])
 def test_reconcile_wiring_replays_the_table(capsys, monkeypatch, tmp_path, ok):
-    """Until cdckit.reconcile lands: the CLI gives it the replayed state, the snapshot, the table and key."""
+    """The CLI gives reconcile the replayed state, the snapshot, the table and the key."""
     given = []
     monkeypatch.setattr(cdckit, "reconcile", lambda state, snapshot, table=None, key=None:
                         given.append((state, snapshot, table, key)) or FakeResult(ok), raising=False)
@@ -785,21 +780,3 @@ def test_reconcile_wiring_replays_the_table(capsys, monkeypatch, tmp_path, ok):
     expected = cdckit.materialize(cdckit.read(path))
     assert list(state) == ["shop.customers"] and state["shop.customers"].equals(expected["shop.customers"])
     assert (snap, table, key) == (str(snapshot), "shop.customers", ["id", "name"])
-
-
-def test_schema_wiring_shows_current_columns_and_changes(capsys, monkeypatch):
-    """Until cdckit.schema_history lands: current columns are each column's last type (none: dropped)."""
-    history = pd.DataFrame({
-        "table": ["shop.t", "shop.t", "shop.t", "shop.t"], "source": ["s"] * 4, "offset": [0, 0, 5, 9],
-        "event_time": pd.to_datetime([0, 0, 5, 9], unit="s", utc=True),
-        "change": ["added", "added", "type_changed", "dropped"], "column": ["id", "note", "id", "note"],
-        "old_type": [None, None, "int32", "text"], "new_type": ["int32", "text", "int64", None],
-        "key_columns": [["id"], ["id"], ["id"], ["id"]], "ddl": [None, None, "ALTER TABLE t ...", "ALTER ..."]})
-    seen = []
-    monkeypatch.setattr(cdckit, "schema_history", lambda events: seen.append(events) or history, raising=False)
-    code, out, _ = run(capsys, "schema", samples.path(SHOP), "--table", "customers")
-    assert code == 0 and set(seen[0]["table"]) == {"customers"}
-    current, changes = out.split("\nchanges:\n")
-    assert current.splitlines() == ["shop.t: 1 column, key id", "column type", "id     int64"]
-    assert len(changes.splitlines()) == 5 and changes.splitlines()[0].split()[:4] == ["table", "source", "offset",
-                                                                                       "event_time"]
