@@ -49,6 +49,7 @@ from .errors import CdcError
 from .interactive import TABLE_CSS, init_html, table_html
 from .ordering import order_report, stream_columns, table_names
 from .schemas import schema_history
+from .tables import profile
 
 __all__ = ["build_report", "write_report", "readable", "SAMPLE_DIFFS", "DIFF_ROWS", "QUARANTINE_ROWS",
            "FINDING_ROWS", "STATE_ROWS", "SCHEMA_ROWS", "CELL_CHARS", "REPORT_POINTS", "PLOTLY_BUNDLE"]
@@ -95,7 +96,8 @@ code { font-size: .85em; }
 
 _SECTIONS = [("detection", "Detection"), ("accounting", "Read accounting"), ("ops", "Op counts per table"),
              ("timeline", "Timeline"), ("ordering", "Ordering findings"), ("lag", "Capture lag"),
-             ("schema", "Schema history"), ("state", "Final state"), ("diffs", "Diffs")]
+             ("schema", "Schema history"), ("profile", "Column profile"), ("state", "Final state"),
+             ("diffs", "Diffs")]
 
 #: Columns that name a position (offsets, partitions): shown as they are, without thousands separators.
 _POSITIONS = {"offset", "other_offset", "partition"}
@@ -363,6 +365,18 @@ def _schema_section(events: pd.DataFrame) -> str:
             + _table(shown, "schema", measures=False))
 
 
+# --------------------------------------------------------------------------- column profile
+
+
+def _profile_section(events: pd.DataFrame) -> str:
+    found = profile(events)
+    if not len(found):
+        return "<p>No table images to profile.</p>"
+    return ("<p>Per table and column (<code>cdckit.profile</code>): its kind (declared by the capture, or "
+            "inferred), how many values the images hold, the share of nulls, distinct values, the smallest "
+            "and largest, and the share of updates that changed it.</p>" + _table(found, "profile"))
+
+
 # --------------------------------------------------------------------------- final state
 
 
@@ -467,6 +481,7 @@ def build_report(events: pd.DataFrame, *, title: str | None = None, sources: lis
         "ordering": ordering_html + ordering_fig_html,
         "lag": lag_html + _lag_table(report),
         "schema": _guarded(lambda: _schema_section(events), "schema history"),
+        "profile": _guarded(lambda: _profile_section(events), "column profile"),
         "state": _guarded(lambda: _state_section(events), "final state"),
         "diffs": _guarded(lambda: _diffs_section(events, sample_diffs), "diffs"),
     }

@@ -85,8 +85,13 @@ def shop():
 def test_report_sections_hold_what_the_capture_says(shop):
     events, page = shop
     for heading in ("Detection", "Read accounting", "Op counts per table", "Timeline", "Ordering findings",
-                    "Capture lag", "Schema history", "Final state", "Diffs"):
+                    "Capture lag", "Schema history", "Column profile", "Final state", "Diffs"):
         assert f"<h2>{heading}</h2>" in page
+    # the column profile: one row per table and column, as cdckit.profile gives them
+    profiled = cdckit.profile(events)
+    header = _header(page, "profile")
+    assert [(r[header.index("table")], r[header.index("column")]) for r in _rows(page, "profile")] == list(
+        zip(profiled["table"], profiled["column"]))
     # op counts per table: every table's total is in its row
     counts = cdckit.ordering.table_names(events).value_counts()
     header = _header(page, "ops")
