@@ -94,29 +94,7 @@ _USUAL = ("database", "table", "pkNames", "isDdl", "es", "ts", "mysqlType", "sql
 #: ``cdckit.detect.FLOOR`` (so it is proposed) and below ``cdckit.detect.LOW`` (so it is flagged as a guess).
 LENIENT_SCORE = 0.4
 
-#: MySQL type names (before any ``(`` or space) -> value kind; "text" means keep the string.
-MYSQL_KINDS = {
-    "tinyint": "int", "smallint": "int", "mediumint": "int", "int": "int", "integer": "int", "bigint": "int",
-    "bit": "int",
-    "float": "float", "double": "float", "real": "float",
-    "decimal": "decimal", "numeric": "decimal", "dec": "decimal", "fixed": "decimal",
-    "bool": "bool", "boolean": "bool",
-    "binary": "binary", "varbinary": "binary", "tinyblob": "binary", "blob": "binary", "mediumblob": "binary",
-    "longblob": "binary",
-    "char": "text", "varchar": "text", "tinytext": "text", "text": "text", "mediumtext": "text",
-    "longtext": "text", "enum": "text", "set": "text", "json": "text", "date": "text", "time": "text",
-    "datetime": "text", "timestamp": "text", "year": "text",
-}
-#: java.sql.Types codes -> value kind (codes not listed keep the string).
-SQL_KINDS = {
-    -7: "int", -6: "int", 5: "int", 4: "int", -5: "int",  # BIT TINYINT SMALLINT INTEGER BIGINT
-    6: "float", 7: "float", 8: "float",  # FLOAT REAL DOUBLE
-    2: "decimal", 3: "decimal",  # NUMERIC DECIMAL
-    16: "bool",  # BOOLEAN
-    1: "text", 12: "text", -1: "text", 91: "text", 92: "text", 93: "text",  # CHAR VARCHAR LONGVARCHAR DATE TIME TIMESTAMP
-    -2: "binary", -3: "binary", -4: "binary", 2004: "binary",  # BINARY VARBINARY LONGVARBINARY BLOB
-}
-#: MySQL type names (as :data:`MYSQL_KINDS` reads them) -> the kind declared (:mod:`cdckit.column_types`);
+#: MySQL type names (before any ``(`` or space) -> the kind declared (:mod:`cdckit.column_types`);
 #: ``decimal`` gets its precision and scale from the type's parameters.
 MYSQL_DECLARED = {
     "tinyint": "int", "smallint": "int", "mediumint": "int", "int": "int", "integer": "int", "bigint": "int",
@@ -139,6 +117,14 @@ SQL_DECLARED = {
     91: "date", 92: "time", 93: "timestamp",
     -2: "binary", -3: "binary", -4: "binary", 2004: "binary",
 }
+#: How the values of a declared kind are read; every other kind keeps the string ("text").
+_VALUE_KINDS = {"int": "int", "float": "float", "decimal": "decimal", "bool": "bool", "binary": "binary"}
+#: MySQL type names -> value kind (a YEAR stays text: it is declared a whole number, but sent as text).
+MYSQL_KINDS = {name: "text" if name == "year" else _VALUE_KINDS.get(kind, "text")
+               for name, kind in MYSQL_DECLARED.items()}
+#: java.sql.Types codes -> value kind (codes not listed: sqlType says nothing; CHAR, VARCHAR, LONGVARCHAR are text).
+SQL_KINDS = {**{code: _VALUE_KINDS.get(kind, "text") for code, kind in SQL_DECLARED.items()},
+             1: "text", 12: "text", -1: "text"}
 _PARAMETERS = re.compile(r"\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)")
 #: What the encoder declares for each value kind: (mysqlType, sqlType).
 _DECLARED = {"int": ("bigint(20)", -5), "float": ("double", 8), "decimal": ("decimal(65,30)", 3),
