@@ -31,7 +31,7 @@ from typing import Any, Iterator
 
 import pandas as pd
 
-__all__ = ["TABLE_CLASS", "TABLE_CSS", "bundle", "bundle_file", "init_html", "table_html", "table_id", "table_options"]
+__all__ = ["TABLE_CLASS", "TABLE_CSS", "UNPACK_JS", "bundle", "bundle_file", "init_html", "table_html", "table_id", "table_options"]
 
 #: The class of every interactive table cdckit makes (the style below keys on it).
 TABLE_CLASS = "cdckit-table"
@@ -43,14 +43,17 @@ TABLE_CSS = (f"table.{TABLE_CLASS} td {{ max-width: 28em; overflow: hidden; text
 # The tooltip of a long cell: its text, set as a DOM property (never parsed as HTML).
 _TOOLTIP = "function (td) { if (td.textContent.length > 24) { td.title = td.textContent; } }"
 
-# An ES module that unpacks the gzip-compressed DataTables bundle, adds its style to the page and offers
-# the bundle's exports (itables' loader imports this module as the bundle itself).
-_STUB = """// DataTables for itables {version}, gzip-compressed and base64-encoded by cdckit (cdckit/interactive.py).
-const unpack = async (b64) => {{
+#: A JavaScript function ``unpack(b64)``: the text of gzip-compressed, base64-encoded bytes (the page's own code).
+UNPACK_JS = """const unpack = async (b64) => {
   const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
   return await new Response(stream).text();
-}};
+};"""
+
+# An ES module that unpacks the gzip-compressed DataTables bundle, adds its style to the page and offers
+# the bundle's exports (itables' loader imports this module as the bundle itself).
+_STUB = """// DataTables for itables {version}, gzip-compressed and base64-encoded by cdckit (cdckit/interactive.py).
+{unpack}
 const style = document.createElement("style");
 style.textContent = await unpack("{css}");
 document.head.appendChild(style);
@@ -82,7 +85,7 @@ def bundle() -> str:
     found = re.search(r"export\s*\{([^}]*)\}\s*;?\s*(/\*.*)?$", js, flags=re.S)
     names = [part.split(" as ")[-1].strip() for part in (found.group(1).split(",") if found else [])]
     names = [name for name in names if name and name != "default"]
-    return _STUB.format(version=itables.__version__, names=", ".join(names), js=_gzip64(js),
+    return _STUB.format(unpack=UNPACK_JS, version=itables.__version__, names=", ".join(names), js=_gzip64(js),
                         css=_gzip64(source.with_suffix(".css").read_text(encoding="utf-8")))
 
 

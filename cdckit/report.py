@@ -46,7 +46,7 @@ import plotly.io as pio
 from . import __version__, viz
 from .detect import detect
 from .errors import CdcError
-from .interactive import TABLE_CSS, init_html, table_html
+from .interactive import TABLE_CSS, UNPACK_JS, init_html, table_html
 from .ordering import order_report, stream_columns, table_names
 from .schemas import schema_history
 from .tables import profile
@@ -105,11 +105,7 @@ _POSITIONS = {"offset", "other_offset", "partition"}
 # Draws every figure once plotly.js is unpacked (the figures' JSON sits beside their div).
 _FIGURES_SCRIPT = """<script>
 (async () => {
-  const unpack = async (b64) => {
-    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return await new Response(stream).text();
-  };
+  %s
   const plotly = document.createElement("script");
   plotly.textContent = await unpack("%s");
   document.head.appendChild(plotly);
@@ -233,7 +229,7 @@ def _figure(fig: go.Figure, number: int) -> str:
 @functools.lru_cache(maxsize=1)
 def _plotly_script() -> str:
     """The script that unpacks plotly.js and draws the figures (plotly.js once per page)."""
-    return _FIGURES_SCRIPT % base64.b64encode(PLOTLY_BUNDLE.read_bytes()).decode("ascii")
+    return _FIGURES_SCRIPT % (UNPACK_JS, base64.b64encode(PLOTLY_BUNDLE.read_bytes()).decode("ascii"))
 
 
 def _detection_section(events: pd.DataFrame, sources: list[str]) -> str:
