@@ -103,3 +103,19 @@ def test_spark_scd2_takes_the_declared_types(spark):
     assert spark_types["amount"] == "decimal(10,2)" and spark_types["ledger_total"] == "decimal(38,10)"
     assert spark_types["created_at"] == "timestamp" and spark_types["updated_at"] == "timestamp"
 
+
+def test_written_spark_states_are_typed_parquet(spark, tmp_path):
+    import pyarrow.parquet as pq
+
+    from cdckit import export
+
+    events, on_spark = _sample_on_spark(spark, "canal/examples")
+    export.write_state(cdcspark.materialize(on_spark, types=events.attrs["column_types"]), tmp_path / "state")
+    table = pq.read_table(tmp_path / "state" / "shop.products.parquet")
+    want = cdckit.materialize(events)["shop.products"]
+    assert sorted(table.column("price").to_pylist()) == sorted(want["price"].tolist())
+    written = table.schema
+    assert written.field("price").type == pa.decimal128(10, 2)
+    assert written.field("views").type == pa.decimal128(38, 0)
+    created = written.field("created_at").type
+    assert pa.types.is_timestamp(created) and created.tz in ("UTC", "+00:00"), created
