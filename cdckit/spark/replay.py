@@ -9,6 +9,9 @@ last image of the row's current life that holds it. Images are parsed with
 ``from_json`` and a schema per table inferred natively (the JSON kinds seen
 per column: long, double, boolean, else string; nested values stay JSON
 text); column order is where each column first appears in seq order.
+A column given a kind (``types=``) is parsed as a variant instead (exact
+decimals kept), carried as its JSON text and typed at the end by
+:func:`cdckit.spark.tables.typed_json`, as the pandas typed state is.
 
 Tables whose primary key changes, and tables without a key, need a walk in
 order: only their rows go to the Python replayer (:func:`cdckit.replay.replay_rows`,
