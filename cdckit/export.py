@@ -835,7 +835,20 @@ def _spark_write(frame: Any, target: Path, fmt: str, partition_column: str | Non
         writer = writer.options(ignoreNullFields=False, timestampFormat=_SPARK_TIME, timeZone="UTC")
     if partition_column is not None:
         writer = writer.partitionBy(partition_column)
-    writer.save(str(target))
+    if fmt != "parquet":
+        writer.save(str(target))
+        return
+    # times as UTC microseconds, as pandas writes them (Spark's default INT96 reads back without a zone)
+    conf, key = frame.sparkSession.conf, "spark.sql.parquet.outputTimestampType"
+    previous = conf.get(key, None)
+    conf.set(key, "TIMESTAMP_MICROS")
+    try:
+        writer.save(str(target))
+    finally:
+        if previous is None:
+            conf.unset(key)
+        else:
+            conf.set(key, previous)
 
 
 def _pandas_events(events: Any) -> pd.DataFrame:

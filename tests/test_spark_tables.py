@@ -60,3 +60,62 @@ def test_spark_table_infers_kinds_from_the_images(spark):
     got = cdcspark.table(_to_spark(spark, events), "shop.items")
     assert dict(got.dtypes)["big"] == "decimal(38,0)" and dict(got.dtypes)["d"] == "date"
     assert _rows(got.toPandas()) == _rows(cdckit.table(events, "shop.items"))
+
+
+def _sample_on_spark(spark, name: str):
+    path = cdckit.samples.path(name)
+    return cdckit.read(path), cdcspark.read(spark, str(path))
+
+
+def _typed_rows(frame: pd.DataFrame, columns: list[str]) -> list[list]:
+    return sorted(_rows(frame[columns]), key=repr)
+
+
+def test_spark_states_take_the_declared_types_of_the_pandas_states(spark):
+    events, on_spark = _sample_on_spark(spark, "canal/examples")
+    types = events.attrs["column_types"]
+    want = cdckit.materialize(events)
+    got = cdcspark.materialize(on_spark, types=types)
+    assert sorted(got) == list(want)
+    for name in want:
+        assert got[name].columns == list(want[name].columns), name
+        assert _typed_rows(got[name].toPandas(), got[name].columns) == _typed_rows(want[name], got[name].columns)
+    spark_types = dict(got["shop.products"].dtypes)
+    assert spark_types["price"] == "decimal(10,2)" and spark_types["created_at"] == "timestamp"
+    assert spark_types["views"] == "decimal(38,0)" and spark_types["id"] == "bigint"  # an unsigned bigint past 64 bits
+    assert dict(got["shop.attachments"].dtypes)["total"] == "decimal(30,10)"
+    assert isinstance(got["test.orders"].toPandas()["amount"].iloc[0], Decimal)
+    untyped = cdcspark.materialize(on_spark, types={"test.orders": {"amount": "decimal(10,2)"}})
+    assert dict(untyped["test.orders"].dtypes)["amount"] == "decimal(10,2)"
+    assert dict(untyped["test.orders"].dtypes)["updated_at"] == "string"  # no kind given: the JSON typing
+
+
+def test_spark_scd2_takes_the_declared_types(spark):
+    events, on_spark = _sample_on_spark(spark, "dataworks/examples_payments")
+    want = cdckit.scd2(events)
+    got = cdcspark.scd2(on_spark, types=events.attrs["column_types"])
+    assert sorted(got) == sorted(want)
+    for name in want:
+        columns = [c for c in want[name].columns if c not in ("valid_from", "valid_to")]
+        assert got[name].columns == list(want[name].columns), name
+        assert _typed_rows(got[name].toPandas(), columns) == _typed_rows(want[name], columns)
+    spark_types = dict(got["shop.payments"].dtypes)
+    assert spark_types["amount"] == "decimal(10,2)" and spark_types["ledger_total"] == "decimal(38,10)"
+    assert spark_types["created_at"] == "timestamp" and spark_types["updated_at"] == "timestamp"
+
+
+def test_written_spark_states_are_typed_parquet(spark, tmp_path):
+    import pyarrow.parquet as pq
+
+    from cdckit import export
+
+    events, on_spark = _sample_on_spark(spark, "canal/examples")
+    export.write_state(cdcspark.materialize(on_spark, types=events.attrs["column_types"]), tmp_path / "state")
+    table = pq.read_table(tmp_path / "state" / "shop.products.parquet")
+    want = cdckit.materialize(events)["shop.products"]
+    assert sorted(table.column("price").to_pylist()) == sorted(want["price"].tolist())
+    written = table.schema
+    assert written.field("price").type == pa.decimal128(10, 2)
+    assert written.field("views").type == pa.decimal128(38, 0)
+    created = written.field("created_at").type
+    assert pa.types.is_timestamp(created) and created.tz in ("UTC", "+00:00"), created

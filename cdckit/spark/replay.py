@@ -9,6 +9,9 @@ last image of the row's current life that holds it. Images are parsed with
 ``from_json`` and a schema per table inferred natively (the JSON kinds seen
 per column: long, double, boolean, else string; nested values stay JSON
 text); column order is where each column first appears in seq order.
+A column given a kind (``types=``) is parsed as a variant instead (exact
+decimals kept), carried as its JSON text and typed at the end by
+:func:`cdckit.spark.tables.typed_json`, as the pandas typed state is.
 
 Tables whose primary key changes, and tables without a key, need a walk in
 order: only their rows go to the Python replayer (:func:`cdckit.replay.replay_rows`,
@@ -35,6 +38,7 @@ from .. import replay
 from ..ordering import REPLAY_OPS
 from ..replayer import is_partial, problem_rows
 from .ordering import filled_seq, table_name
+from .tables import kinds_given, typed_json
 
 __all__ = ["materialize", "scd2", "history", "ORDERS"]
 
@@ -113,9 +117,19 @@ class Table:
     keyless: bool = False
     versions: bool = False  # scd2 has rows for it
     unsequenced: bool = False  # some change has no seq
+    kinds: dict[str, str] = field(default_factory=dict)  # columns given a kind: parsed as variants, then typed
 
     def schema(self) -> T.StructType:
-        return T.StructType([T.StructField(c, self.types.get(c, T.StringType())) for c in self.columns])
+        return T.StructType([T.StructField(c, T.VariantType() if c in self.kinds else self.types.get(c, T.StringType()))
+                             for c in self.columns])
+
+    def values(self, row: Column) -> list[Column]:
+        """The source columns of a parsed row (a struct of :meth:`schema`); a column given a kind as JSON text."""
+        return [(F.to_json(row[c]) if c in self.kinds else row[c]).alias(c) for c in self.columns]
+
+    def typed(self, frame: DataFrame) -> DataFrame:
+        """A frame of :meth:`values` with the columns given a kind typed as in pandas."""
+        return typed_json(frame, self.kinds) if self.kinds else frame
 
 
 def _moved() -> Column:
@@ -278,7 +292,7 @@ def _state(changes: DataFrame, table: Table) -> DataFrame:
         last = rows.groupBy("key").agg(F.max_by(F.struct("op", "after"), "_position").alias("_last"))
         row = F.from_json(F.col("_last")["after"], table.schema())
     live = last.filter(F.col("_last")["op"] != "delete").select(row.alias("_r"))
-    return live.select(*[F.col("_r")[c].alias(c) for c in table.columns])
+    return live.select(*table.values(F.col("_r")))
 
 
 def _versions(changes: DataFrame, table: Table) -> DataFrame:
@@ -286,7 +300,7 @@ def _versions(changes: DataFrame, table: Table) -> DataFrame:
     by_key = Window.partitionBy("_table", "key").orderBy("_position")
     rows = _rows(changes, table).withColumn("valid_to", F.lead("event_time").over(by_key)) \
         .filter(F.col("op") != "delete")
-    return rows.select(*[F.col("_r")[c].alias(c) for c in table.columns], F.col("event_time").alias("valid_from"),
+    return rows.select(*table.values(F.col("_r")), F.col("event_time").alias("valid_from"),
                        "valid_to", F.col("valid_to").isNull().alias("is_current"), "op", "seq")
 
 
@@ -365,8 +379,9 @@ def _parsed(rows: DataFrame, table: Table) -> DataFrame:
 # --------------------------------------------------------------------------- public functions
 
 
-def _plan(events: DataFrame, as_of: Any, order: str) -> tuple[DataFrame, DataFrame, dict[str, Table]]:
-    """``(changes for reading states, changes without redeliveries, tables)``, both with ``_position``."""
+def _plan(events: DataFrame, as_of: Any, order: str, types: Any) -> tuple[DataFrame, DataFrame, dict[str, Table]]:
+    """``(changes for reading states, changes without redeliveries, tables)``, both with ``_position``;
+    each table's columns given a kind by ``types`` (see :func:`cdckit.spark.tables.kinds_given`)."""
     position = _position(order)
     changes = _changes(events, as_of)
     tables = survey(changes.withColumn("_position", position), order)
@@ -374,28 +389,40 @@ def _plan(events: DataFrame, as_of: Any, order: str) -> tuple[DataFrame, DataFra
     prepared = _prepared(changes, unsequenced).withColumn("_position", position)
     if unsequenced:  # ranks and first dialects follow the filled seq
         tables = survey(prepared, order)
+    for name, table in tables.items():
+        table.kinds = {c: k for c, k in kinds_given(types, name).items() if c in table.columns}
+    if unsequenced:
         return prepared, prepared, tables
     # redeliveries repeat a change exactly: the state reads the same without dropping them
     return changes.filter(F.col("_table").isNotNull()).withColumn("_position", position), prepared, tables
 
 
-def materialize(events: DataFrame, as_of: Any = None, order: str = "seq") -> replay.TableStates:
+def materialize(events: DataFrame, as_of: Any = None, order: str = "seq", types: Any = None) -> replay.TableStates:
     """The state of every table (see :func:`cdckit.materialize`): ``{"database.table": Spark DataFrame}``.
 
     Each frame has one typed column per source column (in the pandas
     order) and one row per live key, in no particular order; it is computed
     when used. ``.problems`` is a pandas frame of the changes that did not
     fit; ``.keyless`` lists the tables kept as a multiset of rows.
+
+    ``types``: the kinds of columns, as for :func:`cdckit.spark.table` (a
+    column types frame such as ``events.attrs["column_types"]`` of the pandas
+    read, ``{column: kind}`` or ``{table: {column: kind}}``). A column given a
+    kind has the Spark type of the pandas typed state (``decimal(P,S)``, UTC
+    ``timestamp``, ``date``, ``bigint``...; a time of day is text) and its
+    values typed as pandas types them (a value that does not fit is null).
+    The other columns keep the JSON typing above: long, double, boolean,
+    ``decimal(38,0)`` for whole numbers beyond 64 bits, else string.
     """
-    changes, prepared, tables = _plan(events, as_of, order)
+    changes, prepared, tables = _plan(events, as_of, order, types)
     walked = _walk(prepared, tables, order)
     states = replay.TableStates()
     for name, table in tables.items():
         if table.walked:
             rows = _parsed(walked.filter((F.col("kind") == "row") & (F.col("table") == name)), table)
-            states[name] = rows.select(*[F.col("_r")[c].alias(c) for c in table.columns])
+            states[name] = table.typed(rows.select(*table.values(F.col("_r"))))
         else:
-            states[name] = _state(changes, table)
+            states[name] = table.typed(_state(changes, table))
     keyed = _problems(prepared, [n for n, t in tables.items() if not t.walked]).toPandas()
     # toPandas gives a struct as a dict (with Arrow) or a Row: its values, in field order, are the position
     keyed["_sort"] = _places([tuple(p.values()) if isinstance(p, dict) else tuple(p) for p in keyed.pop("_position")])
@@ -416,25 +443,26 @@ def _places(positions: list[Any]) -> list[int]:
     return places
 
 
-def scd2(events: DataFrame, order: str = "seq") -> dict[str, DataFrame]:
+def scd2(events: DataFrame, order: str = "seq", types: Any = None) -> dict[str, DataFrame]:
     """A type 2 history per table (see :func:`cdckit.scd2`): ``{"database.table": Spark DataFrame}``.
 
     Columns: the source columns, then ``valid_from``, ``valid_to``,
     ``is_current``, ``op``, ``seq``; one row per version, in no particular
     order. Tables with no versions (no key, nothing live ever) are left out.
+    ``types``: the kinds of columns, as for :func:`materialize`.
     """
-    changes, prepared, tables = _plan(events, None, order)
+    changes, prepared, tables = _plan(events, None, order, types)
     walked = _walk(prepared, tables, order)
     out = {}
     for name, table in tables.items():
         if table.walked:
             rows = _parsed(walked.filter((F.col("kind") == "version") & (F.col("table") == name)), table)
-            frame = rows.select(*[F.col("_r")[c].alias(c) for c in table.columns], "valid_from", "valid_to",
+            frame = rows.select(*table.values(F.col("_r")), "valid_from", "valid_to",
                                 F.col("valid_to").isNull().alias("is_current"), "op", "seq")
             if frame.limit(1).count():
-                out[name] = frame
+                out[name] = table.typed(frame)
         elif table.versions:
-            out[name] = _versions(prepared, table)
+            out[name] = table.typed(_versions(prepared, table))
     return out
 
 

@@ -17,21 +17,23 @@ day: a ``time`` column is ``HH:MM:SS.ffffff`` text.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping, Sequence
 
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
-from ..column_types import infer_kind, is_kind, typed_array
+from .. import values
+from ..column_types import infer_kind, is_kind, parse_kind, typed_array
 from ..ordering import REPLAY_OPS
 from ..replay import find_table
 from ..replayer import parse_image
 from ..tables import META_COLUMNS
 from .ordering import table_name
 
-__all__ = ["table", "spark_arrow_type"]
+__all__ = ["table", "spark_arrow_type", "kinds_given", "fixed_kinds", "typed_column", "typed_json"]
 
 _META_TYPES = {"op": pa.string(), "key": pa.string(), "seq": pa.string(),
                "event_time": pa.timestamp("us", tz="UTC"), "source": pa.string(), "offset": pa.int64()}
@@ -46,8 +48,16 @@ def spark_arrow_type(kind: pa.DataType) -> pa.DataType:
     return kind
 
 
-def _kinds_given(types: Any, name: str) -> dict[str, str]:
-    """``{column: kind}`` from ``types``: a declarations frame (the latest row of each column of ``name``) or a dict."""
+def kinds_given(types: Any, name: str) -> dict[str, str]:
+    """``{column: kind}`` of table ``name`` from ``types``: a declarations frame (the latest row of each column
+    of ``name``), ``{column: kind}``, or ``{table: {column: kind}}`` (the entry of ``name``); texts that are not
+    kinds are left out.
+
+    >>> kinds_given({"price": "decimal(10,2)", "x": "varchar"}, "shop.items")
+    {'price': 'decimal(10,2)'}
+    >>> kinds_given({"shop.items": {"seen": "timestamp"}}, "shop.items"), kinds_given(None, "t")
+    ({'seen': 'timestamp'}, {})
+    """
     if types is None:
         return {}
     if isinstance(types, pd.DataFrame):
@@ -55,7 +65,75 @@ def _kinds_given(types: Any, name: str) -> dict[str, str]:
         holder.attrs["column_types"] = types
         from ..tables import declared_types
         return declared_types(holder).get(name, {})
-    return {column: kind for column, kind in dict(types).items() if is_kind(kind)}
+    types = dict(types)
+    if isinstance(types.get(name), Mapping):
+        types = dict(types[name])
+    return {column: kind for column, kind in types.items() if is_kind(kind)}
+
+
+def fixed_kinds(kinds: Mapping[str, str], found: Mapping[str, Sequence[Any]]) -> tuple[dict[str, str],
+                                                                                       dict[str, pa.DataType]]:
+    """Each column's kind made definite by a sample of its values (``found``), and the Arrow type it takes
+    on Spark: a decimal without scale gets the scale the sample needs, an ``int`` with a value beyond 64 bits
+    is ``decimal(38,0)``, numbers too long for any decimal are text.
+
+    >>> kinds, targets = fixed_kinds({"d": "decimal", "t": "timestamp(ns)"}, {"d": ["1.25", 3], "t": []})
+    >>> kinds, targets["t"]
+    ({'d': 'decimal(38,2)', 't': 'timestamp(ns)'}, TimestampType(timestamp[us, tz=UTC]))
+    """
+    kinds, targets = dict(kinds), {}
+    for column, kind in kinds.items():
+        targets[column] = spark_arrow_type(typed_array(list(found.get(column, [])), kind)[0].type)
+        if pa.types.is_decimal(targets[column]):  # the scale the sample needs, for every batch
+            kinds[column] = f"decimal({targets[column].precision},{targets[column].scale})"
+        elif targets[column] == pa.string() and kind.startswith(("decimal", "int")):
+            kinds[column] = "string"
+    return kinds, targets
+
+
+def typed_column(column: Sequence[Any], kind: str, target: pa.DataType) -> pa.Array:
+    """Image values (JSON values, None for null) as the Arrow array of ``target`` (a value that does not fit
+    its kind or the target is null).
+
+    >>> typed_column([1.5, "12345678901234567.89", "nope"], "decimal(20,2)", pa.decimal128(20, 2)).to_pylist()
+    [Decimal('1.50'), Decimal('12345678901234567.89'), None]
+    """
+    array, _ = typed_array(column, kind)
+    return _fitted(array, target)
+
+
+def typed_json(frame: DataFrame, kinds: Mapping[str, str], sample: int = 10_000) -> DataFrame:
+    """``frame`` with each column named in ``kinds`` (JSON value texts, null for none) typed as its kind,
+    in Spark tasks (``mapInArrow``); the other columns as they are. A kind whose type depends on the
+    values (an ``int``, a decimal without scale) is fixed from the first ``sample`` rows."""
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    kinds = {c: k for c, k in kinds.items() if c in frame.columns}
+    if not kinds:
+        return frame
+    found: dict[str, list[Any]] = {}
+    unsettled = [c for c, k in kinds.items() if _unsettled(k)]
+    if unsettled:
+        picked = frame.select(*unsettled).limit(sample).toArrow()
+        found = {c: [values.loads(t) for t in picked.column(c).to_pylist() if t is not None] for c in unsettled}
+    kinds, targets = fixed_kinds(kinds, found)
+    schema = T.StructType([T.StructField(f.name, from_arrow_type(targets[f.name])) if f.name in targets else f
+                           for f in frame.schema.fields])
+
+    def typed(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            arrays = [typed_column([None if t is None else values.loads(t) for t in batch.column(c).to_pylist()],
+                                   kinds[c], targets[c]) if c in kinds else batch.column(c)
+                      for c in batch.schema.names]
+            yield pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+
+    return frame.mapInArrow(typed, schema)
+
+
+def _unsettled(kind: str) -> bool:
+    """Whether a kind's Arrow type depends on the values: ``int`` (64 bits or more), a decimal without scale."""
+    name, args = parse_kind(kind)
+    return name == "int" or name == "decimal" and not (len(args) > 1 and args[1].isdigit())
 
 
 def table(events: DataFrame, name: str, *, types: Any = None, before: bool = False,
@@ -63,28 +141,23 @@ def table(events: DataFrame, name: str, *, types: Any = None, before: bool = Fal
     """One table's changes in a Spark events frame as typed columns: the columns of :func:`cdckit.table`.
 
     ``name``: ``"database.table"`` or the bare name; ``types``: a column types
-    frame (as ``events.attrs["column_types"]``) or ``{column: kind}``; columns
+    frame (as ``events.attrs["column_types"]``) or ``{column: kind}`` (see :func:`kinds_given`); columns
     nothing declares are inferred from the first ``sample`` changes.
     """
     names = [r[0] for r in events.select(table_name().alias("t")).distinct().collect()]
     full = find_table(names, name)
     rows = events.filter((table_name() == F.lit(full)) & F.col("op").isin(*REPLAY_OPS))
-    given = _kinds_given(types, full)
+    given = kinds_given(types, full)
     picked = rows.select("key_columns", "before", "after").limit(sample).toPandas()
     images = [parse_image(v) for v in [*picked["before"].tolist(), *picked["after"].tolist()]]
     columns: dict[str, None] = dict.fromkeys(given)
     for key_columns, image in zip([*picked["key_columns"].tolist()] * 2, images):
         for column in [*(list(key_columns) if key_columns is not None else []), *(image or {})]:
             columns.setdefault(column, None)
-    kinds, targets = {}, {}
-    for column in columns:
-        found = [image[column] for image in images if image is not None and column in image]
-        kinds[column] = given.get(column) or infer_kind(found)
-        targets[column] = spark_arrow_type(typed_array(found, kinds[column])[0].type)
-        if pa.types.is_decimal(targets[column]):  # the scale the sample needs, for every batch
-            kinds[column] = f"decimal({targets[column].precision},{targets[column].scale})"
-        elif targets[column] == pa.string() and not kinds[column].startswith("time"):
-            kinds[column] = "string" if kinds[column].startswith(("decimal", "int")) else kinds[column]
+    found = {column: [image[column] for image in images if image is not None and column in image]
+             for column in columns}
+    kinds, targets = fixed_kinds({column: given.get(column) or infer_kind(found[column]) for column in columns},
+                                 found)
     named = {c: (f"after_{c}" if c in META_COLUMNS else c) for c in columns}
     fields = [pa.field(c, _META_TYPES[c]) for c in META_COLUMNS]
     fields += [pa.field(named[c], targets[c]) for c in columns]
@@ -101,8 +174,8 @@ def table(events: DataFrame, name: str, *, types: Any = None, before: bool = Fal
                 image_sets.append([parse_image(v) for v in data["before"]])
             for parsed in image_sets:
                 for column in columns:
-                    array, _ = typed_array([None if i is None else i.get(column) for i in parsed], kinds[column])
-                    arrays.append(_fitted(array, targets[column]))
+                    arrays.append(typed_column([None if i is None else i.get(column) for i in parsed],
+                                               kinds[column], targets[column]))
             yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     from .engine import _spark_schema
