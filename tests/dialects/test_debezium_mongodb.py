@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
+
 from validator import assert_round_trip, assert_rows, assert_shop, read_clean, row, rows
 
 import cdckit
@@ -20,7 +22,6 @@ def at(ord_: int, ms: int) -> dict:
 
 def expected(offset, op, op_raw, ms, ord_, **fields):
     place = at(ord_, ms)
-    import pandas as pd
     when = pd.Timestamp(place["event_time"], unit="ms", tz="UTC").isoformat().replace("+00:00", "Z")
     return row(offset, op, op_raw, database="inventory", table=fields.pop("table", "customers"), event_time=when,
                seq=place["seq"], **fields)
@@ -52,10 +53,13 @@ def test_examples_decode_exactly():
 def test_partial_updates_merge_onto_the_document_in_replay():
     events = read_clean(cdckit.samples.path("debezium_mongodb/examples.jsonl"))
     before_delete = events[events["offset"] < 4]
-    state = cdckit.materialize(before_delete)["inventory.customers"]
+    state = cdckit.materialize(before_delete, typed=False)["inventory.customers"]
     assert state.astype(object).where(state.notna(), None).to_dict("records") == [
         {"_id": 1004, "first_name": "Anna", "last_name": None, "email": None, "visits": 3,
          "seen": "2019-05-27T13:58:29.000Z"}]
+    # typed (the default): the extended-JSON date, ISO text in the image, is inferred a UTC timestamp
+    typed = cdckit.materialize(before_delete)["inventory.customers"]
+    assert typed.loc[0, "seen"] == pd.Timestamp("2019-05-27 13:58:29", tz="UTC") and typed.loc[0, "visits"] == 3
     assert cdckit.materialize(events)["inventory.customers"].empty  # then deleted
 
 
