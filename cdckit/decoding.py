@@ -143,13 +143,18 @@ def column_types_frame(declarations: list[tuple[str, Columns, str, int]]) -> pd.
     >>> list(column_types_frame([]).columns)
     ['table', 'column', 'type', 'kind', 'source', 'offset']
     """
-    rows = [(table, column, raw, kind, source, offset)
-            for table, columns, source, offset in declarations for column, (raw, kind) in columns.items()]
+    rows = [(_text(table), _text(column), _text(raw), _text(kind), _text(source), offset)  # a Python message's
+            for table, columns, source, offset in declarations for column, (raw, kind) in columns.items()]  # names may be any
     arrays = [pa.array(list(values), pa.int64() if name == "offset" else pa.string())
               for name, values in zip(TYPE_COLUMNS, zip(*rows) if rows else [[]] * len(TYPE_COLUMNS))]
     # a QuarantineFrame: a frame in attrs that pandas neither copies nor compares elementwise
     return QuarantineFrame(pa.Table.from_arrays(arrays, names=list(TYPE_COLUMNS)).to_pandas(
         types_mapper=_PANDAS_TYPES.get))
+
+
+def _text(value: Any) -> str | None:
+    """A declared name or type as text (a message given as a Python dict may name a column by a number)."""
+    return None if value is None else value if isinstance(value, str) else str(value)
 
 
 class MessageDecoder:
