@@ -217,7 +217,7 @@ class _ReadJob(FrameSink):
             head = list(itertools.islice(messages, self.sample))
             dialect, unknown = self._dialect_for(name, head)
             count, kind = self._worker_count(name)
-            if count > 1:
+            if count > 1 and not (dialect is not None and dialect.whole_files):
                 messages.close()
                 yield from self._in_workers(name, kind, dialect, unknown, count, size)
                 continue

@@ -118,6 +118,11 @@ class Dialect:
     #: than the last), so a missing number is a lost message.
     contiguous_seq: ClassVar[bool] = False
 
+    #: True when a message's meaning depends on the messages before it in its file (a transaction's
+    #: BEGIN line gives the id its changes lack; a value may run over several lines): such files are
+    #: decoded in one piece, in order, never cut into ranges for worker processes or Spark tasks.
+    whole_files: ClassVar[bool] = False
+
     #: True when the dialect has a batch decoder for raw JSON messages (:meth:`decode_lines`).
     has_line_decoder: ClassVar[bool] = False
 

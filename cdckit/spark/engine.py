@@ -191,7 +191,8 @@ def _plan(path: Any, dialect: str | None, tz: str | None, container: str | None,
         if kind == "text" and readable:
             unit["encoding"] = containers.text_encoding(name)
         size = os.path.getsize(name)
-        splittable = readable and size > 0 and kind in ("jsonl", "text") and not containers.is_gzip(name)
+        splittable = readable and size > 0 and kind in ("jsonl", "text") and not containers.is_gzip(name) \
+            and not (found is not None and registry.get(found).whole_files)
         ranges = []
         if splittable and (split_messages or size > split_bytes):
             pieces = math.ceil(math.ceil(size / split_bytes) / parallelism) * parallelism
