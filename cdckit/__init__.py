@@ -12,6 +12,7 @@ from . import dialects, notebook, samples
 from .detect import Detection, detect
 from .export import convert
 from .filters import select
+from .keys import with_keys
 from .errors import AmbiguousDialectError, CdcError, DecodeError, InvalidValue, UnknownDialectError
 from .frame import COLUMN_NAMES, OPS
 from .ordering import OrderReport, order_report, sort_events
@@ -43,6 +44,7 @@ __all__ = [
     "read",
     "detect",
     "select",
+    "with_keys",
     "sort_events",
     "order_report",
     "OrderReport",

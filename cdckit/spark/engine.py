@@ -311,7 +311,9 @@ def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialec
     ``partition`` and ``offset`` columns, when present, become ``source``,
     ``partition`` and ``offset``; without an ``offset`` column each row gets
     a unique increasing id. The dialect is detected on the driver from the
-    first ``sample`` rows unless given.
+    first ``sample`` rows unless given. A dialect whose messages depend on
+    the ones before them (``whole_files``: wal2json, test_decoding) decodes
+    each topic partition in one task, in offset order.
 
     >>> raw = spark.read.format("kafka").option("subscribe", "shop").load()   # doctest: +SKIP
     >>> events = cdcspark.decode(raw, dialect="debezium")                     # doctest: +SKIP
@@ -342,6 +344,9 @@ def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialec
             dialect = detection.dialect
     else:
         registry.get(dialect)
+    if dialect is not None and registry.get(dialect).whole_files:
+        # each message depends on those before it: one task per topic partition, in offset order
+        prepared = prepared.repartition("source", "partition").sortWithinPartitions("source", "partition", "offset")
     all_rows = prepared.mapInArrow(_decode_records(dialect, tz, unknown, each), _spark_schema(COMBINED_ARROW))
     splits = dialect is not None and registry.get(dialect).splits_updates
     return _events_of(_paired(all_rows) if splits else all_rows)
