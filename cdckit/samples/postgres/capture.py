@@ -193,7 +193,7 @@ def write_samples(result: Capture) -> None:
 def main() -> int:
     """Run the sample workload against a throwaway server and write the samples."""
     with Server() as server:
-        result = capture(server, server.root / "capture", Workload(seed=14, transactions=250))
+        result = capture(server, server.root / "capture", Workload(seed=14, transactions=120))
         write_samples(result)
     print(f"captured {result.info['statements']} statements; samples written under {DATA} and {TABLES_DIR}")
     return 0
