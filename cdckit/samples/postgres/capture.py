@@ -4,7 +4,7 @@
 and ``postgresql-15-wal2json``, and psycopg from the ``dev`` extra) writes
 the committed samples: ``wal2json/postgres_v1.jsonl``,
 ``wal2json/postgres_v2.jsonl``, ``pg_test_decoding/postgres.txt`` (as
-``pg_recvlogical`` writes it) and ``pg_test_decoding/postgres_copy.tsv`` (the
+``pg_recvlogical`` writes it) and ``pg_test_decoding/postgres_copy.txt`` (the
 SQL interface's rows copied out: LSN, xid, text), plus the tables' contents
 half way and at the end under ``cdckit/samples/postgres/tables``.
 
@@ -40,7 +40,7 @@ SLOTS = {
     "w2j2": ("wal2json", {"format-version": "2", "include-lsn": "1", "include-pk": "1", "include-timestamp": "1",
                           "include-xids": "1", "include-transaction": "1"}, "wal2json_v2.jsonl"),
     "tdtext": ("test_decoding", {"include-timestamp": "1"}, "test_decoding.txt"),
-    "tdcopy": ("test_decoding", {"include-timestamp": "1"}, "test_decoding_copy.tsv"),
+    "tdcopy": ("test_decoding", {"include-timestamp": "1"}, "test_decoding_copy.txt"),
 }
 #: Where the committed tables' contents live (beside this module, not among the captures).
 TABLES_DIR = Path(__file__).parent / "tables"
@@ -139,7 +139,7 @@ def capture(server: Server, folder: Path, workload: Workload) -> Capture:
 
 #: Capture file -> where it is committed under ``cdckit/samples/data``.
 SAMPLE_NAMES = {"w2j1": "wal2json/postgres_v1.jsonl", "w2j2": "wal2json/postgres_v2.jsonl",
-                "tdtext": "pg_test_decoding/postgres.txt", "tdcopy": "pg_test_decoding/postgres_copy.tsv"}
+                "tdtext": "pg_test_decoding/postgres.txt", "tdcopy": "pg_test_decoding/postgres_copy.txt"}
 
 
 def _json_default(value: Any) -> Any:
