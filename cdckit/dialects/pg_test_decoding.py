@@ -404,7 +404,7 @@ class PgTestDecoding(Dialect):
                     f"{after.get('prefix') or ''}, sz: {len(content.encode())} content:{content}")
         if row["table"] is None:
             return None
-        head = f"table {quote_name(row['schema'] or row['database'], row['table'])}:"
+        head = f"table {quote_name(row['database'] or row['schema'], row['table'])}:"
         if op == "truncate":
             return f"{head} TRUNCATE: (no-flags)"
         if op in ("insert", "read") and after is not None:
