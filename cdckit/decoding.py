@@ -227,7 +227,22 @@ class MessageDecoder:
         if declared:
             for table, columns, _ in declared:
                 self.sink.types(dialect.name, msg.source, msg.offset, table, columns)
+        self._given_up(dialect)
         return outcome
+
+    def finish(self) -> None:
+        """A source's messages are over: what its dialect still holds (see :meth:`Dialect.finish`) is
+        quarantined."""
+        if self.dialect is not None:
+            self.dialect.finish()
+            self._given_up(self.dialect)
+
+    def _given_up(self, dialect: Dialect) -> None:
+        """Quarantine the messages ``dialect`` held and gave up, one entry each (counted as a message: the
+        lines it was made of were counted as skipped)."""
+        for first, text, reason in dialect.take_failed():
+            held = Message(None, first.source, first.offset, raw=text, partition=first.partition, line=first.line)
+            self._bad(held, dialect.name, reason, "invalid_message", None)
 
     def _outcome(self, dialect: Dialect, msg: Message) -> tuple:
         try:

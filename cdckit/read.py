@@ -242,6 +242,7 @@ class _ReadJob(FrameSink):
                             table = builder.take(size)
                             with gc_resumed():
                                 yield table
+                decoder.finish()
         for event, msg in self.pairer.drain():
             self.pending -= 1
             self.bad(msg, self.sources.get(msg.source), unpaired_reason(event), "unpaired_half")

@@ -165,6 +165,7 @@ def decode_range(unit: dict[str, Any], pair: bool = True) -> dict[str, Any]:
                 decoder.block(piece, unit["path"])
             else:
                 decoder.message(piece)
+        decoder.finish()
     return sink.result()
 
 

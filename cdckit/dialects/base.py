@@ -123,6 +123,16 @@ class Dialect:
     #: decoded in one piece, in order, never cut into ranges for worker processes or Spark tasks.
     whole_files: ClassVar[bool] = False
 
+    def finish(self) -> None:
+        """The messages of a source have all been decoded: a dialect that holds a message waiting for the
+        ones after it (a ``whole_files`` dialect) gives it up, to be taken by :meth:`take_failed`."""
+
+    def take_failed(self) -> list[tuple[Message, str, str]]:
+        """Messages this dialect held (skipped, waiting for the messages after them) and has given up since
+        the last call, as ``(first message, raw text, reason)``: the decode loop quarantines each as one more
+        entry (the decode loop calls it after every message and after :meth:`finish`)."""
+        return []
+
     #: True when the dialect has a batch decoder for raw JSON messages (:meth:`decode_lines`).
     has_line_decoder: ClassVar[bool] = False
 

@@ -31,6 +31,7 @@ SHOP_FILES: dict[str, list[tuple[str, str]]] = {
     "maxwell": [("shop.jsonl.gz", "jsonl")],
     "debezium_mongodb": [("shop.jsonl", "kcat")],
     "debezium_flat": [("shop.jsonl", "kcat")],
+    "pg_test_decoding": [("shop.txt", "text")],
 }
 
 

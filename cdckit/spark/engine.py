@@ -233,6 +233,7 @@ def _decode_unit(unit: dict[str, Any]) -> Iterator[pa.RecordBatch]:
             decoder.message(piece)
         if len(sink) >= BATCH_ROWS:
             yield sink.take()
+    decoder.finish()
     sink.finish()
     if len(sink):
         yield sink.take()
@@ -295,6 +296,7 @@ def _decode_records(dialect_name: str | None, tz: str | None, unknown: str | Non
                                 columns["offset"])
             if len(sink) >= BATCH_ROWS:
                 yield sink.take()
+        decoder.finish()
         sink.finish()
         if len(sink):
             yield sink.take()
