@@ -25,10 +25,11 @@ BIN = Path("/usr/lib/postgresql/15/bin")
 #: The Debian packages the server and the wal2json plugin come from.
 PACKAGES = "postgresql-15 postgresql-15-wal2json"
 _PLUGIN = Path("/usr/lib/postgresql/15/lib/wal2json.so")
-#: Settings for a server that only captures: logical decoding on, durability off (a throwaway cluster).
+#: Settings for a server that only captures: logical decoding on, no syncs to disk (a throwaway cluster).
+#: Commits stay synchronous: logical decoding reads only WAL already flushed, so an asynchronous commit's
+#: changes could be missing from a capture taken right after it.
 SETTINGS = {"wal_level": "logical", "max_replication_slots": "10", "max_wal_senders": "10", "fsync": "off",
-            "synchronous_commit": "off", "full_page_writes": "off", "listen_addresses": "127.0.0.1",
-            "timezone": "UTC"}
+            "full_page_writes": "off", "listen_addresses": "127.0.0.1", "timezone": "UTC"}
 
 
 def missing() -> str | None:
