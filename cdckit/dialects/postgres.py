@@ -40,8 +40,8 @@ from typing import Any, Sequence
 
 from .. import values
 
-__all__ = ["KINDS", "kind_of", "element_type", "value_from_text", "value_from_json", "lsn_seq", "declared_columns",
-           "timestamp_ns"]
+__all__ = ["KINDS", "kind_of", "element_type", "value_from_text", "value_from_json", "value_to_text", "array_text",
+           "parse_array", "lsn_seq", "declared_columns", "timestamp_ns", "TYPE_OF_KIND", "type_of_value"]
 
 #: PostgreSQL type names (typmods left out, lower case, ``pg_catalog.`` dropped) -> kinds of
 #: :mod:`cdckit.column_types`. A name not here (user types, enums, ranges, geometry, ``interval``,
@@ -263,6 +263,90 @@ def _bare_at(text: str, start: int) -> tuple[str | None, int]:
     if not item:
         raise ValueError("empty array element")
     return (None if item.upper() == "NULL" else item), i
+
+
+# ---------------------------------------------------------------- image values back to PostgreSQL text
+
+
+def value_to_text(value: Any, type_name: str) -> str | None:
+    """The text PostgreSQL prints for an image value of a column of ``type_name``: the inverse of
+    :func:`value_from_text` (Base64 back to ``bytea`` hex, lists to array literals, JSON values of a
+    ``json`` column to their text).
+
+    >>> value_to_text("AP8=", "bytea"), value_to_text(True, "boolean"), value_to_text([1, None], "integer[]")
+    ('\\\\x00ff', 't', '{1,NULL}')
+    """
+    if value is None:
+        return None
+    element = element_type(type_name)
+    if element is not None and isinstance(value, list):
+        return array_text(value, element)
+    kind = value.__class__
+    if kind is bool:
+        return "t" if value else "f"
+    if kind is str:
+        return _bytea_text(value) if kind_of(type_name) == "binary" else value
+    if kind in (int, float):
+        return str(value) if kind is int else repr(value)
+    return values.dumps(value)
+
+
+def _bytea_text(b64: str) -> str:
+    """Base64 as ``bytea`` hex output; text that is not Base64 is kept."""
+    try:
+        return "\\x" + base64.b64decode(b64, validate=True).hex()
+    except ValueError:
+        return b64
+
+
+def array_text(items: list[Any], element: str) -> str:
+    """A list as PostgreSQL's array literal, elements written by :func:`value_to_text` and quoted when needed.
+
+    >>> array_text(["a b", "c,d", None, 'e"f', "NULL"], "text"), array_text([[1, 2], [3, 4]], "integer")
+    ('{"a b","c,d",NULL,"e\\\\"f","NULL"}', '{{1,2},{3,4}}')
+    """
+    parts = []
+    for item in items:
+        if isinstance(item, list):
+            parts.append(array_text(item, element))
+        elif item is None:
+            parts.append("NULL")
+        else:
+            text = value_to_text(item, element)
+            if text == "" or text.upper() == "NULL" or any(ch in text for ch in '{},"\\ \t\n\r'):
+                text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            parts.append(text)
+    return "{" + ",".join(parts) + "}"
+
+
+#: The PostgreSQL type written for a column of each kind (:mod:`cdckit.column_types`) when no PostgreSQL type is
+#: known; ``decimal(P,S)`` is ``numeric(P,S)``.
+TYPE_OF_KIND = {"int": "bigint", "float": "double precision", "decimal": "numeric", "bool": "boolean",
+                "string": "text", "enum": "text", "binary": "bytea", "json": "jsonb", "date": "date",
+                "timestamp": "timestamp with time zone", "time": "time without time zone"}
+
+
+def type_of_value(value: Any) -> str | None:
+    """A PostgreSQL type guessed from an image value (None for null): ``boolean``, ``bigint``, ``numeric`` (an
+    integer beyond 64 bits), ``double precision``, ``text``, ``jsonb`` (an object), ``text[]`` (a list).
+
+    >>> [type_of_value(v) for v in (True, 7, 2**70, 1.5, "x", {"a": 1}, [1], None)]
+    ['boolean', 'bigint', 'numeric', 'double precision', 'text', 'jsonb', 'text[]', None]
+    """
+    if value is None:
+        return None
+    kind = value.__class__
+    if kind is bool:
+        return "boolean"
+    if kind is int:
+        return "bigint" if values.INT64_MIN <= value <= values.INT64_MAX else "numeric"
+    if kind is float:
+        return "double precision"
+    if kind is list:
+        return "text[]"
+    if kind is dict:
+        return "jsonb"
+    return "text"
 
 
 # ---------------------------------------------------------------- positions, times, declarations
