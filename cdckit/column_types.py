@@ -330,7 +330,8 @@ def _decimal_array(typed: list[Decimal | None], args: tuple[str, ...],
     (string text of the values when none fits 38 digits)."""
     precision, scale = _decimal_args(args)
     if scale is None:
-        scale = max((max(-v.normalize().as_tuple().exponent, 0) for v in typed if v is not None), default=0)
+        with localcontext(prec=2 * _MAX_PRECISION + 2):  # normalize rounds to the context's precision
+            scale = max((max(-v.normalize().as_tuple().exponent, 0) for v in typed if v is not None), default=0)
         digits = max((_int_digits(v) for v in typed if v is not None), default=1)
         if digits + scale > precision:  # no decimal128 holds them all: exact text
             return pa.array([None if v is None else _plain_text(v) for v in typed], pa.string()), misfits

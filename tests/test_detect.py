@@ -13,7 +13,7 @@ from cdckit.dialects.base import Dialect, Match
 CONTRACT_DIALECTS = [
     "oceanbase_default", "oceanbase_extend", "canal", "dataworks", "shareplex", "datahub_blob",
     "datahub_tuple", "arcion", "lindorm", "universe", "debezium", "maxwell", "ogg", "aws_dms",
-    "debezium_mongodb", "debezium_flat", "pg_test_decoding",
+    "debezium_mongodb", "debezium_flat", "wal2json", "pg_test_decoding",
 ]
 SAMPLES = cdckit.samples.list()
 

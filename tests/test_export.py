@@ -405,6 +405,8 @@ LOST: dict[str, dict[str, str]] = {
     "aws_dms": {"schema": "one schema-name field: it comes back as the database name too",
                 "key_columns": "no primary key names", "key": "no primary key names", "seq": SEQ},
     "debezium_flat": {"seq": SEQ},
+    "wal2json": {"schema": "the schema is PostgreSQL's one qualifier: it comes back as the database name too",
+                 "emit_time": "no emit time field", "seq": SEQ},
     "pg_test_decoding": {"key_columns": "no primary key names", "key": "no primary key names",
                          "emit_time": "no emit time field", "event_time": "only a COMMIT line carries a time",
                          "schema": "tables are schema.table: the schema comes back as the database name too",

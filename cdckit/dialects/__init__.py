@@ -27,6 +27,7 @@ from . import ogg  # noqa: E402,F401
 from . import aws_dms  # noqa: E402,F401
 from . import debezium_mongodb  # noqa: E402,F401
 from . import debezium_flat  # noqa: E402,F401
+from . import wal2json  # noqa: E402,F401
 from . import pg_test_decoding  # noqa: E402,F401
 
 __all__ = [

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import base64
 import re
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from .. import values
 
@@ -328,11 +328,19 @@ TYPE_OF_KIND = {"int": "bigint", "float": "double precision", "decimal": "numeri
 
 def type_of_value(value: Any) -> str | None:
     """A PostgreSQL type guessed from an image value (None for null): ``boolean``, ``bigint``, ``numeric`` (an
-    integer beyond 64 bits), ``double precision``, ``text``, ``jsonb`` (an object), ``text[]`` (a list).
+    integer beyond 64 bits), ``double precision``, ``text``, ``jsonb`` (an object, or a list holding one), and
+    for a list an array of its elements' type (``numeric[]`` for numbers of both kinds, ``text[]`` for a mix).
 
-    >>> [type_of_value(v) for v in (True, 7, 2**70, 1.5, "x", {"a": 1}, [1], None)]
-    ['boolean', 'bigint', 'numeric', 'double precision', 'text', 'jsonb', 'text[]', None]
+    >>> [type_of_value(v) for v in (True, 7, 2**70, 1.5, "x", {"a": 1}, [1], [[1, 2.5]], ["a", 1], [{}], None)]
+    ['boolean', 'bigint', 'numeric', 'double precision', 'text', 'jsonb', 'bigint[]', 'numeric[]', 'text[]', 'jsonb', None]
     """
+    if value.__class__ is list:
+        kinds = {type_of_value(item) for item in _leaves(value)} - {None}
+        if "jsonb" in kinds:
+            return "jsonb"
+        if kinds and kinds <= {"bigint", "numeric", "double precision"}:
+            return f"{kinds.pop() if len(kinds) == 1 else 'numeric'}[]"
+        return f"{kinds.pop()}[]" if len(kinds) == 1 else "text[]"
     if value is None:
         return None
     kind = value.__class__
@@ -347,6 +355,14 @@ def type_of_value(value: Any) -> str | None:
     if kind is dict:
         return "jsonb"
     return "text"
+
+
+def _leaves(items: list[Any]) -> Iterator[Any]:
+    for item in items:
+        if item.__class__ is list:
+            yield from _leaves(item)
+        else:
+            yield item
 
 
 # ---------------------------------------------------------------- positions, times, declarations
