@@ -26,8 +26,11 @@ from cdckit.frame import EVENT_FIELDS, Event, event_row
 from json_styles import STYLES, written
 
 FAST = [name for name in cdckit.dialects.names() if registry.get(name).has_line_decoder]
-#: Every dialect whose messages are JSON (UniVerse writes text lines).
-JSON_DIALECTS = [name for name in cdckit.dialects.names() if registry.get(name).layout != "text"]
+#: Every dialect whose messages are JSON (UniVerse and test_decoding write text lines) and stand alone:
+#: a ``whole_files`` dialect's message depends on the ones before it (wal2json's changes take their commit
+#: LSN from the transaction's BEGIN), so a batch decoder could not be checked message by message as here.
+JSON_DIALECTS = [name for name in cdckit.dialects.names()
+                 if registry.get(name).layout != "text" and not registry.get(name).whole_files]
 #: Sample events re-encoded in each dialect, messages mutated, and messages written in other styles, per test.
 CONVERTED, MUTATED, RESTYLED = 800, 200, 400
 def sample_messages(name: str) -> list[bytes]:

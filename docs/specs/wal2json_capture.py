@@ -1,4 +1,4 @@
-"""How cdckit/samples/data/wal2json/examples_v1.jsonl and examples_v2.jsonl were captured.
+"""How cdckit/samples/data/wal2json/examples_v1.jsonl and examples.jsonl (format-version 2) were captured.
 
 Runs a workload on a PostgreSQL database (wal_level logical, the wal2json
 plugin installed) with a wal2json replication slot, then reads the slot's
@@ -67,7 +67,7 @@ WORKLOAD = [
 OPTIONS = {
     "examples_v1.jsonl": {"format-version": "1", "include-xids": "1", "include-timestamp": "1", "include-lsn": "1",
                           "include-pk": "1", "write-in-chunks": "0"},
-    "examples_v2.jsonl": {"format-version": "2", "include-xids": "1", "include-timestamp": "1", "include-lsn": "1",
+    "examples.jsonl": {"format-version": "2", "include-xids": "1", "include-timestamp": "1", "include-lsn": "1",
                           "include-pk": "1", "include-transaction": "1"},
     "examples_v1_plain.jsonl": {"format-version": "1"},
     "examples_v2_plain.jsonl": {"format-version": "2", "include-transaction": "0"},

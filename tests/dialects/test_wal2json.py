@@ -98,7 +98,7 @@ V2_EXPECTED = [
 
 
 def test_v2_examples_decode_exactly():
-    events = sample("examples_v2")
+    events = sample("examples")
     assert_rows(events, V2_EXPECTED)
     assert events["seq"].is_monotonic_increasing  # commit order, although 757's first change has a lower LSN
 
@@ -176,7 +176,7 @@ def test_v1_without_options_gives_the_same_changes_without_seq_xid_time_or_key()
 
 
 def test_both_formats_give_the_same_changes_and_the_same_state():
-    v1, v2 = sample("examples_v1"), sample("examples_v2")
+    v1, v2 = sample("examples_v1"), sample("examples")
     v2 = v2[(v2["op"] != "truncate") & (v2["offset"] != 41)]  # v1 writes no truncate; its message 41 is not JSON
     fields = ["op", "database", "schema", "table", "txn_id", "event_time", "after"]
     assert rows(v1, fields) == rows(v2, fields)
@@ -283,17 +283,17 @@ def test_pk_is_remembered_per_table_and_an_empty_pk_means_no_key():
 
 def test_partial_updates_merge_unchanged_toast_columns():
     assert registry.get("wal2json").partial_updates and registry.get("wal2json").whole_files
-    state = cdckit.materialize(sample("examples_v2"))
+    state = cdckit.materialize(sample("examples"))
     assert state["public.toasty"].to_dict("records") == [{"id": 1, "note": "second", "big": BIG}]
     assert sorted(state["public.p"]["id"].tolist()) == [1, 20, 21, 22, 30]
     assert state["public.nopk"].to_dict("records") == [{"x": 2, "y": "z"}]  # truncated, then one more insert
-    for name in ("examples_v1", "examples_v2"):
+    for name in ("examples_v1", "examples"):
         toasty = cdckit.materialize(sample(name))["public.toasty"]
         assert toasty.loc[0, "big"] == BIG
 
 
 def test_column_types_are_declared():
-    declared = sample("examples_v2").attrs["column_types"]
+    declared = sample("examples").attrs["column_types"]
     p = declared[declared["table"] == "public.p"].set_index("column")
     assert p.loc["n", "type"] == "numeric(38,10)" and p.loc["n", "kind"] == "decimal"
     assert p.loc["ts", "kind"] == "timestamp" and p.loc["b", "kind"] == "binary" and p.loc["a", "kind"] == "json"
@@ -303,7 +303,7 @@ def test_column_types_are_declared():
 # ---------------------------------------------------------------- round trip, shop, encoder
 
 
-@pytest.mark.parametrize("name", ["examples_v2", "examples_v2_plain", "shop"])
+@pytest.mark.parametrize("name", ["examples", "examples_v2_plain", "shop"])
 def test_round_trip(tmp_path, name):
     assert_round_trip("wal2json", sample(name), tmp_path)
 
@@ -325,7 +325,7 @@ def test_shop():
 
 
 def test_encoder_writes_declared_types_and_wal2json_values():
-    records = [r.value for r in registry.create("wal2json").encode(sample("examples_v2"))]
+    records = [r.value for r in registry.create("wal2json").encode(sample("examples"))]
     insert = records[1]
     assert {c["name"]: (c["type"], c["value"]) for c in insert["columns"]}["b"] == ("bytea", "00ff")
     assert {c["name"]: c["value"] for c in insert["columns"]}["ta"] == '{"a b","c,d",NULL,"e\\"f"}'
@@ -338,7 +338,7 @@ def test_encoder_writes_declared_types_and_wal2json_values():
 
 
 def test_detects_both_formats_and_steals_nothing():
-    for name in ("examples_v1", "examples_v2", "examples_v1_plain", "examples_v2_plain", "shop"):
+    for name in ("examples_v1", "examples", "examples_v1_plain", "examples_v2_plain", "shop"):
         assert cdckit.detect(cdckit.samples.path(f"wal2json/{name}.jsonl")).dialect == "wal2json"
     wal2json = registry.create("wal2json")
     assert wal2json.detect({"action": "insert", "data": {}}) is None
