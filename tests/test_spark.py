@@ -67,6 +67,10 @@ def test_decode_of_a_kafka_shaped_frame_matches_pandas_for_every_dialect(spark):
     paths: dict[str, list] = defaultdict(list)
     for sample in cdckit.samples.list():
         dialect = sample.split("/")[0]
+        if dialect == "pg_test_decoding" and "_copy" not in sample:
+            # pg_recvlogical files: a blank line inside a value is known only from the file's line numbers,
+            # which messages taken out of the file as records have not (the COPY form has no such lines)
+            continue
         path = str(cdckit.samples.path(sample))
         paths[dialect].append(path)
         for _, messages in iter_sources(path):

@@ -350,8 +350,6 @@ def type_of_value(value: Any) -> str | None:
         return "bigint" if values.INT64_MIN <= value <= values.INT64_MAX else "numeric"
     if kind is float:
         return "double precision"
-    if kind is list:
-        return "text[]"
     if kind is dict:
         return "jsonb"
     return "text"

@@ -285,15 +285,31 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
 
 
 def _decode_records(dialect_name: str | None, tz: str | None, unknown: str | None, each: bool):
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The task function of :func:`decode`. A ``whole_files`` dialect gets a fresh instance for each topic
+    partition (whose rows come together, in offset order): what it remembers of one stream must not reach
+    the next."""
+    whole = dialect_name is not None and registry.get(dialect_name).whole_files
+
+    def new_decoder(sink: _CombinedSink) -> MessageDecoder:
         dialect = registry.create(dialect_name, tz=tz) if dialect_name else None
-        sink = _CombinedSink(pair_here=dialect is None or not dialect.splits_updates)
-        decoder = MessageDecoder(dialect, sink, unknown, each=each, tz=tz)
+        return MessageDecoder(dialect, sink, unknown, each=each, tz=tz)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        sink = _CombinedSink(pair_here=dialect_name is None or not registry.get(dialect_name).splits_updates)
+        decoder = new_decoder(sink)
+        stream = None
         for batch in batches:
             columns = batch.to_pydict()
-            with gc_paused():
-                decoder.records(columns["value"], columns["key"], columns["source"], columns["partition"],
-                                columns["offset"])
+            runs = _stream_runs(columns["source"], columns["partition"]) if whole else [(0, batch.num_rows)]
+            for start, end in runs:
+                if whole and stream != (columns["source"][start], columns["partition"][start]):
+                    if stream is not None:
+                        decoder.finish()
+                        decoder = new_decoder(sink)
+                    stream = (columns["source"][start], columns["partition"][start])
+                with gc_paused():
+                    decoder.records(*(columns[name][start:end]
+                                      for name in ("value", "key", "source", "partition", "offset")))
             if len(sink) >= BATCH_ROWS:
                 yield sink.take()
         decoder.finish()
@@ -302,6 +318,20 @@ def _decode_records(dialect_name: str | None, tz: str | None, unknown: str | Non
             yield sink.take()
 
     return run
+
+
+def _stream_runs(sources: list, partitions: list) -> list[tuple[int, int]]:
+    """``(start, end)`` of each run of rows with one source and partition.
+
+    >>> _stream_runs(["a", "a", "b"], [0, 0, 0])
+    [(0, 2), (2, 3)]
+    """
+    runs, start = [], 0
+    for index in range(1, len(sources) + 1):
+        if index == len(sources) or (sources[index], partitions[index]) != (sources[start], partitions[start]):
+            runs.append((start, index))
+            start = index
+    return runs
 
 
 def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialect: str | None = None, *,
