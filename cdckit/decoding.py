@@ -52,17 +52,22 @@ class Sink:
     def rows(
         self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int, partition: int | None,
         halves: list[tuple] = (),  # type: ignore[assignment]
+        firsts: list[bool] | None = None,
     ) -> None:
         """``messages`` messages decoded by a batch decoder into the events of ``table`` (an
         :func:`cdckit.frame.event_table`; ``offsets``: one per row), and ``halves`` among them: update
         halves as ``(position, msg, dialect, event)``, ``position`` the number of the table's rows that
-        came before the half's message (``messages`` does not count them)."""
+        came before the half's message (``messages`` does not count them). ``firsts`` says of each row
+        whether it is its message's first (two messages may share an offset: a redelivered record)."""
 
     def half(self, msg: Message, dialect: str, event: Event) -> None:
         """One message decoded into half of an update, to be paired with its partner."""
 
     def skipped(self, msg: Message, dialect: str, reason: str) -> None:
         """One message that rightly produces no row."""
+
+    def unskip(self, msg: Message, dialect: str, reason: str) -> None:
+        """A message counted as skipped for ``reason`` is not (it is about to be quarantined, see :meth:`bad`)."""
 
     def bad(self, msg: Message, dialect: str | None, reason: str, code: str, *,
             cause: BaseException | None = None) -> None:
@@ -103,6 +108,7 @@ class FrameSink(Sink):
     def rows(
         self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int, partition: int | None,
         halves: list[tuple] = (),  # type: ignore[assignment]
+        firsts: list[bool] | None = None,
     ) -> None:
         self.decoded += messages
         self.events_made += table.num_rows
@@ -121,6 +127,12 @@ class FrameSink(Sink):
     def skipped(self, msg: Message, dialect: str, reason: str) -> None:
         self.decoded += 1
         self.skipped_reasons[reason] += 1
+
+    def unskip(self, msg: Message, dialect: str, reason: str) -> None:
+        self.decoded -= 1
+        self.skipped_reasons[reason] -= 1
+        if self.skipped_reasons[reason] <= 0:
+            del self.skipped_reasons[reason]
 
     def types(self, dialect: str, source: str, offset: int, table: str, columns: Columns) -> None:
         last = self._declared.get(table)
@@ -153,8 +165,20 @@ def column_types_frame(declarations: list[tuple[str, Columns, str, int]]) -> pd.
 
 
 def _text(value: Any) -> str | None:
-    """A declared name or type as text (a message given as a Python dict may name a column by a number)."""
-    return None if value is None else value if isinstance(value, str) else str(value)
+    """A declared name or type as text (a message given as a Python dict may name a column by a number, or
+    by text holding a lone surrogate, which Arrow cannot hold: it becomes U+FFFD).
+
+    >>> _text(3), _text("id"), _text("a" + chr(0xD800)) == "a" + chr(0xFFFD)
+    ('3', 'id', True)
+    """
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else str(value)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
 
 
 class MessageDecoder:
@@ -238,11 +262,10 @@ class MessageDecoder:
             self._given_up(self.dialect)
 
     def _given_up(self, dialect: Dialect) -> None:
-        """Quarantine the messages ``dialect`` held and gave up, one entry each (counted as a message: the
-        lines it was made of were counted as skipped)."""
-        for first, text, reason in dialect.take_failed():
-            held = Message(None, first.source, first.offset, raw=text, partition=first.partition, line=first.line)
-            self._bad(held, dialect.name, reason, "invalid_message", None)
+        """Quarantine the messages ``dialect`` held (counted as skipped when they came) and gave up."""
+        for msg, skip_reason, reason in dialect.take_failed():
+            self.sink.unskip(msg, dialect.name, skip_reason)
+            self.sink.bad(msg, dialect.name, reason, "invalid_message")
 
     def _outcome(self, dialect: Dialect, msg: Message) -> tuple:
         try:
@@ -490,6 +513,7 @@ class MessageDecoder:
             return
         rows: list[tuple] = []
         row_offsets: list[int] = []
+        firsts: list[bool] = []
         halves: list[tuple] = []
         for index in range(lo, hi):
             result = results[index]
@@ -497,18 +521,20 @@ class MessageDecoder:
             if kind is tuple:
                 rows.append(result)
                 row_offsets.append(offsets[index])
+                firsts.append(True)
             elif kind is Event:
                 halves.append((len(rows), light(index), name, result))
             else:
                 rows.extend(result)
                 row_offsets.extend([offsets[index]] * len(result))
+                firsts.extend([True] + [False] * (len(result) - 1))
         try:
             table = event_table(rows)
         except Exception:
             self._split(results, offsets, sources, partitions, lo, hi, slow, light)
             return
         sink.read(name, hi - lo)
-        sink.rows(table, name, sources[lo], row_offsets, hi - lo - len(halves), partitions[lo], halves)
+        sink.rows(table, name, sources[lo], row_offsets, hi - lo - len(halves), partitions[lo], halves, firsts)
 
     def _split(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
                slow: Any, light: Any) -> None:

@@ -141,3 +141,14 @@ def test_driver_memory_is_a_quarter_of_the_machine_within_bounds():
     assert driver_memory(1024 * 2**30) == "16384m"
     assert driver_memory(None) == "1024m"
     assert driver_memory(10 * 2**30 + 12345) == "2560m"
+
+
+def test_a_record_delivered_twice_at_one_offset_counts_twice(spark, tmp_path):
+    lines = cdckit.samples.path("debezium/shop").read_text().splitlines()
+    path = tmp_path / "redelivered.jsonl"
+    path.write_text("\n".join(lines[:5] + lines[4:5] + lines[5:40]) + "\n")  # record 4 twice, one Kafka offset
+    expected = cdckit.read(path).attrs["report"]
+    assert expected["messages"] == 41
+    report = cdcspark.report(cdcspark.read(spark, path))
+    assert {k: report[k] for k in ("messages", "decoded", "events")} == \
+        {k: expected[k] for k in ("messages", "decoded", "events")}

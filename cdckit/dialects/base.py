@@ -129,8 +129,9 @@ class Dialect:
 
     def take_failed(self) -> list[tuple[Message, str, str]]:
         """Messages this dialect held (skipped, waiting for the messages after them) and has given up since
-        the last call, as ``(first message, raw text, reason)``: the decode loop quarantines each as one more
-        entry (the decode loop calls it after every message and after :meth:`finish`)."""
+        the last call, as ``(message, the reason it was skipped for, why it is given up)``: the decode loop
+        counts each as quarantined instead of skipped (it calls this after every message and after
+        :meth:`finish`)."""
         return []
 
     #: True when the dialect has a batch decoder for raw JSON messages (:meth:`decode_lines`).

@@ -90,10 +90,10 @@ class _Unfinished(Exception):
 
 @dataclass(slots=True)
 class _Held:
-    """The first physical lines of a change whose quoted value goes on: the text so far and where it began."""
+    """The first physical lines of a change whose quoted value goes on: the text so far and their messages."""
 
     text: str
-    first: Message
+    messages: list[Message]
     last_line: int | None
 
 
@@ -138,7 +138,7 @@ class PgTestDecoding(Dialect):
         super().__init__(tz)
         self._xid: str | None = None  # the xid of the last BEGIN (pg_recvlogical form)
         self._held: _Held | None = None  # the lines of a change whose value goes on
-        self._failed: list[tuple[Message, str, str]] = []  # held lines given up: (first message, text, reason)
+        self._failed: list[tuple[Message, str, str]] = []  # held lines given up: (message, skip reason, reason)
         self._base: str | None = None  # COPY form: the LSN seqs are counted from (the last COMMIT's)
         self._count = 0
         self._known: dict[str, Columns] = {}  # table name -> the columns last declared for it
@@ -186,30 +186,35 @@ class PgTestDecoding(Dialect):
                 return self._plain_line(joined, message)
             except _Unfinished:
                 if not _whole_line(line):
-                    self._held = _Held(joined, held.first, message.line)
+                    self._held = _Held(joined, held.messages + [message], message.line)
                     raise SkipMessage(CONTINUES) from None
-                self._failed.append((held.first, held.text, "a quoted value never ended: the next line is a "
-                                     "test_decoding line of its own"))
+                self._give_up(held, "a quoted value never ended: the next line is a test_decoding line of its own")
                 return self.decode(message)
             except BadMessage as bad:
-                raise BadMessage(f"{bad} (in a value begun on line {held.first.line}, offset "
-                                 f"{held.first.offset})") from None
+                first = held.messages[0]
+                reason = f"{bad} (in a value begun on line {first.line}, offset {first.offset})"
+                self._give_up(held, reason)
+                raise BadMessage(reason) from None
         try:
             return self._plain_line(line, message)
         except _Unfinished:
-            self._held = _Held(line, message, message.line)
+            self._held = _Held(line, [message], message.line)
             raise SkipMessage(CONTINUES) from None
 
     def finish(self) -> None:
         """The input ended: a change still waiting for the rest of its value is given up (see :meth:`take_failed`)."""
         held, self._held = self._held, None
         if held is not None:
-            self._failed.append((held.first, held.text, "the input ended inside a quoted value"))
+            self._give_up(held, "the input ended inside a quoted value")
 
     def take_failed(self) -> list[tuple[Message, str, str]]:
-        """The held lines given up since the last call: ``(first message, text, reason)``, to be quarantined."""
+        """The held lines given up since the last call: ``(message, CONTINUES, reason)``, to be quarantined."""
         found, self._failed = self._failed, []
         return found
+
+    def _give_up(self, held: _Held, reason: str) -> None:
+        """Each line of ``held`` (skipped as :data:`CONTINUES` when it came) is to be quarantined for ``reason``."""
+        self._failed.extend((message, CONTINUES, reason) for message in held.messages)
 
     def _plain_line(self, line: str, message: Message) -> list[Event]:
         """The events of one whole pg_recvlogical line (``_Unfinished`` when its value goes on)."""

@@ -92,23 +92,25 @@ class _CombinedSink(Sink):
         self.extras.extend([_MORE] * (len(events) - 1))
 
     def rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int,
-             partition: int | None, halves: list[tuple] = ()) -> None:  # type: ignore[assignment]
+             partition: int | None, halves: list[tuple] = (),  # type: ignore[assignment]
+             firsts: list[bool] | None = None) -> None:
+        if firsts is None:  # every row whose offset differs from the row before starts a message
+            firsts = [i == 0 or offsets[i] != offsets[i - 1] for i in range(len(offsets))]
         start = 0
         for position, msg, _, event in halves:  # each half in its place, between the rows around it
-            self._rows(table.slice(start, position - start), dialect, source, offsets[start:position], partition)
+            self._rows(table.slice(start, position - start), dialect, source, offsets[start:position],
+                       firsts[start:position], partition)
             self.half(msg, dialect, event)
             start = position
-        self._rows(table.slice(start), dialect, source, offsets[start:], partition)
+        self._rows(table.slice(start), dialect, source, offsets[start:], firsts[start:], partition)
 
-    def _rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], partition: int | None) -> None:
-        count = table.num_rows
-        if not count:
+    def _rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], firsts: list[bool],
+              partition: int | None) -> None:
+        if not table.num_rows:
             return
         self.builder.add_table(table, dialect, source, offsets, partition)
-        if len(set(offsets)) == count:
-            self.extras.extend([_EVENT] * count)
-        else:  # some messages gave several rows: only the first row of each counts the message
-            self.extras.extend(_EVENT if i == 0 or offsets[i] != offsets[i - 1] else _MORE for i in range(count))
+        # only the first row of each message counts the message
+        self.extras.extend(_EVENT if first else _MORE for first in firsts)
 
     def half(self, msg: Message, dialect: str, event: Event) -> None:
         if self.pairer is None:
@@ -133,6 +135,11 @@ class _CombinedSink(Sink):
     def skipped(self, msg: Message, dialect: str, reason: str) -> None:
         self.builder.add_row(_EMPTY_ROW, dialect, msg.source, msg.offset, msg.partition)
         self.extras.append(("skipped", None, reason, None, None, msg.line, 1))
+
+    def unskip(self, msg: Message, dialect: str, reason: str) -> None:
+        # a skipped row counting -1: the report sums the counts (the first row may be in an earlier batch)
+        self.builder.add_row(_EMPTY_ROW, dialect, msg.source, msg.offset, msg.partition)
+        self.extras.append(("skipped", None, reason, None, None, msg.line, -1))
 
     def bad(self, msg: Message, dialect: str | None, reason: str, code: str, *,
             cause: BaseException | None = None) -> None:
