@@ -35,6 +35,7 @@ sent it:
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from typing import Any, Iterator, Sequence
 
@@ -77,6 +78,7 @@ def _base_name(type_name: str) -> str:
     return name[len("pg_catalog."):] if name.startswith("pg_catalog.") else name
 
 
+@functools.lru_cache(maxsize=4096)  # a capture names few types, each on every value
 def element_type(type_name: str) -> str | None:
     """The element type of an array type name, None for a type that is not an array.
 
@@ -87,6 +89,7 @@ def element_type(type_name: str) -> str | None:
     return name[:-2].rstrip() if name.endswith("[]") else None
 
 
+@functools.lru_cache(maxsize=4096)
 def kind_of(type_name: str) -> str:
     """The kind (:mod:`cdckit.column_types`) of a PostgreSQL type name as the plugins write it.
 
