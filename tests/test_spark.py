@@ -152,3 +152,17 @@ def test_a_record_delivered_twice_at_one_offset_counts_twice(spark, tmp_path):
     report = cdcspark.report(cdcspark.read(spark, path))
     assert {k: report[k] for k in ("messages", "decoded", "events")} == \
         {k: expected[k] for k in ("messages", "decoded", "events")}
+
+
+def test_a_test_decoding_value_left_open_is_quarantined_line_by_line_as_in_pandas(spark, tmp_path):
+    path = tmp_path / "cut.txt"
+    path.write_text("BEGIN 5\ntable public.t: INSERT: v[text]:'two\nlines'\nCOMMIT 5\n"
+                    "table public.t: INSERT: v[text]:'cut\nat the end\n")
+    expected = cdckit.read(path, dialect="pg_test_decoding")
+    assert expected.attrs["report"]["quarantined"] == 2 and expected.attrs["report"]["skipped"] == {
+        "pg_test_decoding: a quoted value continues on the next line": 1}
+    events = cdcspark.read(spark, path, dialect="pg_test_decoding")
+    assert cdcspark.report(events) == {k: v for k, v in expected.attrs["report"].items()
+                                       if k not in ("sources", "detection")}
+    got = sorted((r["offset"], r["raw"]) for r in cdcspark.quarantine(events).collect())
+    assert got == sorted(zip(expected.attrs["quarantine"]["offset"], expected.attrs["quarantine"]["raw"]))
