@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from . import values
+from .capture import events_of
 from .export import _pandas_events
 from .ordering import CHANGE_OPS, sort_events, table_names
 from .reconcile import ReconcileError, diff_tables, html_table, json_text, key_text, normal, plain
@@ -276,6 +277,7 @@ class _Side:
 
 
 def _events(frame: Any, name: str) -> pd.DataFrame:
+    frame = events_of(frame)
     if not (isinstance(frame, pd.DataFrame) or type(frame).__module__.startswith("pyspark.")):
         raise TypeError(f"compare takes two event frames as cdckit.read returns them; {name} is a "
                         f"{type(frame).__name__}")

@@ -23,15 +23,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import cdckit
+from cdckit.capture import Capture, plain
 from cdckit.frame import OPS
 
 __all__ = ["summary", "write_parquet", "main"]
 
 
-def summary(events: pd.DataFrame) -> pd.DataFrame:
-    """One row per dialect: messages read, events per op, events, quarantined."""
-    report = events.attrs["report"]
-    quarantine = events.attrs["quarantine"]
+def summary(capture: Capture | pd.DataFrame) -> pd.DataFrame:
+    """One row per dialect: messages read, events per op, events, quarantined (of a capture, or of
+    events from ``cdckit.read``)."""
+    capture = Capture.of(capture)
+    events, report, quarantine = capture.events, capture.report, capture.quarantine
     dialects = sorted(report["dialects"])
     per_op = pd.crosstab(events["dialect"], events["op"]) if len(events) else pd.DataFrame()
     columns = [op for op in OPS if op in per_op.columns]
@@ -50,9 +52,7 @@ def write_parquet(events: pd.DataFrame, path: str | Path) -> Path:
     """Write the canonical events to one Parquet file (atomically); returns its path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    plain = events.copy(deep=False)
-    plain.attrs = {}  # the quarantine and report are not part of the Parquet file
-    table = pa.Table.from_pandas(plain, preserve_index=False)
+    table = pa.Table.from_pandas(plain(events), preserve_index=False)  # the quarantine and report are not written
     tmp = path.with_name(path.name + ".tmp")
     pq.write_table(table, tmp)
     tmp.replace(path)
@@ -67,24 +67,24 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
-    events = cdckit.read(args.source)
+    capture = cdckit.read(args.source, capture=True)
     elapsed = time.perf_counter() - started
-    report: dict[str, Any] = events.attrs["report"]
+    report: dict[str, Any] = capture.report
     print(f"Read {len(report['sources'])} files: {report['messages']} messages -> {report['events']} events, "
           f"{report['quarantined']} quarantined ({elapsed:.2f} s elapsed)\n")
     with pd.option_context("display.width", 200, "display.max_columns", 30):
-        print(summary(events).to_string())
+        print(summary(capture).to_string())
     if report["skipped"]:
         print("\nMessages that rightly produce no row:")
         for reason, count in sorted(report["skipped"].items()):
             print(f"  {count:6d}  {reason}")
-    quarantine = events.attrs["quarantine"]
+    quarantine = capture.quarantine
     if len(quarantine):
         print("\nQuarantined (first 10):")
         for row in quarantine.head(10).itertuples():
             print(f"  {Path(row.source).name}, message {row.offset}: {row.reason[:110]}")
-    written = write_parquet(events, args.out)
-    print(f"\nWrote {len(events)} canonical events to {written}")
+    written = write_parquet(capture.events, args.out)
+    print(f"\nWrote {len(capture.events)} canonical events to {written}")
     return 0
 
 

@@ -46,7 +46,6 @@ __all__ = [
     "Event",
     "FrameBuilder",
     "QuarantineBuilder",
-    "QuarantineFrame",
     "event_row",
     "row_problem",
     "event_table",
@@ -367,18 +366,20 @@ def _to_arrow(values: Any, typ: pa.DataType) -> pa.Array:
     return pa.array(values, typ)
 
 
-class QuarantineFrame(pd.DataFrame):
-    """The quarantine table kept in ``events.attrs["quarantine"]``: a plain DataFrame
-    that pandas does not copy.
+class SharedFrame(pd.DataFrame):
+    """A frame kept in another frame's ``attrs`` (the quarantine and column types ``cdckit.read``
+    attaches to its events): shared, not copied, by the frames derived from it.
 
     pandas deep-copies ``attrs`` into every derived frame and compares them
     with ``==`` when concatenating (which printing a wide frame does); a plain
     DataFrame in ``attrs`` makes that comparison raise and every slice copy
     the whole quarantine. This subclass is shared instead of copied, and
-    anything computed from it is a plain DataFrame.
+    anything computed from it is a plain DataFrame. Only
+    :meth:`cdckit.capture.Capture.with_attrs` makes one: a :class:`~cdckit.capture.Capture`
+    holds plain frames.
 
-    >>> q = QuarantineBuilder().to_pandas()
-    >>> q == q, q == QuarantineBuilder().to_pandas()
+    >>> q = SharedFrame(empty_quarantine())
+    >>> q == q, q == SharedFrame(empty_quarantine())
     (True, False)
     """
 
@@ -386,14 +387,14 @@ class QuarantineFrame(pd.DataFrame):
     def _constructor(self) -> type[pd.DataFrame]:
         return pd.DataFrame
 
-    def __deepcopy__(self, memo: Any = None) -> "QuarantineFrame":
+    def __deepcopy__(self, memo: Any = None) -> "SharedFrame":
         return self
 
     def __eq__(self, other: Any) -> Any:
-        # Two quarantine tables compare by identity, so that pandas' comparison
+        # Two shared frames compare by identity, so that pandas' comparison
         # of attrs (pd.concat of frames from different reads) gives a plain
         # bool; against anything else, == is elementwise as for any DataFrame.
-        if isinstance(other, QuarantineFrame):
+        if isinstance(other, SharedFrame):
             return self is other
         return super().__eq__(other)
 
@@ -427,11 +428,11 @@ class QuarantineBuilder:
         self.rows.append((_clean_text(source), _clean_int(offset), _clean_int(partition), _clean_int(line),
                           _clean_text(dialect), _clean_text(reason), reason_code, _clean_text(raw)))
 
-    def to_pandas(self) -> "QuarantineFrame":
+    def to_pandas(self) -> pd.DataFrame:
         columns = list(zip(*self.rows)) if self.rows else [[] for _ in QUARANTINE_SCHEMA]
         arrays = [pa.array(list(values), field.type) for values, field in zip(columns, QUARANTINE_SCHEMA)]
         table = pa.Table.from_arrays(arrays, schema=QUARANTINE_SCHEMA)
-        return QuarantineFrame(table.to_pandas(types_mapper=_PANDAS_TYPES.get))
+        return table.to_pandas(types_mapper=_PANDAS_TYPES.get)
 
 
 def _clean_text(value: Any) -> str | None:
@@ -465,6 +466,6 @@ def empty_events() -> pd.DataFrame:
     return FrameBuilder().to_pandas()
 
 
-def empty_quarantine() -> QuarantineFrame:
+def empty_quarantine() -> pd.DataFrame:
     """A quarantine frame with no rows."""
     return QuarantineBuilder().to_pandas()

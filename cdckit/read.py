@@ -25,13 +25,14 @@ import pandas as pd
 import pyarrow as pa
 
 from . import workers
+from .capture import Capture, new_report
 from .containers import LineBlock, Message, file_container, file_pieces, iter_sources
 from .decoding import FrameSink, MessageDecoder, column_types_frame, gc_paused, gc_resumed
 from .detect import DEFAULT_SAMPLE, choose_for_read
 from .dialects import registry
 from .dialects.base import Dialect
 from .errors import DecodeError, UnknownDialectError
-from .frame import ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas, rows_inserted
+from .frame import ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas, empty_quarantine, rows_inserted
 from .pairing import PAIRED, Pairer, unpaired_reason
 
 __all__ = ["read", "ChunkedRead", "exported_events", "holds_exported_events"]
@@ -49,7 +50,8 @@ def read(
     tz: str | None = None,
     sample: int = DEFAULT_SAMPLE,
     workers: int | None = None,
-) -> pd.DataFrame | "ChunkedRead":
+    capture: bool = False,
+) -> "pd.DataFrame | Capture | ChunkedRead":
     """Decode a capture into the canonical event frame.
 
     Args:
@@ -71,11 +73,14 @@ def read(
             None: every core for files of 16 MiB or more, one otherwise.
             The result is the same for any number. ``errors="raise"`` and
             chunked reads use one unless given.
+        capture: return a :class:`~cdckit.capture.Capture` (events, quarantine,
+            report and column types as fields) instead of the events alone.
 
     Returns:
         The canonical frame (see :mod:`cdckit.frame`), with
         ``attrs["quarantine"]``, ``attrs["report"]`` and ``attrs["column_types"]``
-        (the column types the dialects declared, see :mod:`cdckit.column_types`); or a
+        (the column types the dialects declared, see :mod:`cdckit.column_types`);
+        a :class:`~cdckit.capture.Capture` of the same when ``capture=True``; or a
         :class:`ChunkedRead` when ``chunksize`` is given. A path to events
         cdckit itself wrote (:func:`cdckit.export.write_events`, ``cdckit
         convert``: Parquet, CSV or JSON Lines with the canonical columns) is
@@ -90,9 +95,12 @@ def read(
     if workers is None and (errors == "raise" or chunksize is not None):
         workers = 1  # stop at the first bad message; keep a chunked read's memory to one process
     if dialect is None and chunksize is None and container is None and holds_exported_events(source):
-        return exported_events(source)
+        found = exported_events(source, capture=True)
+        return found if capture else found.with_attrs()
     job = _ReadJob(dialect, errors, tz, container, sample, workers)
     if chunksize is not None:
+        if capture:
+            raise ValueError("capture=True gives the whole read: a chunked read has no single capture")
         if chunksize < 1:
             raise ValueError("chunksize must be at least 1")
         return ChunkedRead(job, source, chunksize)
@@ -105,10 +113,8 @@ def read(
         err.partial = arrow_to_pandas(pa.concat_tables(tables))
         raise
     events = arrow_to_pandas(pa.concat_tables(tables) if tables else ARROW_SCHEMA.empty_table())
-    events.attrs["quarantine"] = job.quarantine.to_pandas()
-    events.attrs["report"] = job.report()
-    events.attrs["column_types"] = job.column_types()
-    return events
+    found = Capture(events, job.quarantine.to_pandas(), job.report(), job.column_types())
+    return found if capture else found.with_attrs()
 
 
 def holds_exported_events(source: Any) -> bool:
@@ -122,20 +128,19 @@ def holds_exported_events(source: Any) -> bool:
     return isinstance(source, (str, os.PathLike)) and os.path.exists(source) and is_events_file(source)
 
 
-def exported_events(path: str | os.PathLike[str]) -> pd.DataFrame:
+def exported_events(path: str | os.PathLike[str], capture: bool = False) -> "pd.DataFrame | Capture":
     """Canonical events cdckit wrote, read back as they are (no dialect detection), with a report that
-    counts each event as a message and an empty quarantine."""
+    counts each event as a message and an empty quarantine (a :class:`~cdckit.capture.Capture` when
+    ``capture=True``)."""
     from .export import read_events  # export builds on this module
 
     events = read_events(path)
     counts = events["dialect"].value_counts()
-    events.attrs = {"report": {"messages": len(events), "decoded": len(events), "events": len(events),
-                               "quarantined": 0, "skipped": {},
-                               "dialects": {str(name): int(n) for name, n in counts.items()},
-                               "sources": {os.fspath(path): "canonical events (written by cdckit)"},
-                               "detection": {}},
-                    "quarantine": QuarantineBuilder().to_pandas(), "column_types": column_types_frame([])}
-    return events
+    report = new_report(messages=len(events), decoded=len(events), events=len(events),
+                        dialects={str(name): int(n) for name, n in counts.items()},
+                        sources={os.fspath(path): "canonical events (written by cdckit)"})
+    found = Capture(events, empty_quarantine(), report, column_types_frame([]))
+    return found if capture else found.with_attrs()
 
 
 class ChunkedRead:
@@ -161,15 +166,12 @@ class ChunkedRead:
         except DecodeError as err:
             err.partial = self._job.builder.to_pandas()
             raise
-        frame = arrow_to_pandas(table)
         rows = self._job.quarantine.rows
         recent = QuarantineBuilder()
         recent.rows = rows[self._quarantine_seen :]
         self._quarantine_seen = len(rows)
-        frame.attrs["quarantine"] = recent.to_pandas()
-        frame.attrs["report"] = self._job.report()
-        frame.attrs["column_types"] = self._job.column_types()
-        return frame
+        return Capture(arrow_to_pandas(table), recent.to_pandas(), self._job.report(),
+                       self._job.column_types()).with_attrs()
 
     @property
     def report(self) -> dict[str, Any]:
@@ -355,16 +357,5 @@ class _ReadJob(FrameSink):
     # ------------------------------------------------------------ the report
 
     def report(self) -> dict[str, Any]:
-        report = {
-            "messages": self.messages,
-            "decoded": self.decoded,
-            "events": self.events_made,
-            "quarantined": len(self.quarantine),
-            "skipped": dict(self.skipped_reasons),
-            "dialects": dict(self.by_dialect),
-            "sources": dict(self.sources),
-            "detection": dict(self.detection),
-        }
-        if self.pending:
-            report["pending"] = self.pending
-        return report
+        return new_report(self.messages, self.decoded, self.events_made, len(self.quarantine),
+                          self.skipped_reasons, self.by_dialect, self.sources, self.detection, self.pending)

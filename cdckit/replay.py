@@ -48,6 +48,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from .capture import events_of
 from . import values
 from .ordering import REPLAY_OPS, table_names
 from .replay_plan import plan_replay
@@ -122,6 +123,7 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
     >>> state["sales.order_lines"][["order_id", "line_no", "product"]].values.tolist()
     [['1001', '3', 'Gadget XL']]
     """
+    events = events_of(events)
     declared = declared_types(events) if typed else {}
     type_problems: list[dict[str, Any]] = []
     with plan_replay(events, as_of, order) as plan:
@@ -232,6 +234,7 @@ def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq") -> p
     >>> h["op"].iloc[0], list(h.columns[:7])
     ('insert', ['version', 'op', 'event_time', 'seq', 'source', 'offset', 'changed'])
     """
+    events = events_of(events)
     with plan_replay(events, None, order) as plan:
         name = find_table(plan.tables, table)
         wanted = _key_of_table(events, name, key)
@@ -257,6 +260,7 @@ def scd2(events: pd.DataFrame, order: str = "seq", typed: bool = True) -> dict[s
     >>> int(customers.groupby("id")["is_current"].sum().max())
     1
     """
+    events = events_of(events)
     declared = declared_types(events) if typed else None
     with plan_replay(events, None, order) as plan:
         found = plan.versions()

@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from .capture import events_of
 from . import values
 from .column_types import infer_kind, is_kind
 from .ordering import REPLAY_OPS, table_names
@@ -186,6 +187,7 @@ def schema_history(events: pd.DataFrame) -> pd.DataFrame:
     >>> h.loc[h["change"] == "ddl", "ddl"].tolist()
     ['ALTER TABLE customers ADD COLUMN middle_name VARCHAR(255)']
     """
+    events = events_of(events)
     walk = _Walk(events)
     for row in walk.rows:
         if row["change"] == "column added" and row["new_type"] is None:
@@ -205,6 +207,7 @@ def table_schema(events: pd.DataFrame) -> pd.DataFrame:
     >>> s[s["table"] == "shop.order_items"][["column", "kind", "key"]].head(2).values.tolist()
     [['order_id', 'int', True], ['line_no', 'int', True]]
     """
+    events = events_of(events)
     walk = _Walk(events)
     rows = []
     for name in sorted(walk.tables):

@@ -38,6 +38,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .capture import events_of
 from . import values
 from .column_types import infer_kind, is_kind, typed_array
 from .ordering import REPLAY_OPS, table_names
@@ -220,6 +221,7 @@ def table(events: pd.DataFrame, name: str, *, before: bool = False, as_of: Any =
     >>> t.loc[t["op"] == "update", ["key", "tier", "before_tier"]].dropna().shape[1]
     3
     """
+    events = events_of(events)
     changes = _Changes(events, name, as_of, types)
     frame = changes.rows[META_COLUMNS].reset_index(drop=True)
     frame.attrs = {}  # the events' attrs (quarantine, declarations) are not this frame's
@@ -252,6 +254,7 @@ def profile(events: pd.DataFrame, table: str | None = None) -> pd.DataFrame:
     >>> row["kind"], float(row["null_rate"]), int(row["distinct"]) == int(row["max"]) - int(row["min"]) + 1
     ('int', 0.0, True)
     """
+    events = events_of(events)
     names = table_names(events)
     rows_of = events["op"].isin(REPLAY_OPS).to_numpy()
     tables = [table] if table is not None else sorted(set(names[rows_of].dropna()))

@@ -9,8 +9,9 @@ Typical use::
     spark = cdcspark.get_spark()                    # local[*], quiet, UTC; checks Java 17+
     events = cdcspark.read(spark, "captures/")      # files: every container cdckit.read knows
     events = cdcspark.decode(kafka_df)              # a Kafka-shaped DataFrame (key, value, topic, partition, offset)
-    bad = cdcspark.quarantine(events)               # what could not be decoded, with the reason
-    cdcspark.report(events)                         # messages, events, quarantined, skipped
+    capture = cdcspark.read(spark, "captures/", capture=True)  # events, quarantine and report together
+    bad = cdcspark.quarantine(events)               # what could not be decoded, with the reason (= capture.quarantine)
+    cdcspark.report(events)                         # messages, events, quarantined, skipped (= capture.report)
     cdcspark.order_report(events, bad)              # what is wrong with the order (Spark SQL, findings collected)
     cdcspark.materialize(events)                    # {"db.table": Spark DataFrame of the live rows}
     cdcspark.table(events, "shop.customers")        # one table's changes as typed columns
@@ -19,6 +20,7 @@ Typical use::
 from __future__ import annotations
 
 from ..errors import SparkSetupError
+from .capture import SparkCapture
 from .engine import COMBINED_COLUMNS, combined, decode, quarantine, read, report
 from .ordering import order_report, sort_events
 from .replay import history, materialize, scd2
@@ -32,6 +34,7 @@ __all__ = [
     "quarantine",
     "report",
     "combined",
+    "SparkCapture",
     "sort_events",
     "order_report",
     "materialize",

@@ -20,7 +20,6 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from collections import Counter
 from typing import Any, Iterator
 
 import pyarrow as pa
@@ -31,8 +30,9 @@ from ..decoding import MessageDecoder, Sink, gc_paused
 from ..detect import DEFAULT_SAMPLE, choose_for_read
 from ..dialects import registry
 from ..errors import CdcError, UnknownDialectError
-from ..frame import ARROW_SCHEMA, COLUMN_NAMES, EVENT_FIELDS, Event, FrameBuilder
+from ..frame import ARROW_SCHEMA, EVENT_FIELDS, Event, FrameBuilder
 from ..pairing import PAIRED, Pairer, unpaired_reason
+from .capture import SparkCapture, capture_of
 from .session import ship_cdckit
 
 __all__ = ["read", "decode", "quarantine", "report", "combined", "COMBINED_COLUMNS", "COMBINED_ARROW"]
@@ -251,8 +251,10 @@ _UNIT_FIELDS = ["path", "container", "dialect", "unknown", "tz", "start", "end",
 
 
 def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = None, container: str | None = None,
-         split_bytes: int = SPLIT_BYTES, split_messages: int | None = None, sample: int = DEFAULT_SAMPLE) -> Any:
-    """Decode files into a Spark DataFrame with exactly the canonical columns.
+         split_bytes: int = SPLIT_BYTES, split_messages: int | None = None, sample: int = DEFAULT_SAMPLE,
+         capture: bool = False) -> Any:
+    """Decode files into a Spark DataFrame with exactly the canonical columns (a
+    :class:`~cdckit.spark.capture.SparkCapture` of events, quarantine and report when ``capture=True``).
 
     ``path`` is a file, directory or glob readable by Python on the driver and
     the executors (local disk, NFS...); for data in HDFS or object stores read
@@ -285,7 +287,7 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
         tasks = spark.createDataFrame(rows, schema).withColumn("_n", F.monotonically_increasing_id())
         tasks = tasks.repartitionByRange(len(rows), "_n").drop("_n")
     all_rows = tasks.mapInArrow(_read_units, _spark_schema(COMBINED_ARROW))
-    return _events_of(_paired(all_rows) if splits else all_rows)
+    return _result(_paired(all_rows) if splits else all_rows, capture)
 
 
 # ---------------------------------------------------------------- decoding a Kafka-shaped DataFrame
@@ -342,8 +344,9 @@ def _stream_runs(sources: list, partitions: list) -> list[tuple[int, int]]:
 
 
 def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialect: str | None = None, *,
-           tz: str | None = None, sample: int = DEFAULT_SAMPLE) -> Any:
-    """Decode a DataFrame of messages (Kafka-shaped) into the canonical Spark DataFrame.
+           tz: str | None = None, sample: int = DEFAULT_SAMPLE, capture: bool = False) -> Any:
+    """Decode a DataFrame of messages (Kafka-shaped) into the canonical Spark DataFrame (a
+    :class:`~cdckit.spark.capture.SparkCapture` when ``capture=True``).
 
     ``value_col`` holds the messages (binary or string). ``key_col`` the Kafka
     keys (default: the ``key`` column when there is one). ``topic``,
@@ -388,7 +391,7 @@ def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialec
         prepared = prepared.repartition("source", "partition").sortWithinPartitions("source", "partition", "offset")
     all_rows = prepared.mapInArrow(_decode_records(dialect, tz, unknown, each), _spark_schema(COMBINED_ARROW))
     splits = dialect is not None and registry.get(dialect).splits_updates
-    return _events_of(_paired(all_rows) if splits else all_rows)
+    return _result(_paired(all_rows) if splits else all_rows, capture)
 
 
 # ---------------------------------------------------------------- pairing halves across tasks
@@ -449,55 +452,22 @@ def _ns(micros: int | None) -> int | None:
 # ---------------------------------------------------------------- the events, the quarantine, the report
 
 
-def _events_of(all_rows: Any) -> Any:
-    from pyspark.sql import functions as F
-
-    events = all_rows.filter(F.col("_status") == "event").select(*COLUMN_NAMES)
-    events._cdckit_combined = all_rows
-    return events
+def _result(all_rows: Any, capture: bool) -> Any:
+    found = SparkCapture(all_rows)
+    return found if capture else found.remembered()
 
 
 def combined(events: Any) -> Any:
-    """The combined frame (events, skipped and quarantined messages) behind events from :func:`read`/:func:`decode`."""
-    found = getattr(events, "_cdckit_combined", None)
-    if found is None:
-        raise CdcError("pass the DataFrame that cdckit.spark.read or cdckit.spark.decode returned "
-                       "(a DataFrame derived from it no longer knows its decode)")
-    return found
+    """The combined frame (events, skipped and quarantined messages) behind events from :func:`read`/:func:`decode`
+    (or their ``capture=True`` result)."""
+    return capture_of(events).combined
 
 
 def quarantine(events: Any) -> Any:
     """The quarantined messages of the decode behind ``events``: the columns of the pandas quarantine."""
-    from pyspark.sql import functions as F
-
-    return combined(events).filter(F.col("_status") == "quarantined").select(
-        "source", "offset", "partition", F.col("_line").alias("line"), "dialect", F.col("_reason").alias("reason"),
-        F.col("_code").alias("reason_code"), F.col("_raw").alias("raw"))
+    return capture_of(events).quarantine
 
 
 def report(events: Any) -> dict[str, Any]:
     """The same accounting as ``cdckit.read``'s report, for the decode behind ``events`` (one Spark job)."""
-    from pyspark.sql import functions as F
-
-    groups = combined(events).groupBy("_status", "_reason", "dialect").agg(
-        F.sum("_count").alias("messages"), F.count(F.lit(1)).alias("rows")).collect()
-    result: dict[str, Any] = {"messages": 0, "decoded": 0, "events": 0, "quarantined": 0, "skipped": {},
-                              "dialects": {}}
-    skipped: Counter[str] = Counter()
-    dialects: Counter[str] = Counter()
-    for group in groups:
-        status, messages = group["_status"], group["messages"]
-        result["messages"] += messages
-        if group["dialect"] is not None:
-            dialects[group["dialect"]] += messages
-        if status == "quarantined":
-            result["quarantined"] += messages
-            continue
-        result["decoded"] += messages
-        if status == "event":
-            result["events"] += group["rows"]
-        elif status == "skipped":
-            skipped[group["_reason"]] += messages
-    result["skipped"] = dict(skipped)
-    result["dialects"] = dict(dialects)
-    return result
+    return capture_of(events).report
