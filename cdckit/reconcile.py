@@ -158,14 +158,12 @@ def plain(value: Any) -> Any:
     >>> plain(Decimal("10.50")), plain(pd.Timestamp("2024-01-01", tz="UTC")), plain(np.int64(3)), plain(pd.NA)
     (10.5, '2024-01-01T00:00:00+00:00', 3, None)
     """
-    if value is None or value is pd.NA or value is pd.NaT:
+    if values.is_missing(value):
         return None
     if isinstance(value, Decimal):
         return values.exact_number(str(value)) if value.is_finite() else str(value)  # text when a float would round
     if isinstance(value, (datetime, date, np.datetime64)):
         return pd.Timestamp(value).isoformat()
-    if isinstance(value, float) and math.isnan(value):
-        return None
     if isinstance(value, np.ndarray):
         return [plain(v) for v in value.tolist()]
     if isinstance(value, int) and not values.INT64_MIN <= value <= values.INT64_MAX:

@@ -28,10 +28,12 @@ from typing import Any, Iterable, Mapping
 from zoneinfo import ZoneInfo
 
 import orjson
+import pandas as pd
 
 from .errors import InvalidValue
 
 __all__ = [
+    "is_missing",
     "INT64_MIN",
     "INT64_MAX",
     "loads",
@@ -72,6 +74,16 @@ _LONG_NUMBER = b" " + b"0" * 17
 _OUT_OF_RANGE = re.compile(rb"-?[0-9.]+[eE][+-]?[0-9]{3,}|-?[0-9.]{300,}")
 _INT_TEXT = re.compile(r"-?\d+\Z")
 _NUMBER_TEXT = re.compile(r"-?\d+(\.\d+)?([eE][+-]?\d+)?\Z")
+
+
+def is_missing(value: Any) -> bool:
+    """True for a missing cell: None, NaN, ``pd.NA``, ``NaT`` (pandas' rule); False for any other value,
+    lists and arrays included.
+
+    >>> [is_missing(v) for v in (None, float("nan"), pd.NA, pd.NaT, 0, "", [None])]
+    [True, True, True, True, False, False, False]
+    """
+    return value is None or (pd.api.types.is_scalar(value) and bool(pd.isna(value)))
 
 
 def _exact_int(text: str) -> int | str:
