@@ -1,10 +1,7 @@
 """Deterministic samples of big captures: each group of points keeps a fair share of the budget.
 
-Above ``max_points`` (default :data:`MAX_POINTS`) the figures show a sample.
-Each group of points (a table and op for the timeline, a table for the lag
-and ordering views) gets a fair share: groups smaller than their share are
-kept whole, so rare ops and small tables are never thinned, and the larger
-groups are sampled evenly in time (or arrival) order.
+Above ``max_points`` (default :data:`MAX_POINTS`) the figures show a sample
+(see :mod:`cdckit.viz`); the figure then says so in a note.
 
 >>> _sampling_note(5, 12, "table")
 'showing 5 of 12 events (sampled evenly per table; small groups kept whole)'
