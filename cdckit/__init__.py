@@ -27,7 +27,7 @@ __version__ = "0.1.0"
 
 
 def explore(events, **options):  # type: ignore[no-untyped-def]
-    """The explorer widget of a capture (see :func:`cdckit.explorer.explore`).
+    """The explorer widget of a capture (see :func:`cdckit.viz.explorer.explore`).
 
     Imported on first use, so that ``import cdckit`` (also on Spark
     executors) does not load ipywidgets and plotly.
@@ -36,7 +36,7 @@ def explore(events, **options):  # type: ignore[no-untyped-def]
     >>> type(cdckit.explore(cdckit.samples.load("lindorm"))).__name__
     'Explorer'
     """
-    from .explorer import explore as _explore
+    from .viz.explorer import explore as _explore
 
     return _explore(events, **options)
 

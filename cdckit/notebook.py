@@ -1,11 +1,16 @@
-"""One call to set up a notebook for cdckit: ``cdckit.notebook.setup()``.
+"""One call to set up a notebook for cdckit: ``cdckit.notebook.setup()``; and saving notebooks small.
 
 It pins the plotly renderer to ``plotly_mimetype`` (JupyterLab and Binder draw
 it with plotly's bundled extension; nothing is fetched from a CDN and the
 saved notebook stays small), sets pandas display options that suit event
 frames, makes every DataFrame an interactive table (search box, sortable
-columns: itables, offline, see :mod:`cdckit.interactive`), and quiets Spark's
-logging when a session is running.
+columns: itables, offline, see :mod:`cdckit.viz.interactive`), and quiets Spark's
+logging when a session is running. :func:`slim_widget_state` keeps a notebook
+saved with its widget state (an explorer's) small.
+
+The tables and figures are the ``cdckit[viz]`` extra: without it this module
+imports, and :func:`setup` and :func:`show` raise
+:class:`cdckit.optional.MissingExtraError` naming it.
 
 >>> import plotly.io as pio
 >>> from cdckit import notebook
@@ -20,7 +25,9 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["setup", "show", "SHOW_ROWS"]
+from .optional import require
+
+__all__ = ["setup", "show", "slim_widget_state", "SHOW_ROWS", "SAVED_CODE_LIMIT"]
 
 RENDERER = "plotly_mimetype"
 
@@ -28,6 +35,13 @@ RENDERER = "plotly_mimetype"
 SHOW_ROWS = 10_000
 
 _shown = 0
+
+#: Widget code (an anywidget's ``_esm``) longer than this is left out of a saved notebook's widget state.
+SAVED_CODE_LIMIT = 100_000
+
+#: What a saved notebook shows instead of such a widget (plotly's FigureWidget carries all of plotly.js, 5 MB).
+_UNSAVED_CODE = ("export default { render({ el }) { el.textContent = 'The timeline is drawn when the notebook runs "
+                 "(its plotly.js code, 5 MB, is not saved in the notebook).'; } };")
 
 
 def setup(max_colwidth: int = 60, max_rows: int = 30, interactive: bool = True) -> None:
@@ -39,8 +53,7 @@ def setup(max_colwidth: int = 60, max_rows: int = 30, interactive: bool = True) 
     shows its tables offline. Outside IPython it changes nothing. Returns
     nothing, so the cell shows only what itables displays.
     """
-    import plotly.io as pio
-
+    pio = require("plotly.io", "viz", what="cdckit.notebook.setup")
     pio.renderers.default = RENDERER
     pd.set_option("display.max_colwidth", max_colwidth)
     pd.set_option("display.max_rows", max_rows)
@@ -64,9 +77,9 @@ def show(frame: pd.DataFrame | pd.Series, max_rows: int = SHOW_ROWS, **options: 
     >>> "first 5 of 320 rows" in table.data, "new ITable" in table.data
     (True, True)
     """
-    from IPython.display import HTML
+    from .viz.interactive import table_html
 
-    from .interactive import table_html
+    display = require("IPython.display", "viz", what="cdckit.notebook.show")  # IPython comes with ipywidgets
 
     global _shown
     _shown += 1
@@ -75,7 +88,7 @@ def show(frame: pd.DataFrame | pd.Series, max_rows: int = SHOW_ROWS, **options: 
     if len(frame) > max_rows:
         options.setdefault("caption", f"first {max_rows:,} of {len(frame):,} rows")
         frame = frame.head(max_rows)
-    return HTML(table_html(frame, f"show-{_shown}", **options))
+    return display.HTML(table_html(frame, f"show-{_shown}", **options))
 
 
 def _in_ipython() -> bool:
@@ -87,10 +100,10 @@ def _in_ipython() -> bool:
 
 
 def _interactive_tables() -> None:
-    import itables
-    import itables.options as opt
+    from .viz.interactive import TABLE_CSS, bundle_file, table_options
 
-    from .interactive import TABLE_CSS, bundle_file, table_options
+    itables = require("itables", "viz", what="cdckit.notebook.setup")
+    opt = require("itables.options", "viz", what="cdckit.notebook.setup")
 
     for name, value in table_options(scroll=True).items():
         if name not in ("connected", "display_logo_when_loading"):
@@ -104,8 +117,37 @@ def _interactive_tables() -> None:
 def _quiet_spark() -> None:
     try:
         from pyspark.sql import SparkSession
-    except ImportError:  # pragma: no cover - pyspark is a dependency
+    except ImportError:  # pragma: no cover - pyspark is the cdckit[spark] extra
         return
     session = SparkSession.getActiveSession()
     if session is not None:
         session.sparkContext.setLogLevel("ERROR")
+
+
+def slim_widget_state(notebook: dict[str, Any]) -> dict[str, Any]:
+    """A notebook (its nbformat JSON as a dict) whose saved widget state leaves out widget code too big to keep.
+
+    ``jupyter nbconvert --execute --ExecutePreprocessor.store_widget_state=True``
+    saves every widget's state in the notebook's metadata, so a front end
+    shows the explorer as it was, without a kernel. An explorer's timeline is
+    a plotly ``FigureWidget`` (an anywidget), whose state holds its own
+    JavaScript: 5 MB of plotly.js. Code longer than
+    :data:`SAVED_CODE_LIMIT` is replaced by a module that says the timeline
+    is drawn when the notebook runs (and the figure's data, which only that
+    code draws, is dropped); every other widget keeps its saved state.
+
+    >>> big = {"model_module": "anywidget", "state": {"_esm": "x" * SAVED_CODE_LIMIT * 2, "_widget_data": [1]}}
+    >>> nb = {"metadata": {"widgets": {"application/vnd.jupyter.widget-state+json": {"state": {"m": big}}}}}
+    >>> slim = slim_widget_state(nb)["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]
+    >>> "notebook runs" in slim["state"]["m"]["state"]["_esm"], slim["state"]["m"]["state"]["_widget_data"]
+    (True, [])
+    """
+    saved = notebook.get("metadata", {}).get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    for model in saved.get("state", {}).values():
+        state = model.get("state", {})
+        code = state.get("_esm")
+        if isinstance(code, str) and len(code) > SAVED_CODE_LIMIT:
+            state["_esm"] = _UNSAVED_CODE
+            if "_widget_data" in state:
+                state["_widget_data"] = []
+    return notebook

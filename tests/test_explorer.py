@@ -14,7 +14,8 @@ from plotly.callbacks import Points
 
 import cdckit
 from cdckit import viz
-from cdckit.explorer import LISTED, Explorer, explore, slim_widget_state
+from cdckit.notebook import slim_widget_state
+from cdckit.viz.explorer import LISTED, Explorer, explore
 from cdckit.ordering import table_names
 from test_viz import SCRIPT, Cells, assert_escaped, build, figure_strings, hostile_events, synthetic
 

@@ -8,7 +8,8 @@ import re
 import pandas as pd
 
 import cdckit
-from cdckit import interactive, notebook
+from cdckit import notebook
+from cdckit.viz import interactive
 
 
 def test_the_bundle_is_embedded_compressed_and_offers_what_itables_imports():

@@ -20,9 +20,9 @@ import pytest
 
 import cdckit
 
-from cdckit import report
-from cdckit.interactive import init_html
-from cdckit.report import build_report, write_report
+from cdckit.viz import report
+from cdckit.viz.interactive import init_html
+from cdckit.viz.report import build_report, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "out" / "test-artifacts"

@@ -1,0 +1,44 @@
+"""A short, stable text summary of a figure, for notebooks and tests (a figure's JSON changes with plotly).
+
+>>> import cdckit
+>>> from cdckit import viz
+>>> print(describe(viz.timeline(cdckit.samples.load("canal/shop"))))
+title: Events over time per table
+x: event_time (UTC)
+y: table
+insert: 141 points
+update: 149 points
+delete: 30 points
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+__all__ = ["describe"]
+
+
+def describe(fig: go.Figure) -> str:
+    """A short, stable text summary of a figure: title, axis titles, points per trace, notes.
+
+    Notebooks print this instead of the figure's JSON, which changes with every plotly release.
+
+    >>> import plotly.graph_objects as go
+    >>> fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4], name="a"), layout={"title": {"text": "T"}})
+    >>> print(describe(fig))
+    title: T
+    x:
+    y:
+    a: 2 points
+    """
+    layout = fig.layout
+    lines = [f"title: {layout.title.text or ''}", f"x: {layout.xaxis.title.text or ''}",
+             f"y: {layout.yaxis.title.text or ''}"]
+    for trace in fig.data:
+        points = trace.x if trace.x is not None else trace.y
+        lines.append(f"{trace.name}: {0 if points is None else len(points)} points")
+    lines += [f"note: {a.text}" for a in layout.annotations if a.name == "note"]
+    return "\n".join(line.rstrip() for line in lines)

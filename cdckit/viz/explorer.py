@@ -1,0 +1,355 @@
+"""An ipywidgets explorer of a capture: filter the events, see them on a timeline, inspect one.
+
+``cdckit.explore(events)`` returns an :class:`Explorer` (an ``ipywidgets.VBox``)
+to show in JupyterLab, Binder or any front end with ipywidgets:
+
+- filters: a table dropdown, an op list, a key box and a time range slider;
+  the key box filters as you type and matches key values exactly
+  (:func:`cdckit.filters.key_mask`: ``3`` finds key 3, never 13 or 30; ``3,7`` or
+  ``[3,7]`` a composite key);
+- a plotly ``FigureWidget`` timeline of the filtered events
+  (:func:`cdckit.viz.timeline`; with one table chosen, one lane per key,
+  keys in their natural order);
+- a list of the first :data:`LISTED` filtered events;
+- clicking a point, selecting points, or picking an event in the list shows
+  the event, its before/after diff (:func:`cdckit.viz.diff`) and the history
+  of its row (:func:`cdckit.history`). The list, the details and the
+  timeline always name the same event: the list highlights it (adding it
+  when it is past the first :data:`LISTED`), the timeline enlarges its point
+  and dims the others (when the point is drawn; a sample may leave it out);
+- filters that match nothing say so, and leave the details empty; an event
+  the filters no longer show is no longer shown in the details either.
+
+Nothing is printed: the details are an ``ipywidgets.HTML`` value (every
+capture value in it escaped), so notebooks stay stable under strict nbval.
+The list's labels are plain text (ipywidgets shows option labels as text,
+never as HTML), so they hold the values as they are.
+
+>>> import cdckit
+>>> from cdckit.viz.explorer import explore
+>>> ex = explore(cdckit.samples.load("canal/shop"))
+>>> ex.ops.value = ("delete",)
+>>> len(ex.filtered()), ex.status.value
+(30, '30 of 320 events shown')
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any, Hashable
+
+import numpy as np
+import pandas as pd
+
+from ..filters import key_mask
+from ..frame import OPS
+from ..optional import require
+from ..ordering import CHANGE_OPS, table_names
+from ..replay import history
+from ._text import _missing
+from .diff import diff
+from .sampling import MAX_POINTS
+from .style import WEBGL_ABOVE
+from .timeline import _timeline_figure
+
+# The explorer is the ``cdckit[viz]`` extra: its widget class is built on ipywidgets, its timeline is a plotly
+# FigureWidget (an anywidget), so this module needs them when it is imported (``cdckit.explore`` imports it).
+widgets = require("ipywidgets", "viz", what="cdckit.explore")
+require("anywidget", "viz", what="cdckit.explore")
+go = require("plotly.graph_objects", "viz", what="cdckit.explore")
+
+__all__ = ["explore", "Explorer", "LISTED", "MAX_LANES", "TIME_STEPS"]
+
+#: The event list shows this many of the filtered events (in time order).
+LISTED = 200
+
+#: With one table chosen the timeline has a lane per key, up to this many keys (one lane per table beyond).
+MAX_LANES = 500
+
+#: The time slider has at most this many stops (evenly spaced among the event times, first and last included).
+TIME_STEPS = 200
+
+_NOTHING = "no event matches the filters"
+
+_HINT = "<i>Click an event in the timeline, select points, or pick one from the list.</i>"
+
+#: Styles of the details pane: the event's long values wrap; the history table, a line per version, scrolls
+#: inside its own box (``width:0`` with ``min-width:100%``: the box fills the pane and never widens it).
+_STYLE = ("<style>"
+          ".cdckit-details{max-width:100%;overflow-wrap:break-word}"
+          ".cdckit-details table{border-collapse:collapse}"
+          ".cdckit-details td,.cdckit-details th{padding:1px 6px;vertical-align:top;text-align:left}"
+          ".cdckit-event th{white-space:nowrap}.cdckit-event td{overflow-wrap:anywhere}"
+          ".cdckit-history{width:0;min-width:100%;max-height:24em;overflow:auto}"
+          ".cdckit-history td,.cdckit-history th{font-size:12px;white-space:nowrap}"
+          "</style>")
+
+
+def _esc(value: Any) -> str:
+    """A value as HTML-safe text, quotes escaped too ('' for missing)."""
+    return "" if _missing(value) else html.escape(str(value))
+
+
+def _label(value: Any) -> Hashable:
+    """A customdata item as a plain Python value (numpy scalars unwrapped)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _time_options(times: pd.Series) -> list[tuple[str, pd.Timestamp]]:
+    """Slider stops: (label, time) for at most TIME_STEPS distinct times, first and last included."""
+    distinct = np.sort(times.dropna().unique())
+    if len(distinct) > TIME_STEPS:
+        distinct = distinct[(np.arange(TIME_STEPS) * (len(distinct) - 1)) // (TIME_STEPS - 1)]
+    stops: dict[str, pd.Timestamp] = {}
+    for value in distinct:
+        stamp = pd.Timestamp(value)
+        stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp
+        stops[stamp.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]] = stamp  # equal labels keep the latest time
+    return list(stops.items())
+
+
+class Explorer(widgets.VBox):
+    """The explorer widget; see the module notes. Build it with :func:`explore`.
+
+    Widgets: ``table`` (Dropdown), ``ops`` (SelectMultiple), ``key`` (Text),
+    ``time`` (SelectionRangeSlider, its range shown in ``time_range``), ``figure`` (FigureWidget),
+    ``event_list`` (Select), ``details`` (HTML) and ``status`` (HTML).
+    ``events`` is the frame explored, ``selected`` the index label of the
+    event shown in ``details`` (None before any).
+    """
+
+    def __init__(self, events: pd.DataFrame, *, max_points: int = MAX_POINTS) -> None:
+        super().__init__()
+        self.events = events if events.index.is_unique else events.reset_index(drop=True)
+        self.max_points = max_points
+        self.selected: Hashable | None = None
+        self._names = table_names(self.events)
+        self._times = self.events["event_time"].where(self.events["event_time"].notna(), self.events["emit_time"])
+        self._webgl = len(self.events) > WEBGL_ABOVE
+        self._quiet = False
+
+        present = set(self.events["op"].dropna().astype(str))
+        ops = [op for op in OPS if op in present] + sorted(present - set(OPS))
+        tables = sorted(set(self._names.dropna()))
+        stops = _time_options(self._times) or [("no event times", pd.NaT)]
+        self.table = widgets.Dropdown(options=[("all tables", None)] + [(t, t) for t in tables], description="table")
+        self.ops = widgets.SelectMultiple(options=ops, value=tuple(ops), rows=min(max(len(ops), 2), 6),
+                                          description="ops")
+        self.key = widgets.Text(placeholder="a key, e.g. 42 or 3,7", description="key", continuous_update=True)
+        self.time = widgets.SelectionRangeSlider(options=stops, index=(0, len(stops) - 1), description="time",
+                                                 disabled=len(stops) < 2, continuous_update=False, readout=False,
+                                                 layout=widgets.Layout(width="60%"))
+        self.time_range = widgets.Label()
+        self.figure = go.FigureWidget(_timeline_figure(self.events, max_points=max_points, webgl=self._webgl))
+        self.figure.update_traces(selected={"marker": {"size": 15}}, unselected={"marker": {"opacity": 0.3}})
+        self.event_list = widgets.Select(options=[], rows=12, description="events",
+                                         layout=widgets.Layout(width="45%"))
+        self.details = widgets.HTML(value=_HINT, layout=widgets.Layout(width="55%", min_width="0",
+                                                                       overflow="auto"))
+        self.status = widgets.HTML()
+        self.children = [
+            widgets.HBox([self.table, self.ops, self.key]),
+            widgets.HBox([self.time, self.time_range]),
+            self.status,
+            self.figure,
+            widgets.HBox([self.event_list, self.details]),
+        ]
+        for control in (self.table, self.ops, self.key, self.time):
+            control.observe(self._on_filter, names="value")
+        self.time.observe(self._show_range, names="value")
+        self._show_range()
+        self.event_list.observe(self._on_pick, names="value")
+        for trace in self.figure.data:
+            trace.on_click(self._on_points)
+            trace.on_selection(self._on_points)
+        self.refresh()
+
+    def __repr__(self) -> str:
+        """A short text form (the widget's own repr lists every child and the whole figure)."""
+        tables = self._names.nunique()
+        return f"Explorer of {len(self.events):,} events in {tables} table(s); {self.status_text()}"
+
+    def status_text(self) -> str:
+        """The status line as plain text, e.g. ``"30 of 320 events shown"``."""
+        return html.unescape(re.sub(r"<[^>]*>", "", self.status.value))
+
+    # ------------------------------------------------------------------ filters
+
+    def filtered(self) -> pd.DataFrame:
+        """The events the current filters select, in the frame's order.
+
+        >>> import cdckit
+        >>> ex = explore(cdckit.samples.load("canal/shop"))
+        >>> ex.table.value = "shop.customers"; ex.key.value = "3"
+        >>> sorted(set(ex.filtered()["key"]))
+        ['[3]']
+        """
+        events = self.events
+        mask = events["op"].astype(str).isin(list(self.ops.value)).to_numpy()
+        if self.table.value is not None:
+            mask &= (self._names == self.table.value).to_numpy()
+        typed = self.key.value.strip()
+        if typed:
+            try:
+                mask &= key_mask(events["key"], typed)
+            except ValueError:  # half-typed (``[3,``): nothing matches yet
+                mask[:] = False
+        if self.time.index != (0, len(self.time.options) - 1):
+            low, high = self.time.value
+            mask &= ((self._times >= low) & (self._times <= high)).fillna(False).to_numpy(dtype=bool)
+        return events[mask]
+
+    def _on_filter(self, change: dict[str, Any]) -> None:
+        self.refresh()
+
+    def _show_range(self, change: dict[str, Any] | None = None) -> None:
+        """The slider's range as text beside it (the slider's own readout is too narrow for two times)."""
+        low, high = self.time.index
+        labels = [label for label, _ in self.time.options]
+        self.time_range.value = labels[low] if low == high else f"{labels[low]} – {labels[high]}"
+
+    def refresh(self) -> None:
+        """Redraw the timeline, the event list and the status for the current filters.
+
+        The event shown in the details stays shown while the filters keep it;
+        otherwise the details are cleared (and say so when nothing matches).
+        """
+        frame = self.filtered()
+        self._shown = frame
+        by, table = "table", None
+        if self.table.value is not None and frame["key"].nunique() <= MAX_LANES:
+            by, table = "key", self.table.value
+        fresh = _timeline_figure(frame, table=table if len(frame) else None, by=by if len(frame) else "table",
+                                 max_points=self.max_points, webgl=self._webgl)
+        traces = {trace.name: trace for trace in fresh.data}
+        with self.figure.batch_update():
+            for trace in self.figure.data:
+                new = traces.get(trace.name)
+                trace.x = new.x if new is not None else []
+                trace.y = new.y if new is not None else []
+                trace.hovertext = new.hovertext if new is not None else []
+                trace.customdata = new.customdata if new is not None else []
+            self.figure.layout.title = fresh.layout.title
+            self.figure.layout.yaxis = fresh.layout.yaxis
+            self.figure.layout.height = fresh.layout.height
+            self.figure.layout.annotations = fresh.layout.annotations
+        notes = [a.text for a in fresh.layout.annotations if a.name == "note"]
+        status = f"{len(frame):,} of {len(self.events):,} events shown"
+        if not len(frame):
+            status = f"<b style='color:#c92a2a'>{status}: {_NOTHING}</b>"
+        self.status.value = status + "".join(f"; {html.escape(note)}" for note in notes)
+        if self.selected is None or self.selected not in frame.index:
+            self.selected = None
+            self.details.value = _HINT if len(frame) else f"<p><b>{_NOTHING}</b>{self._filters_html()}</p>"
+        self._show_selected()
+
+    def _filters_html(self) -> str:
+        """The filters that are set, as escaped text for the 'nothing matches' message."""
+        shown = []
+        if self.table.value is not None:
+            shown.append(f"table {_esc(self.table.value)}")
+        if set(self.ops.value) != set(self.ops.options):
+            shown.append("ops " + (", ".join(_esc(op) for op in self.ops.value) or "(none)"))
+        if self.key.value.strip():
+            shown.append(f"key {_esc(self.key.value.strip())}")
+        if self.time.index != (0, len(self.time.options) - 1):
+            shown.append(f"time {_esc(self.time_range.value)}")
+        return f": {'; '.join(shown)}" if shown else ""
+
+    def _show_selected(self) -> None:
+        """Make the list and the timeline name the selected event (or none), as the details do."""
+        options = self._list_options(self._shown, self.selected)
+        self._quiet = True
+        try:
+            if list(self.event_list.options) != options:
+                self.event_list.options = options
+            self.event_list.value = self.selected
+        finally:
+            self._quiet = False
+        found = [[i for i, label in enumerate(() if trace.customdata is None else trace.customdata)
+                  if _label(label) == self.selected] if self.selected is not None else []
+                 for trace in self.figure.data]
+        drawn = any(found)  # a sample may leave the event out: then no point is marked
+        with self.figure.batch_update():
+            for trace, points in zip(self.figure.data, found):
+                trace.selectedpoints = points if drawn else None
+
+    def _list_options(self, frame: pd.DataFrame, also: Hashable | None = None) -> list[tuple[str, Hashable]]:
+        """(label, index label) of the first LISTED events in time order, and ``also``; labels are plain text."""
+        times = self._times.loc[frame.index]
+        chosen = times.sort_values(kind="stable", na_position="last").index[:LISTED]
+        if also is not None and also not in chosen:
+            extra = self._times.loc[[also]]
+            chosen = pd.concat([times.loc[chosen], extra]).sort_values(kind="stable", na_position="last").index
+        first = self.events.loc[chosen]
+        when = self._times.loc[first.index].dt.strftime("%Y-%m-%d %H:%M:%S").astype(object).fillna("(no time)")
+        options = []
+        for label, w, op, name, key in zip(first.index.tolist(), when, first["op"], self._names.loc[first.index],
+                                           first["key"]):
+            text = f"{w}  {op}  {name if not _missing(name) else ''}"
+            options.append((text + (f"  {key}" if not _missing(key) else ""), label))
+        return options
+
+    # ------------------------------------------------------------------ selecting one event
+
+    def _on_pick(self, change: dict[str, Any]) -> None:
+        if not self._quiet and change["new"] is not None:
+            self.select(change["new"])
+
+    def _on_points(self, trace: Any, points: Any, selector: Any = None) -> None:
+        """Click and selection callback of every trace: show the first point's event."""
+        if points.point_inds:
+            self.select(_label(trace.customdata[points.point_inds[0]]))
+
+    def select(self, index: Hashable) -> None:
+        """Show one event (by index label): its fields, its diff and the history of its row in ``details``.
+
+        >>> import cdckit
+        >>> ex = explore(cdckit.samples.load("canal/shop"))
+        >>> ex.select(ex.filtered().index[0])
+        >>> "history of" in ex.details.value
+        True
+        """
+        row = self.events.loc[index]
+        name = self._names.loc[index]
+        parts = [self._fields_html(row, name)]
+        if not _missing(row["before"]) or not _missing(row["after"]):
+            parts.append(diff(row)._repr_html_())
+        if row["op"] in CHANGE_OPS and not _missing(name) and not _missing(row["key"]):
+            rows = history(self.events[(self._names == name).to_numpy()], name, row["key"])
+            mark = ["▶" if (s, o) == (row["source"], row["offset"]) else "" for s, o in
+                    zip(rows["source"], rows["offset"])]
+            rows.insert(0, "", mark, allow_duplicates=True)  # a capture may name a column "" too
+            parts.append(f"<h4>history of {_esc(name)} key {_esc(row['key'])}</h4><div class='cdckit-history'>"
+                         + rows.to_html(index=False, escape=True, na_rep="", border=0, max_rows=100) + "</div>")
+        else:
+            parts.append("<p><i>no row history: this event changes no keyed row</i></p>")
+        self.details.value = f"{_STYLE}<div class='cdckit-details'>{''.join(parts)}</div>"
+        self.selected = index
+        self._show_selected()
+
+    def _fields_html(self, row: pd.Series, name: Any) -> str:
+        """The event's own fields as a small escaped table."""
+        fields = [("op", row["op"]), ("table", name), ("key", row["key"]), ("event_time", row["event_time"]),
+                  ("emit_time", row["emit_time"]), ("seq", row["seq"]), ("txn_id", row["txn_id"]),
+                  ("at", f"{row['source']}:{row['offset']}"), ("ddl", row["ddl"])]
+        cells = "".join(f"<tr><th style='text-align:left'>{f}</th><td style='text-align:left'>{_esc(v)}</td></tr>"
+                        for f, v in fields if not _missing(v))
+        return f"<table class='cdckit-event'>{cells}</table>"
+
+
+def explore(events: pd.DataFrame, *, max_points: int = MAX_POINTS) -> Explorer:
+    """An :class:`Explorer` of the events: filters, a timeline, and the diff and history of one event.
+
+    ``max_points``: the timeline samples above this many events (see :mod:`cdckit.viz.sampling`).
+
+    >>> import cdckit
+    >>> ex = explore(cdckit.samples.load("canal/shop"))
+    >>> ex.table.value = "shop.customers"
+    >>> ex.figure.layout.yaxis.title.text
+    'key of shop.customers'
+    """
+    if not isinstance(events, pd.DataFrame):
+        raise TypeError(f"explore takes the events frame cdckit.read returns, not {type(events).__name__}")
+    return Explorer(events, max_points=max_points)

@@ -1,0 +1,103 @@
+"""Arrival order against seq order: where each event arrived and where its ``seq`` puts it, inversions in red.
+
+>>> import cdckit
+>>> fig = ordering(cdckit.samples.load("canal/shop"))
+>>> fig.layout.title.text
+'Arrival order against seq order'
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from ..optional import require
+from ..ordering import order_report, sort_events, table_names
+from ._figures import _note, _scatter, _strings
+from ._text import _esc, _missing, _text, _where
+from .sampling import MAX_POINTS, _sampling_note, sample_groups
+from .style import NO_TABLE
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+    from ..ordering import OrderReport
+
+__all__ = ["ordering"]
+
+
+def ordering(events: pd.DataFrame, report: "OrderReport | None" = None, *,
+             max_points: int = MAX_POINTS) -> go.Figure:
+    """Arrival position (x) against position in seq order (y), with the inversions in red.
+
+    Arrival order is ``(source, partition, offset)``, seq order is
+    :func:`cdckit.sort_events` (``seq``, with gaps filled from the event
+    before). An event on the diagonal arrived where its seq puts it. The
+    events the ordering report lists as inversions (``report``, or
+    ``order_report(events)``; matched by source and offset) form their own
+    red trace. One trace per table otherwise; above ``max_points`` the
+    inversions are kept and the rest sampled evenly per table.
+
+    >>> import cdckit
+    >>> fig = ordering(cdckit.samples.load("canal/shop"))
+    >>> [t.name for t in fig.data][-1], len(fig.data[-1].x)
+    ('inversions', 0)
+    """
+    go = require("plotly.graph_objects", "viz", what="viz.ordering")
+    labels = events.index.to_numpy()
+    frame = events.reset_index(drop=True)  # positions; labels[position] is the event's index label
+    arrival = pd.Series(np.arange(len(frame)), index=sort_events(frame, by="arrival").index)
+    in_seq = pd.Series(np.arange(len(frame)), index=sort_events(frame, by="seq").index)
+    frame = frame.assign(_arrival=arrival.reindex(frame.index).to_numpy(),
+                         _seq_rank=in_seq.reindex(frame.index).to_numpy())
+    names = table_names(frame)
+    frame["_table"] = names.where(names.notna(), NO_TABLE).astype(str)
+    report = order_report(events) if report is None else report
+    inv = report["inversions"]
+    other = {(_text(s), int(o)): (_text(os_), oo, _text(oseq))
+             for s, o, os_, oo, oseq in zip(inv["source"], inv["offset"], inv["other_source"], inv["other_offset"],
+                                           inv["other_seq"])}
+    position = list(zip(frame["source"].map(_text), frame["offset"].astype("int64")))
+    inverted = np.array([p in other for p in position], dtype=bool)
+    frame = frame.sort_values("_arrival", kind="stable")
+    inverted = inverted[frame.index.to_numpy()]
+    bad, good = frame[inverted], frame[~inverted]
+    notes = []
+    keep_bad = sample_groups(pd.Series(["inversions"] * len(bad)), max_points)
+    keep_good = sample_groups(good["_table"], max(max_points - len(keep_bad), 1)) if len(good) else np.arange(0)
+    if len(keep_bad) + len(keep_good) < len(frame):
+        notes.append(_sampling_note(len(keep_bad) + len(keep_good), len(frame), "table; inversions kept"))
+        bad, good = bad.iloc[keep_bad], good.iloc[keep_good]
+
+    def hover(group: pd.DataFrame, extra: bool) -> np.ndarray:
+        out = []
+        for t, k, op, src, o, seq, a, s in zip(group["_table"], group["key"], group["op"], group["source"],
+                                                group["offset"], group["seq"], group["_arrival"], group["_seq_rank"]):
+            text = (f"<b>{_esc(op)}</b> {_esc(t)}" + (f" key {_esc(k)}" if not _missing(k) else "")
+                    + f"<br>{_esc(_where(src, o))} seq {_esc(seq)}<br>arrival #{a}, seq order #{s}")
+            if extra:
+                osrc, ooff, oseq = other[(_text(src), int(o))]
+                text += f"<br>arrived after {_esc(_where(osrc, ooff))} (seq {_esc(oseq)}), a later change to the same row"
+            out.append(text)
+        return _strings(out)
+
+    fig = go.Figure()
+    for name, group in good.groupby("_table", sort=True):
+        fig.add_trace(_scatter(go, len(group), None)(
+            x=group["_arrival"].to_numpy(), y=group["_seq_rank"].to_numpy(), mode="markers", name=_esc(name),
+            hovertext=hover(group, False), hoverinfo="text", customdata=labels[group.index.to_numpy()],
+            marker={"size": 6}))
+    fig.add_trace(_scatter(go, len(bad), None)(
+        x=bad["_arrival"].to_numpy(), y=bad["_seq_rank"].to_numpy(), mode="markers", name="inversions",
+        hovertext=hover(bad, True), hoverinfo="text", customdata=labels[bad.index.to_numpy()],
+        marker={"size": 11, "color": "#d62728", "symbol": "x", "line": {"width": 1}}))
+    last = max(len(frame) - 1, 0)
+    fig.add_shape(type="line", x0=0, y0=0, x1=last, y1=last, line={"color": "#bbb", "dash": "dot", "width": 1})
+    fig.update_layout(title={"text": "Arrival order against seq order"},
+                      xaxis_title="arrival position (source, partition, offset)",
+                      yaxis_title="position in seq order", legend_title_text="table",
+                      hoverlabel={"align": "left"}, template="plotly_white", margin={"t": 70})
+    _note(fig, notes)
+    return fig
