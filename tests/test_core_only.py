@@ -156,6 +156,13 @@ def test_the_core_reads_replays_and_writes_without_spark_and_views(core_python: 
     fails_naming("spark", lambda: importlib.import_module("cdckit.spark"))
     fails_naming("spark", spark_read)
     assert "cdckit.spark" not in sys.modules
+
+    import contextlib, io  # the command line says which extra to install, in one line
+    from cdckit.cli import EXIT_INPUT, main
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr):
+        code = main(["convert", str(path), "-o", "out/spark.parquet", "--engine", "spark"])
+    assert code == EXIT_INPUT and "pip install 'cdckit[spark]'" in stderr.getvalue(), (code, stderr.getvalue())
     """, tmp_path)
 
 
