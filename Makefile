@@ -32,9 +32,10 @@ lab: $(STAMP)
 fuzz: $(STAMP)
 	$(BIN)/python tests/fuzz_campaign.py --seconds $${FUZZ_SECONDS:-1800} --workers $${FUZZ_WORKERS:-2} --out tests/fuzz_cases
 
+# Every extra (pyproject.toml): the demo, the notebooks and the tests use them all.
 $(STAMP): pyproject.toml | check-python
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[spark,viz,notebooks,dev,bench]'
 	touch $(STAMP)
 
 check-python:

@@ -1031,9 +1031,8 @@ def _write(export: Any, events: Any, kind: str, target: str, args: argparse.Name
 
 def _convert_spark(args: argparse.Namespace, kind: str, target: str) -> int:
     """``convert --engine spark``: decode and write with Spark; stops the session only if it started it."""
+    from . import spark as cdcspark  # first: without pyspark, MissingExtraError names cdckit[spark]
     from pyspark.sql import SparkSession
-
-    from . import spark as cdcspark
 
     started = SparkSession.getActiveSession() is None
     session = cdcspark.get_spark()

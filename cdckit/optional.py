@@ -25,7 +25,8 @@ from .errors import CdcError
 
 __all__ = ["EXTRAS", "MissingExtraError", "require"]
 
-#: Each extra and the modules it brings (the pins are in pyproject.toml).
+#: Each extra and the modules it brings (the pins are in pyproject.toml; tests/test_project.py
+#: checks the two agree). The other extras (notebooks, dev, bench) are sets of tools no module asks for.
 EXTRAS: dict[str, tuple[str, ...]] = {
     "spark": ("pyspark",),
     "viz": ("plotly", "ipywidgets", "anywidget", "itables"),

@@ -4,35 +4,113 @@ from __future__ import annotations
 
 import re
 import tomllib
+from importlib.metadata import packages_distributions
 from pathlib import Path
+
+from cdckit.optional import EXTRAS
 
 ROOT = Path(__file__).resolve().parent.parent
 PIN = re.compile(r"^\s*-\s*([A-Za-z0-9_.\-]+)==([^\s#]+)\s*$")
+GROUP = re.compile(r"^\s+#\s*([a-z]+)\s*$")  # "      # viz" in an environment file's pip list
+SELF = re.compile(r"^cdckit\[([a-z,]+)\]$")  # an extra that includes others: "cdckit[spark,viz]"
+#: The extras that are sets of tools rather than parts of cdckit (no module asks for them).
+TOOL_EXTRAS = {"notebooks", "dev", "bench"}
 
 
-def pyproject_pins() -> dict[str, str]:
+def pyproject_groups() -> dict[str, list[str]]:
+    """The requirement strings of the core ("core") and of each extra."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    specs = project["dependencies"] + [d for group in project["optional-dependencies"].values() for d in group]
+    return {"core": project["dependencies"], **project["optional-dependencies"]}
+
+
+def pinned(specs: list[str]) -> dict[str, str]:
+    """Each package pinned in ``specs`` and its version; cdckit[...] (other extras) left out."""
     pins = {}
     for spec in specs:
+        if SELF.match(spec):
+            continue
         name, _, version = spec.partition("==")
         assert version, f"{spec!r} in pyproject.toml is not pinned with =="
         pins[name.lower()] = version
     return pins
 
 
-def conda_pins(path: Path) -> dict[str, str]:
-    return {m[1].lower(): m[2] for line in path.read_text().splitlines() if (m := PIN.match(line))}
+def pyproject_pins() -> dict[str, dict[str, str]]:
+    """The pins of the core and of each extra that pins something itself."""
+    return {group: pins for group, specs in pyproject_groups().items() if (pins := pinned(specs))}
+
+
+def included(extras: set[str]) -> set[str]:
+    """``extras`` and every extra they include through cdckit[...], transitively."""
+    groups = pyproject_groups()
+    found, todo = set(), list(extras)
+    while todo:
+        extra = todo.pop()
+        if extra not in found:
+            found.add(extra)
+            todo += [name for spec in groups[extra] if (m := SELF.match(spec)) for name in m[1].split(",")]
+    return found
+
+
+def conda_pins(path: Path) -> dict[str, dict[str, str]]:
+    """The pins of an environment file under each "# group" comment of its pip list."""
+    groups: dict[str, dict[str, str]] = {}
+    group = None
+    for line in path.read_text().splitlines():
+        if m := GROUP.match(line):
+            group = m[1]
+        elif m := PIN.match(line):
+            groups.setdefault(group, {})[m[1].lower()] = m[2]
+    return groups
+
+
+def distributions(module: str) -> list[str]:
+    """The distributions that install ``module`` (its own name when it is not installed here)."""
+    return [name.lower() for name in packages_distributions().get(module, [module])]
+
+
+def test_each_package_is_pinned_in_one_place_in_pyproject():
+    names = [name for pins in pyproject_pins().values() for name in pins]
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+    groups = pyproject_groups()
+    for group, specs in groups.items():
+        for spec in specs:
+            if m := SELF.match(spec):  # an extra that includes others names extras that exist
+                assert group != "core" and set(m[1].split(",")) <= set(groups) - {"core"}, spec
+
+
+def test_the_core_installs_no_spark_and_no_views():
+    core = set(pyproject_pins()["core"])
+    assert {"pandas", "pyarrow", "orjson", "msgspec", "duckdb"} <= core
+    optional = {name for modules in EXTRAS.values() for module in modules for name in distributions(module)}
+    assert {"pyspark", "plotly", "ipywidgets"} <= optional
+    assert not core & optional
+
+
+def test_cdckit_optional_names_the_extras_of_pyproject():
+    pins = pyproject_pins()
+    assert set(pyproject_groups()) - {"core"} == set(EXTRAS) | TOOL_EXTRAS
+    assert not set(EXTRAS) & TOOL_EXTRAS
+    for extra, modules in EXTRAS.items():
+        assert {name for module in modules for name in distributions(module)} == set(pins[extra]), extra
+    assert included({"notebooks"}) >= {"spark", "viz"}  # the notebooks use Spark and the views
+    assert included({"dev"}) >= set(EXTRAS)  # the tests test every part
 
 
 def test_environment_files_pin_exactly_what_pyproject_pins():
     pins = pyproject_pins()
-    assert {"pyspark", "pandas", "pyarrow", "orjson", "plotly", "ipywidgets", "jupyterlab", "nbval",
-            "pytest"} <= set(pins)
+    assert {"spark", "viz", "notebooks", "dev"} <= set(pins)
     for env in ("environment.yml", "binder/environment.yml"):
         assert conda_pins(ROOT / env) == pins, env
         text = (ROOT / env).read_text()
         assert "conda-forge" in text and re.search(r"openjdk=17\b", text), env
+
+
+def test_make_installs_every_extra():
+    makefile = (ROOT / "Makefile").read_text()
+    installs = re.findall(r"pip install .*-e '\.\[([a-z,]+)\]'", makefile)
+    assert len(installs) == 1, installs
+    assert included(set(installs[0].split(","))) == set(pyproject_groups()) - {"core"}
 
 
 def test_readme_leads_with_the_two_commands_and_says_how_to_open_binder():

@@ -1,5 +1,8 @@
 """cdckit on Spark: the same canonical frame from PySpark, locally or on a cluster.
 
+Needs the spark extra (``pip install 'cdckit[spark]'``): without pyspark,
+importing this module raises :class:`cdckit.optional.MissingExtraError` naming it.
+
 >>> from cdckit import spark as cdcspark
 >>> [name in cdcspark.__all__ for name in ("get_spark", "read", "decode", "quarantine")]
 [True, True, True, True]
@@ -20,6 +23,10 @@ Typical use::
 from __future__ import annotations
 
 from ..errors import SparkSetupError
+from ..optional import require
+
+require("pyspark", "spark", what="cdckit.spark")  # without it: MissingExtraError naming cdckit[spark]
+
 from .capture import SparkCapture
 from .engine import COMBINED_COLUMNS, combined, decode, quarantine, read, report
 from .ordering import order_report, sort_events
