@@ -341,14 +341,14 @@ def failing_after(calls: int, write):
 
 
 def test_a_failed_write_leaves_nothing_behind(blob, tmp_path, monkeypatch):
-    monkeypatch.setattr(export.pq, "write_table", failing_after(0, pq.write_table))
+    monkeypatch.setattr(pq, "write_table", failing_after(0, pq.write_table))
     with pytest.raises(DiskFull):
         write_events(blob, tmp_path / "e.parquet")
     assert list(tmp_path.iterdir()) == []
-    monkeypatch.setattr(export.pq, "write_table", failing_after(1, pq.write_table))  # fails on the second table
+    monkeypatch.setattr(pq, "write_table", failing_after(1, pq.write_table))  # fails on the second table
     with pytest.raises(DiskFull):
         write_events(blob, tmp_path / "parts", "parquet", partition_by="table")
-    monkeypatch.setattr(export.pq, "write_table", failing_after(1, pq.write_table))
+    monkeypatch.setattr(pq, "write_table", failing_after(1, pq.write_table))
     with pytest.raises(DiskFull):
         write_state(cdckit.materialize(blob), tmp_path / "state")
     assert list(tmp_path.iterdir()) == []
@@ -357,7 +357,7 @@ def test_a_failed_write_leaves_nothing_behind(blob, tmp_path, monkeypatch):
 def test_a_failed_overwrite_keeps_the_old_output(blob, tmp_path, monkeypatch):
     write_events(blob, tmp_path / "parts", "parquet", partition_by="table")
     old = {p: p.read_bytes() for p in files_on_disk(tmp_path)}
-    monkeypatch.setattr(export.pq, "write_table", failing_after(1, pq.write_table))
+    monkeypatch.setattr(pq, "write_table", failing_after(1, pq.write_table))
     with pytest.raises(DiskFull):
         write_events(blob.iloc[::10], tmp_path / "parts", "parquet", partition_by="table", overwrite=True)
     assert {p: p.read_bytes() for p in files_on_disk(tmp_path)} == old
@@ -369,7 +369,7 @@ def test_a_failed_conversion_leaves_nothing_behind(blob, tmp_path, monkeypatch):
         Path(path).write_text('{"half": ')
         raise DiskFull("disk full")
 
-    monkeypatch.setattr(export, "write_messages", broken)
+    monkeypatch.setattr(export.conversion, "write_messages", broken)
     with pytest.raises(DiskFull):
         convert(blob, "maxwell", tmp_path / "m.jsonl")
     assert list(tmp_path.iterdir()) == []
