@@ -8,6 +8,8 @@ import functools
 import json
 import os
 import re
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -27,6 +29,7 @@ DIALECTS = registry.names()
 WRITABLE = [name for name in DIALECTS if registry.get(name).can_encode()]
 EXT = {"parquet": ".parquet", "csv": ".csv", "jsonl": ".jsonl"}
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @functools.lru_cache(maxsize=None)
@@ -341,14 +344,14 @@ def failing_after(calls: int, write):
 
 
 def test_a_failed_write_leaves_nothing_behind(blob, tmp_path, monkeypatch):
-    monkeypatch.setattr(export.pq, "write_table", failing_after(0, pq.write_table))
+    monkeypatch.setattr(pq, "write_table", failing_after(0, pq.write_table))
     with pytest.raises(DiskFull):
         write_events(blob, tmp_path / "e.parquet")
     assert list(tmp_path.iterdir()) == []
-    monkeypatch.setattr(export.pq, "write_table", failing_after(1, pq.write_table))  # fails on the second table
+    monkeypatch.setattr(pq, "write_table", failing_after(1, pq.write_table))  # fails on the second table
     with pytest.raises(DiskFull):
         write_events(blob, tmp_path / "parts", "parquet", partition_by="table")
-    monkeypatch.setattr(export.pq, "write_table", failing_after(1, pq.write_table))
+    monkeypatch.setattr(pq, "write_table", failing_after(1, pq.write_table))
     with pytest.raises(DiskFull):
         write_state(cdckit.materialize(blob), tmp_path / "state")
     assert list(tmp_path.iterdir()) == []
@@ -357,7 +360,7 @@ def test_a_failed_write_leaves_nothing_behind(blob, tmp_path, monkeypatch):
 def test_a_failed_overwrite_keeps_the_old_output(blob, tmp_path, monkeypatch):
     write_events(blob, tmp_path / "parts", "parquet", partition_by="table")
     old = {p: p.read_bytes() for p in files_on_disk(tmp_path)}
-    monkeypatch.setattr(export.pq, "write_table", failing_after(1, pq.write_table))
+    monkeypatch.setattr(pq, "write_table", failing_after(1, pq.write_table))
     with pytest.raises(DiskFull):
         write_events(blob.iloc[::10], tmp_path / "parts", "parquet", partition_by="table", overwrite=True)
     assert {p: p.read_bytes() for p in files_on_disk(tmp_path)} == old
@@ -369,7 +372,7 @@ def test_a_failed_conversion_leaves_nothing_behind(blob, tmp_path, monkeypatch):
         Path(path).write_text('{"half": ')
         raise DiskFull("disk full")
 
-    monkeypatch.setattr(export, "write_messages", broken)
+    monkeypatch.setattr(export.conversion, "write_messages", broken)
     with pytest.raises(DiskFull):
         convert(blob, "maxwell", tmp_path / "m.jsonl")
     assert list(tmp_path.iterdir()) == []
@@ -713,6 +716,31 @@ def test_convert_writes_each_layout(blob, tmp_path):
 
 
 # ---------------------------------------------------------------- Spark
+
+
+PANDAS_ONLY = """
+import sys, cdckit
+from cdckit import export
+events = cdckit.samples.load("canal/shop")
+export.write_events(events, sys.argv[1] + "/events.csv")
+export.write_events(events, sys.argv[1] + "/parts", "parquet", partition_by="table")
+export.write_state(cdckit.materialize(events), sys.argv[1] + "/state.jsonl")
+export.write_scd2(cdckit.scd2(events), sys.argv[1] + "/scd2")
+export.read_events(sys.argv[1] + "/events.csv")
+export.convert(events, "maxwell")
+print(sorted(name for name in sys.modules if name.startswith(("pyspark", "cdckit.spark"))))
+"""
+
+
+def test_the_pandas_writers_never_import_pyspark(tmp_path):
+    # a pandas user needs no pyspark: only a Spark frame brings in cdckit.spark.export (and with it pyspark)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", PANDAS_ONLY, str(tmp_path)], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    assert len(list(tmp_path.iterdir())) == 4  # every writer ran
+
 
 
 @pytest.fixture(scope="module")
