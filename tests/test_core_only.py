@@ -166,7 +166,6 @@ def test_the_core_reads_replays_and_writes_without_spark_and_views(core_python: 
     """, tmp_path)
 
 
-@pytest.mark.xfail(strict=False, reason="needs the lazy viz imports")
 def test_the_views_name_the_viz_extra_when_it_is_missing(core_python: Path, tmp_path: Path) -> None:
     run(core_python, """
     import cdckit
