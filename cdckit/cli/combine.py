@@ -3,7 +3,7 @@ report, quarantine and column types): the one place to change when a read return
 
 >>> part = pd.DataFrame({"op": ["insert"]})
 >>> part.attrs = {"report": {"events": 1}}
->>> events = combined([part, part.copy()], {"report": {"events": 2}})
+>>> events = combined([bare(part), bare(part.copy())], {"report": {"events": 2}})
 >>> len(events), events.attrs
 (2, {'report': {'events': 2}})
 """
@@ -16,14 +16,24 @@ import pandas as pd
 
 from ..frame import empty_events
 
-__all__ = ["combined", "added_reports"]
+__all__ = ["bare", "combined", "added_reports"]
+
+
+def bare(part: pd.DataFrame) -> pd.DataFrame:
+    """``part`` without its attrs: concat would compare them, and a chunk's copy of its quarantine is freed
+    as soon as the chunk is kept (pandas copies attrs into every filtered frame).
+
+    >>> frame = pd.DataFrame({"op": ["insert"]})
+    >>> frame.attrs = {"report": {}}
+    >>> bare(frame).attrs
+    {}
+    """
+    part.attrs = {}
+    return part
 
 
 def combined(parts: list[pd.DataFrame], attrs: dict[str, Any]) -> pd.DataFrame:
-    """The ``parts`` as one frame carrying ``attrs``; the parts' own attrs are dropped first (concat would
-    compare them). No parts: the empty canonical frame."""
-    for part in parts:
-        part.attrs = {}
+    """The ``parts`` (made :func:`bare`) as one frame carrying ``attrs``; no parts: the empty canonical frame."""
     events = pd.concat(parts, ignore_index=True) if parts else empty_events()
     events.attrs = attrs
     return events

@@ -22,7 +22,7 @@ import pandas as pd
 from ..filters import Selection
 from ..ordering import table_names
 from ..read import exported_events, read
-from .combine import added_reports, combined
+from .combine import added_reports, bare, combined
 from .exit_codes import UsageError
 from .options import Input
 from .progress import ReadProgress
@@ -62,7 +62,7 @@ def read_events(source: Input, dialect: str | None, errors: str, chosen: Selecti
                 part = rows.apply(frame) if rows else frame
                 if keep is None or chosen.tables is not None or kept < keep:
                     part = part if keep is None or chosen.tables is not None else part.head(keep - kept)
-                    frames.append(part)
+                    frames.append(bare(part))
                     kept += len(part)
             report = chunks.report
     for warning in caught:
@@ -99,7 +99,8 @@ def read_exported(source: Input, chosen: Selection, keep: int | None) -> pd.Data
         events = parts[0]
     else:
         report = added_reports([part.attrs["report"] for part in parts])
-        events = combined(parts, {"report": report, "quarantine": parts[0].attrs["quarantine"]})
+        quarantine = parts[0].attrs["quarantine"]
+        events = combined([bare(part) for part in parts], {"report": report, "quarantine": quarantine})
     attrs = events.attrs
     if chosen:
         events = by_table(dataclasses.replace(chosen, tables=None).apply(events), chosen,
