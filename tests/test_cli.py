@@ -20,6 +20,7 @@ from tqdm import tqdm
 import cdckit
 from cdckit import cli, samples
 from cdckit.cli import EXIT_CODES, main
+from cdckit.cli import exit_codes as cli_exit_codes, progress as cli_progress, reading as cli_reading
 from cdckit.dialects import registry
 from cdckit.filters import select
 
@@ -447,7 +448,7 @@ def test_the_read_progress_moves_by_bytes_inside_a_file(tmp_path, monkeypatch):
 
 def test_the_read_progress_redraws_by_itself_on_a_terminal(monkeypatch):
     ticked = threading.Event()
-    monkeypatch.setattr(cli, "PROGRESS_TICK", 0.01)
+    monkeypatch.setattr(cli_progress, "PROGRESS_TICK", 0.01)
     monkeypatch.setattr(cli.ReadProgress, "tick", lambda self: ticked.set())
     monkeypatch.setattr(sys, "stderr", FakeTerminal())
     with cli.ReadProgress([str(samples.path(SHOP))]):
@@ -538,8 +539,8 @@ def no_decoding(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("decoding started")
 
-    monkeypatch.setattr(cli, "read", refuse)
-    monkeypatch.setattr(cli, "exported_events", refuse)
+    monkeypatch.setattr(cli_reading, "read", refuse)
+    monkeypatch.setattr(cli_reading, "exported_events", refuse)
     monkeypatch.setattr(cdckit, "read", refuse)
 
 
@@ -729,7 +730,7 @@ def test_messages_speak_cli_not_python(capsys, tmp_path):
     assert cli.cli_words(library[0]) == "out.parquet exists; pass --force to replace it"
     assert "pass --dialect NAME to choose" in cli.cli_words(library[2])
     assert "--errors raise" in cli.cli_words(library[4])
-    assert cli._explain(FileExistsError(library[0]))[0] == 4
+    assert cli_exit_codes.explain(FileExistsError(library[0]))[0] == 4
 
 
 class FakeResult:
@@ -780,3 +781,15 @@ def test_reconcile_wiring_replays_the_table(capsys, monkeypatch, tmp_path, ok):
     expected = cdckit.materialize(cdckit.read(path))
     assert list(state) == ["shop.customers"] and state["shop.customers"].equals(expected["shop.customers"])
     assert (snap, table, key) == (str(snapshot), "shop.customers", ["id", "name"])
+
+
+def test_the_command_line_does_not_import_spark():
+    """Only ``convert --engine spark`` imports pyspark (cdckit.spark.convert); reading and --help do not."""
+    code = ("import sys; from cdckit.cli import main; from cdckit import samples; "
+            "assert main(['read', str(samples.path('canal/shop')), '--head', '1']) == 0; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j') "
+            "or m == 'cdckit.spark.convert'))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(cdckit.__file__).parent.parent)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -1,0 +1,82 @@
+"""Which output format a command writes: ``--to`` (a file format or a dialect), else the output's suffix.
+
+:data:`SUFFIX_FORMATS` is the command line's one copy of the suffix -> format map; ``cdckit.export`` holds
+the same map (``_SUFFIXES``, to become ``cdckit.export.formats.SUFFIX_FORMATS``): the two are to be joined.
+
+>>> target(None, "events.parquet")
+('format', 'parquet')
+>>> table_format(None, "state/")
+'parquet'
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..dialects import registry
+from ..errors import UnknownDialectError
+from .exit_codes import UsageError
+
+__all__ = ["SUFFIX_FORMATS", "SNAPSHOT_SUFFIXES", "formats", "target", "table_format"]
+
+#: Output formats ``--to`` guesses from the output's suffix.
+SUFFIX_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl",
+                  ".ndjson": "jsonl"}
+#: Suffixes of a snapshot ``cdckit reconcile`` reads.
+SNAPSHOT_SUFFIXES = (".parquet", ".pq", ".csv")
+
+
+def formats() -> tuple[str, ...]:
+    """The file formats cdckit writes (``cdckit.export.FORMATS``, imported on first use).
+
+    >>> "parquet" in formats()
+    True
+    """
+    from ..export import FORMATS
+
+    return tuple(FORMATS)
+
+
+def target(to: str | None, output: str) -> tuple[str, str]:
+    """``("format", name)`` or ``("dialect", name)`` for ``--to`` (or the output's suffix).
+
+    >>> target("debezium", "out.jsonl"), target("CSV", "out.txt")
+    (('dialect', 'debezium'), ('format', 'csv'))
+    """
+    known = formats()
+    if to is None:
+        suffix = Path(output).suffix.lower()
+        if suffix not in SUFFIX_FORMATS:
+            raise UsageError(f"cannot tell the format of {output!r} from its suffix; pass --to "
+                             f"({', '.join(known)} or a dialect)")
+        return "format", SUFFIX_FORMATS[suffix]
+    if to.lower() in known:
+        return "format", to.lower()
+    try:
+        dialect = registry.get(to)
+    except UnknownDialectError:
+        raise UsageError(f"--to {to!r} is neither a format ({', '.join(known)}) nor a dialect "
+                         f"({', '.join(registry.names())})") from None
+    if not dialect.can_encode():
+        writable = [name for name in registry.names() if registry.get(name).can_encode()]
+        raise UsageError(f"the {dialect.name} dialect cannot be written; these can: {', '.join(writable)}")
+    return "dialect", dialect.name
+
+
+def table_format(to: str | None, output: str) -> str:
+    """The file format of a folder of tables (state, scd2): ``--to``, else OUT's suffix, else Parquet.
+
+    >>> table_format("JSONL", "out"), table_format(None, "state.csv")
+    ('jsonl', 'csv')
+    """
+    known = formats()
+    if to is not None:
+        if to.lower() not in known:
+            raise UsageError(f"--to {to!r} is not a format; choose one of {', '.join(known)}")
+        return to.lower()
+    suffix = Path(output).suffix.lower()
+    if not suffix:
+        return "parquet"
+    if suffix not in SUFFIX_FORMATS:
+        raise UsageError(f"cannot tell the format of {output!r} from its suffix; pass --to ({', '.join(known)})")
+    return SUFFIX_FORMATS[suffix]

@@ -1,0 +1,150 @@
+"""Checks of a command's options and inputs, all made before any decoding starts: a bad value is a usage
+error naming the option, a missing input or an existing output fails before the (long) read.
+
+>>> count("5"), columns(["op, key", "after"])
+(5, ['op', 'key', 'after'])
+>>> selection(argparse.Namespace(table=None, op=["insert"], key=None, since=None, until=None)).ops
+('insert',)
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from typing import Any
+
+from ..containers import expand_paths
+from ..dialects import registry
+from ..filters import Selection, selection as filter_selection
+from ..frame import COLUMN_NAMES
+from .exit_codes import UsageError
+
+__all__ = ["READ_COLUMNS", "Input", "count", "columns", "inputs", "selection", "check_dialect", "refuse_existing",
+           "checked", "is_events_file"]
+
+#: Columns ``cdckit read`` shows by default.
+READ_COLUMNS = ("op", "table", "key", "seq", "event_time", "before", "after")
+
+
+def count(text: str) -> int:
+    """An option's whole number, 0 or more (an argparse ``type``).
+
+    >>> count("-1")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: must be 0 or more, not -1
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
+def columns(chosen: list[str] | None) -> list[str]:
+    """The columns ``--columns`` names (repeated or between commas), else :data:`READ_COLUMNS`.
+
+    >>> columns(None) == list(READ_COLUMNS)
+    True
+    """
+    if not chosen:
+        return list(READ_COLUMNS)
+    names = [c.strip() for part in chosen for c in part.split(",") if c.strip()]
+    unknown = [c for c in names if c not in COLUMN_NAMES]
+    if unknown:
+        raise UsageError(f"unknown column(s) {', '.join(unknown)}; choose from {', '.join(COLUMN_NAMES)}")
+    return names
+
+
+@dataclasses.dataclass
+class Input:
+    """What a command reads: the paths as given and the files they name (or cdckit's own events).
+
+    >>> Input(["a.jsonl", "b.jsonl", "c.jsonl"], [], False).label
+    'a.jsonl and 2 more'
+    """
+
+    specs: list[str]
+    files: list[str]
+    exported: bool
+
+    @property
+    def label(self) -> str:
+        """How the summary names the input: the one path, or the first and how many more."""
+        return self.specs[0] if len(self.specs) == 1 else f"{self.specs[0]} and {len(self.specs) - 1} more"
+
+
+def is_events_file(path: str) -> bool:
+    """Whether ``path`` holds canonical events cdckit wrote (``cdckit.export.is_events_file``, imported on use).
+
+    >>> is_events_file(__file__)
+    False
+    """
+    from ..export import is_events_file as exported
+
+    return exported(path)
+
+
+def inputs(specs: list[str], dialect: str | None) -> Input:
+    """The files of ``specs`` (each must name some; the same file twice is read once), or canonical events
+    cdckit wrote; nothing is decoded yet.
+
+    >>> inputs([__file__, __file__], None).files == [__file__]
+    True
+    """
+    exported = [dialect is None and os.path.exists(spec) and is_events_file(spec) for spec in specs]
+    if any(exported) and not all(exported):
+        raise UsageError("canonical events written by cdckit and raw captures cannot be read together")
+    if all(exported):
+        return Input(list(specs), list(specs), True)
+    files: list[str] = []
+    for spec in specs:
+        files += [f for f in expand_paths(spec) if f not in files]
+    return Input(list(specs), files, False)
+
+
+def selection(args: argparse.Namespace, **given: Any) -> Selection:
+    """The filter options, each checked (a bad value is a usage error naming the option); ``given``
+    replaces options of ``args`` (``reconcile`` has a table of its own and key columns, not key values).
+
+    >>> selection(argparse.Namespace(op=["upsert"]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    cdckit.cli.exit_codes.UsageError: --op upsert: unknown op 'upsert' (did you mean insert?); ...
+    """
+    options = {name: getattr(args, name, None) for name in ("table", "op", "key", "since", "until")}
+    options.update(given)
+    if options["key"] is not None:
+        options["key"] = frozenset(options["key"])
+    for name, value in options.items():
+        if value is not None:
+            try:
+                filter_selection(**{name: value})
+            except ValueError as err:
+                shown = ", ".join(sorted(value)) if isinstance(value, frozenset) else \
+                    ",".join(value) if isinstance(value, list) else value
+                raise UsageError(f"--{name} {shown}: {err}") from None
+    return filter_selection(**options)
+
+
+def check_dialect(name: str | None) -> None:
+    """A misspelt ``--dialect`` fails before any reading, with a suggestion (``UnknownDialectError``)."""
+    if name is not None:
+        registry.get(name)
+
+
+def refuse_existing(output: str, force: bool) -> None:
+    """Fail before the (long) read when the output exists and --force was not given.
+
+    >>> refuse_existing(__file__, force=True)
+    """
+    if not force and os.path.lexists(output):
+        raise FileExistsError(f"{output} exists; pass --force to replace it")
+
+
+def checked(args: argparse.Namespace, specs: list[str], **given: Any) -> tuple[Input, Selection]:
+    """The common checks of a reading command, all before any decoding: dialect, filters, input paths."""
+    check_dialect(args.dialect)
+    chosen = selection(args, **given)
+    return inputs(specs, args.dialect), chosen

@@ -1,0 +1,107 @@
+"""The commands that look at captures: ``detect`` (which dialect is each file), ``read`` (the first events and
+the read summary) and ``samples`` (the bundled sample captures).
+
+>>> from cdckit.cli.parser import build_parser
+>>> run_samples(build_parser().parse_args(["samples", "--path", "canal/shop"]))  # doctest: +ELLIPSIS
+/.../samples/data/canal/shop.jsonl
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tqdm import tqdm
+
+from .. import samples
+from ..containers import expand_paths
+from ..detect import FLOOR, LOW, detect
+from ..errors import CdcError, UnknownDialectError
+from .exit_codes import EXIT_INPUT, EXIT_OK
+from .options import checked, columns, is_events_file
+from .reading import read_events
+from .summary import summary
+from .text import events_table, printable
+from .words import cli_words
+
+__all__ = ["run_detect", "run_read", "run_samples"]
+
+
+def run_detect(args: argparse.Namespace) -> int:
+    """``cdckit detect PATH...``: one line per file on stdout, reasons for failures on stderr."""
+    rows: list[tuple[str, str, str, str]] = []
+    failed = 0
+    for spec in args.paths:
+        try:
+            files = expand_paths(spec)
+        except OSError as err:
+            print(f"cdckit: error: {printable(err)}", file=sys.stderr)
+            failed += 1
+            continue
+        for file in files:
+            if is_events_file(file):
+                rows.append((file, "(cdckit events)", "", "canonical events written by cdckit convert"))
+                continue
+            try:
+                found = detect(file)
+            except UnknownDialectError as err:
+                print(f"cdckit: error: {printable(file)}: {printable(err)}", file=sys.stderr)
+                failed += 1
+                if err.best is not None:  # something matched, below the floor: say what, flagged unknown
+                    guess = f"best guess {err.best[0]} (below the floor {FLOOR:.2f})"
+                    if err.runner_up:
+                        guess += f"; runner-up {err.runner_up[0]} ({err.runner_up[1]:.2f})"
+                    rows.append((file, "unknown", f"{err.best[1]:.2f}", guess))
+                continue
+            except (CdcError, OSError, ValueError) as err:
+                print(f"cdckit: error: {printable(file)}: {printable(cli_words(str(err)))}", file=sys.stderr)
+                failed += 1
+                continue
+            evidence = ", ".join(found.evidence)
+            if found.runner_up:
+                evidence += f"; runner-up {found.runner_up} ({found.runner_up_confidence:.2f})"
+            confidence = f"{found.confidence:.2f}"
+            if found.low_confidence:
+                confidence += " LOW"
+                print(f"cdckit: warning: {printable(file)}: low confidence ({found.confidence:.2f}, below "
+                      f"{LOW:.2f}): check the evidence", file=sys.stderr)
+            rows.append((file, found.dialect, confidence, evidence))
+    if rows:
+        width = max(len(r[0]) for r in rows)
+        dialect_width = max(len(r[1]) for r in rows)
+        for file, dialect, confidence, evidence in rows:
+            print(printable(f"{file:<{width}}  {dialect:<{dialect_width}}  {confidence}  {evidence}"))
+    return EXIT_INPUT if failed else EXIT_OK
+
+
+def run_read(args: argparse.Namespace) -> int:
+    """``cdckit read PATH...``: the first events as a table on stdout, the summary on stderr."""
+    shown = columns(args.columns)
+    source, chosen = checked(args, args.paths)
+    events = read_events(source, args.dialect, args.errors, chosen, keep=args.head)
+    if args.head:
+        print(events_table(events.head(args.head), shown, args.width))
+    report = events.attrs["report"]
+    return summary(source.label, report, events.attrs["quarantine"], len(events) if chosen else None)
+
+
+def run_samples(args: argparse.Namespace) -> int:
+    """``cdckit samples``: name, dialect and size of each bundled sample; ``--path NAME``: one sample's path;
+    ``--root``: the folder that holds them."""
+    if args.root:
+        print(samples.DATA)
+        return EXIT_OK
+    if args.path:
+        try:
+            print(samples.path(args.path))
+        except KeyError as err:
+            raise CdcError(str(err.args[0])) from None
+        return EXIT_OK
+    names = samples.list()
+    width = max(len(n) for n in names)
+    dialect_width = max(len(n.split("/", 1)[0]) for n in names)
+    for name in names:
+        size = tqdm.format_sizeof((samples.DATA / name).stat().st_size, "B", 1024)
+        print(f"{name:<{width}}  {name.split('/', 1)[0]:<{dialect_width}}  {size:>7}")
+    return EXIT_OK
