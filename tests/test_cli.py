@@ -761,8 +761,8 @@ def test_compare_wiring_filters_both_sides(capsys, monkeypatch, tmp_path, ok):
     [(a, b)] = given
     for side, source in ((a, path), (b, other)):
         expected = select(cdckit.read(source), table="order_items", op="insert")
-        assert side["offset"].tolist() == expected["offset"].tolist() and len(side) > 0
-        assert side.attrs["report"] == cdckit.read(source).attrs["report"]
+        assert side.events["offset"].tolist() == expected["offset"].tolist() and len(side.events) > 0
+        assert side.report == cdckit.read(source).attrs["report"]
     assert err.count("events chosen by the filters") == 2
 
 

@@ -26,8 +26,8 @@ def run_order(args: argparse.Namespace) -> int:
     from ..ordering import order_report
 
     source, chosen = checked(args, args.paths)
-    events, code = load(args, source, chosen)
-    report = order_report(events, by=args.by)
+    capture, code = load(args, source, chosen)
+    report = order_report(capture.with_attrs(), by=args.by)
     print(printable(repr(report)))
     serious = False
     for name, finding in report.findings.items():
@@ -52,8 +52,8 @@ def run_schema(args: argparse.Namespace) -> int:
     from ..schemas import schema_history, table_schema
 
     source, chosen = checked(args, args.paths)
-    events, code = load(args, source, chosen)
-    current = table_schema(events)
+    capture, code = load(args, source, chosen)
+    current = table_schema(capture)
     if not len(current):
         print("(no table)")
         return code
@@ -63,5 +63,5 @@ def run_schema(args: argparse.Namespace) -> int:
         print(("\n" if i else "") + printable(f"{table}: {count}" + (f", key {', '.join(keys)}" if keys else "")))
         print(text_table(columns[["column", "type", "kind"]].fillna(""), args.width))
     print("\nchanges:")
-    print(text_table(schema_history(events), args.width))
+    print(text_table(schema_history(capture), args.width))
     return code

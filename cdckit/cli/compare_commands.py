@@ -34,12 +34,11 @@ def run_compare(args: argparse.Namespace) -> int:
     rows = dataclasses.replace(chosen, tables=None)
     sides = []
     for source in (first, second):
-        events = read_events(source, args.dialect, args.errors, rows)
-        sides.append((source, events))
+        sides.append((source, read_events(source, args.dialect, args.errors, rows)))
     if chosen.tables is not None:  # a table may be on one side only: look the names up in both
-        names = set().union(*(table_names(events).dropna().unique() for _, events in sides))
-        sides = [(source, by_table(events, chosen, names)) for source, events in sides]
-    codes = [summary_of(source, events, chosen) for source, events in sides]
+        names = set().union(*(table_names(capture.events).dropna().unique() for _, capture in sides))
+        sides = [(source, capture.replace(by_table(capture.events, chosen, names))) for source, capture in sides]
+    codes = [summary_of(source, capture, chosen) for source, capture in sides]
     result = cdckit.compare(sides[0][1], sides[1][1])
     print(printable(result))
     return EXIT_FOUND if not result.ok else max(codes)
@@ -59,8 +58,8 @@ def run_reconcile(args: argparse.Namespace) -> int:
     source, chosen = checked(args, [args.capture], table=[args.table], key=None)
     if not os.path.exists(args.snapshot):
         raise FileNotFoundError(f"no such file: {args.snapshot}")
-    events, code = load(args, source, chosen)
-    state = materialize(events)
+    capture, code = load(args, source, chosen)
+    state = materialize(capture)
     try:
         table = find_table(state, args.table)
     except KeyError as err:  # the table's events were all left out by --op, --since or --until

@@ -1,7 +1,7 @@
 """Which output format a command writes: ``--to`` (a file format or a dialect), else the output's suffix.
 
-:data:`SUFFIX_FORMATS` is the command line's one copy of the suffix -> format map; ``cdckit.export`` holds
-the same map (``_SUFFIXES``, to become ``cdckit.export.formats.SUFFIX_FORMATS``): the two are to be joined.
+The suffix -> format map is the exporter's (:data:`cdckit.export.formats.SUFFIX_FORMATS`), so that the
+command line guesses exactly what ``write_events`` would.
 
 >>> target(None, "events.parquet")
 ('format', 'parquet')
@@ -15,25 +15,21 @@ from pathlib import Path
 
 from ..dialects import registry
 from ..errors import UnknownDialectError
+from ..export.formats import FORMATS, SUFFIX_FORMATS
 from .exit_codes import UsageError
 
-__all__ = ["SUFFIX_FORMATS", "SNAPSHOT_SUFFIXES", "formats", "target", "table_format"]
+__all__ = ["SNAPSHOT_SUFFIXES", "formats", "target", "table_format"]
 
-#: Output formats ``--to`` guesses from the output's suffix.
-SUFFIX_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl",
-                  ".ndjson": "jsonl"}
 #: Suffixes of a snapshot ``cdckit reconcile`` reads.
 SNAPSHOT_SUFFIXES = (".parquet", ".pq", ".csv")
 
 
 def formats() -> tuple[str, ...]:
-    """The file formats cdckit writes (``cdckit.export.FORMATS``, imported on first use).
+    """The file formats cdckit writes (:data:`cdckit.export.formats.FORMATS`).
 
     >>> "parquet" in formats()
     True
     """
-    from ..export import FORMATS
-
     return tuple(FORMATS)
 
 

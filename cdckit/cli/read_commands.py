@@ -21,7 +21,7 @@ from ..errors import CdcError, UnknownDialectError
 from .exit_codes import EXIT_INPUT, EXIT_OK
 from .options import checked, columns, is_events_file
 from .reading import read_events
-from .summary import summary
+from .summary import summary_of
 from .text import events_table, printable
 from .words import cli_words
 
@@ -79,11 +79,10 @@ def run_read(args: argparse.Namespace) -> int:
     """``cdckit read PATH...``: the first events as a table on stdout, the summary on stderr."""
     shown = columns(args.columns)
     source, chosen = checked(args, args.paths)
-    events = read_events(source, args.dialect, args.errors, chosen, keep=args.head)
+    capture = read_events(source, args.dialect, args.errors, chosen, keep=args.head)
     if args.head:
-        print(events_table(events.head(args.head), shown, args.width))
-    report = events.attrs["report"]
-    return summary(source.label, report, events.attrs["quarantine"], len(events) if chosen else None)
+        print(events_table(capture.events.head(args.head), shown, args.width))
+    return summary_of(source, capture, chosen)
 
 
 def run_samples(args: argparse.Namespace) -> int:

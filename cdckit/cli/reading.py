@@ -3,8 +3,8 @@ command-line words; or canonical events cdckit wrote, read back as they are.
 
 >>> from cdckit import samples
 >>> source = Input([str(samples.path("canal/shop"))], [str(samples.path("canal/shop"))], False)
->>> events = read_events(source, None, "quarantine", keep=2)
->>> len(events), events.attrs["report"]["quarantined"]
+>>> capture = read_events(source, None, "quarantine", keep=2)
+>>> len(capture.events), capture.report["quarantined"]
 (2, 0)
 """
 
@@ -19,10 +19,11 @@ from typing import Any
 
 import pandas as pd
 
+from ..capture import Capture, plain
 from ..filters import Selection
+from ..frame import empty_events
 from ..ordering import table_names
 from ..read import exported_events, read
-from .combine import added_reports, bare, combined
 from .exit_codes import UsageError
 from .options import Input
 from .progress import ReadProgress
@@ -37,9 +38,9 @@ CHUNK_EVENTS = 20_000
 
 
 def read_events(source: Input, dialect: str | None, errors: str, chosen: Selection | None = None,
-                keep: int | None = None) -> pd.DataFrame:
-    """Read ``source`` in chunks with a progress bar and keep the events ``chosen`` selects; the frame carries
-    the whole read's report and quarantine.
+                keep: int | None = None) -> Capture:
+    """Read ``source`` in chunks with a progress bar and keep the events ``chosen`` selects, with the whole
+    read's report and quarantine.
 
     ``keep`` keeps only the first ``keep`` events chosen (the read still goes to the end, for the summary).
     """
@@ -62,57 +63,48 @@ def read_events(source: Input, dialect: str | None, errors: str, chosen: Selecti
                 part = rows.apply(frame) if rows else frame
                 if keep is None or chosen.tables is not None or kept < keep:
                     part = part if keep is None or chosen.tables is not None else part.head(keep - kept)
-                    frames.append(bare(part))
+                    frames.append(plain(part))  # the chunk's attrs (its quarantine) are freed with it
                     kept += len(part)
             report = chunks.report
     for warning in caught:
         print(f"cdckit: warning: {printable(cli_words(str(warning.message)))}", file=sys.stderr)
-    events = combined(frames, {"report": report, "quarantine": chunks.quarantine,
-                               "column_types": chunks.column_types})
+    events = pd.concat(frames, ignore_index=True) if frames else empty_events()
+    capture = Capture(events, chunks.quarantine, report, chunks.column_types)
     if chosen.tables is not None:
-        events = by_table(events, chosen, names)
+        capture = capture.replace(by_table(capture.events, chosen, names))
     if keep is not None:
-        attrs, events = events.attrs, events.head(keep)
-        events.attrs = attrs
-    return events
+        capture = capture.replace(capture.events.head(keep))
+    return capture
 
 
 def by_table(events: pd.DataFrame, chosen: Selection, names: Any) -> pd.DataFrame:
     """The events of the ``--table`` tables, looked up among ``names`` (an unknown table is a usage error)."""
     try:
-        picked = Selection(tables=chosen.tables).apply(events, names=names)
+        return Selection(tables=chosen.tables).apply(events, names=names)
     except KeyError as err:
         raise UsageError(f"--table: {err.args[0]}") from None
-    picked.attrs = events.attrs
-    return picked
 
 
-def read_exported(source: Input, chosen: Selection, keep: int | None) -> pd.DataFrame:
+def read_exported(source: Input, chosen: Selection, keep: int | None) -> Capture:
     """Canonical events that ``cdckit convert`` (or :func:`cdckit.export.write_events`) wrote, read back as
     they are; several files as one, their reports added up."""
     parts = []
     for spec in source.specs:
-        parts.append(exported_events(spec))
+        parts.append(exported_events(spec, capture=True))
         print(f"cdckit: {printable(spec)} holds canonical events (written by cdckit); read without dialect "
               "detection", file=sys.stderr)
-    if len(parts) == 1:
-        events = parts[0]
-    else:
-        report = added_reports([part.attrs["report"] for part in parts])
-        quarantine = parts[0].attrs["quarantine"]
-        events = combined([bare(part) for part in parts], {"report": report, "quarantine": quarantine})
-    attrs = events.attrs
+    capture = Capture.combined(parts)
+    events = capture.events
     if chosen:
         events = by_table(dataclasses.replace(chosen, tables=None).apply(events), chosen,
                           table_names(events).dropna().unique()) if chosen.tables is not None \
             else chosen.apply(events)
     if keep is not None:
-        events = events.head(keep).copy()
-    events.attrs = attrs
-    return events
+        events = events.head(keep)
+    return capture.replace(events)
 
 
-def load(args: argparse.Namespace, source: Input, chosen: Selection) -> tuple[pd.DataFrame, int]:
+def load(args: argparse.Namespace, source: Input, chosen: Selection) -> tuple[Capture, int]:
     """The chosen events of a whole capture and the code of its summary (printed on stderr)."""
-    events = read_events(source, args.dialect, args.errors, chosen)
-    return events, summary_of(source, events, chosen)
+    capture = read_events(source, args.dialect, args.errors, chosen)
+    return capture, summary_of(source, capture, chosen)

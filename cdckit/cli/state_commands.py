@@ -34,8 +34,8 @@ def _tables_command(args: argparse.Namespace, make: Callable[[pd.DataFrame], Any
     source, chosen = checked(args, args.paths)
     if args.output:
         refuse_existing(args.output, args.force)
-    events, code = load(args, source, chosen)
-    tables = make(events)
+    capture, code = load(args, source, chosen)
+    tables = make(capture)
     problems = getattr(tables, "problems", None)
     if problems is not None and len(problems):
         print(f"cdckit: {len(problems):,} change(s) did not fit the replay (an update or delete of a key that "

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..capture import Capture
 from ..filters import Selection
 from .exit_codes import EXIT_OK, EXIT_QUARANTINED
 from .options import Input
@@ -56,10 +57,9 @@ def summary(label: str, report: dict[str, Any], quarantine: pd.DataFrame | None,
     return EXIT_QUARANTINED if report["quarantined"] else EXIT_OK
 
 
-def summary_of(source: Input, events: pd.DataFrame, chosen: Selection) -> int:
-    """:func:`summary` of the events a command read from ``source`` (their report and quarantine)."""
-    return summary(source.label, events.attrs["report"], events.attrs["quarantine"],
-                   len(events) if chosen else None)
+def summary_of(source: Input, capture: Capture, chosen: Selection) -> int:
+    """:func:`summary` of the capture a command read from ``source`` (its report and quarantine)."""
+    return summary(source.label, capture.report, capture.quarantine, len(capture.events) if chosen else None)
 
 
 def print_written(written: Any) -> None:

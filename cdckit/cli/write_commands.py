@@ -47,7 +47,8 @@ def run_convert(args: argparse.Namespace) -> int:
     refuse_existing(args.output, args.force)
     if args.engine == "spark":
         return _convert_on_spark(args, kind, target)
-    events, code = load(args, source, chosen)
+    capture, code = load(args, source, chosen)
+    events = capture.events
     with bar(f"writing {target}", "event", total=len(events)) as shown:
         written = write(events, kind, target, args)
         shown.update(len(events))
@@ -87,7 +88,8 @@ def run_report(args: argparse.Namespace) -> int:
     refuse_existing(args.output, args.force)
     from ..report import write_report
 
-    events, code = load(args, source, chosen)
+    capture, code = load(args, source, chosen)
+    events = capture.with_attrs()  # the report shows the quarantine and the read's counts
     named = source.specs[0] if len(source.specs) == 1 else [Path(f) for f in source.files]
     with bar("writing report", "event", total=len(events)) as shown:
         written = write_report(named, args.output, dialect=args.dialect, overwrite=args.force, events=events)

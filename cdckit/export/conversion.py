@@ -22,6 +22,7 @@ from typing import Any, Iterator
 
 import pandas as pd
 
+from ..capture import events_of
 from .. import values
 from ..containers import write_messages
 from ..dialects import registry
@@ -145,7 +146,7 @@ def convert(events: Any, to: str, path: str | os.PathLike[str] | None = None, *,
     'debezium'
     >>> shutil.rmtree(out)
     """
-    frame = pandas_events(events)
+    frame = pandas_events(events_of(events))
     dialect = registry.create(to)
     if not dialect.can_encode():
         writable = [name for name in registry.names() if registry.get(name).can_encode()]

@@ -33,6 +33,7 @@ from ..ordering import table_names
 from ._arrow_files import canonical, check_columns, data_files, events_table, read_file, write_file
 from ._dispatch import is_spark, spark_export
 from .atomic import atomic_path, written_at
+from ..capture import events_of
 from .formats import EXTENSIONS, PARTITION_COLUMN, SUFFIX_FORMATS, format_of, partition_folder
 from .written import Written
 
@@ -41,7 +42,7 @@ __all__ = ["write_events", "read_events", "is_events_file"]
 
 def write_events(events: Any, path: str | os.PathLike[str], format: str | None = None, *,
                  partition_by: str | None = None, overwrite: bool = False) -> Written:
-    """Write a canonical event frame (pandas, or a Spark DataFrame) as Parquet, CSV or JSON Lines.
+    """Write a canonical event frame (pandas, a capture, or a Spark DataFrame) as Parquet, CSV or JSON Lines.
 
     Args:
         events: the frame of ``cdckit.read`` or of ``cdckit.spark.read``;
@@ -63,6 +64,7 @@ def write_events(events: Any, path: str | os.PathLike[str], format: str | None =
     FileExistsError: .../events exists; pass overwrite=True to replace it (CLI: --force)
     >>> shutil.rmtree(out)
     """
+    events = events_of(events)
     path = Path(path)
     fmt = format_of(path, format)
     if partition_by not in (None, "table"):
