@@ -42,7 +42,7 @@ import pandas as pd
 
 from . import values
 from .capture import events_of
-from .export import _pandas_events
+from .export.engines import is_spark, pandas_events
 from .ordering import CHANGE_OPS, sort_events, table_names
 from .reconcile import ReconcileError, diff_tables, html_table, json_text, key_text, normal, plain
 from .replay import key_columns_of, materialize
@@ -278,10 +278,10 @@ class _Side:
 
 def _events(frame: Any, name: str) -> pd.DataFrame:
     frame = events_of(frame)
-    if not (isinstance(frame, pd.DataFrame) or type(frame).__module__.startswith("pyspark.")):
+    if not (isinstance(frame, pd.DataFrame) or is_spark(frame)):
         raise TypeError(f"compare takes two event frames as cdckit.read returns them; {name} is a "
                         f"{type(frame).__name__}")
-    return _pandas_events(frame)
+    return pandas_events(frame)
 
 
 def _key_from_image(image: Any, columns: list[str] | None) -> str | None:

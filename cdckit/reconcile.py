@@ -54,7 +54,7 @@ import pandas as pd
 
 from . import values
 from .errors import CdcError
-from .export import _is_spark
+from .export.engines import is_spark
 from .replay import find_table
 
 __all__ = ["reconcile", "Reconciliation", "ReconcileError", "TableDiff", "diff_tables", "normal", "same",
@@ -437,7 +437,7 @@ def _snapshot_frame(snapshot: Any) -> pd.DataFrame:
     """A pandas frame from a pandas or Spark frame or a Parquet/CSV path (CSV values kept as text)."""
     if isinstance(snapshot, pd.DataFrame):
         return snapshot
-    if _is_spark(snapshot):
+    if is_spark(snapshot):
         return snapshot.toPandas()
     if not isinstance(snapshot, (str, os.PathLike)):
         raise ReconcileError(f"snapshot must be a DataFrame (pandas or Spark) or a path to Parquet or CSV, not "

@@ -69,8 +69,6 @@ silently, and an encoder failure is an :class:`EncodeError` naming the event.
 
 from __future__ import annotations
 
-from ._dispatch import is_spark as _is_spark  # noqa: F401  (cdckit.reconcile imports it from here)
-from ._dispatch import pandas_events as _pandas_events  # noqa: F401  (cdckit.compare imports it from here)
 from .atomic import atomic_path
 from .conversion import Converted, EncodeError, convert
 from .formats import FORMATS, PARTITION_COLUMN

@@ -30,7 +30,7 @@ from ..dialects.base import Dialect, Record
 from ..errors import CdcError
 from ..ordering import table_names
 from ..read import read
-from ._dispatch import pandas_events
+from .engines import pandas_events
 from .atomic import atomic_path, refuse_existing
 from .written import Written
 

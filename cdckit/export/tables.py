@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ._arrow_files import count_rows, data_files, frame_table, write_file
-from ._dispatch import is_spark, spark_export
+from .engines import is_spark, spark_export
 from .atomic import atomic_path, written_at
 from .formats import EXTENSIONS, SUFFIX_FORMATS, file_stems, format_of
 from .written import Written
