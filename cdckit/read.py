@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 
 from . import workers
-from .containers import LineBlock, Message, file_container, file_pieces, iter_sources
+from .io import LineBlock, Message, file_container, file_pieces, iter_sources
 from .decoding import FrameSink, MessageDecoder, column_types_frame, gc_paused, gc_resumed
 from .detect import DEFAULT_SAMPLE, choose_for_read
 from .dialects import registry
