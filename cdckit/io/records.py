@@ -10,7 +10,7 @@ client (``value``, ``key``, ``offset``, ``partition``) are read alike.
 >>> msg.value, msg.key, msg.partition, msg.offset
 ({}, '1', 0, 7)
 
-``payload_message``, ``unwrap_record`` and ``record_object`` are shared by the
+``value_message``, ``unwrap_record`` and ``record_object`` are shared by the
 modules of :mod:`cdckit.io` (not public).
 """
 
@@ -52,7 +52,7 @@ def _json_error(err: Exception, raw: bytes) -> tuple[str, str]:
     return f"invalid JSON: {text}", "invalid_json"
 
 
-def payload_message(item: str | bytes, name: str, offset: int, **extra: Any) -> Message:
+def _payload_message(item: str | bytes, name: str, offset: int, **extra: Any) -> Message:
     """A message from one payload: JSON when it looks like JSON, else a text line."""
     if isinstance(item, str) and not item.isascii():
         try:
@@ -98,15 +98,8 @@ def unwrap_record(msg: Message) -> Message:
     body = "payload" if "payload" in record else "value" if "value" in record else None
     if body is None or not ({"key", "offset", "partition", "topic"} & record.keys()):
         return msg
-    value = record[body]
-    if isinstance(value, dict):  # a value already parsed; the record is not a kcat line
-        inner = Message(value, msg.source, msg.offset, raw=msg.raw, line=msg.line)
-    elif value is None:
-        inner = Message(None, msg.source, msg.offset, raw=msg.raw, line=msg.line)
-    elif isinstance(value, (str, bytes, bytearray)):
-        inner = payload_message(value if isinstance(value, str) else bytes(value), msg.source, msg.offset,
-                                line=msg.line)
-    else:
+    inner = value_message(record[body], msg.source, msg.offset, msg.line)
+    if inner is None:
         return msg
     inner.key = kafka_key(record.get("key"))
     bad = _position_problem(record.get("offset"), record.get("partition"))
@@ -168,18 +161,25 @@ def record_message(value: Any, key: Any, source: str, offset: int, partition: in
     >>> msg.value, msg.key, msg.offset, msg.partition
     ({'op': 'c'}, '7', 42, 3)
     """
-    if value is None:
-        msg = Message(None, source, offset, raw="null")
-    elif isinstance(value, dict):  # a client that parsed the value already
-        msg = Message(value, source, offset)
-    elif isinstance(value, (str, bytes, bytearray, memoryview)):
-        msg = payload_message(bytes(value) if isinstance(value, (bytearray, memoryview)) else value, source, offset)
-    else:
+    msg = value_message(value, source, offset)
+    if msg is None:
         return error_message(source, offset, f"the Kafka record's value is a {type(value).__name__}, "
                              "not bytes or text", "invalid_message", safe_repr(value))
     msg.key = kafka_key(key)
     msg.partition = partition
     return msg
+
+
+def value_message(value: Any, source: str, offset: int, line: int | None = None) -> Message | None:
+    """The message a Kafka record's value carries: JSON or text from bytes or text, a value a client
+    (or a kcat line's reader) parsed already, or null; None when the value is anything else."""
+    if value is None:
+        return Message(None, source, offset, raw="null", line=line)
+    if isinstance(value, dict):
+        return Message(value, source, offset, line=line)
+    if isinstance(value, (str, bytes, bytearray, memoryview)):
+        return _payload_message(value if isinstance(value, (str, bytes)) else bytes(value), source, offset, line=line)
+    return None
 
 
 # ---------------------------------------------------------------- saved records read in C (the batch path)

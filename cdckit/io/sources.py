@@ -15,7 +15,7 @@ from typing import Any, Iterable, Iterator
 
 from .files import file_messages, stream_messages_guarded
 from .message import Message, safe_repr
-from .records import payload_message, record_object, unwrap_record
+from .records import record_object, unwrap_record, value_message
 from .sniff import CONTAINERS
 from .streams import payload_stream
 
@@ -102,10 +102,8 @@ def _iterable_messages(items: Iterable[Any]) -> Iterator[Message]:
     for offset, item in enumerate(items):
         if isinstance(item, dict):
             yield unwrap_record(Message(item, name, offset))
-        elif isinstance(item, (str, bytes, bytearray)):
-            yield payload_message(bytes(item) if not isinstance(item, str) else item, name, offset)
-        elif item is None:
-            yield Message(None, name, offset, raw="null")
+        elif isinstance(item, (str, bytes, bytearray, memoryview)) or item is None:
+            yield value_message(item, name, offset)
         elif hasattr(item, "value") and hasattr(item, "offset"):
             yield record_object(item, name, offset)
         else:
