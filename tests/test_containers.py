@@ -222,3 +222,9 @@ def test_objects_cut_many_at_once_are_the_messages_of_the_value_by_value_scan(tm
 def test_the_old_module_gives_the_same_objects_as_cdckit_io():
     assert containers.__all__ and all(getattr(containers, name) is getattr(cdckit_io, name) for name in containers.__all__)
     assert set(containers.__all__) <= set(cdckit_io.__all__)
+
+
+def test_an_unknown_layout_is_refused_before_anything_is_written(tmp_path):
+    with pytest.raises(ValueError, match="unknown layout 'xml'"):
+        cdckit_io.write_messages([{"a": 1}], tmp_path / "x.xml", "xml")
+    assert list(tmp_path.iterdir()) == []

@@ -36,7 +36,7 @@ from .sniff import CONTAINERS, file_container, is_binary, sniff_container
 from .sources import expand_paths, iter_sources
 from .streams import damage_of, is_gzip, open_file
 from .text import text_encoding, text_messages
-from .write import write_messages
+from .write import LAYOUTS, write_messages
 
 __all__ = [
     "Message",
@@ -63,5 +63,6 @@ __all__ = [
     "record_message",
     "SavedRecord",
     "saved_records",
+    "LAYOUTS",
     "write_messages",
 ]

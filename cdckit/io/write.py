@@ -16,7 +16,10 @@ from typing import Any, Iterable
 
 from .. import values
 
-__all__ = ["write_messages"]
+__all__ = ["LAYOUTS", "write_messages"]
+
+#: The layouts :func:`write_messages` writes.
+LAYOUTS = ("jsonl", "kcat", "text", "csv", "parquet")
 
 
 def write_messages(records: Iterable[Any], path: str | os.PathLike[str], layout: str = "jsonl",
@@ -28,7 +31,14 @@ def write_messages(records: Iterable[Any], path: str | os.PathLike[str], layout:
     line each, UTF-8, or Latin-1 when the file name contains ``.latin-1.``),
     ``csv`` or ``parquet`` (rows). The file is written to a temporary name
     and renamed into place.
+
+    >>> write_messages([], "never-written.jsonl", layout="xml")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown layout 'xml'; expected one of jsonl, kcat, text, csv, parquet
     """
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
     path = os.fspath(path)
     items = [(getattr(r, "value", r), getattr(r, "key", None)) for r in records]
     tmp = f"{path}.tmp"
@@ -56,9 +66,7 @@ def write_messages(records: Iterable[Any], path: str | os.PathLike[str], layout:
                               "key": None if key is None else values.dumps(key),
                               "payload": None if value is None else values.dumps(value)}
                     out.write(values.dumps(record) + "\n")
-                elif layout == "jsonl":
-                    out.write(values.dumps(value) + "\n")
                 else:
-                    raise ValueError(f"unknown layout {layout!r}")
+                    out.write(values.dumps(value) + "\n")
     os.replace(tmp, path)
     return len(items)
