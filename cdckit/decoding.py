@@ -29,7 +29,7 @@ import pandas as pd
 import pyarrow as pa
 
 from . import shapes
-from .containers import LineBlock, Message, parse_line, record_message, saved_records
+from .io import LineBlock, Message, parse_line, record_message, saved_records
 from .detect import FLOOR, score_message
 from .dialects import registry
 from .column_types import TYPE_COLUMNS

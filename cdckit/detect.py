@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from .containers import Message, iter_sources
+from .io import Message, iter_sources
 from .dialects import registry
 from .dialects.base import Dialect, Match
 from .errors import AmbiguousDialectError, UnknownDialectError

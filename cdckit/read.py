@@ -26,14 +26,15 @@ import pyarrow as pa
 
 from . import workers
 from .capture import Capture, new_report
-from .containers import LineBlock, Message, file_container, file_pieces, iter_sources
 from .decoding import FrameSink, MessageDecoder, column_types_frame, gc_paused, gc_resumed
 from .detect import DEFAULT_SAMPLE, choose_for_read
 from .dialects import registry
 from .dialects.base import Dialect
 from .errors import DecodeError, UnknownDialectError
-from .frame import ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas, empty_quarantine, rows_inserted
+from .frame import (ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas, empty_quarantine,
+                    rows_inserted)
 from .pairing import PAIRED, Pairer, unpaired_reason
+from .io import LineBlock, Message, file_container, file_pieces, iter_sources
 
 __all__ = ["read", "ChunkedRead", "exported_events", "holds_exported_events"]
 

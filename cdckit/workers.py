@@ -33,7 +33,7 @@ from typing import Any, Iterator
 import pyarrow as pa
 
 from . import containers
-from .containers import LineBlock, Message
+from .io import LineBlock, Message
 from .decoding import FrameSink, MessageDecoder, gc_paused
 from .dialects import registry
 from .frame import Event, FrameBuilder, rows_inserted

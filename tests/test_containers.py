@@ -11,7 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from cdckit import containers
-from cdckit.containers import iter_sources, sniff_container
+from cdckit import io as cdckit_io
+from cdckit.io import iter_sources, json_values, sniff_container
 
 
 def messages(source, **options):
@@ -26,7 +27,7 @@ def test_json_lines_with_blank_lines_crlf_and_bom(tmp_path):
 
 
 def test_json_array_streams_elements_across_block_boundaries(tmp_path, monkeypatch):
-    monkeypatch.setattr(containers, "_BLOCK", 7)  # force many refills mid-value
+    monkeypatch.setattr(json_values, "BLOCK", 7)  # force many refills mid-value
     items = [{"id": i, "text": "a \"quoted\" ] } [ { value", "n": None} for i in range(20)]
     path = tmp_path / "x.json"
     path.write_text(json.dumps(items, indent=2))
@@ -134,7 +135,7 @@ def test_payloads_and_iterables():
 def test_written_rows_keep_every_column_whatever_row_has_it(tmp_path):
     rows = [{"id": 1, "a": "x"}, {"id": 2, "b": 2.5}]
     for name, layout in (("rows.parquet", "parquet"), ("rows.csv", "csv")):
-        containers.write_messages(rows, tmp_path / name, layout)
+        cdckit_io.write_messages(rows, tmp_path / name, layout)
         got = [m.value for m in messages(tmp_path / name)]
         text = layout == "csv"
         assert got == [{"id": "1" if text else 1, "a": "x", "b": None},
@@ -144,7 +145,7 @@ def test_written_rows_keep_every_column_whatever_row_has_it(tmp_path):
 def test_line_ranges_give_the_offsets_and_line_numbers_of_the_whole_file(tmp_path):
     import random
 
-    from cdckit.containers import jsonl_blocks, line_ranges, open_range
+    from cdckit.io import jsonl_blocks, line_ranges, open_range
 
     rng = random.Random(3)
     path = tmp_path / "f.jsonl"
@@ -201,18 +202,29 @@ def random_json_values_file(rng) -> bytes:
 @pytest.mark.parametrize("block", [5, 64, 1 << 20])
 def test_objects_cut_many_at_once_are_the_messages_of_the_value_by_value_scan(tmp_path, monkeypatch, block):
     import random
-    monkeypatch.setattr(containers, "_BLOCK", block)
+    monkeypatch.setattr(json_values, "BLOCK", block)
     path = tmp_path / "x.json"
     fields = lambda m: (m.offset, m.line, m.raw, m.value, m.error, m.code)  # noqa: E731
     rng = random.Random(f"json-values-{block}")
     cut_many = 0
     for _ in range(150):
         path.write_bytes(random_json_values_file(rng))
-        got = list(containers.file_messages(str(path), "json"))
-        pieces = list(containers.file_pieces(str(path), "json"))
-        cut_many += sum(isinstance(p, containers.LineBlock) for p in pieces)
+        got = list(cdckit_io.file_messages(str(path), "json"))
+        pieces = list(cdckit_io.file_pieces(str(path), "json"))
+        cut_many += sum(isinstance(p, cdckit_io.LineBlock) for p in pieces)
         with monkeypatch.context() as scan_only:
-            scan_only.setattr(containers, "_whole_objects", lambda buf, pos, depth: ([], True))
-            expected = list(containers.file_messages(str(path), "json"))
+            scan_only.setattr(json_values, "_whole_objects", lambda buf, pos, depth: ([], True))
+            expected = list(cdckit_io.file_messages(str(path), "json"))
         assert [fields(m) for m in got] == [fields(m) for m in expected], path.read_bytes()[:500]
     assert cut_many > 100  # the blocks were taken, not just the one-by-one scan
+
+
+def test_the_old_module_gives_the_same_objects_as_cdckit_io():
+    assert containers.__all__ and all(getattr(containers, name) is getattr(cdckit_io, name) for name in containers.__all__)
+    assert set(containers.__all__) <= set(cdckit_io.__all__)
+
+
+def test_an_unknown_layout_is_refused_before_anything_is_written(tmp_path):
+    with pytest.raises(ValueError, match="unknown layout 'xml'"):
+        cdckit_io.write_messages([{"a": 1}], tmp_path / "x.xml", "xml")
+    assert list(tmp_path.iterdir()) == []

@@ -25,7 +25,7 @@ from typing import Any, Iterator
 import pyarrow as pa
 
 from .. import containers
-from ..containers import Message, record_message
+from ..io import Message, record_message
 from ..decoding import MessageDecoder, Sink, gc_paused
 from ..detect import DEFAULT_SAMPLE, choose_for_read
 from ..dialects import registry

@@ -1,0 +1,110 @@
+r"""What a source names: paths, globs, directories, ``str``/``bytes`` payloads or iterables of messages.
+
+>>> [(m.offset, m.value) for name, msgs in iter_sources('{"a": 1}\n{"a": 2}\n') for m in msgs]
+[(0, {'a': 1}), (1, {'a': 2})]
+>>> [m.value for name, msgs in iter_sources([{"a": 1}, "op=c"]) for m in msgs]
+[{'a': 1}, 'op=c']
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from .files import file_messages, stream_messages_guarded
+from .message import Message, safe_repr
+from .records import record_object, unwrap_record, value_message
+from .sniff import CONTAINERS
+from .streams import payload_stream
+
+__all__ = ["iter_sources", "expand_paths"]
+
+
+def iter_sources(source: Any, container: str | None = None) -> Iterator[tuple[str, Iterator[Message]]]:
+    """Yield ``(source name, messages)`` for each file or payload in ``source``.
+
+    ``source`` may be a path (file, directory or glob), a list of
+    ``pathlib.Path`` objects (read one after another), a ``str``/``bytes``
+    payload, or an iterable of messages (``str``, ``bytes``, ``dict`` or Kafka
+    record objects with ``value``/``key``/``offset``/``partition``).
+    ``container`` forces one of :data:`CONTAINERS` instead of sniffing.
+    """
+    if container is not None and container not in CONTAINERS:
+        raise ValueError(f"unknown container {container!r}; expected one of {', '.join(CONTAINERS)}")
+    if isinstance(source, os.PathLike):
+        yield from _path_sources([os.fspath(source)], container)
+    elif isinstance(source, (list, tuple)) and source and all(isinstance(s, os.PathLike) for s in source):
+        yield from _path_sources([os.fspath(spec) for spec in source], container)  # several paths: one capture
+    elif isinstance(source, str):
+        if _looks_like_payload(source):
+            data = source.encode("utf-8", "surrogatepass")  # a lone surrogate becomes invalid UTF-8, quarantined
+            yield "<string>", stream_messages_guarded(payload_stream(data), "<string>", container)
+        else:
+            yield from _path_sources([source], container)
+    elif isinstance(source, (bytes, bytearray)):
+        yield "<bytes>", stream_messages_guarded(payload_stream(bytes(source)), "<bytes>", container)
+    elif isinstance(source, dict):
+        yield "<iterable>", _iterable_messages([source])
+    else:
+        try:
+            items = iter(source)
+        except TypeError:
+            raise TypeError(
+                f"cannot read a {type(source).__name__}: pass a path, a str/bytes payload or an iterable of messages"
+            ) from None
+        yield "<iterable>", _iterable_messages(items)
+
+
+def _path_sources(specs: list[str], container: str | None) -> Iterator[tuple[str, Iterator[Message]]]:
+    for spec in specs:
+        for path in expand_paths(spec):
+            yield path, file_messages(path, container)
+
+
+def _looks_like_payload(text: str) -> bool:
+    if "\n" in text or "\xfe" in text:
+        return True
+    stripped = text.lstrip("\ufeff \t\r")
+    return stripped[:1] in ("{", "[", '"')
+
+
+def expand_paths(spec: str) -> list[str]:
+    """The files a path names: the file itself, a directory's files (recursively, hidden ones left out), or a glob's.
+
+    >>> expand_paths("/no/such/*.jsonl")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: no files match /no/such/*.jsonl
+    """
+    if os.path.isdir(spec):
+        found = [
+            str(p)
+            for p in sorted(Path(spec).rglob("*"))
+            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(spec).parts)
+        ]
+        if not found:
+            raise FileNotFoundError(f"no files in directory {spec}")
+        return found
+    if os.path.exists(spec):
+        return [spec]
+    if glob.has_magic(spec):
+        found = sorted(p for p in glob.glob(spec, recursive=True) if os.path.isfile(p))
+        if not found:
+            raise FileNotFoundError(f"no files match {spec}")
+        return found
+    raise FileNotFoundError(f"no such file or directory: {spec}")
+
+
+def _iterable_messages(items: Iterable[Any]) -> Iterator[Message]:
+    name = "<iterable>"
+    for offset, item in enumerate(items):
+        if isinstance(item, dict):
+            yield unwrap_record(Message(item, name, offset))
+        elif isinstance(item, (str, bytes, bytearray, memoryview)) or item is None:
+            yield value_message(item, name, offset)
+        elif hasattr(item, "value") and hasattr(item, "offset"):
+            yield record_object(item, name, offset)
+        else:
+            yield Message(item, name, offset, raw=safe_repr(item))

@@ -1,0 +1,76 @@
+r"""Tables: CSV (or tab-separated) and Parquet rows, one message per row.
+
+A row's value is a dict of its columns (an empty CSV cell is None); a row
+holding a saved Kafka record is unwrapped like any other message.
+
+>>> import io
+>>> [m.value for m in csv_messages(io.BytesIO(b"id,name\n1,\n"), "<bytes>", ",")]
+[{'id': '1', 'name': None}]
+
+``csv_messages`` and ``parquet_messages`` are shared by the modules of
+:mod:`cdckit.io` (not public).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import IO, Iterator
+
+from .. import values
+from .message import Message, error_message
+from .records import unwrap_record
+
+__all__: list[str] = []
+
+#: The largest CSV cell read (the csv module's default, 131,072 characters, is too small for large images).
+_CSV_FIELD_LIMIT = 2**31 - 1
+
+
+def csv_messages(stream: IO[bytes], name: str, delimiter: str) -> Iterator[Message]:
+    """The rows of a CSV stream with a header line; a row with invalid UTF-8 or extra fields is quarantined."""
+    text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="")
+    reader = csv.DictReader(text, delimiter=delimiter)
+    for offset, row in enumerate(_csv_rows(reader)):
+        line = reader.line_num
+        clean = {k: (None if v == "" else v) for k, v in row.items()}
+        if any(isinstance(v, str) and _has_surrogate(v) for v in (*clean.values(), *clean.keys())):
+            raw = delimiter.join(v or "" for v in row.values() if isinstance(v, str))
+            raw = raw.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            yield error_message(name, offset, "invalid UTF-8 in CSV row", "invalid_utf8", raw, line)
+            continue
+        if None in clean:  # more fields than the header names
+            extra = clean.pop(None)  # type: ignore[call-overload]
+            yield error_message(name, offset, f"CSV row has {len(extra)} more fields than the header",
+                                "damaged_input", values.dumps(clean), line)
+            continue
+        yield unwrap_record(Message(clean, name, offset, line=line))
+    text.detach()
+
+
+def _csv_rows(reader: csv.DictReader) -> Iterator[dict]:
+    """The rows of a CSV reader, with cells of any size (the csv module's limit is raised while a row is read)."""
+    while True:
+        previous = csv.field_size_limit(_CSV_FIELD_LIMIT)
+        try:
+            row = next(reader, None)
+        finally:
+            csv.field_size_limit(previous)
+        if row is None:
+            return
+        yield row
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\udc80" <= ch <= "\udcff" for ch in text)
+
+
+def parquet_messages(stream: IO[bytes], name: str) -> Iterator[Message]:
+    """The rows of a Parquet stream, read a batch at a time."""
+    import pyarrow.parquet as pq
+
+    offset = 0
+    for batch in pq.ParquetFile(stream).iter_batches(batch_size=65_536):
+        for row in batch.to_pylist():
+            yield unwrap_record(Message(row, name, offset))
+            offset += 1
