@@ -33,8 +33,8 @@ from .dialects.base import Dialect
 from .errors import DecodeError, UnknownDialectError
 from .frame import (ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas, empty_quarantine,
                     rows_inserted)
-from .pairing import PAIRED, Pairer, unpaired_reason
 from .io import LineBlock, Message, file_container, file_pieces, iter_sources
+from .pairing import PAIRED, Pairer, unpaired_reason
 
 __all__ = ["read", "ChunkedRead", "exported_events", "holds_exported_events"]
 

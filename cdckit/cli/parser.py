@@ -13,6 +13,7 @@ from typing import Any, Callable
 from .. import __version__
 from ..dialects import registry
 from ..frame import COLUMN_NAMES, OPS
+from ..io.write import LAYOUTS
 from ..ordering import STREAMS
 from .analysis_commands import run_order, run_schema
 from .compare_commands import run_compare, run_reconcile
@@ -76,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="decode with pandas (default) or Spark (needs Java 17+)")
     sub.add_argument("--partition-by", choices=("table",),
                      help="one folder per database.table (table_name=<database.table>/part-0.<ext>)")
-    sub.add_argument("--layout", choices=("jsonl", "kcat", "text", "csv", "parquet"),
+    sub.add_argument("--layout", choices=LAYOUTS,
                      help="with a dialect: how its messages are laid out (kcat keeps Kafka keys; default: the "
                      "dialect's own, or OUT's suffix)")
     sub.add_argument("--force", action="store_true", help="replace OUT when it exists")
