@@ -38,7 +38,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .capture import events_of
+from .capture import events_of, plain
 from . import values
 from .column_types import infer_kind, is_kind, typed_array
 from .ordering import REPLAY_OPS, table_names
@@ -223,8 +223,7 @@ def table(events: pd.DataFrame, name: str, *, before: bool = False, as_of: Any =
     """
     events = events_of(events)
     changes = _Changes(events, name, as_of, types)
-    frame = changes.rows[META_COLUMNS].reset_index(drop=True)
-    frame.attrs = {}  # the events' attrs (quarantine, declarations) are not this frame's
+    frame = plain(changes.rows[META_COLUMNS].reset_index(drop=True))  # the events' attrs are not this frame's
     frame = frame.astype({"offset": "Int64"}) if len(frame) else frame
     after, problems = changes.typed(changes.after)
     frame = pd.concat([frame, after.rename(columns={c: f"after_{c}" for c in META_COLUMNS})], axis=1)

@@ -24,6 +24,7 @@ import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
 from .. import values
+from ..capture import plain
 from ..frame import ARROW_SCHEMA, COLUMN_NAMES
 
 __all__ = ["check_columns", "events_table", "frame_table", "write_file", "data_files", "read_file", "canonical",
@@ -55,8 +56,7 @@ def check_columns(columns: Any) -> None:
 
 def events_table(events: pd.DataFrame) -> tuple[pa.Table, list[str]]:
     """The frame as an Arrow table: canonical columns with their types, then the others; and notes."""
-    canonical = events[COLUMN_NAMES]
-    canonical.attrs = {}  # the quarantine and report are not written
+    canonical = plain(events[COLUMN_NAMES])  # the quarantine and report are not written
     table = pa.Table.from_pandas(canonical, schema=ARROW_SCHEMA, preserve_index=False)
     extra = [name for name in events.columns if name not in COLUMN_NAMES]
     if not extra:

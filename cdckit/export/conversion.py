@@ -233,9 +233,9 @@ def _encoded(dialect: Dialect, frame: pd.DataFrame) -> list[Record]:
 
 def _account(frame: pd.DataFrame, records: list[Record], dialect: str) -> tuple[dict[str, int], list[str]]:
     """``(dropped, notes)``: the events the records do not give back when decoded, by reason."""
-    back = read(Converted(dialect, records, {}, []).kafka_records(), dialect=dialect)
+    back = read(Converted(dialect, records, {}, []).kafka_records(), dialect=dialect, capture=True)
     given = Counter(frame["op"].astype(object))
-    got = Counter(back["op"].astype(object))
+    got = Counter(back.events["op"].astype(object))
     notes = []
     as_insert = min(given["read"] - got["read"], got["insert"] - given["insert"])
     if as_insert > 0:
@@ -252,7 +252,7 @@ def _account(frame: pd.DataFrame, records: list[Record], dialect: str) -> tuple[
     for op, count in got.items():
         if count > given[op]:
             notes.append(f"{count - given[op]:,} more {op} events were read back than were given")
-    unreadable = back.attrs["quarantine"]
+    unreadable = back.quarantine
     if len(unreadable):
         first = unreadable["reason"].iloc[0]
         notes.append(f"{len(unreadable):,} messages written in {dialect} could not be read back (first: {first})")

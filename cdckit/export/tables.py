@@ -16,9 +16,10 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from ..capture import plain
 from ._arrow_files import count_rows, data_files, frame_table, write_file
-from .engines import is_spark, spark_export
 from .atomic import atomic_path, written_at
+from .engines import is_spark, spark_export
 from .formats import EXTENSIONS, SUFFIX_FORMATS, file_stems, format_of
 from .written import Written
 
@@ -100,8 +101,7 @@ def _write_tables(tables: dict[str, Any], path: Path, format: str | None, overwr
 def _with_pandas_metadata(table: pa.Table, frame: pd.DataFrame) -> pa.Table:
     """``table`` with pandas' schema metadata of ``frame``, so that ``pandas.read_parquet`` gives back the typed
     columns' dtypes (``Int64``, ``boolean``, dates); the table unchanged when pandas cannot describe the frame."""
-    head = frame.head(0)
-    head.attrs = {}  # problems ride in attrs; they are not written
+    head = plain(frame.head(0))  # problems ride in attrs; they are not written
     try:
         metadata = pa.Schema.from_pandas(head, preserve_index=False).metadata
     except (pa.ArrowException, TypeError, ValueError):

@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
+from ..capture import Capture
 from ..detect import detect
 from ..errors import CdcError
 from ..optional import require
@@ -271,11 +272,10 @@ def _detection_section(events: pd.DataFrame, sources: list[str]) -> str:
     return _table(pd.DataFrame(rows), "detection")
 
 
-def _accounting_section(events: pd.DataFrame) -> str:
-    report = events.attrs.get("report") or {}
-    quarantine = events.attrs.get("quarantine")
+def _accounting_section(capture: Capture) -> str:
+    events, report, quarantine = capture.events, capture.report, capture.quarantine
     messages = report.get("messages")
-    quarantined = report.get("quarantined", 0 if quarantine is None else len(quarantine))
+    quarantined = report.get("quarantined", len(quarantine))
     share = f"{readable(100 * quarantined / messages)} %" if messages else ""
     counts = pd.DataFrame([{"messages": messages, "events": len(events), "quarantined": quarantined,
                             "quarantined share": share,
@@ -285,7 +285,7 @@ def _accounting_section(events: pd.DataFrame) -> str:
     if skipped:
         parts.append("<p>Skipped messages (they rightly produce no row):</p>")
         parts.append(_table(pd.DataFrame(sorted(skipped.items()), columns=["reason", "messages"]), "skipped"))
-    if quarantine is not None and len(quarantine):
+    if len(quarantine):
         shown = quarantine.head(QUARANTINE_ROWS)
         columns = [c for c in ("source", "offset", "dialect", "reason_code", "reason", "raw") if c in shown.columns]
         parts.append(f"<p class='error'>{readable(len(quarantine))} message(s) quarantined"
@@ -455,9 +455,10 @@ def _diffs_section(events: pd.DataFrame, sample_diffs: int) -> str:
 # --------------------------------------------------------------------------- the page
 
 
-def build_report(events: pd.DataFrame, *, title: str | None = None, sources: list[str] | None = None,
+def build_report(events: "Capture | pd.DataFrame", *, title: str | None = None, sources: list[str] | None = None,
                  sample_diffs: int = SAMPLE_DIFFS, max_points: int = REPORT_POINTS) -> str:
-    """The report page of decoded ``events`` as one HTML string (DataTables and plotly.js inline, compressed).
+    """The report page of a capture (or decoded ``events``) as one HTML string (DataTables and plotly.js
+    inline, compressed).
 
     ``sources``: the files to show detection for (default: the sources of the
     events and the quarantine that exist as files).
@@ -468,10 +469,11 @@ def build_report(events: pd.DataFrame, *, title: str | None = None, sources: lis
     (True, False)
     """
     _require_viz()
-    quarantine = events.attrs.get("quarantine")
+    capture = Capture.of(events)
+    events, quarantine = capture.with_attrs(), capture.quarantine
     if sources is None:
         names = list(events["source"].dropna().unique())
-        if quarantine is not None and len(quarantine):
+        if len(quarantine):
             names += [s for s in quarantine["source"].dropna().unique() if s not in names]
         sources = [str(s) for s in names]
     ordering_html, report = _ordering_section(events)
@@ -480,7 +482,7 @@ def build_report(events: pd.DataFrame, *, title: str | None = None, sources: lis
     timeline_html, ordering_fig_html, lag_html = (_figure(f, number) for number, f in enumerate(figures))
     body = {
         "detection": _detection_section(events, sources),
-        "accounting": _accounting_section(events),
+        "accounting": _accounting_section(capture),
         "ops": _ops_section(events),
         "timeline": timeline_html,
         "ordering": ordering_html + ordering_fig_html,
@@ -504,12 +506,13 @@ def build_report(events: pd.DataFrame, *, title: str | None = None, sources: lis
 
 
 def write_report(source: Any, path: str | os.PathLike[str], *, dialect: str | None = None,
-                 overwrite: bool = False, title: str | None = None, events: pd.DataFrame | None = None) -> Any:
+                 overwrite: bool = False, title: str | None = None,
+                 events: "Capture | pd.DataFrame | None" = None) -> Any:
     """Read ``source`` (anything :func:`cdckit.read` takes) and write its report to ``path``.
 
     The page is written to a temporary file and renamed into place; an
     existing ``path`` raises ``FileExistsError`` unless ``overwrite``.
-    ``events``: already decoded events of ``source`` (skips the read).
+    ``events``: the already decoded capture (or events) of ``source`` (skips the read).
     Returns :class:`cdckit.export.Written`.
 
     >>> import cdckit, tempfile, pathlib
@@ -524,7 +527,7 @@ def write_report(source: Any, path: str | os.PathLike[str], *, dialect: str | No
     _require_viz()
     target = Path(path)
     if events is None:
-        events = read(source, dialect=dialect)
+        events = read(source, dialect=dialect, capture=True)
     sources = None
     if isinstance(source, (str, os.PathLike)) and os.path.isfile(source):
         sources = [str(source)]
@@ -532,4 +535,5 @@ def write_report(source: Any, path: str | os.PathLike[str], *, dialect: str | No
     with atomic_path(target, overwrite=overwrite) as tmp:
         Path(tmp).write_text(page, encoding="utf-8")
     size = target.stat().st_size
-    return Written(path=target, format="html", rows=len(events), files=[target], bytes=size, notes=[])
+    return Written(path=target, format="html", rows=len(Capture.of(events).events), files=[target], bytes=size,
+                   notes=[])
