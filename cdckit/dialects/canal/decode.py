@@ -18,7 +18,7 @@ import orjson
 from ... import values
 from ...containers import Message
 from ...errors import InvalidValue
-from ...frame import Event
+from ...frame import Event, FastRow
 from ..base import BadMessage, Dialect, SkipMessage, expect_object, require
 from .message import (CONVERTERS, DDL_TYPES, DML_OPS, WATERMARK, check_whole_row, column_kinds, declared_columns,
                      tidb_ts, typed_row, _ROW_ZERO, _kind_name, _txn_id)
@@ -120,7 +120,7 @@ class CanalDecoder(Dialect):
                 before_text = None
             if op == "delete":
                 before_text, after_text = after_text, None
-            rows.append((
+            rows.append(FastRow(
                 op, op_raw, database, None, table, event_time, emit_time,
                 # TiCDC's commit TSO, else values.sortable_text(es, id, index)
                 commit_seq or prefix + (_ROW_ZERO if index == 0 else str(index).zfill(20)),

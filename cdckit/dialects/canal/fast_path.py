@@ -7,7 +7,7 @@ text are worked out once, and any other message is handed back (None).
 
 >>> line = b'{"type":"INSERT","database":"shop","table":"t","es":1,"isDdl":false,"data":[{"id":"1"}],"pkNames":["id"]}'
 >>> row, = CanalFastPath().decode_lines([line])
->>> row[0], row[4], row[12]
+>>> row.op, row.table, row.after
 ('insert', 't', '{"id":"1"}')
 """
 

@@ -9,7 +9,7 @@ distinct text; any message of a shape not foreseen here is handed back
 >>> line = (b'{"op":"c","after":{"id":1},"source":{"db":"shop","table":"t","ts_ms":1,'
 ...         b'"file":"mysql-bin.000001","pos":4,"row":0},"ts_ms":2}')
 >>> row, = DebeziumFastPath().decode_lines([line])
->>> row[0], row[4], row[7], row[12]
+>>> row.op, row.table, row.seq, row.after
 ('insert', 't', 'mysql-bin.000001:00000000000000000004:00000000000000000000', '{"id":1}')
 """
 
@@ -22,6 +22,7 @@ import orjson
 
 from ... import values
 from ...containers import kafka_key
+from ...frame import FastRow
 from ...values import _DIGIT_MAP, _LONG_NUMBER, has_long_number
 from .decode import DebeziumDecoder
 from .envelope import (_DECIMAL, _FLOAT_TYPES, _INT_TYPES, _VARIABLE_DECIMAL, OPS, declared_columns, field_types,
@@ -37,7 +38,7 @@ class DebeziumFastPath(DebeziumDecoder):
     has_line_decoder = True
     uses_kafka_key = True
 
-    def decode_lines(self, lines: list[bytes], keys: list | None = None) -> list[tuple | None]:
+    def decode_lines(self, lines: list[bytes], keys: list | None = None) -> list[FastRow | None]:
         """Change events of many raw messages at once, through msgspec with the images kept raw.
 
         ``keys`` are the messages' Kafka keys as text (None: no key). The
@@ -66,11 +67,11 @@ class DebeziumFastPath(DebeziumDecoder):
         return out
 
     def _line_by_line(self, lines: list[bytes], keys: list | None, plain: tuple[bool, bool, bool],
-                      indexes: list[int] | None = None) -> list[tuple | None]:
+                      indexes: list[int] | None = None) -> list[FastRow | None]:
         """:meth:`decode_lines` one line at a time, for every shape the batch decoder takes on (``indexes``:
         the lines' places in the batch, where column types are declared; by default their own)."""
         decode = _ENVELOPE.decode
-        out: list[tuple | None] = []
+        out: list[FastRow | None] = []
         append = out.append
         for index, line in enumerate(lines):
             try:
@@ -92,12 +93,12 @@ class DebeziumFastPath(DebeziumDecoder):
                 append(None)
         return out
 
-    def _plain_changes(self, lines: list[bytes], keys: list | None) -> list[tuple | None]:
+    def _plain_changes(self, lines: list[bytes], keys: list | None) -> list[FastRow | None]:
         """The usual message (bare or in the schema/payload wrapper, MySQL-style position or none, no
         transaction fields, a Kafka key or none) in one tight loop: msgspec checks the shape
         (:class:`_Plain`, :class:`_Wrapped`), so the loop only formats. Any other message is handed
         back (None) for :meth:`_line_by_line`."""
-        out: list[tuple | None] = []
+        out: list[FastRow | None] = []
         append = out.append
         ops, long_number, digit_map, hand_back, record_branch = OPS, _LONG_NUMBER, _DIGIT_MAP, _HAND_BACK, _record_branch
         dumps, loads = orjson.dumps, orjson.loads  # an image without long numbers, as values.image writes it
@@ -192,21 +193,21 @@ class DebeziumFastPath(DebeziumDecoder):
                          if message.ts_us is not None else None if emit is None else emit * 1_000_000)
             if plan is not None and plan.declared:
                 declare(src.db, src.schema, src.table, plan.declared, index)
-            append((op, op_raw, src.db, src.schema, src.table, event_time, emit_time,
+            append(FastRow(op, op_raw, src.db, src.schema, src.table, event_time, emit_time,
                     seq, None, key_columns, key, before, after, None))
         return out
 
     def _fast_change(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
-                     key_text: Any = None, index: int | None = None) -> tuple | None:
+                     key_text: Any = None, index: int | None = None) -> FastRow | None:
         row = self._fast_row(envelope, schema, plain, key_text)
         if row is not None:
             declared = self._plan(schema).declared
             if declared:
-                self.declare(row[2], row[3], row[4], declared, index)
+                self.declare(row.database, row.schema, row.table, declared, index)
         return row
 
     def _fast_row(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
-                  key_text: Any = None) -> tuple | None:
+                  key_text: Any = None) -> FastRow | None:
         op_raw = envelope.op
         op = OPS.get(op_raw)
         if op is None:
@@ -256,17 +257,17 @@ class DebeziumFastPath(DebeziumDecoder):
         if plain_source and src.ts_ns is None and src.ts_us is None and (ts_ms is None or ts_ms.__class__ is int):
             if pos.__class__ is int and row.__class__ is int and file.__class__ is str and pos >= 0 and row >= 0 \
                     and file and not (file.isascii() and file.isdigit()):
-                return (op, op_raw, src.db, src.schema, src.table or src.collection,
+                return FastRow(op, op_raw, src.db, src.schema, src.table or src.collection,
                         None if ts_ms is None else ts_ms * 1_000_000, emit_time,
                         f"{file}:{str(pos).zfill(20)}:{str(row).zfill(20)}", txn_id, key_columns, key,
                         before_text, after_text, src.query if op_raw == "t" else None)
             if file is None and pos is None and src.lsn is None and src.change_lsn is None \
                     and src.commit_lsn is None and src.scn is None and src.ord is None:
-                return (op, op_raw, src.db, src.schema, src.table or src.collection,
+                return FastRow(op, op_raw, src.db, src.schema, src.table or src.collection,
                         None if ts_ms is None else ts_ms * 1_000_000, emit_time, None, txn_id, key_columns, key,
                         before_text, after_text, src.query if op_raw == "t" else None)
         source = msgspec.structs.asdict(src)
-        return (op, op_raw, src.db, self.schema_name(source), src.table or src.collection, source_time(source),
+        return FastRow(op, op_raw, src.db, self.schema_name(source), src.table or src.collection, source_time(source),
                 emit_time, self.position(source), txn_id, key_columns, key, before_text, after_text,
                 src.query if op_raw == "t" else None)
 
