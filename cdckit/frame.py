@@ -177,7 +177,8 @@ class FastRow(NamedTuple):
 
 
 if list(FastRow._fields) != EVENT_FIELDS:  # the batch decoders' rows go into the frame by position
-    raise ImportError(f"FastRow's fields {FastRow._fields} are not the frame's event columns {EVENT_FIELDS}")
+    raise ImportError(f"FastRow's fields {FastRow._fields} are not the frame's event columns "
+                      f"{EVENT_FIELDS}")
 event_row = attrgetter(*EVENT_FIELDS)
 EVENT_SCHEMA = pa.schema([field for field in ARROW_SCHEMA if field.name in EVENT_FIELDS])
 
@@ -187,7 +188,8 @@ _KINDS = ["time" if typ == _TIME else "texts" if pa.types.is_list(typ) else "tex
 
 
 def row_problem(row: tuple) -> str | None:
-    """Why an event row (a tuple of :data:`EVENT_FIELDS`, e.g. a :class:`FastRow`) cannot go into the frame, or None when it can.
+    """Why an event row (a tuple of :data:`EVENT_FIELDS`, e.g. a :class:`FastRow`) cannot go into the frame, or
+    None when it can.
 
     The one rule for what the frame holds: ``op`` one of :data:`OPS`, names
     and images text (valid UTF-8), times whole nanoseconds a timestamp can
