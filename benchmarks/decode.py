@@ -1,7 +1,7 @@
 """Decode benchmark: cdckit against the floor of any Python decoder and against hand-written Spark.
 
 Generates N Debezium JSON lines (~740 bytes each) and N Canal flat-message
-lines (:mod:`cdckit.samples.synthetic`), then measures, every figure in the
+lines (:mod:`cdckit.samples.lines`), then measures, every figure in the
 same run:
 
 pandas path
@@ -48,7 +48,8 @@ import orjson
 import pandas as pd
 
 import cdckit
-from cdckit.samples.synthetic import LINE_MAKERS, debezium_line
+from cdckit.samples.lines import debezium_line
+from cdckit.samples.synthetic import LINE_MAKERS
 
 DIALECTS = ("debezium", "canal")
 

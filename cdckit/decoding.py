@@ -35,7 +35,7 @@ from .dialects import registry
 from .column_types import TYPE_COLUMNS
 from .dialects.base import BadMessage, Columns, Dialect, SkipMessage
 from .errors import InvalidValue
-from .frame import _PANDAS_TYPES, Event, FrameBuilder, event_row, event_table, row_problem
+from .frame import _PANDAS_TYPES, Event, FastRow, FrameBuilder, event_row, event_table, row_problem
 
 __all__ = ["Sink", "FrameSink", "MessageDecoder", "column_types_frame", "family_hint", "gc_paused", "gc_resumed"]
 
@@ -502,7 +502,7 @@ class MessageDecoder:
                     sink.read(name, 1)
                     sink.half(light(index), name, result)
                     continue
-                rows = [result] if result.__class__ is tuple else result
+                rows = [result] if isinstance(result, tuple) else result  # a tuple or a FastRow: one event
                 if any(row_problem(row) for row in rows):
                     slow(index)
                 else:
@@ -516,7 +516,7 @@ class MessageDecoder:
         for index in range(lo, hi):
             result = results[index]
             kind = result.__class__
-            if kind is tuple:
+            if kind is FastRow or kind is tuple:
                 rows.append(result)
                 row_offsets.append(offsets[index])
                 firsts.append(True)
@@ -537,7 +537,7 @@ class MessageDecoder:
     def _split(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
                slow: Any, light: Any) -> None:
         bad = [index for index in range(lo, hi) if results[index].__class__ is not Event
-               and any(row_problem(row) for row in ([results[index]] if results[index].__class__ is tuple
+               and any(row_problem(row) for row in ([results[index]] if isinstance(results[index], tuple)
                                                    else results[index]))]
         if not bad:  # the rule missed what Arrow refused: every message of the run goes alone
             for index in range(lo, hi):

@@ -24,7 +24,7 @@ from .dialects import registry
 from .dialects.base import Dialect, Match
 from .errors import AmbiguousDialectError, UnknownDialectError
 
-__all__ = ["Detection", "detect", "score_message", "choose", "choose_for_read", "FLOOR", "LOW"]
+__all__ = ["Detection", "detect", "score_message", "choose", "choose_for_read", "FLOOR", "LOW", "CLAIM", "DEFERRED"]
 
 #: How many messages of each source ``detect`` and ``read`` look at.
 DEFAULT_SAMPLE = 50
@@ -32,6 +32,11 @@ DEFAULT_SAMPLE = 50
 FLOOR = 0.3
 #: Below this mean score a verdict is flagged as low-confidence (the CLI and the report say so).
 LOW = 0.6
+#: A variant (a subclass of a dialect, e.g. Arcion of Debezium) this sure of a message claims it from the
+#: dialect it extends: the most specific dialect wins (:func:`score_message`).
+CLAIM = 0.9
+#: The most a dialect keeps of its score on a message one of its variants claims (it stays a runner-up).
+DEFERRED = 0.5
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,18 @@ class Detection:
 
 
 def score_message(value: Any, dialects: list[Dialect]) -> list[tuple[str, Match]]:
-    """Every dialect's match on one message value, best first."""
+    """Every dialect's match on one message value, best first.
+
+    The most specific dialect wins: a dialect knows nothing of its variants
+    (its subclasses), so when a variant among ``dialects`` scores at least
+    :data:`CLAIM` on the message, the dialect it extends keeps at most
+    :data:`DEFERRED` of its own score there.
+
+    >>> from cdckit.dialects import registry
+    >>> value = {"op": "c", "after": {"id": "1"}, "source": {"connector": "MYSQL", "db": "d", "table": "t"}}
+    >>> [(name, match.score) for name, match in score_message(value, registry.all_dialects())]
+    [('arcion', 0.95), ('debezium', 0.5)]
+    """
     found = []
     for dialect in dialects:
         try:
@@ -89,9 +105,16 @@ def score_message(value: Any, dialects: list[Dialect]) -> list[tuple[str, Match]
         except Exception:  # a detector must never stop detection
             match = None
         if match is not None and match.score > 0:
-            found.append((dialect.name, match))
-    found.sort(key=lambda item: -item[1].score)
-    return found
+            found.append((dialect, match))
+    claimants = [type(dialect) for dialect, match in found if match.score >= CLAIM]
+    ranked = []
+    for dialect, match in found:
+        if match.score > DEFERRED and any(issubclass(variant, type(dialect)) and variant is not type(dialect)
+                                          for variant in claimants):
+            match = Match(DEFERRED, match.evidence)
+        ranked.append((dialect.name, match))
+    ranked.sort(key=lambda item: -item[1].score)
+    return ranked
 
 
 def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None, *, ties: str = "raise") -> Detection:

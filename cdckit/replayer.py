@@ -197,10 +197,7 @@ def is_partial(dialect: Any) -> bool:
     >>> is_partial("shareplex"), is_partial("canal"), is_partial("no-such-dialect")
     (True, False, False)
     """
-    try:
-        return bool(registry.get(dialect).partial_updates)
-    except Exception:
-        return False
+    return registry.flag(dialect, "partial_updates")
 
 
 #: The columns :func:`replay_rows` reads.

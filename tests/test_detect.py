@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -82,3 +84,46 @@ def test_a_tie_is_reported_as_ambiguous():
         choose(msgs, [_Fixed("one", 0.5), _Fixed("two", 0.5)])
     assert caught.value.candidates == ("one", "two")
     assert choose(msgs, [_Fixed("one", 0.5), _Fixed("two", 0.6)]).dialect == "two"
+
+
+def _marked_debezium_class():
+    """A variant of Debezium that Debezium knows nothing of: sure of a message whose source has ``marker``."""
+    from cdckit.dialects.debezium import Debezium, unwrap
+
+    class MarkedDebezium(Debezium):
+        name = "marked_debezium"
+
+        def detect(self, value):
+            payload, _ = unwrap(value)
+            source = payload.get("source") if payload is not None else None
+            return Match(0.9, ("source.marker",)) if isinstance(source, dict) and "marker" in source else None
+
+    return MarkedDebezium
+
+
+def test_a_registered_variant_sure_of_a_message_wins_over_the_dialect_it_extends(monkeypatch):
+    from cdckit.dialects import registry
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))  # registered for this test only
+    registry.register(_marked_debezium_class())
+    source = {"connector": "mysql", "db": "shop", "table": "t", "file": "mysql-bin.000001", "pos": 4, "row": 0}
+    plain = {"op": "c", "after": {"id": 1}, "source": source}
+    marked = {"op": "c", "after": {"id": 1}, "source": dict(source, marker=True)}
+    assert registry.create("debezium").detect(marked).score == 0.9  # Debezium is as sure as its variant
+    detection = cdckit.detect([json.dumps(marked)] * 3)
+    assert (detection.dialect, detection.runner_up) == ("marked_debezium", "debezium")
+    assert detection.scores["debezium"] < detection.scores["marked_debezium"]
+    assert cdckit.detect([json.dumps(plain)] * 3).dialect == "debezium"  # no marker: no claim
+
+
+def test_a_variant_unsure_of_a_message_leaves_it_to_the_dialect_it_extends():
+    from cdckit.detect import CLAIM, score_message
+
+    class Unsure(_marked_debezium_class()):
+        def detect(self, value):
+            found = super().detect(value)
+            return None if found is None else Match(CLAIM - 0.1, found.evidence)
+
+    marked = {"op": "c", "after": {"id": 1}, "source": {"connector": "mysql", "marker": 1}}
+    ranked = score_message(marked, [cdckit.dialects.create("debezium"), Unsure()])
+    assert [name for name, _ in ranked] == ["debezium", "marked_debezium"]

@@ -60,7 +60,7 @@ import pandas as pd
 
 from .. import values
 from ..containers import Message
-from ..frame import Event
+from ..frame import Event, FastRow
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
 from .registry import register
 
@@ -210,7 +210,7 @@ class AwsDms(Dialect):
                     before = image_text(extra[0]) if extra else None
                 txn = meta.transaction_id
                 schema = meta.schema_name or None
-                append((op, meta.operation, schema, schema, meta.table_name or None,
+                append(FastRow(op, meta.operation, schema, schema, meta.table_name or None,
                         values.text_time_to_ns(meta.commit_timestamp, tz), values.text_time_to_ns(meta.timestamp, tz),
                         position_seq(meta.stream_position, meta.transaction_record_id),
                         None if txn is None else str(txn), None, None, before, after, None))

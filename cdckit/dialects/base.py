@@ -144,8 +144,9 @@ class Dialect:
     def decode_lines(self, lines: list[bytes]) -> list[tuple | list[tuple] | None]:
         """Decode many raw JSON messages (without Kafka keys) at once, for speed.
 
-        For each message: its events as tuples of :data:`cdckit.frame.EVENT_FIELDS`
-        (one tuple, or a list of them), one :class:`~cdckit.frame.Event` with
+        For each message: its events as :class:`cdckit.frame.FastRow` (the
+        :data:`cdckit.frame.EVENT_FIELDS` by position; one row, or a list of
+        them; a plain tuple in that order is taken too), one :class:`~cdckit.frame.Event` with
         ``half`` set for half of a split update, or None to hand the message
         back to :meth:`decode` (anything unusual: bad JSON, rare shapes,
         errors). For every message it does not hand back it must give exactly

@@ -64,7 +64,7 @@ import pandas as pd
 
 from .. import values
 from ..containers import Message
-from ..frame import Event
+from ..frame import Event, FastRow
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
 from .registry import register
 
@@ -266,7 +266,7 @@ class DataHubBlob(Dialect):
         seq = values.sortable(payload.sequenceId)
         key_columns = primary_key(schema.primaryKey)
         if op_raw not in _NEEDS:
-            return (op, op_raw, source.dbName, source.schemaName, table, event_time, emit_time, seq, None,
+            return FastRow(op, op_raw, source.dbName, source.schemaName, table, event_time, emit_time, seq, None,
                     key_columns, None, None, None, None)
         require_routing(table, seq)
         kinds, declared = self._column_kinds(schema.dataColumn)
@@ -279,7 +279,7 @@ class DataHubBlob(Dialect):
             return Event(op=op, op_raw=op_raw, database=source.dbName, schema=source.schemaName, table=table,
                          event_time=event_time, emit_time=emit_time, seq=seq, key_columns=key_columns, key=key,
                          before=before_text, after=after_text, half=half)
-        return (op, op_raw, source.dbName, source.schemaName, table, event_time, emit_time, seq, None,
+        return FastRow(op, op_raw, source.dbName, source.schemaName, table, event_time, emit_time, seq, None,
                 key_columns, key, before_text, after_text, None)
 
     def _column_kinds(self, columns: msgspec.Raw) -> tuple[dict[str, str], dict[str, tuple]]:

@@ -51,7 +51,7 @@ import pandas as pd
 
 from .. import values
 from ..containers import Message
-from ..frame import Event
+from ..frame import Event, FastRow
 from .base import BadMessage, Dialect, Match, Record, require, rows_of
 from .registry import register
 
@@ -197,7 +197,7 @@ class DataHubTuple(Dialect):
             return Event(op=op, op_raw=op_raw, database=database, schema=schema, table=table, event_time=event_time,
                          seq=seq, before=image if half == "before" else None,
                          after=image if half == "after" else None, half=half)
-        return (op, op_raw, database, schema, table, event_time, None, seq, None, None, None,
+        return FastRow(op, op_raw, database, schema, table, event_time, None, seq, None, None, None,
                 image if op == "delete" else None, image if op == "insert" else None, None)
 
     # ------------------------------------------------------------ encoding

@@ -62,7 +62,7 @@ import pandas as pd
 
 from .. import values
 from ..containers import Message
-from ..frame import Event
+from ..frame import Event, FastRow
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
 from .registry import register
 
@@ -283,7 +283,7 @@ class DataWorks(Dialect):
         if ddl is not None and ddl.__class__ is not str:
             raise BadMessage("payload.ddl.text is not text")
         timestamp = payload.timestamp
-        return (
+        return FastRow(
             op, op_raw, source.dbName, source.schema, source.table,
             None if timestamp is None else epoch_ms_to_ns(timestamp.eventTime), None,
             values.sortable(payload.scn), None, key_columns,

@@ -57,7 +57,7 @@ import pandas as pd
 
 from .. import values
 from ..containers import Message, kafka_key
-from ..frame import Event
+from ..frame import Event, FastRow
 from .base import BadMessage, Match, Record, expect_object, rows_of
 from .debezium import OPS, Debezium, envelope_time, kafka_payload, source_time, unwrap
 from .registry import register
@@ -145,7 +145,7 @@ class DebeziumMongoDB(Debezium):
         source = payload.source
         envelope = {"ts_ms": payload.ts_ms, "transaction": payload.transaction}
         key_columns = None if ident is _MISSING else ["_id"]
-        return (op, op_raw, source.get("db"), None, source.get("collection") or source.get("table"),
+        return FastRow(op, op_raw, source.get("db"), None, source.get("collection") or source.get("table"),
                 source_time(source), envelope_time(envelope), self.position(source),
                 _transaction(self, envelope, source), key_columns,
                 None if key_columns is None else values.key_of({"_id": ident}, key_columns),

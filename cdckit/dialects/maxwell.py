@@ -50,7 +50,7 @@ import pandas as pd
 
 from .. import values
 from ..containers import Message
-from ..frame import Event
+from ..frame import Event, FastRow
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
 from .registry import register
 
@@ -230,7 +230,7 @@ class Maxwell(Dialect):
                 elif op != "update":
                     before = None
                 xid = message.xid
-                append((op, message.type, message.database, None, message.table,
+                append(FastRow(op, message.type, message.database, None, message.table,
                         epoch_time(message.ts, message.ts_ms), push_time(message.push_ts),
                         binlog_seq(message.position, message.xoffset, message.commit),
                         None if xid is None else str(xid), key_columns,

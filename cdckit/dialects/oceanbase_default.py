@@ -54,7 +54,7 @@ import pandas as pd
 
 from .. import values
 from ..containers import Message
-from ..frame import Event
+from ..frame import Event, FastRow
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
 from .registry import register
 
@@ -195,7 +195,7 @@ class OceanBaseDefault(Dialect):
                 head = (op, op_raw, database, None, meta.table_name or None, event_time, None,
                         sequence_of(meta.storeDataSequence), txn_id_of(meta.uniqueId))
                 if op == "heartbeat":
-                    append(head + (None, None, None, None, None))
+                    append(FastRow(*head, None, None, None, None, None))
                     continue
                 prev = raw_object(record.prevStruct, "prevStruct") if op in ("update", "delete") else None
                 post = raw_object(record.postStruct, "postStruct") if op != "delete" else None
@@ -205,7 +205,7 @@ class OceanBaseDefault(Dialect):
                 columns = split_key(meta.record_primary_key)
                 key_side = None if columns is None else "before" if op == "delete" else "after"
                 before, after, key_row = self.line_images(prev, post, key_side, head, index)
-                append(head + (columns, key_text(key_row, columns, meta.record_primary_value), before, after, None))
+                append(FastRow(*head, columns, key_text(key_row, columns, meta.record_primary_value), before, after, None))
             except (msgspec.DecodeError, ValueError, BadMessage):  # ValueError covers bad UTF-8 in an image
                 append(None)
         return out

@@ -72,7 +72,7 @@ import pandas as pd
 from .. import values
 from ..containers import Message
 from ..errors import InvalidValue
-from ..frame import Event
+from ..frame import Event, FastRow
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
 from .registry import register
 
@@ -261,7 +261,7 @@ class Ogg(Dialect):
                     key = values.key_of(before, key_columns)
                 else:
                     key = values.key_of(after if before is None else {**before, **after}, key_columns)
-                append((op, op_raw, *names, self.time(message.op_ts, "op_ts"),
+                append(FastRow(op, op_raw, *names, self.time(message.op_ts, "op_ts"),
                         self.time(message.current_ts, "current_ts"), values.sortable(message.pos), None,
                         None if key_columns is None else list(key_columns), key, before_text, after_text, None))
             except errors:

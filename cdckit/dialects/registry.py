@@ -18,7 +18,10 @@ from importlib.metadata import entry_points
 from ..errors import UnknownDialectError
 from .base import Dialect
 
-__all__ = ["register", "get", "create", "names", "all_dialects"]
+__all__ = ["register", "get", "create", "names", "all_dialects", "flag", "FLAGS"]
+
+#: The class flags of a dialect that :func:`flag` reads (see :class:`~cdckit.dialects.base.Dialect`).
+FLAGS = ("partial_updates", "whole_files", "splits_updates", "contiguous_seq")
 
 _REGISTRY: dict[str, type[Dialect]] = {}
 _plugins_loaded = False
@@ -71,3 +74,26 @@ def create(name: str, tz: str | None = None) -> Dialect:
 def all_dialects(tz: str | None = None) -> list[Dialect]:
     """One instance of every registered dialect."""
     return [cls(tz=tz) for cls in (_REGISTRY[n] for n in names())]
+
+
+def flag(name: str | None, which: str) -> bool:
+    """The class flag ``which`` (one of :data:`FLAGS`) of the dialect registered as ``name``.
+
+    None, an unknown name or anything but text is False (a frame's ``dialect``
+    column may hold a missing value or a plug-in's name not installed here).
+    A misspelt flag raises ``ValueError``.
+
+    >>> flag("shareplex", "partial_updates"), flag("canal", "partial_updates")
+    (True, False)
+    >>> flag(None, "whole_files"), flag("no-such-dialect", "whole_files"), flag("wal2json", "whole_files")
+    (False, False, True)
+    """
+    if which not in FLAGS:
+        raise ValueError(f"unknown dialect flag {which!r}; the flags are {', '.join(FLAGS)}")
+    if not isinstance(name, str):
+        return False
+    try:
+        found = get(name)
+    except UnknownDialectError:
+        return False
+    return bool(getattr(found, which))

@@ -51,7 +51,7 @@ import pandas as pd
 
 from .. import values
 from ..containers import Message
-from ..frame import Event
+from ..frame import Event, FastRow
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
 from .registry import register
 
@@ -244,7 +244,7 @@ class SharePlex(Dialect):
                 self._tables.clear()
             names = self._tables[meta.table] = split_table(meta.table)
         database, table = names
-        return (op, op_raw, database, None, table, self.time(meta.time, "time"),
+        return FastRow(op, op_raw, database, None, table, self.time(meta.time, "time"),
                 self.time(meta.posttime, "posttime"), seq_of(meta.scn, meta.seq), text_or_none(meta.trans),
                 key_columns, key_text, before, after, None)
 

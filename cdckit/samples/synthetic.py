@@ -1,9 +1,10 @@
 """Large synthetic captures, written fast: for benchmarks and the Spark notebook.
 
 Lines are produced directly in the dialect's format (no canonical events in
-between), deterministic for a seed, about 740 bytes per Debezium line and
-400 per Canal line. ``disorder`` swaps neighbouring messages and
-``redeliver`` repeats some, so ordering checks have something to find.
+between; :mod:`cdckit.samples.lines` makes them), deterministic for a seed,
+about 740 bytes per Debezium line and 400 per Canal line. ``disorder`` swaps
+neighbouring messages and ``redeliver`` repeats some, so ordering checks
+have something to find.
 
 >>> import json
 >>> first = json.loads(debezium_line(7))
@@ -17,13 +18,9 @@ import random
 from pathlib import Path
 from typing import Callable
 
-from ..dialects import canal, debezium
+from .lines import canal_line, debezium_line
 
 __all__ = ["debezium_line", "canal_line", "LINE_MAKERS", "write_capture"]
-
-#: The lines themselves are made in the dialect modules (they alone know the field names).
-debezium_line: Callable[[int], bytes] = debezium.synthetic_line
-canal_line: Callable[[int], bytes] = canal.synthetic_line
 
 
 LINE_MAKERS: dict[str, Callable[[int], bytes]] = {"debezium": debezium_line, "canal": canal_line}

@@ -1,0 +1,238 @@
+"""Decoding one Debezium message: changes, tombstones, transaction markers, schema changes, logical messages.
+
+:class:`DebeziumDecoder` holds what :class:`~cdckit.dialects.debezium.Debezium`
+does with one message (:meth:`~DebeziumDecoder.decode`) and the hooks its
+variants override (:meth:`~DebeziumDecoder.typed_image`,
+:meth:`~DebeziumDecoder.key_columns`, :meth:`~DebeziumDecoder.schema_name`,
+:meth:`~DebeziumDecoder.position`).
+
+>>> DebeziumDecoder().position({"file": "mysql-bin.000003", "pos": 154, "row": 0})
+'mysql-bin.000003:00000000000000000154:00000000000000000000'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ... import values
+from ...containers import Message
+from ...frame import Event
+from ..base import BadMessage, Dialect, SkipMessage, expect_object
+from .envelope import (OPS, avro_unwrapped, declared_columns, envelope_time, field_types, field_types_of,
+                       is_avro_json, kafka_payload, kafka_schema_name, source_time, table_id_parts, typed_value,
+                       unwrap)
+
+__all__ = ["DebeziumDecoder"]
+
+
+class DebeziumDecoder(Dialect):
+    """One Debezium message at a time (the base of :class:`~cdckit.dialects.debezium.Debezium`)."""
+
+    def decode(self, message: Message) -> list[Event]:
+        value = message.value
+        if value is None:
+            return [self.tombstone(message, "null")]
+        payload, schema = unwrap(value)
+        if payload is None:
+            raise BadMessage(f"expected a Debezium change event as a JSON object, got {type(value).__name__}")
+        if is_avro_json(payload):
+            payload = avro_unwrapped(payload)
+        if "status" in payload and payload.get("status") in ("BEGIN", "END"):
+            return [self.transaction_marker(payload)]
+        if "op" not in payload and ("ddl" in payload or "historyRecord" in payload):
+            return self.schema_change(payload)
+        if payload.get("op") == "m":
+            return [self.logical_message(payload)]
+        return [self.change(payload, schema, message.key)]
+
+    def change(self, payload: dict[str, Any], schema: dict[str, Any] | None, kafka_key: Any) -> Event:
+        from ..debezium_mongodb import is_mongodb, mongodb_change  # its own module, which builds on this one
+
+        if is_mongodb(payload):
+            return mongodb_change(self, payload, kafka_key)
+        op_raw = payload.get("op")
+        if op_raw is None:
+            raise BadMessage("missing required field op")
+        op = OPS.get(op_raw)
+        if op is None:
+            raise BadMessage(f"unknown op {op_raw!r}")
+        source = payload.get("source") or {}
+        types = field_types(schema)
+        before = self.typed_image(payload.get("before"), types.get("before"), "before")
+        after = self.typed_image(payload.get("after"), types.get("after"), "after")
+        if op in ("insert", "read") and after is None:
+            raise BadMessage(f"op {op_raw!r} without an after image")
+        if op == "delete" and before is None:
+            raise BadMessage(f"op {op_raw!r} without a before image")
+        key_columns = self.key_columns(kafka_key, before, after)
+        keyed = before if op == "delete" else after
+        event = Event(
+            op=op,
+            op_raw=op_raw,
+            database=source.get("db"),
+            schema=self.schema_name(source),
+            table=source.get("table") or source.get("collection"),
+            event_time=source_time(source),
+            emit_time=envelope_time(payload),
+            seq=self.position(source),
+            txn_id=self.transaction_id(payload, source),
+            key_columns=key_columns,
+            key=values.key_of(keyed, key_columns),
+            before=values.image(before),
+            after=values.image(after),
+            ddl=source.get("query") if op_raw == "t" else None,
+        )
+        if types:
+            self.declare(event.database, event.schema, event.table, declared_columns(types))
+        return event
+
+    def typed_image(self, row: Any, types: dict[str, dict[str, Any]] | None, which: str) -> dict[str, Any] | None:
+        """The image with values typed from the schema (unchanged without one)."""
+        if row is None:
+            return None
+        row = expect_object(row, which)
+        if not types:
+            return dict(row)
+        return {name: typed_value(value, types.get(name)) for name, value in row.items()}
+
+    def key_columns(self, kafka_key: Any, before: dict | None, after: dict | None) -> list[str] | None:
+        key = kafka_payload(kafka_key)
+        if isinstance(key, dict) and key:
+            return list(key)
+        return None
+
+    def schema_name(self, source: dict[str, Any]) -> str | None:
+        return source.get("schema")
+
+    def position(self, source: dict[str, Any]) -> str | None:
+        """The connector's log position as a sortable string."""
+        file, pos = source.get("file"), source.get("pos")
+        if file is not None or pos is not None:
+            row = source.get("row") or 0
+            if pos.__class__ is int and row.__class__ is int and file.__class__ is str and pos >= 0 and row >= 0 \
+                    and not (file.isascii() and file.isdigit()) and file:
+                return f"{file}:{str(pos).zfill(20)}:{str(row).zfill(20)}"  # sortable_text's common MySQL case
+            return values.sortable_text(file, pos, row)
+        if source.get("lsn") is not None:
+            return values.sortable(source["lsn"])
+        if source.get("change_lsn") is not None or source.get("commit_lsn") is not None:
+            return values.sortable_text(source.get("commit_lsn"), source.get("change_lsn"),
+                                        source.get("event_serial_no"))
+        if source.get("scn") is not None:
+            return values.sortable(source["scn"])
+        if source.get("ord") is not None:
+            return values.sortable_text(source.get("ts_ms"), source["ord"])
+        return None
+
+    def transaction_id(self, payload: dict[str, Any], source: dict[str, Any]) -> str | None:
+        txn = payload.get("transaction")
+        if isinstance(txn, dict) and txn.get("id") not in (None, ""):
+            return str(txn["id"])
+        for field in ("txId", "gtid", "xid"):
+            found = source.get(field)
+            if found is not None and found != "":
+                return str(found)
+        return None
+
+    def tombstone(self, message: Message, op_raw: str) -> Event:
+        """A Kafka tombstone, keyed by the Kafka key (table from the key schema name)."""
+        key = kafka_payload(message.key)
+        names = kafka_schema_name(message.key)
+        database = table = None
+        parts = names.split(".") if names else []
+        if len(parts) >= 4 and parts[-1] == "Key":
+            database, table = parts[-3], parts[-2]
+        columns = list(key) if isinstance(key, dict) and key else None
+        if columns and isinstance(key, dict):
+            types = field_types_of(message.key)
+            key = {name: typed_value(v, types.get(name)) for name, v in key.items()}
+        return Event(
+            op="tombstone",
+            op_raw=op_raw,
+            database=database,
+            table=table,
+            key_columns=columns,
+            key=values.key_of(key, columns) if isinstance(key, dict) else None,
+        )
+
+    def transaction_marker(self, payload: dict[str, Any]) -> Event:
+        status = payload["status"]
+        return Event(
+            op="begin" if status == "BEGIN" else "commit",
+            op_raw=status,
+            event_time=values.ms_to_ns(payload.get("ts_ms")),
+            txn_id=None if payload.get("id") in (None, "") else str(payload["id"]),
+        )
+
+    def schema_change(self, payload: dict[str, Any]) -> list[Event]:
+        """One ``ddl`` event per table a schema change record changes (one event when it names none)."""
+        source = payload.get("source") or {}
+        if "historyRecord" in payload:  # Flink CDC: the schema history record as JSON text
+            record = payload["historyRecord"]
+            try:
+                record = values.loads(record) if isinstance(record, str) else record
+            except ValueError as err:
+                raise BadMessage(f"historyRecord is not JSON: {err}") from err
+            payload = expect_object(record, "historyRecord")
+            source = source or payload.get("source") or {}
+        source = expect_object(source, "source")
+        ddl = payload.get("ddl")
+        if not ddl:
+            raise SkipMessage("schema change without DDL text")
+        changes = payload.get("tableChanges") or [None]
+        if not isinstance(changes, list):
+            raise BadMessage(f"tableChanges is not a list: {changes!r}")
+        events = []
+        for change in changes:
+            database = payload.get("databaseName") or source.get("db")
+            schema = payload.get("schemaName") or None
+            table = source.get("table")
+            op_raw, key_columns, columns = "ddl", None, None
+            if change is not None:
+                change = expect_object(change, "tableChanges item")
+                op_raw = str(change.get("type") or "ddl")
+                names = table_id_parts(change.get("id"))
+                if names:
+                    table = names[-1]
+                    if len(names) == 3:
+                        database, schema = names[0], names[1]
+                    elif len(names) == 2:
+                        if database in (None, names[0]):
+                            database = names[0]
+                        else:
+                            schema = names[0]
+                definition = change.get("table")
+                if isinstance(definition, dict):
+                    keys = definition.get("primaryKeyColumnNames")
+                    key_columns = [str(k) for k in keys] if isinstance(keys, list) and keys else None
+                    columns = definition
+            events.append(Event(
+                op="ddl",
+                op_raw=op_raw,
+                database=database,
+                schema=schema,
+                table=table,
+                event_time=source_time(source) or values.ms_to_ns(payload.get("ts_ms")),
+                seq=self.position(source),
+                key_columns=key_columns,
+                after=values.image(columns),
+                ddl=ddl,
+            ))
+        return events
+
+    def logical_message(self, payload: dict[str, Any]) -> Event:
+        """A logical-decoding message (``op`` ``m``): ``other``, its ``message`` kept as the after image."""
+        source = expect_object(payload.get("source") or {}, "source")
+        message = payload.get("message")
+        return Event(
+            op="other",
+            op_raw="m",
+            database=source.get("db") or None,
+            schema=self.schema_name(source) or None,  # a non-transactional message names none ("")
+            table=source.get("table") or None,
+            event_time=source_time(source),
+            emit_time=envelope_time(payload),
+            seq=self.position(source),
+            txn_id=self.transaction_id(payload, source),
+            after=None if message is None else values.image(expect_object(message, "message")),
+        )

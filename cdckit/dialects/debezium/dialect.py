@@ -1,0 +1,68 @@
+"""The Debezium dialect: what it is called, how it is recognised, and the parts it is made of.
+
+:class:`Debezium` is the one-message decoder (:mod:`.decode`), the batch
+decoder (:mod:`.fast_path`) and the encoder (:mod:`.encode`) under one
+registry name. Its variants (Arcion, Lindorm, ...) subclass it and recognise
+their own messages; detection prefers a variant that is sure of a message
+over the dialect it extends (:func:`cdckit.detect.score_message`).
+
+>>> Debezium().detect({"op": "c", "after": {"id": 1}, "source": {"connector": "mysql"}}).score
+0.9
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..base import Match
+from ..registry import register
+from .encode import DebeziumEncoder
+from .envelope import KNOWN_CONNECTORS, envelope_shape, unwrap
+from .fast_path import DebeziumFastPath
+
+__all__ = ["Debezium"]
+
+
+@register
+class Debezium(DebeziumFastPath, DebeziumEncoder):
+    """Plain Debezium change events (any connector)."""
+
+    name = "debezium"
+    title = "Debezium JSON"
+    spec = "public Debezium documentation"
+    quirks = (
+        "Key columns come only from the Kafka key: a file of values alone has none.",
+        "A delete is followed by a tombstone (a null value) that only carries the key.",
+        "DECIMAL columns arrive as Base64 of the unscaled integer; the schema's scale makes them numbers again.",
+        "seq is the connector's own log position (binlog file:pos:row, LSN, SCN), zero-padded to sort as text.",
+        "ts_ms in source is when the change happened; ts_ms in the envelope is when Debezium processed it.",
+    )
+
+    # ------------------------------------------------------------ detection
+
+    def detect(self, value: Any) -> Match | None:
+        if value is None:
+            return Match(0.3, ("null value (Kafka tombstone)",))
+        payload, schema = unwrap(value)
+        if payload is None:
+            return None
+        if payload.get("status") in ("BEGIN", "END") and "id" in payload and (
+            "event_count" in payload or "data_collections" in payload
+        ):
+            return Match(0.9, ("status", "id", "data_collections"))
+        if "ddl" in payload and ("tableChanges" in payload or "databaseName" in payload):
+            return Match(0.9, ("ddl", "tableChanges" if "tableChanges" in payload else "databaseName"))
+        if isinstance(payload.get("historyRecord"), str) and "op" not in payload:
+            return Match(0.9, ("historyRecord (Flink CDC schema change)",))
+        shape = envelope_shape(payload)
+        if shape is None:
+            return None
+        source = payload.get("source")
+        if isinstance(source, dict):
+            connector = source.get("connector")
+            if isinstance(connector, str) and connector in KNOWN_CONNECTORS:
+                return Match(0.9, shape + ("source.connector=" + connector,))
+            markers = [f"source.{f}" for f in ("file", "lsn", "change_lsn", "scn", "txId", "ord") if f in source]
+            if markers:
+                return Match(0.85, shape + tuple(markers))
+        return Match(0.6, shape)

@@ -1,0 +1,259 @@
+"""The Debezium envelope: its field values, its Kafka Connect schema types, and the helpers the family shares.
+
+Used by :mod:`.decode`, :mod:`.fast_path` and :mod:`.encode`, and by the
+dialects built on Debezium (Arcion, Lindorm, Debezium MongoDB, Debezium
+flat).
+
+>>> unwrap({"schema": {}, "payload": {"op": "c"}})
+({'op': 'c'}, {})
+>>> envelope_shape({"op": "c", "after": {"id": 1}, "source": {}})
+('op=c', 'after', 'source')
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from decimal import Decimal
+from typing import Any
+
+from ... import values
+
+__all__ = ["OPS", "KNOWN_CONNECTORS", "LOGICAL_KINDS", "SCHEMA_KINDS", "AVRO_TYPES", "field_kind",
+           "declared_columns", "unwrap", "envelope_shape", "is_avro_json", "avro_unwrapped", "table_id_parts",
+           "field_types", "field_types_of", "typed_value", "kafka_payload", "kafka_schema_name", "source_time",
+           "envelope_time"]
+
+OPS = {"c": "insert", "u": "update", "d": "delete", "r": "read", "t": "truncate", "m": "other"}
+
+KNOWN_CONNECTORS = frozenset(
+    {"mysql", "mariadb", "postgresql", "sqlserver", "oracle", "mongodb", "db2", "informix", "vitess",
+     "spanner", "cassandra", "jdbc", "ibmi"}
+)
+_INT_TYPES = frozenset({"int8", "int16", "int32", "int64"})
+_FLOAT_TYPES = frozenset({"float", "float32", "float64", "double"})
+_DECIMAL = "org.apache.kafka.connect.data.Decimal"
+_VARIABLE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
+#: Kafka Connect logical types (a field's ``name``) -> the kind declared (:mod:`cdckit.column_types`);
+#: ``org.apache.kafka.connect.data.Decimal`` is ``decimal(P,S)`` from its parameters (:func:`field_kind`).
+LOGICAL_KINDS = {
+    "io.debezium.time.Date": "date", "org.apache.kafka.connect.data.Date": "date",
+    "io.debezium.time.Timestamp": "timestamp(ms)", "org.apache.kafka.connect.data.Timestamp": "timestamp(ms)",
+    "io.debezium.time.MicroTimestamp": "timestamp(us)", "io.debezium.time.NanoTimestamp": "timestamp(ns)",
+    "io.debezium.time.ZonedTimestamp": "timestamp",
+    "io.debezium.time.Time": "time(ms)", "org.apache.kafka.connect.data.Time": "time(ms)",
+    "io.debezium.time.MicroTime": "time(us)", "io.debezium.time.NanoTime": "time(ns)",
+    "io.debezium.time.ZonedTime": "time",
+    _VARIABLE_DECIMAL: "decimal", "io.debezium.data.Json": "json",
+    "io.debezium.data.Enum": "enum", "io.debezium.data.EnumSet": "enum",
+}
+#: Kafka Connect schema types -> the kind declared for a field with no logical type known here.
+SCHEMA_KINDS = {"int8": "int", "int16": "int", "int32": "int", "int64": "int", "float32": "float",
+                "float64": "float", "float": "float", "double": "float", "boolean": "bool", "string": "string",
+                "bytes": "binary", "struct": "json", "array": "json", "map": "json"}
+
+
+def field_kind(field: dict[str, Any]) -> tuple[str, str] | None:
+    """``(raw, kind)`` of a Kafka Connect field schema (None for one that names no type known here): the raw
+    text is the type, the logical type's name and its parameters.
+
+    >>> field_kind({"type": "int64", "name": "io.debezium.time.MicroTimestamp", "field": "t"})
+    ('int64 io.debezium.time.MicroTimestamp', 'timestamp(us)')
+    >>> field_kind({"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal",
+    ...             "parameters": {"scale": "2", "connect.decimal.precision": "10"}})
+    ('bytes org.apache.kafka.connect.data.Decimal(scale=2,connect.decimal.precision=10)', 'decimal(10,2)')
+    """
+    kind_name, name = field.get("type"), field.get("name")
+    if kind_name.__class__ is not str:
+        return None
+    raw = kind_name if name.__class__ is not str else f"{kind_name} {name}"
+    parameters = field.get("parameters")
+    if parameters.__class__ is dict and parameters:
+        raw += "(" + ",".join(f"{key}={value}" for key, value in parameters.items()) + ")"
+    if name == _DECIMAL:
+        parameters = parameters if parameters.__class__ is dict else {}
+        scale, precision = parameters.get("scale", ""), parameters.get("connect.decimal.precision", "")
+        return raw, f"decimal({precision},{scale})"
+    kind = LOGICAL_KINDS.get(name) if name.__class__ is str else None
+    if kind is None:
+        kind = SCHEMA_KINDS.get(kind_name)
+    return None if kind is None else (raw, kind)
+
+
+def declared_columns(types: dict[str, dict[str, dict[str, Any]]]) -> dict[str, tuple[str, str]]:
+    """The column types an envelope schema declares (``types``: :func:`field_types`): the after image's
+    columns, then those only the before image has."""
+    columns: dict[str, tuple[str, str]] = {}
+    for which in ("after", "before"):
+        for column, field in (types.get(which) or {}).items():
+            if column not in columns and column.__class__ is str:
+                found = field_kind(field)
+                if found is not None:
+                    columns[column] = found
+    return columns
+
+
+
+def unwrap(value: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """``(payload, schema)`` of a value with or without the schema/payload wrapper."""
+    if not isinstance(value, dict):
+        return None, None
+    payload = value.get("payload")
+    if isinstance(payload, dict) and value.keys() <= {"schema", "payload"}:
+        schema = value.get("schema")
+        return payload, schema if isinstance(schema, dict) else None
+    return value, None
+
+
+def envelope_shape(payload: dict[str, Any]) -> tuple[str, ...] | None:
+    """The evidence that ``payload`` is a Debezium-style envelope, or None."""
+    op = payload.get("op")
+    if op not in OPS:
+        return None
+    if not ({"before", "after"} & payload.keys()):  # a truncate or a logical message carries no images
+        if op not in ("t", "m") or not isinstance(payload.get("source"), dict):
+            return None
+        return ("op=" + op, "source", "message" if op == "m" else "no images")
+    evidence = ["op=" + op]
+    evidence += [f for f in ("before", "after", "source") if f in payload]
+    return tuple(evidence)
+
+
+#: Avro's primitive and complex type names: in Avro's JSON encoding a union value is ``{type name: value}``.
+AVRO_TYPES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string", "array", "map"})
+
+
+def is_avro_json(payload: dict[str, Any]) -> bool:
+    """True when a Debezium payload is written in Avro's JSON encoding (``kafka-avro-console-consumer``).
+
+    Its images are the union branch ``{"<server>.<db>.<table>.Value": {...}}`` and nullable fields
+    are ``{"long": 5}``-style objects; a plain Debezium message has neither.
+
+    >>> is_avro_json({"op": "c", "after": {"s.inv.t.Value": {"id": 1}}}), is_avro_json({"op": "c", "after": {"id": 1}})
+    (True, False)
+    """
+    for name in ("after", "before"):
+        image = payload.get(name)
+        if isinstance(image, dict) and len(image) == 1:
+            (branch, inner), = image.items()
+            if "." in branch and isinstance(inner, dict):
+                return True
+    stamp = payload.get("ts_ms")
+    return isinstance(stamp, dict) and len(stamp) == 1 and next(iter(stamp)) in ("long", "int")
+
+
+def avro_unwrapped(value: Any) -> Any:
+    """A value of Avro's JSON encoding with every union branch ``{type: value}`` replaced by its value
+    (``bytes`` as Base64 text, as binary is kept elsewhere).
+
+    >>> avro_unwrapped({"after": {"s.t.Value": {"id": 1, "email": {"string": "a@b"}, "raw": {"bytes": "\u0001"}}}})
+    {'after': {'id': 1, 'email': 'a@b', 'raw': 'AQ=='}}
+    """
+    if isinstance(value, dict):
+        if len(value) == 1:
+            (branch, inner), = value.items()
+            if branch == "bytes" and isinstance(inner, str):
+                try:
+                    return base64.b64encode(inner.encode("latin-1")).decode()
+                except UnicodeEncodeError:
+                    return inner
+            if branch in AVRO_TYPES or ("." in branch and isinstance(inner, dict)):
+                return avro_unwrapped(inner)
+        return {name: avro_unwrapped(inner) for name, inner in value.items()}
+    if isinstance(value, list):
+        return [avro_unwrapped(inner) for inner in value]
+    return value
+
+
+def table_id_parts(table_id: Any) -> list[str]:
+    """The names in a schema change's table ``id`` (``"db"."table"`` or ``db.schema.table``, quotes optional).
+
+    >>> table_id_parts('"inventory"."customers"'), table_id_parts("db.public.t"), table_id_parts('"a.b".c')
+    (['inventory', 'customers'], ['db', 'public', 't'], ['a.b', 'c'])
+    """
+    if not isinstance(table_id, str) or not table_id:
+        return []
+    return [part[1:-1].replace('""', '"') if part.startswith('"') else part
+            for part in re.findall(r'"(?:[^"]|"")*"|[^.]+', table_id)]
+
+
+def field_types(schema: dict[str, Any] | None) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{"before": {column: field schema}, "after": {...}}`` from an envelope schema."""
+    if not isinstance(schema, dict):
+        return {}
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    for field in schema.get("fields") or []:
+        if isinstance(field, dict) and field.get("field") in ("before", "after"):
+            found[field["field"]] = {
+                f["field"]: f for f in field.get("fields") or [] if isinstance(f, dict) and "field" in f
+            }
+    return found
+
+
+def field_types_of(keyed: Any) -> dict[str, dict[str, Any]]:
+    """Column schemas of a wrapped Kafka key."""
+    if isinstance(keyed, dict) and isinstance(keyed.get("schema"), dict):
+        return {f["field"]: f for f in keyed["schema"].get("fields") or [] if isinstance(f, dict) and "field" in f}
+    return {}
+
+
+def typed_value(value: Any, field: dict[str, Any] | None) -> Any:
+    """One value typed by its Kafka Connect field schema."""
+    if field is None or value is None:
+        return value
+    kind = field.get("type")
+    name = field.get("name")
+    if name == _DECIMAL and isinstance(value, str):
+        scale = (field.get("parameters") or {}).get("scale", "0")
+        return _decimal_from_bytes(value, int(scale))
+    if name == _VARIABLE_DECIMAL and isinstance(value, dict):
+        return _decimal_from_bytes(value.get("value"), int(value.get("scale") or 0))
+    if kind in _INT_TYPES:
+        return values.coerce(value, "int")
+    if kind in _FLOAT_TYPES:
+        return values.coerce(value, "float")
+    if kind == "boolean":
+        return values.coerce(value, "bool")
+    return value
+
+
+def _decimal_from_bytes(b64: Any, scale: int) -> Any:
+    if not isinstance(b64, str):
+        return b64
+    try:
+        raw = base64.b64decode(b64, validate=True)
+    except (binascii.Error, ValueError):
+        return values.exact_number(b64)
+    unscaled = int.from_bytes(raw, "big", signed=True)
+    return values.exact_number(format(Decimal(unscaled).scaleb(-scale), "f"))
+
+
+def kafka_payload(key: Any) -> Any:
+    """The content of a Kafka key, unwrapping a schema/payload wrapper."""
+    if isinstance(key, dict) and "payload" in key and key.keys() <= {"schema", "payload"}:
+        return key["payload"]
+    return key
+
+
+def kafka_schema_name(key: Any) -> str | None:
+    if isinstance(key, dict) and isinstance(key.get("schema"), dict):
+        return key["schema"].get("name")
+    return None
+
+
+def source_time(source: dict[str, Any]) -> int | None:
+    if source.get("ts_ns") is not None:
+        return int(source["ts_ns"])
+    if source.get("ts_us") is not None:
+        return int(source["ts_us"]) * 1_000
+    return values.ms_to_ns(source.get("ts_ms"))
+
+
+def envelope_time(payload: dict[str, Any]) -> int | None:
+    if payload.get("ts_ns") is not None:
+        return int(payload["ts_ns"])
+    if payload.get("ts_us") is not None:
+        return int(payload["ts_us"]) * 1_000
+    return values.ms_to_ns(payload.get("ts_ms"))
+

@@ -1,0 +1,562 @@
+"""The batch decoder of Debezium (the fast path): many raw JSON lines at once, through msgspec.
+
+:class:`DebeziumFastPath` adds :meth:`~DebeziumFastPath.decode_lines` to the
+one-message decoder (:class:`~.decode.DebeziumDecoder`). The images stay raw
+JSON text when nothing in them needs typing; a schema block is read once per
+distinct text; any message of a shape not foreseen here is handed back
+(None) to :meth:`~.decode.DebeziumDecoder.decode`.
+
+>>> line = (b'{"op":"c","after":{"id":1},"source":{"db":"shop","table":"t","ts_ms":1,'
+...         b'"file":"mysql-bin.000001","pos":4,"row":0},"ts_ms":2}')
+>>> row, = DebeziumFastPath().decode_lines([line])
+>>> row.op, row.table, row.seq, row.after
+('insert', 't', 'mysql-bin.000001:00000000000000000004:00000000000000000000', '{"id":1}')
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+import orjson
+
+from ... import values
+from ...containers import kafka_key
+from ...frame import FastRow
+from ...values import _DIGIT_MAP, _LONG_NUMBER, has_long_number
+from .decode import DebeziumDecoder
+from .envelope import (_DECIMAL, _FLOAT_TYPES, _INT_TYPES, _VARIABLE_DECIMAL, OPS, declared_columns, field_types,
+                       kafka_payload, source_time)
+
+__all__ = ["DebeziumFastPath"]
+
+
+class DebeziumFastPath(DebeziumDecoder):
+    """:class:`~.decode.DebeziumDecoder` with the batch decoder (the base of
+    :class:`~cdckit.dialects.debezium.Debezium`)."""
+
+    has_line_decoder = True
+    uses_kafka_key = True
+
+    def decode_lines(self, lines: list[bytes], keys: list | None = None) -> list[FastRow | None]:
+        """Change events of many raw messages at once, through msgspec with the images kept raw.
+
+        ``keys`` are the messages' Kafka keys as text (None: no key). The
+        images are not parsed when nothing in them needs typing: their JSON
+        text is taken as it stands (after checking it holds no number a double
+        could not carry and, when a schema is included, that no column the
+        schema types holds text). A schema block is read once per distinct
+        text (:meth:`_plan`). Everything else (tombstones, transaction
+        markers, schema changes, unknown fields, bad JSON) is handed back to
+        :meth:`decode`. The result for each message equals what :meth:`decode`
+        gives, with images compared as parsed JSON.
+        """
+        cls = type(self)
+        plain = (cls.typed_image is DebeziumDecoder.typed_image, cls.key_columns is DebeziumDecoder.key_columns,
+                 cls.position is DebeziumDecoder.position and cls.schema_name is DebeziumDecoder.schema_name)
+        if not all(plain):
+            return self._line_by_line(lines, keys, plain)
+        out = self._plain_changes(lines, keys)
+        if None not in out:
+            return out
+        missed = [index for index, result in enumerate(out) if result is None]
+        again = self._line_by_line([lines[i] for i in missed], None if keys is None else [keys[i] for i in missed],
+                                   plain, missed)
+        for index, result in zip(missed, again):
+            out[index] = result
+        return out
+
+    def _line_by_line(self, lines: list[bytes], keys: list | None, plain: tuple[bool, bool, bool],
+                      indexes: list[int] | None = None) -> list[FastRow | None]:
+        """:meth:`decode_lines` one line at a time, for every shape the batch decoder takes on (``indexes``:
+        the lines' places in the batch, where column types are declared; by default their own)."""
+        decode = _ENVELOPE.decode
+        out: list[FastRow | None] = []
+        append = out.append
+        for index, line in enumerate(lines):
+            try:
+                envelope = decode(line)
+                if envelope.op is None and envelope.payload is not _NULL:
+                    schema = envelope.schema
+                    envelope = decode(envelope.payload)
+                    if envelope.payload is not _NULL or envelope.schema is not _NULL:
+                        append(None)
+                        continue
+                elif envelope.payload is not _NULL or envelope.schema is not _NULL:
+                    append(None)
+                    continue
+                else:
+                    schema = _NULL
+                append(self._fast_change(envelope, schema, plain, None if keys is None else keys[index],
+                                         index if indexes is None else indexes[index]))
+            except Exception:  # a shape not foreseen here: decode() takes the message and names the problem
+                append(None)
+        return out
+
+    def _plain_changes(self, lines: list[bytes], keys: list | None) -> list[FastRow | None]:
+        """The usual message (bare or in the schema/payload wrapper, MySQL-style position or none, no
+        transaction fields, a Kafka key or none) in one tight loop: msgspec checks the shape
+        (:class:`_Plain`, :class:`_Wrapped`), so the loop only formats. Any other message is handed
+        back (None) for :meth:`_line_by_line`."""
+        out: list[FastRow | None] = []
+        append = out.append
+        ops, long_number, digit_map, hand_back, record_branch = OPS, _LONG_NUMBER, _DIGIT_MAP, _HAND_BACK, _record_branch
+        dumps, loads = orjson.dumps, orjson.loads  # an image without long numbers, as values.image writes it
+        plain_decode, wrapped_decode, payload_decode, plan_of = _PLAIN.decode, _WRAPPED.decode, _PAYLOAD.decode, self._plan
+        known, key_names = self.__dict__.setdefault("_known", _KnownSchema()), self._key_names
+        declare = self.declare
+        errors = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
+        for index, line in enumerate(lines):
+            if line.startswith(b'{"schema"'):  # Kafka Connect writes the wrapper's schema first
+                rest = known.rest(line)
+                try:
+                    if rest is not None:  # the schema of the last message, byte for byte: not read again
+                        message, plan = payload_decode(rest).payload, known.plan
+                    else:
+                        wrapped = wrapped_decode(line)
+                        message, plan = wrapped.payload, plan_of(wrapped.schema)
+                        known.remember(line, wrapped.schema, plan)
+                except errors:
+                    append(None)
+                    continue
+                if plan is None:
+                    append(None)
+                    continue
+            else:
+                try:
+                    message = plain_decode(line)
+                    plan = None
+                except errors:
+                    try:
+                        wrapped = wrapped_decode(line)
+                    except errors:
+                        append(None)
+                        continue
+                    message, plan = wrapped.payload, plan_of(wrapped.schema)
+                    if plan is None:
+                        append(None)
+                        continue
+            try:
+                data = bytes(message.before)
+                if data.startswith(b"{") and long_number not in data.translate(digit_map) \
+                        and not record_branch(data):
+                    before = dumps(loads(data)).decode()
+                elif data == b"null":
+                    before = None
+                else:
+                    append(None)
+                    continue
+                data = bytes(message.after)
+                if data.startswith(b"{") and long_number not in data.translate(digit_map) \
+                        and not record_branch(data):
+                    after = dumps(loads(data)).decode()
+                elif data == b"null":
+                    after = None
+                else:
+                    append(None)
+                    continue
+            except ValueError:  # text orjson refuses (1e400 too: decode() keeps it as text)
+                append(None)
+                continue
+            op_raw = message.op
+            op = ops[op_raw]
+            if after is None and op != "delete" or before is None and op == "delete":
+                append(None)
+                continue
+            if plan is not None and not (plan.untyped(message.before, "before")
+                                         and plan.untyped(message.after, "after")):
+                append(None)
+                continue
+            key_columns = key = None
+            if keys is not None and keys[index] is not None:
+                key_columns = key_names(keys[index])
+                if key_columns is hand_back:
+                    append(None)
+                    continue
+                if key_columns is not None:
+                    key = _key_of_raw(message.before if op == "delete" else message.after, key_columns)
+            src = message.source
+            file = src.file
+            if file is None:
+                seq = None
+            elif not file or (file.isascii() and file.isdigit()):
+                append(None)
+                continue
+            else:
+                seq = f"{file}:{str(src.pos).zfill(20)}:{str(src.row or 0).zfill(20)}"
+            # Debezium 2 writes ts_us and ts_ns besides ts_ms: the finest one given wins (source_time, envelope_time)
+            ts_ms = src.ts_ms
+            event_time = (src.ts_ns if src.ts_ns is not None else src.ts_us * 1_000 if src.ts_us is not None
+                          else None if ts_ms is None else ts_ms * 1_000_000)
+            emit = message.ts_ms
+            emit_time = (message.ts_ns if message.ts_ns is not None else message.ts_us * 1_000
+                         if message.ts_us is not None else None if emit is None else emit * 1_000_000)
+            if plan is not None and plan.declared:
+                declare(src.db, src.schema, src.table, plan.declared, index)
+            append(FastRow(op, op_raw, src.db, src.schema, src.table, event_time, emit_time,
+                    seq, None, key_columns, key, before, after, None))
+        return out
+
+    def _fast_change(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
+                     key_text: Any = None, index: int | None = None) -> FastRow | None:
+        row = self._fast_row(envelope, schema, plain, key_text)
+        if row is not None:
+            declared = self._plan(schema).declared
+            if declared:
+                self.declare(row.database, row.schema, row.table, declared, index)
+        return row
+
+    def _fast_row(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
+                  key_text: Any = None) -> FastRow | None:
+        op_raw = envelope.op
+        op = OPS.get(op_raw)
+        if op is None:
+            return None
+        plain_images, plain_keys, plain_source = plain
+        plan = self._plan(schema)
+        if plan is None:
+            return None
+        parsed_key = None if key_text is None else kafka_key(key_text)
+        keyless = plain_keys and not isinstance(kafka_payload(parsed_key), dict)
+        before = after = None
+        if plain_images and keyless and plan.untyped(envelope.before, "before") \
+                and plan.untyped(envelope.after, "after"):  # the images' text as it stands
+            before_text = _raw_image_text(envelope.before)
+            after_text = _raw_image_text(envelope.after)
+        else:
+            before_text = after_text = _HAND_BACK
+        if before_text is _HAND_BACK or after_text is _HAND_BACK:
+            before_text, before = self._fast_image(envelope.before, plan.types, "before")
+            after_text, after = self._fast_image(envelope.after, plan.types, "after")
+            if before_text is _HAND_BACK or after_text is _HAND_BACK:
+                return None
+        if after_text is None and op in ("insert", "read") or before_text is None and op == "delete":
+            return None
+        if keyless:
+            key_columns = key = None
+        else:
+            key_columns = self.key_columns(parsed_key, before, after)
+            key = values.key_of(before if op == "delete" else after, key_columns)
+        emit_time = envelope.ts_ms
+        if envelope.ts_ns is not None:
+            emit_time = envelope.ts_ns
+        elif envelope.ts_us is not None:
+            emit_time = envelope.ts_us * 1_000
+        elif emit_time is not None:
+            emit_time *= 1_000_000
+        src = envelope.source or _EMPTY_SOURCE
+        txn_id = None
+        txn = envelope.transaction
+        if txn and txn.get("id") not in (None, ""):
+            txn_id = str(txn["id"])
+        elif src.txId is not None or src.gtid is not None or src.xid is not None:
+            found = src.txId if src.txId not in (None, "") else src.gtid if src.gtid not in (None, "") else src.xid
+            txn_id = None if found in (None, "") else str(found)
+        # The common cases inline; anything else through the same helpers as decode().
+        ts_ms, file, pos, row = src.ts_ms, src.file, src.pos, src.row or 0
+        if plain_source and src.ts_ns is None and src.ts_us is None and (ts_ms is None or ts_ms.__class__ is int):
+            if pos.__class__ is int and row.__class__ is int and file.__class__ is str and pos >= 0 and row >= 0 \
+                    and file and not (file.isascii() and file.isdigit()):
+                return FastRow(op, op_raw, src.db, src.schema, src.table or src.collection,
+                        None if ts_ms is None else ts_ms * 1_000_000, emit_time,
+                        f"{file}:{str(pos).zfill(20)}:{str(row).zfill(20)}", txn_id, key_columns, key,
+                        before_text, after_text, src.query if op_raw == "t" else None)
+            if file is None and pos is None and src.lsn is None and src.change_lsn is None \
+                    and src.commit_lsn is None and src.scn is None and src.ord is None:
+                return FastRow(op, op_raw, src.db, src.schema, src.table or src.collection,
+                        None if ts_ms is None else ts_ms * 1_000_000, emit_time, None, txn_id, key_columns, key,
+                        before_text, after_text, src.query if op_raw == "t" else None)
+        source = msgspec.structs.asdict(src)
+        return FastRow(op, op_raw, src.db, self.schema_name(source), src.table or src.collection, source_time(source),
+                emit_time, self.position(source), txn_id, key_columns, key, before_text, after_text,
+                src.query if op_raw == "t" else None)
+
+    def _fast_image(self, raw: msgspec.Raw, types: dict, which: str) -> tuple[Any, Any]:
+        """``(JSON text, parsed image)`` of a raw image typed as :meth:`typed_image` types it.
+
+        ``(None, None)`` for a null image, ``(_HAND_BACK, None)`` for one that is not an object.
+        """
+        if raw is _NULL:
+            return None, None
+        data = bytes(raw)
+        if data == b"null":
+            return None, None
+        if data[:1] != b"{" or _record_branch(data):
+            return _HAND_BACK, None
+        row = self.typed_image(values.loads(data), types.get(which), which)
+        return values.image(row), row
+
+    def _key_names(self, text: Any) -> Any:
+        """The key columns a Kafka key (JSON text) names, as :meth:`key_columns` takes them; ``_HAND_BACK``
+        for a key of another shape. A key schema repeated byte for byte is skipped (:class:`_KnownSchema`)."""
+        data = text.encode() if text.__class__ is str else text
+        known = self.__dict__.setdefault("_known_key", _KnownSchema())
+        try:
+            rest = known.rest(data)
+            if rest is not None:
+                payload = _KEY_PAYLOAD.decode(rest).payload
+            else:
+                try:
+                    wrapped = _WRAPPED_KEY.decode(data)
+                    payload = wrapped.payload
+                    known.remember(data, wrapped.schema, None)
+                except msgspec.ValidationError:
+                    payload = _PLAIN_KEY.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError, TypeError, UnicodeEncodeError):
+            return _HAND_BACK
+        return list(payload) if payload else None
+
+    def _plan(self, schema: msgspec.Raw) -> "_SchemaPlan | None":
+        """The :class:`_SchemaPlan` of a raw envelope schema, made once per distinct schema text
+        (None for a schema :func:`field_types` cannot read)."""
+        if schema is _NULL:
+            return _NO_SCHEMA
+        data = bytes(schema)
+        last = self.__dict__.get("_last_plan")
+        if last is not None and last[0] == data:  # a topic's messages repeat one schema: no hashing
+            return last[1]
+        cache = self.__dict__.setdefault("_plans", {})
+        found = cache.get(data, _HAND_BACK)
+        if found is _HAND_BACK:
+            if len(cache) >= 256:
+                cache.clear()
+            try:
+                found = _SchemaPlan(field_types(values.loads(data)))
+            except Exception:  # a schema decode() would stumble on: it takes these messages and says why
+                found = None
+            cache[data] = found
+        self.__dict__["_last_plan"] = (data, found)
+        return found
+
+# ---------------------------------------------------------------- the batch decoder's view of a message
+
+_NULL = msgspec.Raw(b"null")
+_HAND_BACK = object()
+
+
+class _Envelope(msgspec.Struct, forbid_unknown_fields=True):
+    """The top level of a Debezium message as the batch decoder reads it.
+
+    The images, the wrapped payload and the schema stay raw JSON; an unknown
+    top-level field (a transaction marker's ``status``, a schema change's
+    ``ddl``...) fails validation and the message goes to :meth:`DebeziumDecoder.decode`.
+    """
+
+    op: str | None = None
+    before: msgspec.Raw = _NULL
+    after: msgspec.Raw = _NULL
+    source: "_Source | None" = None
+    ts_ms: int | None = None
+    ts_us: int | None = None
+    ts_ns: int | None = None
+    transaction: dict[str, Any] | None = None
+    payload: msgspec.Raw = _NULL
+    schema: msgspec.Raw = _NULL
+
+
+class _Source(msgspec.Struct):
+    """The ``source`` fields the family's helpers read (others are skipped unparsed)."""
+
+    db: Any = None
+    schema: Any = None
+    namespace: Any = None
+    table: Any = None
+    collection: Any = None
+    ts_ms: Any = None
+    ts_us: Any = None
+    ts_ns: Any = None
+    file: Any = None
+    pos: Any = None
+    row: Any = None
+    lsn: Any = None
+    change_lsn: Any = None
+    commit_lsn: Any = None
+    event_serial_no: Any = None
+    scn: Any = None
+    ord: Any = None
+    txId: Any = None
+    gtid: Any = None
+    xid: Any = None
+    query: Any = None
+
+
+_EMPTY_SOURCE = _Source()
+
+_ENVELOPE = msgspec.json.Decoder(_Envelope)
+
+
+class _PlainSource(msgspec.Struct):
+    """``source`` of the usual message: a binlog position or none, no transaction or other clocks.
+
+    Any of the typed-``None`` fields holding a value makes the message take the general path.
+    """
+
+    db: str | None = None
+    schema: str | None = None
+    table: str | None = None
+    ts_ms: int | None = None
+    ts_us: int | None = None
+    ts_ns: int | None = None
+    file: str | None = None
+    pos: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    row: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    collection: None = None
+    lsn: None = None
+    change_lsn: None = None
+    commit_lsn: None = None
+    event_serial_no: None = None
+    scn: None = None
+    ord: None = None
+    txId: None = None
+    gtid: None = None
+    xid: None = None
+
+
+class _Plain(msgspec.Struct, forbid_unknown_fields=True):
+    """The usual Debezium message, unwrapped: only these fields, and these types."""
+
+    op: Literal["c", "u", "d", "r"]
+    source: _PlainSource
+    before: msgspec.Raw = _NULL
+    after: msgspec.Raw = _NULL
+    ts_ms: int | None = None
+    ts_us: int | None = None
+    ts_ns: int | None = None
+    transaction: None = None
+
+
+_PLAIN = msgspec.json.Decoder(_Plain)
+
+
+class _Wrapped(msgspec.Struct, forbid_unknown_fields=True):
+    """The usual message in Kafka Connect's schema/payload wrapper: the schema stays raw (read once per
+    distinct text by :meth:`DebeziumFastPath._plan`), the payload is :class:`_Plain`."""
+
+    payload: _Plain
+    schema: msgspec.Raw = _NULL
+
+
+_WRAPPED = msgspec.json.Decoder(_Wrapped)
+
+
+class _PayloadOnly(msgspec.Struct, forbid_unknown_fields=True):
+    """What follows a known schema block in a wrapped message (see :class:`_KnownSchema`)."""
+
+    payload: _Plain
+
+
+_PAYLOAD = msgspec.json.Decoder(_PayloadOnly)
+
+class _KnownSchema:
+    """The schema block the last wrapped message began with, as bytes.
+
+    A topic's messages repeat one schema byte for byte; a message that
+    begins with the same ``{"schema":...,`` bytes is read from its payload
+    on (:meth:`rest`), so the schema is neither scanned nor parsed again.
+    """
+
+    def __init__(self) -> None:
+        self.head: bytes | None = None
+        self.plan: Any = None
+
+    def rest(self, data: bytes) -> bytes | None:
+        """``data`` without the known schema block, as a JSON object text; None when it begins otherwise."""
+        head = self.head
+        if head is None or not data.startswith(head):
+            return None
+        return b"{" + data[len(head):]
+
+    def remember(self, data: bytes, schema: msgspec.Raw, plan: Any) -> None:
+        head = b'{"schema":' + bytes(schema) + b","
+        if data.startswith(head):
+            self.head, self.plan = head, plan
+
+#: The value a JSON column that the schema types as a number or boolean may hold and need no retyping.
+_UNTYPED_NUMBER = int | float | bool | None
+
+
+class _SchemaPlan:
+    """What an envelope schema asks of each image, worked out once per distinct schema.
+
+    ``types`` is :func:`field_types` of the schema, ``declared`` the column
+    types it declares (:func:`declared_columns`). An image can be taken as
+    it stands (:meth:`untyped`) when no column is a decimal (always retyped)
+    and no column typed as a number or boolean holds text (the only values
+    :func:`typed_value` changes): a msgspec check of just those columns.
+    """
+
+    def __init__(self, types: dict[str, dict[str, dict[str, Any]]]) -> None:
+        self.types = types
+        self.declared = declared_columns(types)
+        self._checks: dict[str, Any] = {}
+        for which in ("before", "after"):
+            columns = types.get(which) or {}
+            if any(f.get("name") in (_DECIMAL, _VARIABLE_DECIMAL) for f in columns.values()):
+                self._checks[which] = False
+                continue
+            numbers = [name for name, f in columns.items() if f.get("type") in _RETYPED_KINDS]
+            if numbers:
+                check = msgspec.defstruct("_Numbers", [(f"c{i}", _UNTYPED_NUMBER, None) for i in range(len(numbers))],
+                                          rename={f"c{i}": name for i, name in enumerate(numbers)})
+                self._checks[which] = msgspec.json.Decoder(check)
+
+    def untyped(self, raw: msgspec.Raw, which: str) -> bool:
+        """True when typing would leave the raw image ``which`` as it is."""
+        check = self._checks.get(which)
+        if check is None or raw is _NULL:
+            return True
+        if check is False:
+            return raw == _NULL
+        try:
+            check.decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return raw == _NULL
+        return True
+
+
+_NO_SCHEMA = _SchemaPlan({})
+_RETYPED_KINDS = _INT_TYPES | _FLOAT_TYPES | {"boolean"}
+
+
+class _WrappedKey(msgspec.Struct, forbid_unknown_fields=True):
+    """A Kafka key in the schema/payload wrapper; only the payload's column names are wanted."""
+
+    payload: dict[str, Any]
+    schema: msgspec.Raw = _NULL
+
+
+_WRAPPED_KEY = msgspec.json.Decoder(_WrappedKey)
+_PLAIN_KEY = msgspec.json.Decoder(dict[str, Any])
+
+
+class _KeyPayload(msgspec.Struct, forbid_unknown_fields=True):
+    payload: dict[str, Any]
+
+
+_KEY_PAYLOAD = msgspec.json.Decoder(_KeyPayload)
+
+
+def _key_of_raw(raw: msgspec.Raw, columns: list[str]) -> str | None:
+    """:func:`values.key_of` a raw image that needs no typing (see :meth:`_SchemaPlan.untyped`)."""
+    if raw is _NULL:
+        return None
+    return values.key_of(orjson.loads(bytes(raw)), columns)
+
+
+def _raw_image_text(raw: msgspec.Raw) -> Any:
+    """The JSON text of a raw image that needs no typing: None for null, ``_HAND_BACK`` for anything but an
+    object or for an object holding a number a double cannot carry."""
+    if raw is _NULL:
+        return None
+    data = bytes(raw)
+    if data[:1] == b"{" and not has_long_number(data) and not _record_branch(data):
+        return orjson.dumps(orjson.loads(data)).decode()  # as values.image writes it (orjson's error: handed back)
+    return None if data == b"null" else _HAND_BACK
+
+
+def _record_branch(data: bytes) -> bool:
+    """True when a raw image's first field has a dotted name and an object value, as Avro's record union
+    branch has (:func:`is_avro_json` judges it: the batch decoder hands such an image back)."""
+    end = data.find(b'":')
+    return end > 0 and b"." in data[1:end] and data[end + 2:end + 12].lstrip()[:1] == b"{"
+
