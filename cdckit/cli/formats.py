@@ -54,7 +54,7 @@ def target(to: str | None, output: str) -> tuple[str, str]:
         raise UsageError(f"--to {to!r} is neither a format ({', '.join(known)}) nor a dialect "
                          f"({', '.join(registry.names())})") from None
     if not dialect.can_encode():
-        writable = [name for name in registry.names() if registry.get(name).can_encode()]
+        writable = registry.writable()
         raise UsageError(f"the {dialect.name} dialect cannot be written; these can: {', '.join(writable)}")
     return "dialect", dialect.name
 

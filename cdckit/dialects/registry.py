@@ -18,7 +18,7 @@ from importlib.metadata import entry_points
 from ..errors import UnknownDialectError
 from .base import Dialect
 
-__all__ = ["register", "get", "create", "names", "all_dialects", "flag", "FLAGS"]
+__all__ = ["register", "get", "create", "names", "writable", "all_dialects", "flag", "FLAGS"]
 
 #: The class flags of a dialect that :func:`flag` reads (see :class:`~cdckit.dialects.base.Dialect`).
 FLAGS = ("partial_updates", "whole_files", "splits_updates", "contiguous_seq")
@@ -74,6 +74,15 @@ def create(name: str, tz: str | None = None) -> Dialect:
 def all_dialects(tz: str | None = None) -> list[Dialect]:
     """One instance of every registered dialect."""
     return [cls(tz=tz) for cls in (_REGISTRY[n] for n in names())]
+
+
+def writable() -> list[str]:
+    """The names of the dialects that can be written (they have an encoder), in registration order.
+
+    >>> "maxwell" in writable()
+    True
+    """
+    return [name for name in names() if get(name).can_encode()]
 
 
 def flag(name: str | None, which: str) -> bool:

@@ -149,7 +149,7 @@ def convert(events: Any, to: str, path: str | os.PathLike[str] | None = None, *,
     frame = pandas_events(events_of(events))
     dialect = registry.create(to)
     if not dialect.can_encode():
-        writable = [name for name in registry.names() if registry.get(name).can_encode()]
+        writable = registry.writable()
         raise ValueError(f"the {dialect.name} dialect cannot be written; these can: {', '.join(writable)}")
     target = None if path is None else Path(path)
     if target is not None:

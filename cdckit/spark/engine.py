@@ -199,7 +199,7 @@ def _plan(path: Any, dialect: str | None, tz: str | None, container: str | None,
             unit["encoding"] = containers.text_encoding(name)
         size = os.path.getsize(name)
         splittable = readable and size > 0 and kind in ("jsonl", "text") and not containers.is_gzip(name) \
-            and not (found is not None and registry.get(found).whole_files)
+            and not registry.flag(found, "whole_files")
         ranges = []
         if splittable and (split_messages or size > split_bytes):
             pieces = math.ceil(math.ceil(size / split_bytes) / parallelism) * parallelism
@@ -274,7 +274,7 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
     units = _plan(path, dialect, tz, container, split_bytes, split_messages, sample, parallelism)
     if not units:
         raise CdcError(f"nothing to read in {path}")
-    splits = any(registry.get(u["dialect"]).splits_updates for u in units if u["dialect"])
+    splits = any(registry.flag(u["dialect"], "splits_updates") for u in units)
     rows = [tuple(dict(unit, pair_here=not splits)[f] for f in _UNIT_FIELDS) for unit in units]
     schema = "path string, container string, dialect string, unknown string, tz string, start long, end long, " \
              "first_offset long, first_line long, encoding string, each boolean, pair_here boolean"
@@ -297,14 +297,14 @@ def _decode_records(dialect_name: str | None, tz: str | None, unknown: str | Non
     """The task function of :func:`decode`. A ``whole_files`` dialect gets a fresh instance for each topic
     partition (whose rows come together, in offset order): what it remembers of one stream must not reach
     the next."""
-    whole = dialect_name is not None and registry.get(dialect_name).whole_files
+    whole = registry.flag(dialect_name, "whole_files")
 
     def new_decoder(sink: _CombinedSink) -> MessageDecoder:
         dialect = registry.create(dialect_name, tz=tz) if dialect_name else None
         return MessageDecoder(dialect, sink, unknown, each=each, tz=tz)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        sink = _CombinedSink(pair_here=dialect_name is None or not registry.get(dialect_name).splits_updates)
+        sink = _CombinedSink(pair_here=not registry.flag(dialect_name, "splits_updates"))
         decoder = new_decoder(sink)
         stream = None
         for batch in batches:
@@ -386,11 +386,11 @@ def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialec
             dialect = detection.dialect
     else:
         registry.get(dialect)
-    if dialect is not None and registry.get(dialect).whole_files:
+    if registry.flag(dialect, "whole_files"):
         # each message depends on those before it: one task per topic partition, in offset order
         prepared = prepared.repartition("source", "partition").sortWithinPartitions("source", "partition", "offset")
     all_rows = prepared.mapInArrow(_decode_records(dialect, tz, unknown, each), _spark_schema(COMBINED_ARROW))
-    splits = dialect is not None and registry.get(dialect).splits_updates
+    splits = registry.flag(dialect, "splits_updates")
     return _result(_paired(all_rows) if splits else all_rows, capture)
 
 
