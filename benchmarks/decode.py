@@ -236,7 +236,7 @@ def spark_section(spark, path: Path, dialect: str, n: int, repeat: int, scratch:
 
 def wrapped_spark_section(spark, folder: Path, n: int, repeat: int) -> None:
     """Spark on Debezium as Kafka Connect's JsonConverter writes it by default: ``{schema, payload}``."""
-    from cdckit.containers import write_messages
+    from cdckit.io import write_messages
 
     source = folder / "debezium-for-wrapping.jsonl"
     write(source, debezium_line, n)
@@ -276,7 +276,7 @@ def scaling_section(spark, folder: Path, dialect: str, n: int, repeat: int) -> N
 
 def every_capture(folder: Path, n: int, only: set[str] | None = None) -> list[tuple[str, str, Path]]:
     """``(dialect, layout, file)``: every dialect's messages for ``n`` synthetic changes, and Debezium's layouts."""
-    from cdckit.containers import write_messages
+    from cdckit.io import write_messages
     from cdckit.dialects import registry
 
     source = folder / "debezium-bare.jsonl"

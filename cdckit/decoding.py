@@ -5,7 +5,7 @@ JSON Lines block at a time through the dialect's batch decoder) and tells a
 :class:`Sink` what became of each message. ``cdckit.read`` (pandas) and
 ``cdckit.spark`` (inside Spark tasks) differ only in their sinks.
 
->>> from cdckit.containers import Message
+>>> from cdckit.io import Message
 >>> from cdckit.dialects import registry
 >>> class Printing(Sink):
 ...     def events(self, msg, dialect, events): print(msg.offset, [e.op for e in events])

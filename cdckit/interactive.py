@@ -1,12 +1,8 @@
-"""Interactive tables (itables), now :mod:`cdckit.viz.interactive` (this path is kept for old imports).
+"""Interactive tables moved to :mod:`cdckit.viz.interactive`.
 
->>> from cdckit.interactive import table_html
->>> table_html.__module__
-'cdckit.viz.interactive'
+This path still works for a while and warns (:mod:`cdckit.moved`).
 """
 
-from .viz.interactive import (TABLE_CLASS, TABLE_CSS, UNPACK_JS, bundle, bundle_file, init_html, table_html,
-                              table_id, table_options)
+from .moved import moved_to
 
-__all__ = ["TABLE_CLASS", "TABLE_CSS", "UNPACK_JS", "bundle", "bundle_file", "init_html", "table_html", "table_id",
-           "table_options"]
+__getattr__ = moved_to(__name__, "cdckit.viz.interactive")

@@ -1,7 +1,7 @@
 """Reading a large file on every core: ``cdckit.read(path, workers=N)``.
 
 A JSON Lines or text file is cut at line ends into ranges, as the Spark
-engine cuts it (:func:`cdckit.containers.line_ranges`); each range is
+engine cuts it (:func:`cdckit.io.line_ranges`); each range is
 decoded in a worker process by the same :class:`~cdckit.decoding.MessageDecoder`
 the one-process read runs. A worker's :class:`RangeSink` keeps, in input
 order, the events (as Arrow tables) and pairs the update halves whose
@@ -32,11 +32,10 @@ from typing import Any, Iterator
 
 import pyarrow as pa
 
-from . import containers
-from .io import LineBlock, Message
 from .decoding import FrameSink, MessageDecoder, gc_paused
 from .dialects import registry
 from .frame import Event, FrameBuilder, rows_inserted
+from .io import LineBlock, Message, file_pieces, is_gzip, line_ranges, text_encoding
 from .pairing import PAIRED, Pairer, identity
 
 __all__ = ["PARALLEL_BYTES", "RANGE_BYTES", "worker_count", "splittable", "file_units", "decode_range",
@@ -64,7 +63,7 @@ def worker_count(workers: int | None, size: int) -> int:
 
 def splittable(path: str, container: str) -> bool:
     """True when ``path`` can be cut at line ends: a plain (not gzip) JSON Lines or text file."""
-    return container in ("jsonl", "text") and os.path.isfile(path) and not containers.is_gzip(path)
+    return container in ("jsonl", "text") and os.path.isfile(path) and not is_gzip(path)
 
 
 def file_units(path: str, container: str, dialect: str | None, unknown: str | None, each: bool,
@@ -73,11 +72,11 @@ def file_units(path: str, container: str, dialect: str | None, unknown: str | No
     none larger than :data:`RANGE_BYTES`."""
     size = os.path.getsize(path)
     pieces = math.ceil(math.ceil(size / RANGE_BYTES) / workers) * workers
-    encoding = containers.text_encoding(path) if container == "text" else None
+    encoding = text_encoding(path) if container == "text" else None
     return [{"path": path, "container": container, "dialect": dialect, "unknown": unknown, "each": each, "tz": tz,
              "start": start, "end": end, "first_offset": first_offset, "first_line": first_line,
              "encoding": encoding}
-            for start, end, first_offset, first_line in containers.line_ranges(path, math.ceil(size / pieces))]
+            for start, end, first_offset, first_line in line_ranges(path, math.ceil(size / pieces))]
 
 
 class RangeSink(FrameSink):
@@ -159,7 +158,7 @@ def decode_range(unit: dict[str, Any], pair: bool = True) -> dict[str, Any]:
     dialect = registry.create(unit["dialect"], tz=unit["tz"]) if unit["dialect"] else None
     decoder = MessageDecoder(dialect, sink, unit["unknown"], each=unit["each"], tz=unit["tz"])
     with gc_paused():
-        for piece in containers.file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
+        for piece in file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
                                             unit["first_offset"], unit["first_line"], unit["encoding"]):
             if isinstance(piece, LineBlock):
                 decoder.block(piece, unit["path"])

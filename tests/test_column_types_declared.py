@@ -17,7 +17,7 @@ import pytest
 import cdckit
 from cdckit import workers
 from cdckit.column_types import TYPE_COLUMNS, parse_kind
-from cdckit.containers import iter_sources
+from cdckit.io import iter_sources
 from cdckit.export import write_events
 from cdckit.ordering import table_names
 
@@ -260,7 +260,7 @@ def test_workers_give_the_one_process_declarations(tmp_path, monkeypatch):
 
 def test_chunks_carry_the_declarations_met_so_far(tmp_path):
     path = changing_capture(tmp_path)
-    whole = cdckit.read(path).attrs["column_types"]
+    whole = cdckit.read(path, capture=True).column_types
     chunks = cdckit.read(path, chunksize=10)
     seen = 0
     for chunk in chunks:

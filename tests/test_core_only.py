@@ -24,7 +24,7 @@ from cdckit.optional import EXTRAS
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The modules that may need an extra: Spark and the views (the viz engineer makes these lazy).
-OPTIONAL_PARTS = ("cdckit.spark", "cdckit.viz", "cdckit.explorer", "cdckit.interactive", "cdckit.report")
+OPTIONAL_PARTS = ("cdckit.spark", "cdckit.viz")
 
 
 def core_distributions() -> list[Distribution]:

@@ -9,7 +9,7 @@ import pytest
 
 import cdckit
 from cdckit.detect import choose
-from cdckit.containers import Message
+from cdckit.io import Message
 from cdckit.dialects.base import Dialect, Match
 
 CONTRACT_DIALECTS = [

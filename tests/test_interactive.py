@@ -1,4 +1,4 @@
-"""Interactive tables (cdckit.interactive, cdckit.notebook): offline, escaped, deterministic in notebooks."""
+"""Interactive tables (cdckit.viz.interactive, cdckit.notebook): offline, escaped, deterministic in notebooks."""
 
 from __future__ import annotations
 

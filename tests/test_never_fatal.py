@@ -461,7 +461,7 @@ def test_convert_reports_an_integer_beyond_64_bits_as_an_encode_error():
 
 
 def test_the_explorer_shows_a_column_named_empty():
-    from cdckit.explorer import explore
+    from cdckit.viz.explorer import explore
 
     lines = [maxwell_row(data={"id": 1, "": 5}), maxwell_row(type="update", data={"id": 1, "": 6}, old={"": 5})]
     events = cdckit.read("\n".join(lines) + "\n")
@@ -529,7 +529,7 @@ def test_spark_reads_the_same_damaged_directory_as_pandas(spark, tmp_path):
 
 
 def test_the_read_report_and_the_html_report_flag_a_weak_verdict_and_show_reason_codes(tmp_path):
-    from cdckit.report import build_report
+    from cdckit.viz.report import build_report
 
     weak = tmp_path / "weak.jsonl"  # Maxwell fields but a type it does not know: a 0.5 match
     odd = json.dumps({"database": "d", "table": "t", "ts": 1, "type": "upsert", "data": {}})

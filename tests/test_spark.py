@@ -11,7 +11,7 @@ import pytest
 
 import cdckit
 from cdckit import spark as cdcspark
-from cdckit.containers import iter_sources
+from cdckit.io import iter_sources
 from cdckit.frame import COLUMN_NAMES
 from cdckit.read import PAIRED
 

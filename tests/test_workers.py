@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import cdckit
-from cdckit import containers, workers
+from cdckit import io as cdckit_io, workers
 
 
 def same_read(one: pd.DataFrame, many: pd.DataFrame) -> None:
@@ -30,7 +30,7 @@ def capture(tmp_path, name: str, layout: str = "jsonl"):
     records = cdckit.convert(sample_events(), name).records
     text = cdckit.dialects.registry.get(name).layout == "text"
     path = tmp_path / f"capture.{'txt' if text else 'jsonl'}"
-    containers.write_messages(records, path, "text" if text else layout)
+    cdckit_io.write_messages(records, path, "text" if text else layout)
     lines = path.read_bytes().split(b"\n")
     for at in range(len(lines) // 3, len(lines), len(lines) // 3 + 1):  # damage spread over the ranges
         lines.insert(at, b'{"broken": ' if not text else b"\xff\xfe not a line")
@@ -45,7 +45,7 @@ def test_workers_give_the_one_process_read_for_every_dialect(name, tmp_path, mon
     monkeypatch.setattr(workers, "RANGE_BYTES", max(1, path.stat().st_size // 7))  # several ranges per worker
     one = cdckit.read(path, workers=1)
     many = cdckit.read(path, workers=2)
-    assert len(workers.file_units(str(path), containers.file_container(str(path)), name, None, True, None, 2)) >= 8
+    assert len(workers.file_units(str(path), cdckit_io.file_container(str(path)), name, None, True, None, 2)) >= 8
     same_read(one, many)
 
 

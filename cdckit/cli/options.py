@@ -14,7 +14,7 @@ import dataclasses
 import os
 from typing import Any
 
-from ..containers import expand_paths
+from ..io import expand_paths
 from ..dialects import registry
 from ..filters import Selection, selection as filter_selection
 from ..frame import COLUMN_NAMES

@@ -15,7 +15,7 @@ import sys
 from tqdm import tqdm
 
 from .. import samples
-from ..containers import expand_paths
+from ..io import expand_paths
 from ..detect import FLOOR, LOW, detect
 from ..errors import CdcError, UnknownDialectError
 from .exit_codes import EXIT_INPUT, EXIT_OK

@@ -44,7 +44,7 @@ from typing import Any, Iterator
 import pandas as pd
 
 from .. import values
-from ..containers import Message
+from ..io import Message
 from ..frame import Event
 from .base import Match, Record, rows_of
 from .debezium import CONNECT_TYPES, Debezium, envelope_shape, field_types, unwrap

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Iterator, Mapping
 
 import pandas as pd
 
-from ..containers import Message
+from ..io import Message
 from ..frame import Event
 
 __all__ = ["Dialect", "Match", "Record", "BadMessage", "SkipMessage", "Columns", "require", "expect_object", "rows_of",

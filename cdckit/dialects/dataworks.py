@@ -61,7 +61,7 @@ import orjson
 import pandas as pd
 
 from .. import values
-from ..containers import Message
+from ..io import Message
 from ..frame import Event, FastRow
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
 from .registry import register
@@ -339,7 +339,7 @@ class DataWorks(Dialect):
         so that reading them back types every value as it was. A nanosecond
         time is written as the raw JSON number it stands for (an
         ``orjson.Fragment``): serialize the records with
-        :func:`cdckit.values.dumps`, as :func:`cdckit.containers.write_messages` does.
+        :func:`cdckit.values.dumps`, as :func:`cdckit.io.write_messages` does.
         """
         rows = list(rows_of(events))
         types = _column_types_by_table(rows)

@@ -51,7 +51,7 @@ from typing import Any, Iterator
 import pandas as pd
 
 from .. import shapes, values
-from ..containers import Message, kafka_key
+from ..io import Message, kafka_key
 from ..frame import Event, event_row
 from .base import BadMessage, Match, Record, expect_object, rows_of
 from .debezium import (OPS as ENVELOPE_OPS, Debezium, declared_columns, envelope_time, field_types_of, source_time,

@@ -56,7 +56,7 @@ import orjson
 import pandas as pd
 
 from .. import values
-from ..containers import Message, kafka_key
+from ..io import Message, kafka_key
 from ..frame import Event, FastRow
 from .base import BadMessage, Match, Record, expect_object, rows_of
 from .debezium import OPS, Debezium, envelope_time, kafka_payload, source_time, unwrap

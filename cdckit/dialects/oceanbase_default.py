@@ -53,7 +53,7 @@ import msgspec
 import pandas as pd
 
 from .. import values
-from ..containers import Message
+from ..io import Message
 from ..frame import Event, FastRow
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
 from .registry import register

@@ -70,7 +70,7 @@ import msgspec
 import pandas as pd
 
 from .. import values
-from ..containers import Message
+from ..io import Message
 from ..errors import InvalidValue
 from ..frame import Event, FastRow
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of

@@ -55,7 +55,7 @@ from typing import Any, Iterator
 import pandas as pd
 
 from .. import values
-from ..containers import Message
+from ..io import Message
 from ..frame import Event
 from .base import BadMessage, Columns, Dialect, Match, Record, SkipMessage, rows_of, table_name
 from .postgres import TYPE_OF_KIND, declared_columns, kind_of, lsn_seq, type_of_value, value_from_text, \

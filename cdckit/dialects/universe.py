@@ -47,7 +47,7 @@ from typing import Any, Iterator
 import pandas as pd
 
 from .. import values
-from ..containers import Message
+from ..io import Message
 from ..frame import Event
 from .base import BadMessage, Dialect, Match, Record, require, rows_of
 from .registry import register

@@ -40,7 +40,7 @@ import orjson
 import pandas as pd
 
 from .. import values
-from ..containers import Message
+from ..io import Message
 from ..errors import InvalidValue
 from ..frame import Event
 from . import postgres

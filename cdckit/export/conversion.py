@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..capture import events_of
 from .. import values
-from ..containers import write_messages
+from ..io import write_messages
 from ..dialects import registry
 from ..dialects.base import Dialect, Record
 from ..errors import CdcError
@@ -123,7 +123,7 @@ def convert(events: Any, to: str, path: str | os.PathLike[str] | None = None, *,
     gives an :class:`EncodeError` naming the event (source, offset).
 
     With ``path``, the messages are written atomically with
-    :func:`cdckit.containers.write_messages` in the dialect's layout: one
+    :func:`cdckit.io.write_messages` in the dialect's layout: one
     JSON value per line (``jsonl``), UniVerse lines (``text``), DataHub
     Tuple rows as ``jsonl``, ``csv`` or ``parquet`` (from the suffix), or,
     with ``layout="kcat"``, kcat ``-J`` lines that carry the Kafka keys

@@ -15,7 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..containers import write_messages
+from ..io import write_messages
 from ..dialects import registry
 from . import DATA
 from .shop import shop_events

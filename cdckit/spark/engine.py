@@ -24,13 +24,13 @@ from typing import Any, Iterator
 
 import pyarrow as pa
 
-from .. import containers
-from ..io import Message, record_message
 from ..decoding import MessageDecoder, Sink, gc_paused
 from ..detect import DEFAULT_SAMPLE, choose_for_read
 from ..dialects import registry
 from ..errors import CdcError, UnknownDialectError
 from ..frame import ARROW_SCHEMA, EVENT_FIELDS, Event, FrameBuilder
+from ..io import (LineBlock, Message, expand_paths, file_container, file_messages, file_pieces, is_gzip, line_ranges,
+                  record_message, text_encoding)
 from ..pairing import PAIRED, Pairer, unpaired_reason
 from .capture import SparkCapture, capture_of
 from .session import ship_cdckit
@@ -179,11 +179,11 @@ def _plan(path: Any, dialect: str | None, tz: str | None, container: str | None,
     """
     units = []
     all_dialects = registry.all_dialects(tz=tz)
-    for name in containers.expand_paths(os.fspath(path)):
-        kind = containers.file_container(name, container)
+    for name in expand_paths(os.fspath(path)):
+        kind = file_container(name, container)
         found, unknown = dialect, None
         if found is None:
-            messages = containers.file_messages(name, kind)
+            messages = file_messages(name, kind)
             head = list(itertools.islice(messages, sample))
             messages.close()
             detection = choose_for_read(head, all_dialects)
@@ -196,15 +196,15 @@ def _plan(path: Any, dialect: str | None, tz: str | None, container: str | None,
                 "each": dialect is None}
         readable = os.access(name, os.R_OK)
         if kind == "text" and readable:
-            unit["encoding"] = containers.text_encoding(name)
+            unit["encoding"] = text_encoding(name)
         size = os.path.getsize(name)
-        splittable = readable and size > 0 and kind in ("jsonl", "text") and not containers.is_gzip(name) \
+        splittable = readable and size > 0 and kind in ("jsonl", "text") and not is_gzip(name) \
             and not registry.flag(found, "whole_files")
         ranges = []
         if splittable and (split_messages or size > split_bytes):
             pieces = math.ceil(math.ceil(size / split_bytes) / parallelism) * parallelism
             try:
-                ranges = containers.line_ranges(name, math.ceil(size / pieces), split_messages)
+                ranges = line_ranges(name, math.ceil(size / pieces), split_messages)
             except OSError:  # unreadable after all: one task, whose read quarantines it
                 ranges = []
         for start, end, first_offset, first_line in ranges:
@@ -231,10 +231,10 @@ def _decode_unit(unit: dict[str, Any]) -> Iterator[pa.RecordBatch]:
     sink = _CombinedSink(pair_here=bool(unit["pair_here"]))
     dialect = registry.create(unit["dialect"], tz=unit["tz"]) if unit["dialect"] else None
     decoder = MessageDecoder(dialect, sink, unit["unknown"], each=bool(unit["each"]), tz=unit["tz"])
-    pieces = containers.file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
+    pieces = file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
                                     unit["first_offset"], unit["first_line"], unit["encoding"])
     for piece in pieces:
-        if isinstance(piece, containers.LineBlock):
+        if isinstance(piece, LineBlock):
             decoder.block(piece, unit["path"])
         else:
             decoder.message(piece)

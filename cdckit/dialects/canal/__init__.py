@@ -66,8 +66,6 @@ The package: :mod:`.dialect` (the registered class and its detection),
 
 from __future__ import annotations
 
-# The old place of the synthetic line generator (now cdckit.samples.lines).
-from ...samples.lines import SYNTHETIC_START_MS, canal_line as synthetic_line  # noqa: F401
 from .dialect import Canal
 from .encode import add_row, column_kind, new_message
 from .message import (CONVERTERS, DDL_TYPES, DML_OPS, FIELDS, LENIENT_SCORE, MYSQL_DECLARED, MYSQL_KINDS, SQL_DECLARED,

@@ -1,6 +1,6 @@
 """Decoding one Canal flat message: one event per row of ``data``, DDL and TiCDC watermark messages.
 
->>> from cdckit.containers import Message
+>>> from cdckit.io import Message
 >>> value = {"type": "INSERT", "database": "shop", "table": "t", "es": 1, "isDdl": False, "data": [{"id": "1"}],
 ...          "pkNames": ["id"]}
 >>> events = CanalDecoder().decode(Message(value, "example", 0))
@@ -16,7 +16,7 @@ import msgspec
 import orjson
 
 from ... import values
-from ...containers import Message
+from ...io import Message
 from ...errors import InvalidValue
 from ...frame import Event, FastRow
 from ..base import BadMessage, Dialect, SkipMessage, expect_object, require

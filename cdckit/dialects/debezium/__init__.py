@@ -50,8 +50,6 @@ The package: :mod:`.dialect` (the registered class and its detection),
 
 from __future__ import annotations
 
-# The old place of the synthetic line generator (now cdckit.samples.lines).
-from ...samples.lines import SYNTHETIC_START_MS, debezium_line as synthetic_line  # noqa: F401
 from .dialect import Debezium
 from .encode import CONNECT_TYPES, table_changes
 from .envelope import (AVRO_TYPES, KNOWN_CONNECTORS, LOGICAL_KINDS, OPS, SCHEMA_KINDS, avro_unwrapped,

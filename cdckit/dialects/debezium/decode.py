@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import values
-from ...containers import Message
+from ...io import Message
 from ...frame import Event
 from ..base import BadMessage, Dialect, SkipMessage, expect_object
 from .envelope import (OPS, avro_unwrapped, declared_columns, envelope_time, field_types, field_types_of,

@@ -21,7 +21,7 @@ import msgspec
 import orjson
 
 from ... import values
-from ...containers import kafka_key
+from ...io import kafka_key
 from ...frame import FastRow
 from ...values import _DIGIT_MAP, _LONG_NUMBER, has_long_number
 from .decode import DebeziumDecoder
