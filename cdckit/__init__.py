@@ -9,11 +9,13 @@
 from __future__ import annotations
 
 from . import dialects, notebook, samples
+from .capture import Capture
 from .detect import Detection, detect
 from .export import convert
 from .filters import select
 from .keys import with_keys
 from .errors import AmbiguousDialectError, CdcError, DecodeError, InvalidValue, UnknownDialectError
+from .optional import MissingExtraError
 from .frame import COLUMN_NAMES, OPS
 from .ordering import OrderReport, order_report, sort_events
 from .read import read
@@ -42,6 +44,7 @@ def explore(events, **options):  # type: ignore[no-untyped-def]
 
 __all__ = [
     "read",
+    "Capture",
     "detect",
     "select",
     "with_keys",
@@ -73,4 +76,5 @@ __all__ = [
     "InvalidValue",
     "UnknownDialectError",
     "AmbiguousDialectError",
+    "MissingExtraError",
 ]
