@@ -35,34 +35,11 @@ Spark is imported only by ``convert --engine spark`` (:mod:`cdckit.spark.convert
 
 from __future__ import annotations
 
-from .exit_codes import (
-    EXIT_CODES,
-    EXIT_FOUND,
-    EXIT_INPUT,
-    EXIT_INTERNAL,
-    EXIT_NO_JAVA,
-    EXIT_OK,
-    EXIT_OUTPUT_EXISTS,
-    EXIT_QUARANTINED,
-    EXIT_USAGE,
-)
+from .exit_codes import EXIT_CODES
 from .main import main
 from .parser import build_parser
 from .progress import ReadProgress
 from .words import cli_words
 
-__all__ = [
-    "main",
-    "build_parser",
-    "EXIT_OK",
-    "EXIT_QUARANTINED",
-    "EXIT_FOUND",
-    "EXIT_USAGE",
-    "EXIT_INPUT",
-    "EXIT_OUTPUT_EXISTS",
-    "EXIT_NO_JAVA",
-    "EXIT_INTERNAL",
-    "EXIT_CODES",
-    "ReadProgress",
-    "cli_words",
-]
+# each exit code is named in cdckit.cli.exit_codes; EXIT_CODES maps them to their meaning
+__all__ = ["main", "build_parser", "EXIT_CODES", "ReadProgress", "cli_words"]

@@ -240,6 +240,11 @@ def _decode_unit(unit: dict[str, Any]) -> Iterator[pa.RecordBatch]:
             decoder.message(piece)
         if len(sink) >= BATCH_ROWS:
             yield sink.take()
+    yield from _last_batches(decoder, sink)
+
+
+def _last_batches(decoder: MessageDecoder, sink: "_CombinedSink") -> Iterator[pa.RecordBatch]:
+    """What a task's decoder and sink still hold when its input ends."""
     decoder.finish()
     sink.finish()
     if len(sink):
@@ -321,10 +326,7 @@ def _decode_records(dialect_name: str | None, tz: str | None, unknown: str | Non
                                       for name in ("value", "key", "source", "partition", "offset")))
             if len(sink) >= BATCH_ROWS:
                 yield sink.take()
-        decoder.finish()
-        sink.finish()
-        if len(sink):
-            yield sink.take()
+        yield from _last_batches(decoder, sink)
 
     return run
 

@@ -1,14 +1,12 @@
 """A short, stable text summary of a figure, for notebooks and tests (a figure's JSON changes with plotly).
 
->>> import cdckit
->>> from cdckit import viz
->>> print(describe(viz.timeline(cdckit.samples.load("canal/shop"))))
-title: Events over time per table
-x: event_time (UTC)
-y: table
-insert: 141 points
-update: 149 points
-delete: 30 points
+>>> import plotly.graph_objects as go
+>>> figure = go.Figure(go.Scatter(x=[1, 2], y=[3, 4], name="inserts"), layout_title_text="Two points")
+>>> print(describe(figure.update_layout(xaxis_title_text="when", yaxis_title_text="what")))
+title: Two points
+x: when
+y: what
+inserts: 2 points
 """
 
 from __future__ import annotations
