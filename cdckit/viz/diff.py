@@ -19,8 +19,9 @@ import pandas as pd
 
 from ..ordering import table_names
 from ..replayer import is_partial
-from ._text import _cut, _esc, _missing, _printable, _records, _show, _text, _time_text, _where
-from .images import _parse, compare_images
+from ..values import is_missing
+from .text import as_text, cut_text, escaped_text, printable_text, records_of, shown_text, time_text, where_text
+from .images import parse_image, compare_images
 
 __all__ = ["STATUSES", "Diff", "diff"]
 
@@ -73,13 +74,13 @@ class Diff:
         if value is pd.NA:
             text = "(not sent)" if (status, side) in (("not sent", "after"), ("changed", "before")) else "—"
             return text, text
-        full = _show(value)
-        return full, _cut(full, self.width)
+        full = shown_text(value)
+        return full, cut_text(full, self.width)
 
     def _header(self, event: dict[str, Any]) -> tuple[str, list[str]]:
         """(op, [table, key, where]) of one event, as plain text."""
-        parts = [_text(event["table"]), f"key {_text(event['key'])}" if not _missing(event["key"]) else "",
-                 _where(event["source"], event["offset"]), _time_text(event["event_time"])]
+        parts = [as_text(event["table"]), f"key {as_text(event['key'])}" if not is_missing(event["key"]) else "",
+                 where_text(event["source"], event["offset"]), time_text(event["event_time"])]
         return event["op"], [p for p in parts if p]
 
     def _footer(self) -> str:
@@ -93,8 +94,8 @@ class Diff:
         blocks = []
         for event in self.events.to_dict("records"):
             op, parts = self._header(event)
-            head = (f"<div class='cdckit-diff-head'><b>{_esc(op)}</b> "
-                    + " · ".join(f"<code>{_esc(p)}</code>" for p in parts) + "</div>")
+            head = (f"<div class='cdckit-diff-head'><b>{escaped_text(op)}</b> "
+                    + " · ".join(f"<code>{escaped_text(p)}</code>" for p in parts) + "</div>")
             body = []
             for row in self.rows[self.rows["event"] == event["event"]].itertuples(index=False):
                 cells = []
@@ -107,26 +108,26 @@ class Diff:
                         style = ""
                     title = f" title=\"{html.escape(full, quote=True)}\"" if shown != full else ""
                     cls = f"cdckit-{row.status.replace(' ', '-')}" if style else "cdckit-same"
-                    cells.append(f"<td class='{cls}' style='{style}'{title}>{_esc(shown)}</td>")
-                marker = "" if row.status == "unchanged" else _esc(row.status)
-                body.append(f"<tr><td><code>{_esc(str(row.column))}</code></td>{''.join(cells)}"
+                    cells.append(f"<td class='{cls}' style='{style}'{title}>{escaped_text(shown)}</td>")
+                marker = "" if row.status == "unchanged" else escaped_text(row.status)
+                body.append(f"<tr><td><code>{escaped_text(str(row.column))}</code></td>{''.join(cells)}"
                             f"<td class='cdckit-status'>{marker}</td></tr>")
             blocks.append(f"<div class='cdckit-diff-event' style='margin-bottom:1em'>{head}"
                           "<table class='cdckit-diff-table'><thead><tr><th>column</th><th>before</th>"
                           f"<th>after</th><th>status</th></tr></thead><tbody>{''.join(body)}</tbody></table></div>")
         footer = self._footer()
         if footer:
-            blocks.append(f"<p class='cdckit-diff-footer'><i>{_esc(footer)}</i></p>")
+            blocks.append(f"<p class='cdckit-diff-footer'><i>{escaped_text(footer)}</i></p>")
         return f"<div class='cdckit-diff'>{''.join(blocks)}</div>"
 
     def __str__(self) -> str:
         blocks = []
         for event in self.events.to_dict("records"):
             op, parts = self._header(event)
-            lines = [_printable(" ".join([op, *parts]))]
-            table = [{"column": _printable(_cut(str(row.column), self.width)),
-                      "before": _printable(self._cells(row.before, row.status, "before")[1]),
-                      "after": _printable(self._cells(row.after, row.status, "after")[1]),
+            lines = [printable_text(" ".join([op, *parts]))]
+            table = [{"column": printable_text(cut_text(str(row.column), self.width)),
+                      "before": printable_text(self._cells(row.before, row.status, "before")[1]),
+                      "after": printable_text(self._cells(row.after, row.status, "after")[1]),
                       "status": "" if row.status == "unchanged" else row.status}
                      for row in self.rows[self.rows["event"] == event["event"]].itertuples(index=False)]
             if table:
@@ -170,8 +171,8 @@ def diff(events_or_row: pd.DataFrame | pd.Series, *, limit: int = 20, width: int
                          "table": table.tolist(), "key": shown["key"].tolist(), "source": shown["source"].tolist(),
                          "offset": shown["offset"].tolist(), "event_time": shown["event_time"].tolist()})
     rows = []
-    for where, event in zip(meta.to_dict("records"), _records(shown, ["before", "after", "dialect"])):
-        cells = compare_images(_parse(event["before"]), _parse(event["after"]), where["op"],
+    for where, event in zip(meta.to_dict("records"), records_of(shown, ["before", "after", "dialect"])):
+        cells = compare_images(parse_image(event["before"]), parse_image(event["after"]), where["op"],
                                is_partial(event["dialect"]))
         rows += [{"event": where["event"], "source": where["source"], "offset": where["offset"],
                   "table": where["table"], "key": where["key"], "op": where["op"], "column": c, "before": b,

@@ -47,11 +47,12 @@ from ..frame import OPS
 from ..optional import require
 from ..ordering import CHANGE_OPS, table_names
 from ..replay import history
-from ._text import _missing
+from ..values import is_missing
+
 from .diff import diff
 from .sampling import MAX_POINTS
 from .style import WEBGL_ABOVE
-from .timeline import _timeline_figure
+from .timeline import timeline_figure
 
 # The explorer is the ``cdckit[viz]`` extra: its widget class is built on ipywidgets, its timeline is a plotly
 # FigureWidget (an anywidget), so this module needs them when it is imported (``cdckit.explore`` imports it).
@@ -86,9 +87,9 @@ _STYLE = ("<style>"
           "</style>")
 
 
-def _esc(value: Any) -> str:
+def escaped_text(value: Any) -> str:
     """A value as HTML-safe text, quotes escaped too ('' for missing)."""
-    return "" if _missing(value) else html.escape(str(value))
+    return "" if is_missing(value) else html.escape(str(value))
 
 
 def _label(value: Any) -> Hashable:
@@ -141,7 +142,7 @@ class Explorer(widgets.VBox):
                                                  disabled=len(stops) < 2, continuous_update=False, readout=False,
                                                  layout=widgets.Layout(width="60%"))
         self.time_range = widgets.Label()
-        self.figure = go.FigureWidget(_timeline_figure(self.events, max_points=max_points, webgl=self._webgl))
+        self.figure = go.FigureWidget(timeline_figure(self.events, max_points=max_points, webgl=self._webgl))
         self.figure.update_traces(selected={"marker": {"size": 15}}, unselected={"marker": {"opacity": 0.3}})
         self.event_list = widgets.Select(options=[], rows=12, description="events",
                                          layout=widgets.Layout(width="45%"))
@@ -220,7 +221,7 @@ class Explorer(widgets.VBox):
         by, table = "table", None
         if self.table.value is not None and frame["key"].nunique() <= MAX_LANES:
             by, table = "key", self.table.value
-        fresh = _timeline_figure(frame, table=table if len(frame) else None, by=by if len(frame) else "table",
+        fresh = timeline_figure(frame, table=table if len(frame) else None, by=by if len(frame) else "table",
                                  max_points=self.max_points, webgl=self._webgl)
         traces = {trace.name: trace for trace in fresh.data}
         with self.figure.batch_update():
@@ -248,13 +249,13 @@ class Explorer(widgets.VBox):
         """The filters that are set, as escaped text for the 'nothing matches' message."""
         shown = []
         if self.table.value is not None:
-            shown.append(f"table {_esc(self.table.value)}")
+            shown.append(f"table {escaped_text(self.table.value)}")
         if set(self.ops.value) != set(self.ops.options):
-            shown.append("ops " + (", ".join(_esc(op) for op in self.ops.value) or "(none)"))
+            shown.append("ops " + (", ".join(escaped_text(op) for op in self.ops.value) or "(none)"))
         if self.key.value.strip():
-            shown.append(f"key {_esc(self.key.value.strip())}")
+            shown.append(f"key {escaped_text(self.key.value.strip())}")
         if self.time.index != (0, len(self.time.options) - 1):
-            shown.append(f"time {_esc(self.time_range.value)}")
+            shown.append(f"time {escaped_text(self.time_range.value)}")
         return f": {'; '.join(shown)}" if shown else ""
 
     def _show_selected(self) -> None:
@@ -287,8 +288,8 @@ class Explorer(widgets.VBox):
         options = []
         for label, w, op, name, key in zip(first.index.tolist(), when, first["op"], self._names.loc[first.index],
                                            first["key"]):
-            text = f"{w}  {op}  {name if not _missing(name) else ''}"
-            options.append((text + (f"  {key}" if not _missing(key) else ""), label))
+            text = f"{w}  {op}  {name if not is_missing(name) else ''}"
+            options.append((text + (f"  {key}" if not is_missing(key) else ""), label))
         return options
 
     # ------------------------------------------------------------------ selecting one event
@@ -314,14 +315,14 @@ class Explorer(widgets.VBox):
         row = self.events.loc[index]
         name = self._names.loc[index]
         parts = [self._fields_html(row, name)]
-        if not _missing(row["before"]) or not _missing(row["after"]):
+        if not is_missing(row["before"]) or not is_missing(row["after"]):
             parts.append(diff(row)._repr_html_())
-        if row["op"] in CHANGE_OPS and not _missing(name) and not _missing(row["key"]):
+        if row["op"] in CHANGE_OPS and not is_missing(name) and not is_missing(row["key"]):
             rows = history(self.events[(self._names == name).to_numpy()], name, row["key"])
             mark = ["▶" if (s, o) == (row["source"], row["offset"]) else "" for s, o in
                     zip(rows["source"], rows["offset"])]
             rows.insert(0, "", mark, allow_duplicates=True)  # a capture may name a column "" too
-            parts.append(f"<h4>history of {_esc(name)} key {_esc(row['key'])}</h4><div class='cdckit-history'>"
+            parts.append(f"<h4>history of {escaped_text(name)} key {escaped_text(row['key'])}</h4><div class='cdckit-history'>"
                          + rows.to_html(index=False, escape=True, na_rep="", border=0, max_rows=100) + "</div>")
         else:
             parts.append("<p><i>no row history: this event changes no keyed row</i></p>")
@@ -334,8 +335,8 @@ class Explorer(widgets.VBox):
         fields = [("op", row["op"]), ("table", name), ("key", row["key"]), ("event_time", row["event_time"]),
                   ("emit_time", row["emit_time"]), ("seq", row["seq"]), ("txn_id", row["txn_id"]),
                   ("at", f"{row['source']}:{row['offset']}"), ("ddl", row["ddl"])]
-        cells = "".join(f"<tr><th style='text-align:left'>{f}</th><td style='text-align:left'>{_esc(v)}</td></tr>"
-                        for f, v in fields if not _missing(v))
+        cells = "".join(f"<tr><th style='text-align:left'>{f}</th><td style='text-align:left'>{escaped_text(v)}</td></tr>"
+                        for f, v in fields if not is_missing(v))
         return f"<table class='cdckit-event'>{cells}</table>"
 
 

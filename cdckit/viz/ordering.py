@@ -15,9 +15,10 @@ import pandas as pd
 
 from ..optional import require
 from ..ordering import order_report, sort_events, table_names
-from ._figures import _note, _scatter, _strings
-from ._text import _esc, _missing, _text, _where
-from .sampling import MAX_POINTS, _sampling_note, sample_groups
+from ..values import is_missing
+from .figures import add_notes, scatter_class, as_strings
+from .text import as_text, escaped_text, where_text
+from .sampling import MAX_POINTS, sampling_note, sample_groups
 from .style import NO_TABLE
 
 if TYPE_CHECKING:
@@ -56,10 +57,10 @@ def ordering(events: pd.DataFrame, report: "OrderReport | None" = None, *,
     frame["_table"] = names.where(names.notna(), NO_TABLE).astype(str)
     report = order_report(events) if report is None else report
     inv = report["inversions"]
-    other = {(_text(s), int(o)): (_text(os_), oo, _text(oseq))
+    other = {(as_text(s), int(o)): (as_text(os_), oo, as_text(oseq))
              for s, o, os_, oo, oseq in zip(inv["source"], inv["offset"], inv["other_source"], inv["other_offset"],
                                            inv["other_seq"])}
-    position = list(zip(frame["source"].map(_text), frame["offset"].astype("int64")))
+    position = list(zip(frame["source"].map(as_text), frame["offset"].astype("int64")))
     inverted = np.array([p in other for p in position], dtype=bool)
     frame = frame.sort_values("_arrival", kind="stable")
     inverted = inverted[frame.index.to_numpy()]
@@ -68,28 +69,28 @@ def ordering(events: pd.DataFrame, report: "OrderReport | None" = None, *,
     keep_bad = sample_groups(pd.Series(["inversions"] * len(bad)), max_points)
     keep_good = sample_groups(good["_table"], max(max_points - len(keep_bad), 1)) if len(good) else np.arange(0)
     if len(keep_bad) + len(keep_good) < len(frame):
-        notes.append(_sampling_note(len(keep_bad) + len(keep_good), len(frame), "table; inversions kept"))
+        notes.append(sampling_note(len(keep_bad) + len(keep_good), len(frame), "table; inversions kept"))
         bad, good = bad.iloc[keep_bad], good.iloc[keep_good]
 
     def hover(group: pd.DataFrame, extra: bool) -> np.ndarray:
         out = []
         for t, k, op, src, o, seq, a, s in zip(group["_table"], group["key"], group["op"], group["source"],
                                                 group["offset"], group["seq"], group["_arrival"], group["_seq_rank"]):
-            text = (f"<b>{_esc(op)}</b> {_esc(t)}" + (f" key {_esc(k)}" if not _missing(k) else "")
-                    + f"<br>{_esc(_where(src, o))} seq {_esc(seq)}<br>arrival #{a}, seq order #{s}")
+            text = (f"<b>{escaped_text(op)}</b> {escaped_text(t)}" + (f" key {escaped_text(k)}" if not is_missing(k) else "")
+                    + f"<br>{escaped_text(where_text(src, o))} seq {escaped_text(seq)}<br>arrival #{a}, seq order #{s}")
             if extra:
-                osrc, ooff, oseq = other[(_text(src), int(o))]
-                text += f"<br>arrived after {_esc(_where(osrc, ooff))} (seq {_esc(oseq)}), a later change to the same row"
+                osrc, ooff, oseq = other[(as_text(src), int(o))]
+                text += f"<br>arrived after {escaped_text(where_text(osrc, ooff))} (seq {escaped_text(oseq)}), a later change to the same row"
             out.append(text)
-        return _strings(out)
+        return as_strings(out)
 
     fig = go.Figure()
     for name, group in good.groupby("_table", sort=True):
-        fig.add_trace(_scatter(go, len(group), None)(
-            x=group["_arrival"].to_numpy(), y=group["_seq_rank"].to_numpy(), mode="markers", name=_esc(name),
+        fig.add_trace(scatter_class(go, len(group), None)(
+            x=group["_arrival"].to_numpy(), y=group["_seq_rank"].to_numpy(), mode="markers", name=escaped_text(name),
             hovertext=hover(group, False), hoverinfo="text", customdata=labels[group.index.to_numpy()],
             marker={"size": 6}))
-    fig.add_trace(_scatter(go, len(bad), None)(
+    fig.add_trace(scatter_class(go, len(bad), None)(
         x=bad["_arrival"].to_numpy(), y=bad["_seq_rank"].to_numpy(), mode="markers", name="inversions",
         hovertext=hover(bad, True), hoverinfo="text", customdata=labels[bad.index.to_numpy()],
         marker={"size": 11, "color": "#d62728", "symbol": "x", "line": {"width": 1}}))
@@ -99,5 +100,5 @@ def ordering(events: pd.DataFrame, report: "OrderReport | None" = None, *,
                       xaxis_title="arrival position (source, partition, offset)",
                       yaxis_title="position in seq order", legend_title_text="table",
                       hoverlabel={"align": "left"}, template="plotly_white", margin={"t": 70})
-    _note(fig, notes)
+    add_notes(fig, notes)
     return fig

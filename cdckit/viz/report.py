@@ -49,7 +49,7 @@ from ..optional import require
 from ..ordering import order_report, stream_columns, table_names
 from ..schemas import schema_history
 from ..tables import profile
-from ._text import _missing
+from ..values import is_missing
 from .diff import diff
 from .interactive import TABLE_CSS, UNPACK_JS, init_html, table_html
 from .lag import lag
@@ -143,7 +143,7 @@ def readable(value: Any) -> str:
     >>> readable(None), readable(float("nan")), readable(-0.5), readable("text")
     ('', '', '-0.5', 'text')
     """
-    if _missing(value):
+    if is_missing(value):
         return ""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         return str(value)
@@ -161,11 +161,11 @@ def readable(value: Any) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def _text(value: Any) -> str:
+def as_text(value: Any) -> str:
     """A cell as text: missing is empty, lists joined, cut to :data:`CELL_CHARS`."""
     if isinstance(value, (list, tuple, np.ndarray)):
         value = ", ".join(str(v) for v in value)
-    text = "" if _missing(value) else str(value)
+    text = "" if is_missing(value) else str(value)
     return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
 
 
@@ -183,9 +183,9 @@ def _cells(frame: pd.DataFrame, measures: bool = True) -> pd.DataFrame:
         if numeric and measures and str(column) not in _POSITIONS:
             out[str(column)] = [readable(v) for v in series.tolist()]
         elif numeric and str(column) in _POSITIONS:
-            out[str(column)] = ["" if _missing(v) else str(int(v)) for v in series.tolist()]
+            out[str(column)] = ["" if is_missing(v) else str(int(v)) for v in series.tolist()]
         else:
-            out[str(column)] = [_text(v) for v in series.tolist()]
+            out[str(column)] = [as_text(v) for v in series.tolist()]
     return pd.DataFrame(out, columns=[str(c) for c in frame.columns])
 
 

@@ -3,7 +3,7 @@
 Above ``max_points`` (default :data:`MAX_POINTS`) the figures show a sample
 (see :mod:`cdckit.viz`); the figure then says so in a note.
 
->>> _sampling_note(5, 12, "table")
+>>> sampling_note(5, 12, "table")
 'showing 5 of 12 events (sampled evenly per table; small groups kept whole)'
 """
 
@@ -44,6 +44,6 @@ def sample_groups(groups: pd.Series, max_points: int) -> np.ndarray:
     return np.sort(np.concatenate(kept))
 
 
-def _sampling_note(shown: int, total: int, what: str) -> str:
+def sampling_note(shown: int, total: int, what: str) -> str:
     return f"showing {shown:,} of {total:,} events (sampled evenly per {what}; small groups kept whole)"
 

@@ -17,10 +17,11 @@ from ..optional import require
 from ..ordering import table_names
 from ..replay import find_table
 from ..replayer import is_partial, key_order
-from ._figures import _date_strings, _naive_utc, _note, _scatter, _strings, _unique_index
-from ._text import _cut, _esc, _missing, _records, _show, _text, _time_texts, _where
-from .images import _parse, compare_images
-from .sampling import MAX_POINTS, _sampling_note, sample_groups
+from ..values import is_missing
+from .figures import date_strings, naive_utc, add_notes, scatter_class, as_strings, unique_index
+from .text import as_text, cut_text, escaped_text, records_of, shown_text, time_texts, where_text
+from .images import parse_image, compare_images
+from .sampling import MAX_POINTS, sampling_note, sample_groups
 from .style import HOVER_WIDTH, NO_KEY, NO_TABLE, OP_COLOURS, OP_SYMBOLS
 
 if TYPE_CHECKING:
@@ -31,20 +32,20 @@ __all__ = ["timeline"]
 
 def _hover_value(value: Any, absent: str) -> str:
     """An image value for hover text, cut to HOVER_WIDTH; ``absent`` where the image has no such column."""
-    return absent if value is pd.NA else _cut(_show(value), HOVER_WIDTH)
+    return absent if value is pd.NA else cut_text(shown_text(value), HOVER_WIDTH)
 
 
 def _change_lines(event: dict[str, Any], limit: int = 8) -> list[str]:
     """Escaped hover lines that say what one event did."""
     op = event["op"]
     if op == "ddl":
-        return [_esc(_cut(_text(event["ddl"]), 200))] if not _missing(event["ddl"]) else []
-    before, after = _parse(event["before"]), _parse(event["after"])
+        return [escaped_text(cut_text(as_text(event["ddl"]), 200))] if not is_missing(event["ddl"]) else []
+    before, after = parse_image(event["before"]), parse_image(event["after"])
     if before is None and after is None:
         return []
     cells = compare_images(before, after, op, is_partial(event["dialect"]))
     if op in ("insert", "read", "delete", "tombstone"):
-        shown = [f"{c}: {_cut(_show(a if a is not pd.NA else b), HOVER_WIDTH)}" for c, b, a, _ in cells]
+        shown = [f"{c}: {cut_text(shown_text(a if a is not pd.NA else b), HOVER_WIDTH)}" for c, b, a, _ in cells]
         head = f"{len(cells)} column(s)"
     else:
         changed = [(c, b, a, s) for c, b, a, s in cells if s not in ("unchanged", "not sent")]
@@ -52,19 +53,19 @@ def _change_lines(event: dict[str, Any], limit: int = 8) -> list[str]:
                  f"{_hover_value(a, '(removed)')}" for c, b, a, s in changed]
         head = f"changed {len(changed)} of {len(cells)} column(s)"
     more = [f"… and {len(shown) - limit} more"] if len(shown) > limit else []
-    return [_esc(head + ":")] + [_esc(line) for line in shown[:limit]] + more
+    return [escaped_text(head + ":")] + [escaped_text(line) for line in shown[:limit]] + more
 
 
 def _hover(event: dict[str, Any], table: str) -> str:
     """The hover text of one event (everything from the capture escaped, then joined with <br>)."""
-    head = f"<b>{_esc(event['op'])}</b> {_esc(table)}"
-    if not _missing(event["key"]):
-        head += f" key {_esc(event['key'])}"
-    lines = [head, _esc(event["_when"])]
-    where = _where(event["source"], event["offset"])
-    if not _missing(event["seq"]):
-        where += f" seq {_text(event['seq'])}"
-    lines.append(_esc(where))
+    head = f"<b>{escaped_text(event['op'])}</b> {escaped_text(table)}"
+    if not is_missing(event["key"]):
+        head += f" key {escaped_text(event['key'])}"
+    lines = [head, escaped_text(event["_when"])]
+    where = where_text(event["source"], event["offset"])
+    if not is_missing(event["seq"]):
+        where += f" seq {as_text(event['seq'])}"
+    lines.append(escaped_text(where))
     return "<br>".join(lines + _change_lines(event))
 
 
@@ -96,10 +97,10 @@ def timeline(events: pd.DataFrame, *, table: str | None = None, by: str = "table
     >>> fig.layout.yaxis.categoryarray[:3]
     ('[1]', '[2]', '[3]')
     """
-    return _timeline_figure(events, table=table, by=by, max_points=max_points)
+    return timeline_figure(events, table=table, by=by, max_points=max_points)
 
 
-def _timeline_figure(events: pd.DataFrame, *, table: str | None = None, by: str = "table",
+def timeline_figure(events: pd.DataFrame, *, table: str | None = None, by: str = "table",
                      max_points: int = MAX_POINTS, webgl: bool | None = None) -> go.Figure:
     """:func:`timeline`, with the trace type fixed when ``webgl`` is given (the explorer keeps one type)."""
     go = require("plotly.graph_objects", "viz", what="viz.timeline")
@@ -107,13 +108,13 @@ def _timeline_figure(events: pd.DataFrame, *, table: str | None = None, by: str 
         raise ValueError(f"by must be 'table' or 'key', not {by!r}")
     if by == "key" and table is None:
         raise ValueError("by='key' needs a table")
-    events = _unique_index(events)
+    events = unique_index(events)
     names = table_names(events)
     title = "Events over time per table"
     if table is not None:
         name = find_table(names, table)
         events, names = events[names == name], names[names == name]
-        title = f"Events of {_esc(name)} per key" if by == "key" else f"Events of {_esc(name)}"
+        title = f"Events of {escaped_text(name)} per key" if by == "key" else f"Events of {escaped_text(name)}"
     if by == "key":
         lanes = events["key"].astype(object).where(events["key"].notna(), NO_KEY)
     else:
@@ -123,41 +124,41 @@ def _timeline_figure(events: pd.DataFrame, *, table: str | None = None, by: str 
     timed = times.notna().to_numpy()
     if not timed.all():
         notes.append(f"{int((~timed).sum()):,} event(s) without a time left out")
-    frame = events[timed].assign(_lane=lanes[timed].astype(str), _x=_naive_utc(times[timed]),
+    frame = events[timed].assign(_lane=lanes[timed].astype(str), _x=naive_utc(times[timed]),
                                  _table=names[timed].where(names[timed].notna(), NO_TABLE))
     frame = frame.sort_values("_x", kind="stable")
-    frame["_when"] = _time_texts(frame["event_time"]).where(
-        frame["event_time"].notna(), "emit_time " + _time_texts(frame["emit_time"]))
+    frame["_when"] = time_texts(frame["event_time"]).where(
+        frame["event_time"].notna(), "emit_time " + time_texts(frame["emit_time"]))
     total = len(frame)
     keep = sample_groups(frame["_lane"] + "\x00" + frame["op"].astype(str), max_points)
     if len(keep) < total:
-        notes.insert(0, _sampling_note(len(keep), total, "lane and op"))
+        notes.insert(0, sampling_note(len(keep), total, "lane and op"))
         frame = frame.iloc[keep]
     fig = go.Figure()
-    records = _records(frame, _HOVER_COLUMNS + ["_table"])
+    records = records_of(frame, _HOVER_COLUMNS + ["_table"])
     ops = frame["op"].astype(str).to_numpy()
     labels = frame.index.to_numpy()
     lanes_shown = frame["_lane"].to_numpy()
-    xs = _date_strings(frame["_x"])
+    xs = date_strings(frame["_x"])
     for op in [o for o in OP_COLOURS if (ops == o).any()] + sorted(set(ops) - set(OP_COLOURS)):
         chosen = np.flatnonzero(ops == op)
-        scatter = _scatter(go, len(chosen), webgl)
+        scatter = scatter_class(go, len(chosen), webgl)
         fig.add_trace(scatter(
-            x=xs[chosen], y=_strings(_esc(lanes_shown[i]) for i in chosen), mode="markers",
-            name=_esc(op),
+            x=xs[chosen], y=as_strings(escaped_text(lanes_shown[i]) for i in chosen), mode="markers",
+            name=escaped_text(op),
             marker={"color": OP_COLOURS.get(op, "#333"), "symbol": OP_SYMBOLS.get(op, "square"), "size": 9,
                     "line": {"width": 0}},
-            hovertext=_strings(_hover(records[i], records[i]["_table"]) for i in chosen), hoverinfo="text",
+            hovertext=as_strings(_hover(records[i], records[i]["_table"]) for i in chosen), hoverinfo="text",
             customdata=labels[chosen]))
     order = sorted(set(frame["_lane"]), key=key_order if by == "key" else None)
     fig.update_layout(
         title={"text": title}, xaxis={"title": {"text": "event_time (UTC)"}, "type": "date"},
-        yaxis={"title": {"text": f"key of {_esc(name)}" if by == "key" else "table"}, "type": "category",
-               "categoryorder": "array", "categoryarray": [_esc(lane) for lane in order],
+        yaxis={"title": {"text": f"key of {escaped_text(name)}" if by == "key" else "table"}, "type": "category",
+               "categoryorder": "array", "categoryarray": [escaped_text(lane) for lane in order],
                "autorange": "reversed", "automargin": True},
         hoverlabel={"align": "left"}, legend_title_text="op", template="plotly_white",
         height=min(900, 220 + 26 * len(order)), margin={"t": 70})
-    _note(fig, notes)
+    add_notes(fig, notes)
     return fig
 
 

@@ -2,7 +2,7 @@
 
 Internal to :mod:`cdckit.viz` (the figures, the diff, the explorer and the report share these rules).
 
->>> _esc("<b>x</b>"), _cut("abcdef", 4), _text(None)
+>>> escaped_text("<b>x</b>"), cut_text("abcdef", 4), as_text(None)
 ('&lt;b&gt;x&lt;/b&gt;', 'abc…', '')
 """
 
@@ -15,37 +15,29 @@ from typing import Any
 import pandas as pd
 
 from .. import values
+from ..values import is_missing
 
 __all__: list[str] = []
 
 
-def _missing(value: Any) -> bool:
-    """pandas' rule for one value (:func:`pandas.isna`); a list, array or dict is a value, never missing.
-
-    >>> _missing(None), _missing(float("nan")), _missing(pd.NaT), _missing(pd.NA), _missing([None]), _missing("")
-    (True, True, True, True, False, False)
-    """
-    return pd.api.types.is_scalar(value) and bool(pd.isna(value))
-
-
-def _text(value: Any) -> str:
+def as_text(value: Any) -> str:
     """A frame value as text ('' for missing)."""
-    return "" if _missing(value) else str(value)
+    return "" if is_missing(value) else str(value)
 
 
-def _show(value: Any) -> str:
+def shown_text(value: Any) -> str:
     """An image value as people read it: strings as they are, everything else as JSON (``null``, ``3``)."""
     if isinstance(value, str):
         return value
     return values.dumps(value)
 
 
-def _cut(text: str, width: int) -> str:
+def cut_text(text: str, width: int) -> str:
     """``text`` cut to ``width`` characters, the last one an ellipsis when something was cut."""
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
-def _esc(value: Any) -> str:
+def escaped_text(value: Any) -> str:
     """A value as HTML-safe text ('' for missing).
 
     Quotes stay as they are: plotly's labels decode only a few named
@@ -53,36 +45,36 @@ def _esc(value: Any) -> str:
     no quote escaping; attribute values are escaped with quotes where they
     are written.
     """
-    return html.escape(_text(value), quote=False)
+    return html.escape(as_text(value), quote=False)
 
 
-def _where(source: Any, offset: Any) -> str:
+def where_text(source: Any, offset: Any) -> str:
     """Where an event came from, as people read it: the file name (not its folders) and the offset.
 
     The full source stays in the frame (and in :attr:`Diff.rows`).
 
-    >>> _where("/data/captures/orders.jsonl", 7), _where("topic.shop", 0)
+    >>> where_text("/data/captures/orders.jsonl", 7), where_text("topic.shop", 0)
     ('orders.jsonl:7', 'topic.shop:0')
     """
-    text = _text(source)
+    text = as_text(source)
     return f"{os.path.basename(text.rstrip('/')) or text}:{offset}"
 
 
-def _printable(text: str) -> str:
+def printable_text(text: str) -> str:
     """Control characters (new lines, terminal escapes) written as escapes, for plain-text output."""
     return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
-def _time_text(value: Any) -> str:
-    return "" if _missing(value) else pd.Timestamp(value).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+def time_text(value: Any) -> str:
+    return "" if is_missing(value) else pd.Timestamp(value).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
 
 
-def _time_texts(times: pd.Series) -> pd.Series:
-    """:func:`_time_text` of every value, vectorised."""
+def time_texts(times: pd.Series) -> pd.Series:
+    """:func:`time_text` of every value, vectorised."""
     text = pd.to_datetime(times, utc=True).dt.strftime("%Y-%m-%d %H:%M:%S.%f").str[:-3] + " UTC"
     return text.astype(object).where(times.notna(), "")
 
 
-def _records(frame: pd.DataFrame, columns: list[str]) -> list[dict[str, Any]]:
+def records_of(frame: pd.DataFrame, columns: list[str]) -> list[dict[str, Any]]:
     """The rows of ``frame`` as dicts of ``columns`` (far faster than ``to_dict("records")`` on a few columns)."""
     return [dict(zip(columns, row)) for row in zip(*(frame[c].tolist() for c in columns))]
