@@ -35,7 +35,7 @@ from .dialects import registry
 from .column_types import TYPE_COLUMNS
 from .dialects.base import BadMessage, Columns, Dialect, SkipMessage
 from .errors import InvalidValue
-from .frame import _PANDAS_TYPES, Event, FastRow, FrameBuilder, event_row, event_table, row_problem
+from .frame import PANDAS_TYPES, Event, FastRow, FrameBuilder, event_row, event_table, row_problem
 
 __all__ = ["Sink", "FrameSink", "MessageDecoder", "column_types_frame", "family_hint", "gc_paused", "gc_resumed"]
 
@@ -159,7 +159,7 @@ def column_types_frame(declarations: list[tuple[str, Columns, str, int]]) -> pd.
             for table, columns, source, offset in declarations for column, (raw, kind) in columns.items()]  # names may be any
     arrays = [pa.array(list(values), pa.int64() if name == "offset" else pa.string())
               for name, values in zip(TYPE_COLUMNS, zip(*rows) if rows else [[]] * len(TYPE_COLUMNS))]
-    return pa.Table.from_arrays(arrays, names=list(TYPE_COLUMNS)).to_pandas(types_mapper=_PANDAS_TYPES.get)
+    return pa.Table.from_arrays(arrays, names=list(TYPE_COLUMNS)).to_pandas(types_mapper=PANDAS_TYPES.get)
 
 
 def _text(value: Any) -> str | None:

@@ -111,7 +111,7 @@ QUARANTINE_SCHEMA = pa.schema(
     ]
 )
 
-_PANDAS_TYPES = {
+PANDAS_TYPES = {
     pa.string(): pd.StringDtype("pyarrow"),
     pa.int64(): pd.Int64Dtype(),
 }
@@ -466,7 +466,7 @@ class QuarantineBuilder:
         columns = list(zip(*self.rows)) if self.rows else [[] for _ in QUARANTINE_SCHEMA]
         arrays = [pa.array(list(values), field.type) for values, field in zip(columns, QUARANTINE_SCHEMA)]
         table = pa.Table.from_arrays(arrays, schema=QUARANTINE_SCHEMA)
-        return table.to_pandas(types_mapper=_PANDAS_TYPES.get)
+        return table.to_pandas(types_mapper=PANDAS_TYPES.get)
 
 
 def _clean_text(value: Any) -> str | None:
@@ -489,7 +489,7 @@ def arrow_to_pandas(table: pa.Table) -> pd.DataFrame:
     Strings become ``string[pyarrow]``, ``offset``/``partition`` nullable
     ``Int64``, times ``datetime64[ns, UTC]`` and ``key_columns`` Python lists.
     """
-    df = table.to_pandas(types_mapper=_PANDAS_TYPES.get)
+    df = table.to_pandas(types_mapper=PANDAS_TYPES.get)
     df["key_columns"] = pd.Series(table.column("key_columns").to_pylist(), index=df.index, dtype=object)
     df["offset"] = df["offset"].astype("int64")
     return df
