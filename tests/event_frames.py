@@ -145,8 +145,3 @@ def captures(draw: Any, streams: int = 1, max_steps: int = 24) -> pd.DataFrame:
         quarantine.add("a.jsonl", 10**6 + 1, None, None, "datahub_blob", "not JSON", "{", "damaged_input")
     frame.attrs["quarantine"] = quarantine.to_pandas()
     return frame
-
-
-def plain(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """A frame's rows as dicts with None for every missing marker (for exact comparisons)."""
-    return frame.astype(object).where(frame.notna(), None).to_dict("records")

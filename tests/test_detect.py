@@ -1,10 +1,10 @@
-"""Detection: every sample is detected as its own dialect, with evidence."""
+"""Detection: look-alikes told apart, the per-message table, ties (each sample detected as its own dialect:
+tests/test_conformance.py)."""
 
 from __future__ import annotations
 
 import json
 
-import pandas as pd
 import pytest
 
 import cdckit
@@ -32,21 +32,6 @@ def test_every_dialect_has_examples_and_a_shop_sample():
     for name in CONTRACT_DIALECTS:
         assert any(s.startswith(f"{name}/examples") for s in SAMPLES), name
         assert any(s.startswith(f"{name}/shop") for s in SAMPLES), name
-
-
-def test_confusion_matrix_over_all_samples_is_diagonal():
-    rows = []
-    for sample in SAMPLES:
-        expected = sample.split("/")[0]
-        detection = cdckit.detect(cdckit.samples.path(sample))
-        rows.append({"sample": sample, "expected": expected, "detected": detection.dialect})
-        assert detection.evidence, sample
-        assert 0 < detection.confidence <= 1, sample
-    table = pd.DataFrame(rows)
-    matrix = pd.crosstab(table["expected"], table["detected"])
-    wrong = table[table["expected"] != table["detected"]]
-    assert wrong.empty, f"misdetected samples:\n{wrong.to_string()}\n\nconfusion matrix:\n{matrix.to_string()}"
-    assert set(matrix.index) == set(CONTRACT_DIALECTS)
 
 
 @pytest.mark.parametrize("a, b", [("debezium", "arcion"), ("debezium", "lindorm"), ("arcion", "lindorm"),

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 import cdckit
 import oracle
-from event_frames import captures, plain
+from comparable import row_texts, rows as plain
+from event_frames import captures
 
 ORDERS = ("seq", "event_time", "arrival")
 BYS = ("capture", "source", "partition")
@@ -117,14 +118,6 @@ def _to_spark(spark, events: pd.DataFrame):
     return spark.createDataFrame(events[COLUMN_NAMES], schema=from_arrow_schema(schema))
 
 
-def _row_text(row: dict) -> str:
-    """A state row as text, values as text: Spark types a column (qty: long) where pandas makes it float64
-    because another row lacks it, so a whole float is written as the integer it is."""
-    def text(value):
-        return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
-    return str(sorted((k, text(v)) for k, v in row.items() if v is not None))
-
-
 # Spark jobs are slow to shrink: a failure is reported as found.
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
           phases=[Phase.explicit, Phase.reuse, Phase.generate])
@@ -140,9 +133,7 @@ def test_spark_agrees_with_the_oracle(spark, events, by):
     assert list(got) == list(want)
     for table in want:
         assert list(got[table].columns) == list(want[table].columns), table
-        rows = sorted(_row_text(r.asDict()) for r in got[table].collect())
-        expected = sorted(_row_text(r) for r in plain(want[table]))
-        assert rows == expected, table
+        assert row_texts(got[table]) == row_texts(want[table]), table
     assert plain(got.problems) == plain(want.problems)
     assert got.keyless == want.keyless
     spark_scd2 = cdcspark.scd2(frame)

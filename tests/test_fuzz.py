@@ -1,10 +1,11 @@
 """No input makes ``cdckit.read(..., errors="quarantine")`` raise, and every message is accounted for.
 
 A bounded, reproducible run of the fuzzer in tests/fuzzing.py (hypothesis
-draws the seeds, derandomized, no shrinking: a seed is not a size), a sweep
-over every bundled sample, the failing cases saved in tests/fuzz_cases/ (by
-tests/fuzz_campaign.py, the long run) replayed as regression tests, and Spark
-checked against pandas on fuzzed files and on a fuzzed Kafka-shaped frame.
+draws the seeds, derandomized, no shrinking: a seed is not a size), the
+failing cases saved in tests/fuzz_cases/ (by tests/fuzz_campaign.py, the long
+run) replayed as regression tests, and Spark checked against pandas on fuzzed
+files and on a fuzzed Kafka-shaped frame. Each dialect's samples, mutated:
+tests/test_conformance.py.
 
 A failure prints the case and the line that reproduces it, e.g.
 ``fuzzing.check(fuzzing.generate(random.Random(123), "gzip"))``. Set
@@ -54,13 +55,6 @@ def test_fuzzed_inputs_are_quarantined_never_raised(family):
 
     run()
     assert set(generated) == {family} and generated[family] >= 1
-
-
-@pytest.mark.parametrize("name", cdckit.samples.list())
-def test_every_sample_survives_its_mutations(name):
-    for number in range(2):
-        case = fuzzing.case_for_seed(name, number)
-        assert_clean(case, fuzzing.check(case), f"fuzzing.check(fuzzing.case_for_seed({name!r}, {number}))")
 
 
 def nesting(value: object) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from collections import defaultdict
 
 import pandas as pd
@@ -14,30 +13,12 @@ from cdckit import spark as cdcspark
 from cdckit.io import iter_sources
 from cdckit.frame import COLUMN_NAMES
 from cdckit.read import PAIRED
+from comparable import event_rows
 
 
 def normal_rows(frame: pd.DataFrame) -> list[tuple]:
-    """Rows in a comparable form: times in microseconds, images parsed, lists as tuples; sorted."""
-    rows = []
-    for record in frame[COLUMN_NAMES].to_dict("records"):
-        row = []
-        for name in COLUMN_NAMES:
-            value = record[name]
-            if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
-                row.append(None)
-            elif name in ("event_time", "emit_time"):
-                row.append(pd.Timestamp(value).tz_localize(None).value // 1_000
-                           if pd.Timestamp(value).tzinfo else pd.Timestamp(value).value // 1_000)
-            elif name in ("key", "before", "after"):
-                row.append(json.dumps(json.loads(value), sort_keys=True))
-            elif name == "key_columns":
-                row.append(tuple(value))
-            elif name in ("offset", "partition"):
-                row.append(int(value))
-            else:
-                row.append(str(value))
-        rows.append(tuple(row))
-    return sorted(rows, key=repr)
+    """Canonical event rows in the one form both engines share (tests/comparable.py), sorted."""
+    return event_rows(frame, COLUMN_NAMES)
 
 
 def test_read_gives_the_pandas_frame_for_every_sample(spark):

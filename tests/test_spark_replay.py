@@ -7,12 +7,8 @@ that have none) must give exactly its rows.
 
 from __future__ import annotations
 
-import decimal
-import json
-import math
 
 import orjson
-import pandas as pd
 import pytest
 
 import cdckit
@@ -21,6 +17,7 @@ from cdckit import spark as cdcspark
 from cdckit import values
 from cdckit.dialects import registry
 from cdckit.frame import Event, FrameBuilder
+from comparable import row_texts, rows
 from histories import capture, deliver
 
 _T0 = 1_714_554_000 * 1_000_000_000
@@ -81,32 +78,6 @@ def captures(tmp_path_factory):
     }
 
 
-def _plain(frame: pd.DataFrame) -> list[dict]:
-    return [{k: _value(v) for k, v in r.items()} for r in frame.astype(object).to_dict("records")]
-
-
-def _value(value):
-    """One value in a form both engines share: None for missing, whole floats as ints, nested values as JSON."""
-    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
-        return None
-    if isinstance(value, (float, decimal.Decimal)) and value == int(value):
-        return int(value)
-    if isinstance(value, (dict, list)):
-        return orjson.dumps(value).decode()
-    if hasattr(value, "isoformat"):  # Spark gives UTC wall times without a zone
-        stamp = pd.Timestamp(value)
-        return (stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")).isoformat()
-    return value
-
-
-def _state_rows(frame) -> list[str]:
-    """Rows as texts, values as text: a column of mixed JSON kinds is text on Spark, Python objects in pandas."""
-    rows = _plain(frame) if isinstance(frame, pd.DataFrame) else [
-        {k: _value(v) for k, v in r.asDict().items()} for r in frame.collect()]
-    return sorted(json.dumps({k: None if v is None else str(v) for k, v in r.items()}, sort_keys=True)
-                  for r in rows)
-
-
 def _events(spark, path):
     return cdckit.read(path), cdcspark.read(spark, str(path))
 
@@ -120,7 +91,7 @@ def _assert_reports_agree(got, want, label):
                 assert got[name][column].astype(float).tolist() == pytest.approx(
                     want[name][column].astype(float).tolist(), rel=1e-12), (label, column)
         else:
-            assert _plain(got[name]) == _plain(want[name]), (label, name)
+            assert rows(got[name]) == rows(want[name]), (label, name)
     assert got.problems() == want.problems(), label
 
 
@@ -128,8 +99,8 @@ def _assert_states_agree(got, want, label):
     assert sorted(got) == list(want), label
     for table in want:
         assert list(got[table].columns) == list(want[table].columns), (label, table)
-        assert _state_rows(got[table]) == _state_rows(want[table]), (label, table)
-    assert _plain(got.problems) == _plain(want.problems), label
+        assert row_texts(got[table]) == row_texts(want[table]), (label, table)
+    assert rows(got.problems) == rows(want.problems), label
     assert got.keyless == want.keyless, label
 
 
@@ -157,7 +128,7 @@ def test_scd2_agrees(spark, captures, name):
     assert sorted(got) == sorted(want), name
     for table in want:
         assert list(got[table].columns) == list(want[table].columns), (name, table)
-        assert _state_rows(got[table]) == _state_rows(want[table]), (name, table)
+        assert row_texts(got[table]) == row_texts(want[table]), (name, table)
 
 
 @pytest.mark.parametrize("by", ["capture", "source", "partition"])
@@ -207,7 +178,7 @@ def test_history_agrees(spark, captures, name, key):
     got = cdcspark.history(on_spark, "items", key)
     assert len(want) > 0
     assert list(got.columns) == list(want.columns)
-    assert _plain(got) == _plain(want), (name, key)
+    assert rows(got) == rows(want), (name, key)
 
 
 def test_sort_events_agrees(spark, captures):
@@ -224,4 +195,4 @@ def test_as_of_agrees(spark, captures, name, at):
     want = oracle.materialize(events, as_of=cut)
     _assert_states_agree(cdcspark.materialize(on_spark, as_of=cut), want, name)
     final = oracle.materialize(events)  # the cut matters: the state at it is not the final one
-    assert [_state_rows(want[t]) for t in want] != [_state_rows(final[t]) for t in want]
+    assert [row_texts(want[t]) for t in want] != [row_texts(final[t]) for t in want]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from decimal import Decimal
 
 import pandas as pd
@@ -13,28 +12,13 @@ import cdckit
 from cdckit import spark as cdcspark
 from cdckit.frame import COLUMN_NAMES
 from cdckit.spark.engine import COMBINED_ARROW
+from comparable import rows
 from test_tables import DEBEZIUM_TYPES, ROW, _events
 
 
 def _to_spark(spark, events: pd.DataFrame):
     schema = pa.schema([COMBINED_ARROW.field(n) for n in COLUMN_NAMES])
     return spark.createDataFrame(events[COLUMN_NAMES], schema=from_arrow_schema(schema))
-
-
-def _value(value):
-    """A cell as both engines can show it: None for missing, a time of day as text, times in UTC."""
-    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and value != value):
-        return None
-    if isinstance(value, dt.time):
-        return value.isoformat()
-    if isinstance(value, (pd.Timestamp, dt.datetime)):
-        stamp = pd.Timestamp(value)
-        return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
-    return value
-
-
-def _rows(frame) -> list[list]:
-    return [[_value(v) for v in row] for row in frame.astype(object).itertuples(index=False)]
 
 
 def test_spark_table_equals_the_pandas_table(spark):
@@ -48,10 +32,10 @@ def test_spark_table_equals_the_pandas_table(spark):
     assert got.columns == list(want.columns)
     types = dict(got.dtypes)
     assert types["price"] == "decimal(20,2)" and types["born"] == "date" and types["seen"] == "timestamp"
-    got_rows = _rows(got.toPandas())
-    assert got_rows == _rows(want)
-    assert got_rows[0][want.columns.get_loc("price")] == Decimal("12345678901234567.89")
-    assert got_rows[2][want.columns.get_loc("local")] is None  # does not fit: null, as in pandas
+    got_rows = rows(got.toPandas())
+    assert got_rows == rows(want)
+    assert got_rows[0]["price"] == Decimal("12345678901234567.89")
+    assert got_rows[2]["local"] is None  # does not fit: null, as in pandas
 
 
 def test_spark_table_infers_kinds_from_the_images(spark):
@@ -59,7 +43,7 @@ def test_spark_table_infers_kinds_from_the_images(spark):
                       ("insert", None, '{"id":2,"big":3,"x":2,"d":null}')])
     got = cdcspark.table(_to_spark(spark, events), "shop.items")
     assert dict(got.dtypes)["big"] == "decimal(38,0)" and dict(got.dtypes)["d"] == "date"
-    assert _rows(got.toPandas()) == _rows(cdckit.table(events, "shop.items"))
+    assert rows(got.toPandas()) == rows(cdckit.table(events, "shop.items"))
 
 
 def _sample_on_spark(spark, name: str):
@@ -67,8 +51,8 @@ def _sample_on_spark(spark, name: str):
     return cdckit.read(path), cdcspark.read(spark, str(path))
 
 
-def _typed_rows(frame: pd.DataFrame, columns: list[str]) -> list[list]:
-    return sorted(_rows(frame[columns]), key=repr)
+def _typed_rows(frame: pd.DataFrame, columns: list[str]) -> list[dict]:
+    return sorted(rows(frame[columns]), key=repr)
 
 
 def test_spark_states_take_the_declared_types_of_the_pandas_states(spark):

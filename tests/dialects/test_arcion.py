@@ -202,10 +202,6 @@ def test_round_trip_examples(tmp_path, name):
     assert_round_trip("arcion", read_clean(cdckit.samples.path(name)), tmp_path)
 
 
-def test_round_trip_shop(tmp_path):
-    assert_round_trip("arcion", read_clean(cdckit.samples.path("arcion/shop")), tmp_path)
-
-
 def test_shop():
     # everything the scenario holds survives: values come back typed from the schema, keys from the Kafka key
     events = assert_shop("arcion")

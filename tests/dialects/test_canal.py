@@ -8,7 +8,7 @@ import pytest
 from validator import assert_quarantined, assert_round_trip, assert_rows, assert_shop, read_clean, row, rows
 
 import cdckit
-from cdckit.containers import Message
+from cdckit.io import Message
 from cdckit.dialects import registry
 from cdckit.frame import event_row
 
@@ -90,9 +90,8 @@ def test_examples_decode_exactly():
     ])
 
 
-def test_round_trip_examples_and_shop(tmp_path):
-    for name in ("canal/examples.jsonl", "canal/examples_empty_data.jsonl", "canal/shop.jsonl"):
-        assert_round_trip("canal", read_clean(cdckit.samples.path(name)), tmp_path)
+def test_round_trip_of_empty_data(tmp_path):
+    assert_round_trip("canal", read_clean(cdckit.samples.path("canal/examples_empty_data.jsonl")), tmp_path)
 
 
 def test_shop():

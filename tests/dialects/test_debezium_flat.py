@@ -9,7 +9,7 @@ import pytest
 from validator import assert_quarantined, assert_round_trip, assert_rows, assert_shop, read_clean, row, rows
 
 import cdckit
-from cdckit.containers import Message
+from cdckit.io import Message
 from cdckit.dialects import registry
 
 ANNE = {"id": 1004, "first_name": "Anne Marie", "last_name": "Kretchmar", "email": "annek@noanswer.org"}
@@ -128,10 +128,7 @@ def test_a_flattened_row_is_detected_and_named_when_another_dialect_was_asked():
 # ---------------------------------------------------------------- round trips, shop, detection
 
 
-def test_round_trip_of_the_examples_and_keyed_examples(tmp_path):
-    # op_raw of a row without __op (__deleted=...) comes back as the __op the encoder writes
-    assert_round_trip("debezium_flat", read_clean(cdckit.samples.path("debezium_flat/examples.jsonl")), tmp_path,
-                      ignore=("op_raw",))
+def test_round_trip_of_the_keyed_examples(tmp_path):
     # events none of which has a seq are given made-up binlog positions (__file, __pos, __row)
     again = assert_round_trip("debezium_flat", read_clean(cdckit.samples.path("debezium_flat/examples_kcat.jsonl")),
                               tmp_path, ignore=("seq",))

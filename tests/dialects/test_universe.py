@@ -70,17 +70,15 @@ def test_bytes_payloads_in_either_encoding():
     assert_rows(utf8, EXAMPLES[:1])
 
 
-def test_round_trip_examples_and_shop(tmp_path):
-    for name in ("universe/examples.txt", "universe/examples_utf8.txt", "universe/shop.txt"):
-        events = read_clean(cdckit.samples.path(name))
-        assert_round_trip("universe", events, tmp_path)
+def test_round_trip_utf8(tmp_path):
+    assert_round_trip("universe", read_clean(cdckit.samples.path("universe/examples_utf8.txt")), tmp_path)
 
 
 def test_round_trip_through_a_latin1_file(tmp_path):
     events = read_clean(cdckit.samples.path("universe/examples_utf8.txt"))
     again = assert_round_trip("universe", events, tmp_path, layout="text")
     path = tmp_path / "capture.latin-1.txt"
-    cdckit.containers.write_messages(registry.create("universe").encode(again), path, "text")
+    cdckit.io.write_messages(registry.create("universe").encode(again), path, "text")
     assert b"\xfe" in path.read_bytes()
     assert_rows(read_clean(path), EXAMPLES)
 

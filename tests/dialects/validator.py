@@ -18,7 +18,7 @@ from typing import Any, Callable
 import pandas as pd
 
 import cdckit
-from cdckit.containers import write_messages
+from cdckit.io import write_messages
 from cdckit.dialects import registry
 from cdckit.samples.build import shop_file_names
 from cdckit.samples.shop import shop_events
