@@ -86,13 +86,12 @@ def run_report(args: argparse.Namespace) -> int:
     """``cdckit report PATH... -o OUT``: the HTML report, from a read with a progress bar."""
     source, chosen = checked(args, args.paths)
     refuse_existing(args.output, args.force)
-    from ..report import write_report
+    from ..viz.report import write_report
 
     capture, code = load(args, source, chosen)
-    events = capture.with_attrs()  # the report shows the quarantine and the read's counts
     named = source.specs[0] if len(source.specs) == 1 else [Path(f) for f in source.files]
-    with bar("writing report", "event", total=len(events)) as shown:
-        written = write_report(named, args.output, dialect=args.dialect, overwrite=args.force, events=events)
-        shown.update(len(events))
+    with bar("writing report", "event", total=len(capture.events)) as shown:
+        written = write_report(named, args.output, dialect=args.dialect, overwrite=args.force, events=capture)
+        shown.update(len(capture.events))
     print_written(written)
     return code
