@@ -18,7 +18,7 @@ from ... import values
 from ...io import Message
 from ...frame import Event
 from ..base import BadMessage, Dialect, SkipMessage, expect_object
-from .envelope import (OPS, avro_unwrapped, declared_columns, envelope_time, field_types, field_types_of,
+from .envelope import (avro_unwrapped, change_op, declared_columns, envelope_time, field_types, field_types_of,
                        is_avro_json, kafka_payload, kafka_schema_name, source_time, table_id_parts, typed_value,
                        unwrap)
 
@@ -50,12 +50,7 @@ class DebeziumDecoder(Dialect):
 
         if is_mongodb(payload):
             return mongodb_change(self, payload, kafka_key)
-        op_raw = payload.get("op")
-        if op_raw is None:
-            raise BadMessage("missing required field op")
-        op = OPS.get(op_raw)
-        if op is None:
-            raise BadMessage(f"unknown op {op_raw!r}")
+        op_raw, op = change_op(payload)
         source = payload.get("source") or {}
         types = field_types(schema)
         before = self.typed_image(payload.get("before"), types.get("before"), "before")
