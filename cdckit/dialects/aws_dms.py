@@ -156,12 +156,7 @@ class AwsDms(Dialect):
         op = DATA_OPS.get(op_raw)
         if op is None:
             raise BadMessage(f"unknown operation {op_raw!r}")
-        row = values.image(expect_object(require(value, "data"), "data"))
-        before = after = None
-        if op == "delete":
-            before = row
-        else:
-            after = row
+        before, after = _row_sides(op, values.image(expect_object(require(value, "data"), "data")))
         if op == "update":
             before = before_image(value)
         return [Event(op=op, before=before, after=after, **common)]
@@ -182,7 +177,7 @@ class AwsDms(Dialect):
         """
         out: list[tuple | None] = []
         append = out.append
-        split, read_meta, image_text, tz = _SPLIT.decode, _META.decode, values.image_text, self.tz
+        split, read_meta, image_text, tz, row_sides = _SPLIT.decode, _META.decode, values.image_text, self.tz, _row_sides
         errors = (msgspec.DecodeError, msgspec.ValidationError, BadMessage, ValueError, OverflowError, KeyError)
         for line in lines:
             try:
@@ -195,12 +190,7 @@ class AwsDms(Dialect):
                 if op is None or data[:1] != b"{":
                     append(None)
                     continue
-                row = image_text(data)
-                before = after = None
-                if op == "delete":
-                    before = row
-                else:
-                    after = row
+                before, after = row_sides(op, image_text(data))
                 if op == "update":
                     extra = [raw for name, value in fields.items()
                              if name not in ENVELOPE and (raw := bytes(value))[:1] == b"{"]
@@ -297,6 +287,11 @@ def _digits(number: Any) -> str:
     if number.__class__ is int or (number.__class__ is str and number.isascii() and number.isdigit()):
         return str(number)
     return ""
+
+
+def _row_sides(op: str, row: str | None) -> tuple[str | None, str | None]:
+    """``(before, after)`` of a data record's ``data`` image: the before image of a delete, else the after."""
+    return (row, None) if op == "delete" else (None, row)
 
 
 def before_image(value: dict[str, Any]) -> str | None:

@@ -29,8 +29,8 @@ import pandas as pd
 from ..io import Message
 from ..frame import Event
 
-__all__ = ["Dialect", "Match", "Record", "BadMessage", "SkipMessage", "Columns", "require", "expect_object", "rows_of",
-           "table_name"]
+__all__ = ["Dialect", "Match", "Record", "BadMessage", "SkipMessage", "Columns", "require", "expect_object",
+           "require_object", "rows_of", "table_name", "unpadded_seq"]
 
 #: A table's declared column types: ``{column: (raw type as the dialect wrote it, kind)}``, the kinds
 #: those of :mod:`cdckit.column_types`.
@@ -256,6 +256,36 @@ def expect_object(value: Any, what: str) -> dict[str, Any]:
         kind = "text" if isinstance(value, str) else "null" if value is None else type(value).__name__
         raise BadMessage(f"expected {what} as a JSON object, got {kind}")
     return value
+
+
+def require_object(obj: Mapping[str, Any], field: str, where: str = "") -> dict[str, Any]:
+    """``obj[field]`` when it is a JSON object, else :class:`BadMessage` naming the field missing or not an object.
+
+    >>> require_object({"meta": {"op": "ins"}}, "meta")
+    {'op': 'ins'}
+    >>> require_object({"data": [1]}, "data", "payload.before.")
+    Traceback (most recent call last):
+    ...
+    cdckit.dialects.base.BadMessage: expected payload.before.data as a JSON object, got list
+    """
+    found = require(obj, field, where)
+    if type(found) is not dict:
+        expect_object(found, where + field)
+    return found
+
+
+def unpadded_seq(seq: str | None, otherwise: str | None) -> str | None:
+    """A ``seq`` to write back as the log number it was read from: a zero-padded 20-digit number
+    (:func:`cdckit.values.sortable`) without its padding, other text as it is; ``otherwise`` when there is none.
+
+    >>> unpadded_seq("00000000000000000042", None), unpadded_seq("000:7", None), unpadded_seq(None, "8")
+    ('42', '000:7', '8')
+    """
+    if seq is None:
+        return otherwise
+    if len(seq) == 20 and seq.isdigit():
+        return seq.lstrip("0") or "0"
+    return seq
 
 
 def rows_of(events: pd.DataFrame) -> Iterator[dict[str, Any]]:

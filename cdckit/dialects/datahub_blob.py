@@ -65,7 +65,7 @@ import pandas as pd
 from .. import values
 from ..io import Message
 from ..frame import Event, FastRow
-from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
+from .base import BadMessage, Dialect, Match, Record, expect_object, require, require_object, rows_of
 from .registry import register
 
 #: payload.op -> canonical op.
@@ -424,9 +424,7 @@ def typed_image(image: Any, kinds: dict[str, str], side: str) -> dict[str, Any] 
         return None
     if type(image) is not dict:
         image = expect_object(image, f"payload.{side}")
-    row = require(image, "dataColumn", f"payload.{side}.")
-    if type(row) is not dict:
-        row = expect_object(row, f"payload.{side}.dataColumn")
+    row = require_object(image, "dataColumn", f"payload.{side}.")
     return typed_row(row, kinds)
 
 

@@ -63,7 +63,7 @@ import pandas as pd
 from .. import values
 from ..io import Message
 from ..frame import Event, FastRow
-from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
+from .base import BadMessage, Dialect, Match, Record, expect_object, require, require_object, rows_of, unpadded_seq
 from .registry import register
 
 VERSION = "2.0"
@@ -192,9 +192,7 @@ class DataWorks(Dialect):
         value = message.value
         if type(value) is not dict:
             expect_object(value, "a DataWorks message")
-        payload = require(value, "payload")
-        if type(payload) is not dict:
-            expect_object(payload, "payload")
+        payload = require_object(value, "payload")
         op_raw = require(payload, "op", "payload.")
         op = canonical_op(op_raw)
         schema = value.get("schema")
@@ -365,7 +363,7 @@ class DataWorks(Dialect):
                 payload["timestamp"] = {"eventTime": values.ns_to_ms(row["event_time"])}
             if row["ddl"] is not None:
                 payload["ddl"] = {"text": row["ddl"]}
-            scn = _scn(row["seq"], number if synthesize else None)
+            scn = unpadded_seq(row["seq"], str(number + 1) if synthesize else None)
             if scn is not None:
                 payload["scn"] = scn
             message["payload"] = payload
@@ -482,9 +480,7 @@ def typed_image(side: Any, kinds: dict[str, str], where: str) -> dict[str, Any] 
         return None
     if type(side) is not dict:
         expect_object(side, where)
-    data = require(side, "data", where + ".")
-    if type(data) is not dict:
-        expect_object(data, where + ".data")
+    data = require_object(side, "data", where + ".")
     return typed_data(data, kinds)
 
 
@@ -604,15 +600,6 @@ def _op_name(op: str, op_raw: Any) -> str | None:
     if isinstance(op_raw, str) and OPS.get(op_raw, "other" if op_raw.isupper() else None) == op:
         return op_raw
     return _OP_NAMES.get(op)
-
-
-def _scn(seq: str | None, number: int | None) -> str | None:
-    """``seq`` as an scn (zero padding dropped), or ``number`` + 1 when synthesizing."""
-    if seq is None:
-        return None if number is None else str(number + 1)
-    if len(seq) == 20 and seq.isdigit():
-        return seq.lstrip("0") or "0"
-    return seq
 
 
 def _schema(row: dict[str, Any], types: dict[str, str] | None) -> dict[str, Any]:

@@ -54,8 +54,7 @@ from .. import shapes, values
 from ..io import Message, kafka_key
 from ..frame import Event, event_row
 from .base import BadMessage, Match, Record, expect_object, rows_of
-from .debezium import (OPS as ENVELOPE_OPS, Debezium, declared_columns, envelope_time, field_types_of, source_time,
-                       unwrap)
+from .debezium import OPS as ENVELOPE_OPS, Debezium, declared_columns, field_types_of, unwrap
 from .registry import register
 
 #: ``__op`` codes and their canonical ops (``t`` is a truncate, ``m`` a logical decoding message).
@@ -201,13 +200,7 @@ class DebeziumFlat(Debezium):
         event = Event(
             op=op,
             op_raw=op_raw,
-            database=source.get("db"),
-            schema=self.schema_name(source),
-            table=source.get("table") or source.get("collection"),
-            event_time=source_time(source),
-            emit_time=envelope_time(envelope),
-            seq=self.position(source),
-            txn_id=self.transaction_id(transaction, source),
+            **self.source_fields(source, envelope, transaction),
             key_columns=key_columns,
             key=key,
             before=values.image(before),

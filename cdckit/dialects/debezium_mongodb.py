@@ -60,6 +60,7 @@ from ..io import Message, kafka_key
 from ..frame import Event, FastRow
 from .base import BadMessage, Match, Record, expect_object, rows_of
 from .debezium import OPS, Debezium, envelope_time, kafka_payload, source_time, unwrap
+from .debezium.envelope import change_op
 from .registry import register
 
 __all__ = ["DebeziumMongoDB", "is_mongodb", "mongodb_change", "document", "plain_value"]
@@ -203,12 +204,7 @@ def is_mongodb(payload: dict[str, Any]) -> bool:
 
 def mongodb_change(dialect: Debezium, payload: dict[str, Any], kafka_key: Any) -> Event:
     """The event of one MongoDB connector change (see the module notes)."""
-    op_raw = payload.get("op")
-    if op_raw is None:
-        raise BadMessage("missing required field op")
-    op = OPS.get(op_raw)
-    if op is None:
-        raise BadMessage(f"unknown op {op_raw!r}")
+    op_raw, op = change_op(payload)
     source = expect_object(payload.get("source") or {}, "source")
     after = document(payload.get("after"), "after")
     before = document(payload.get("before"), "before")

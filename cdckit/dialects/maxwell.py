@@ -146,11 +146,8 @@ class Maxwell(Dialect):
         return [Event(
             op=op,
             op_raw=kind,
-            database=value.get("database"),
-            table=value.get("table"),
             event_time=row_time(value),
-            emit_time=push_time(value.get("push_ts")),
-            seq=position(value),
+            **_table_and_position(value),
             txn_id=None if xid is None else str(xid),
             key_columns=key_columns,
             key=values.key_of(before if op == "delete" else after, key_columns),
@@ -164,11 +161,8 @@ class Maxwell(Dialect):
         return Event(
             op="ddl",
             op_raw=kind,
-            database=value.get("database"),
-            table=value.get("table"),
             event_time=values.ms_to_ns(ts_ms if ts_ms is not None else value.get("ts")),
-            emit_time=push_time(value.get("push_ts")),
-            seq=position(value),
+            **_table_and_position(value),
             ddl=require(value, "sql"),
         )
 
@@ -177,11 +171,8 @@ class Maxwell(Dialect):
         return Event(
             op="other",
             op_raw=kind,
-            database=value.get("database"),
-            table=value.get("table"),
             event_time=row_time(value),
-            emit_time=push_time(value.get("push_ts")),
-            seq=position(value),
+            **_table_and_position(value),
         )
 
     # ------------------------------------------------------------ batch decoding (the fast path)
@@ -347,6 +338,17 @@ def encode_ddl(row: dict[str, Any], kind: str, where: str | None) -> dict[str, A
 
 
 # ---------------------------------------------------------------- field helpers
+
+
+def _table_and_position(value: dict[str, Any]) -> dict[str, Any]:
+    """The event fields every Maxwell message gives alike: its table, ``push_ts`` as the emit time and its
+    binlog position as ``seq``."""
+    return {
+        "database": value.get("database"),
+        "table": value.get("table"),
+        "emit_time": push_time(value.get("push_ts")),
+        "seq": position(value),
+    }
 
 
 def row_time(value: dict[str, Any]) -> int | None:

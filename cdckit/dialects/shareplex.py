@@ -52,7 +52,7 @@ import pandas as pd
 from .. import values
 from ..io import Message
 from ..frame import Event, FastRow
-from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
+from .base import BadMessage, Dialect, Match, Record, expect_object, require, require_object, rows_of, unpadded_seq
 from .registry import register
 
 OPS = {"ins": "insert", "upd": "update", "del": "delete"}
@@ -117,16 +117,12 @@ class SharePlex(Dialect):
         value = message.value
         if type(value) is not dict:
             expect_object(value, "a SharePlex message")
-        meta = require(value, "meta")
-        if type(meta) is not dict:
-            expect_object(meta, "meta")
+        meta = require_object(value, "meta")
         op_raw = require(meta, "op", "meta.")
         op = OPS.get(op_raw) if type(op_raw) is str else None
         if op is None:
             raise BadMessage(f"unknown op {op_raw!r}")
-        data = require(value, "data")
-        if type(data) is not dict:
-            expect_object(data, "data")
+        data = require_object(value, "data")
         database, table = split_table(meta.get("table"))
         if op == "update":
             key = expect_object(require(value, "key"), "key")
@@ -302,7 +298,7 @@ class SharePlex(Dialect):
                 meta["rowid"] = f"{table}-" + ROWID_KEY_SEPARATOR.join(as_text(v) for v in key_values)
             if row["txn_id"] is not None:
                 meta["trans"] = row["txn_id"]
-            scn = _scn(row["seq"], number if synthesize else None)
+            scn = unpadded_seq(row["seq"], str(number + 1) if synthesize else None)
             if scn is not None:
                 meta["scn"] = scn
             message: dict[str, Any] = {"data": data, "meta": meta}
@@ -465,12 +461,3 @@ def changed_columns(before: dict[str, Any], after: dict[str, Any]) -> dict[str, 
         if old is missing or old != value or type(old) is not type(value):
             changed[name] = value
     return changed
-
-
-def _scn(seq: str | None, number: int | None) -> str | None:
-    """``seq`` as an scn (zero padding dropped), or ``number`` + 1 when synthesizing."""
-    if seq is None:
-        return None if number is None else str(number + 1)
-    if len(seq) == 20 and seq.isdigit():
-        return seq.lstrip("0") or "0"
-    return seq

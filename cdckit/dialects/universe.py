@@ -49,7 +49,7 @@ import pandas as pd
 from .. import values
 from ..io import Message
 from ..frame import Event
-from .base import BadMessage, Dialect, Match, Record, require, rows_of
+from .base import BadMessage, Dialect, Match, Record, require, rows_of, unpadded_seq
 from .registry import register
 
 #: Char 254, the UniVerse field mark: separates the fields of a line.
@@ -176,7 +176,7 @@ class Universe(Dialect):
                 pairs.insert(0, (KEY, KEY_JOIN.join(_text(part) for part in parts)))
             fields = [("src", row["database"]), ("ns", row["table"]),
                       ("ts_ms", None if row["event_time"] is None else str(values.ns_to_ms(row["event_time"]))),
-                      ("uid", _uid(row["seq"], number)), ("op", code)]
+                      ("uid", unpadded_seq(row["seq"], str(number))), ("op", code)]
             fields = [(name, value) for name, value in fields if value is not None]
             if not _writable(fields + pairs):
                 continue
@@ -229,15 +229,6 @@ def _text(value: Any) -> str:
     if isinstance(value, (int, float)):
         return str(value)
     return values.dumps(value)
-
-
-def _uid(seq: str | None, number: int) -> str:
-    """The uid to write: ``seq`` without its zero padding, or the event's number."""
-    if seq is None:
-        return str(number)
-    if len(seq) == 20 and seq.isdigit():
-        return seq.lstrip("0") or "0"
-    return seq
 
 
 def _writable(pairs: list[tuple[str, str]]) -> bool:

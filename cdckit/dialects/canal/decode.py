@@ -149,10 +149,7 @@ class CanalDecoder(Dialect):
         return Event(
             op="ddl",
             op_raw=op_raw,
-            database=value.get("database") or None,
-            table=value.get("table") or None,
-            event_time=values.ms_to_ns(value.get("es")),
-            emit_time=values.ms_to_ns(value.get("ts")),
+            **_table_and_times(value),
             seq=values.sortable(commit_ts) or values.sortable_text(value.get("es"), value.get("id"), 0),
             txn_id=_txn_id(value.get("gtid"), commit_ts),
             ddl=value.get("sql") or None,
@@ -167,9 +164,17 @@ class CanalDecoder(Dialect):
         return Event(
             op="heartbeat",
             op_raw=WATERMARK,
-            database=value.get("database") or None,
-            table=value.get("table") or None,
-            event_time=values.ms_to_ns(value.get("es")),
-            emit_time=values.ms_to_ns(value.get("ts")),
+            **_table_and_times(value),
             seq=values.sortable(tidb_ts(value.get("_tidb"), "watermarkTs")),
         )
+
+
+def _table_and_times(value: dict[str, Any]) -> dict[str, Any]:
+    """The event fields of a message without rows (DDL, watermark): its table (empty names as none), ``es``
+    as the event time and ``ts`` as the emit time."""
+    return {
+        "database": value.get("database") or None,
+        "table": value.get("table") or None,
+        "event_time": values.ms_to_ns(value.get("es")),
+        "emit_time": values.ms_to_ns(value.get("ts")),
+    }

@@ -18,7 +18,7 @@ from ... import values
 from ...io import Message
 from ...frame import Event
 from ..base import BadMessage, Dialect, SkipMessage, expect_object
-from .envelope import (OPS, avro_unwrapped, declared_columns, envelope_time, field_types, field_types_of,
+from .envelope import (avro_unwrapped, change_op, declared_columns, envelope_time, field_types, field_types_of,
                        is_avro_json, kafka_payload, kafka_schema_name, source_time, table_id_parts, typed_value,
                        unwrap)
 
@@ -50,12 +50,7 @@ class DebeziumDecoder(Dialect):
 
         if is_mongodb(payload):
             return mongodb_change(self, payload, kafka_key)
-        op_raw = payload.get("op")
-        if op_raw is None:
-            raise BadMessage("missing required field op")
-        op = OPS.get(op_raw)
-        if op is None:
-            raise BadMessage(f"unknown op {op_raw!r}")
+        op_raw, op = change_op(payload)
         source = payload.get("source") or {}
         types = field_types(schema)
         before = self.typed_image(payload.get("before"), types.get("before"), "before")
@@ -69,13 +64,7 @@ class DebeziumDecoder(Dialect):
         event = Event(
             op=op,
             op_raw=op_raw,
-            database=source.get("db"),
-            schema=self.schema_name(source),
-            table=source.get("table") or source.get("collection"),
-            event_time=source_time(source),
-            emit_time=envelope_time(payload),
-            seq=self.position(source),
-            txn_id=self.transaction_id(payload, source),
+            **self.source_fields(source, payload, payload),
             key_columns=key_columns,
             key=values.key_of(keyed, key_columns),
             before=values.image(before),
@@ -100,6 +89,24 @@ class DebeziumDecoder(Dialect):
         if isinstance(key, dict) and key:
             return list(key)
         return None
+
+    def source_fields(self, source: dict[str, Any], envelope: dict[str, Any],
+                      transaction: dict[str, Any]) -> dict[str, Any]:
+        """The event fields a change takes from its ``source`` block, its ``envelope`` (``ts_ms``) and the
+        object holding its ``transaction`` block: where and when it happened, its log position, its transaction.
+
+        >>> DebeziumDecoder().source_fields({"db": "shop", "table": "orders", "lsn": 7}, {}, {})["seq"]
+        '00000000000000000007'
+        """
+        return {
+            "database": source.get("db"),
+            "schema": self.schema_name(source),
+            "table": source.get("table") or source.get("collection"),
+            "event_time": source_time(source),
+            "emit_time": envelope_time(envelope),
+            "seq": self.position(source),
+            "txn_id": self.transaction_id(transaction, source),
+        }
 
     def schema_name(self, source: dict[str, Any]) -> str | None:
         return source.get("schema")

@@ -19,11 +19,12 @@ from decimal import Decimal
 from typing import Any
 
 from ... import values
+from ..base import BadMessage
 
 __all__ = ["OPS", "KNOWN_CONNECTORS", "LOGICAL_KINDS", "SCHEMA_KINDS", "AVRO_TYPES", "field_kind",
            "declared_columns", "unwrap", "envelope_shape", "is_avro_json", "avro_unwrapped", "table_id_parts",
            "field_types", "field_types_of", "typed_value", "kafka_payload", "kafka_schema_name", "source_time",
-           "envelope_time"]
+           "envelope_time", "change_op"]
 
 OPS = {"c": "insert", "u": "update", "d": "delete", "r": "read", "t": "truncate", "m": "other"}
 
@@ -104,6 +105,25 @@ def unwrap(value: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         schema = value.get("schema")
         return payload, schema if isinstance(schema, dict) else None
     return value, None
+
+
+def change_op(payload: dict[str, Any]) -> tuple[Any, str]:
+    """``(op_raw, op)`` of a change event: its ``op`` and the canonical op it names, or :class:`BadMessage`.
+
+    >>> change_op({"op": "u"})
+    ('u', 'update')
+    >>> change_op({"op": "x"})
+    Traceback (most recent call last):
+    ...
+    cdckit.dialects.base.BadMessage: unknown op 'x'
+    """
+    op_raw = payload.get("op")
+    if op_raw is None:
+        raise BadMessage("missing required field op")
+    op = OPS.get(op_raw)
+    if op is None:
+        raise BadMessage(f"unknown op {op_raw!r}")
+    return op_raw, op
 
 
 def envelope_shape(payload: dict[str, Any]) -> tuple[str, ...] | None:
