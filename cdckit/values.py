@@ -66,10 +66,10 @@ INT64_MAX = 2**63 - 1
 # quotes kept, everything else to " ") and searched for a space followed by
 # 17 zeros; runs inside strings follow a quote and do not match. A false
 # match (say "x 12345678901234567" inside a string) only costs the exact parse.
-_DIGIT_MAP = bytes(
+DIGIT_MAP = bytes(
     ord("0") if ch in b"0123456789." else ord('"') if ch == ord('"') else ord(" ") for ch in range(256)
 )
-_LONG_NUMBER = b" " + b"0" * 17
+LONG_NUMBER = b" " + b"0" * 17
 # A number that may lie beyond a double's range: an exponent of three or more digits, or 300 digits in a row.
 _OUT_OF_RANGE = re.compile(rb"-?[0-9.]+[eE][+-]?[0-9]{3,}|-?[0-9.]{300,}")
 _INT_TEXT = re.compile(r"-?\d+\Z")
@@ -174,7 +174,7 @@ def has_long_number(data: bytes) -> bool:
     >>> has_long_number(b'{"a": 12345678901234567890}'), has_long_number(b'{"a": "12345678901234567890"}')
     (True, False)
     """
-    return _LONG_NUMBER in data.translate(_DIGIT_MAP)
+    return LONG_NUMBER in data.translate(DIGIT_MAP)
 
 
 def dumps(value: Any) -> str:

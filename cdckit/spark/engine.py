@@ -62,7 +62,7 @@ _EVENT = ("event", None, None, None, None, None, 1)
 _MORE = ("event", None, None, None, None, None, 0)
 
 
-def _spark_schema(arrow: pa.Schema) -> Any:
+def spark_schema(arrow: pa.Schema) -> Any:
     from pyspark.sql.pandas.types import from_arrow_schema
 
     return from_arrow_schema(arrow)
@@ -291,7 +291,7 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
 
         tasks = spark.createDataFrame(rows, schema).withColumn("_n", F.monotonically_increasing_id())
         tasks = tasks.repartitionByRange(len(rows), "_n").drop("_n")
-    all_rows = tasks.mapInArrow(_read_units, _spark_schema(COMBINED_ARROW))
+    all_rows = tasks.mapInArrow(_read_units, spark_schema(COMBINED_ARROW))
     return _result(_paired(all_rows) if splits else all_rows, capture)
 
 
@@ -391,7 +391,7 @@ def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialec
     if registry.flag(dialect, "whole_files"):
         # each message depends on those before it: one task per topic partition, in offset order
         prepared = prepared.repartition("source", "partition").sortWithinPartitions("source", "partition", "offset")
-    all_rows = prepared.mapInArrow(_decode_records(dialect, tz, unknown, each), _spark_schema(COMBINED_ARROW))
+    all_rows = prepared.mapInArrow(_decode_records(dialect, tz, unknown, each), spark_schema(COMBINED_ARROW))
     splits = registry.flag(dialect, "splits_updates")
     return _result(_paired(all_rows) if splits else all_rows, capture)
 
@@ -404,7 +404,7 @@ _IDENT = ["dialect", "database", "schema", "table", "seq"]
 def _paired(all_rows: Any) -> Any:
     """Bring each update's halves together (one shuffle) and join them; the rest passes through."""
     shuffled = all_rows.repartition(*_IDENT).sortWithinPartitions("source", "partition", "offset")
-    return shuffled.mapInArrow(_pair_partition, _spark_schema(COMBINED_ARROW))
+    return shuffled.mapInArrow(_pair_partition, spark_schema(COMBINED_ARROW))
 
 
 def _pair_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

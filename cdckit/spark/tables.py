@@ -178,8 +178,8 @@ def table(events: DataFrame, name: str, *, types: Any = None, before: bool = Fal
                                                kinds[column], targets[column]))
             yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
-    from .engine import _spark_schema
-    return rows.select(*META_COLUMNS, "before", "after").mapInArrow(typed, _spark_schema(schema))
+    from .engine import spark_schema
+    return rows.select(*META_COLUMNS, "before", "after").mapInArrow(typed, spark_schema(schema))
 
 
 def _fitted(array: pa.Array, target: pa.DataType) -> pa.Array:

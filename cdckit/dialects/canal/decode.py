@@ -20,8 +20,8 @@ from ...io import Message
 from ...errors import InvalidValue
 from ...frame import Event, FastRow
 from ..base import BadMessage, Dialect, SkipMessage, expect_object, require
-from .message import (CONVERTERS, DDL_TYPES, DML_OPS, WATERMARK, check_whole_row, column_kinds, declared_columns,
-                     tidb_ts, typed_row, _ROW_ZERO, _kind_name, _txn_id)
+from .message import (CONVERTERS, DDL_TYPES, DML_OPS, ROW_ZERO, WATERMARK, check_whole_row, column_kinds,
+                      declared_columns, kind_name, tidb_ts, txn_id_of, typed_row)
 
 __all__ = ["CanalDecoder"]
 
@@ -60,12 +60,12 @@ class CanalDecoder(Dialect):
         if data is None or data == []:
             raise SkipMessage(f"canal {op_raw} message with no rows in data")
         if not isinstance(data, list):
-            raise BadMessage(f"expected data as a JSON array, got {_kind_name(data)}")
+            raise BadMessage(f"expected data as a JSON array, got {kind_name(data)}")
         old = value.get("old") if op == "update" else None
         if old is None:
             old = []
         elif not isinstance(old, list):
-            raise BadMessage(f"expected old as a JSON array, got {_kind_name(old)}")
+            raise BadMessage(f"expected old as a JSON array, got {kind_name(old)}")
         for name in ("database", "table"):  # the type cache is keyed on them
             if not isinstance(value.get(name), (str, type(None))):
                 raise InvalidValue(f"{name} holds a {type(value[name]).__name__}, not text")
@@ -97,7 +97,7 @@ class CanalDecoder(Dialect):
             prefix = f"{str(es).zfill(20)}:{str(batch_id).zfill(20)}:"  # the common case of the line below
         else:
             prefix = f"{values.sortable(es) or ''}:{values.sortable(batch_id) or ''}:"
-        txn_id = _txn_id(gtid, commit_ts)
+        txn_id = txn_id_of(gtid, commit_ts)
         dumps = orjson.dumps
         key_of = values.key_of
         update = op == "update"
@@ -123,7 +123,7 @@ class CanalDecoder(Dialect):
             rows.append(FastRow(
                 op, op_raw, database, None, table, event_time, emit_time,
                 # TiCDC's commit TSO, else values.sortable_text(es, id, index)
-                commit_seq or prefix + (_ROW_ZERO if index == 0 else str(index).zfill(20)),
+                commit_seq or prefix + (ROW_ZERO if index == 0 else str(index).zfill(20)),
                 txn_id, key_columns, key_of(row, key_columns) if key_columns else None, before_text, after_text,
                 None,
             ))
@@ -151,7 +151,7 @@ class CanalDecoder(Dialect):
             op_raw=op_raw,
             **_table_and_times(value),
             seq=values.sortable(commit_ts) or values.sortable_text(value.get("es"), value.get("id"), 0),
-            txn_id=_txn_id(value.get("gtid"), commit_ts),
+            txn_id=txn_id_of(value.get("gtid"), commit_ts),
             ddl=value.get("sql") or None,
         )
 

@@ -15,7 +15,7 @@ from ..base import Match
 from ..registry import register
 from .encode import CanalEncoder
 from .fast_path import CanalFastPath
-from .message import DML_OPS, FIELDS, LENIENT_SCORE, _USUAL
+from .message import DML_OPS, FIELDS, LENIENT_SCORE, USUAL_FIELDS
 
 __all__ = ["Canal"]
 
@@ -71,5 +71,5 @@ class Canal(CanalFastPath, CanalEncoder):
             return Match(0.6, tuple(evidence + ["database", "table"]))
         if (kind in DML_OPS and data and all(row.__class__ is dict for row in data)
                 and all(field in FIELDS for field in value)):
-            missing = [field for field in _USUAL if field not in value]
+            missing = [field for field in USUAL_FIELDS if field not in value]
             return Match(LENIENT_SCORE, tuple(evidence + ["no " + ", ".join(missing)]))

@@ -33,7 +33,7 @@ WATERMARK = "TIDB_WATERMARK"
 FIELDS = frozenset({"id", "database", "table", "pkNames", "isDdl", "type", "es", "ts", "sql", "sqlType",
                     "mysqlType", "data", "old", "gtid", "_tidb"})
 #: The fields whose absence a lenient (``data`` and ``type`` only) verdict names.
-_USUAL = ("database", "table", "pkNames", "isDdl", "es", "ts", "mysqlType", "sqlType")
+USUAL_FIELDS = ("database", "table", "pkNames", "isDdl", "es", "ts", "mysqlType", "sqlType")
 #: Detection score of a message with ``data`` and ``type`` but none of Canal's other markers: above
 #: ``cdckit.detect.FLOOR`` (so it is proposed) and below ``cdckit.detect.LOW`` (so it is flagged as a guess).
 LENIENT_SCORE = 0.4
@@ -250,15 +250,15 @@ def typed_row(row: dict[str, Any], converters: dict[str, Callable[[Any], Any]]) 
 
 
 #: The row index of a message's first row, as ``seq`` writes it.
-_ROW_ZERO = "0" * 20
+ROW_ZERO = "0" * 20
 
 
-def _txn_id(gtid: Any, commit_ts: int | str | None) -> str | None:
+def txn_id_of(gtid: Any, commit_ts: int | str | None) -> str | None:
     """The transaction id: Canal's ``gtid``, else TiCDC's commit TSO (TiDB's transaction identifier)."""
     if gtid not in (None, ""):
         return str(gtid)
     return None if commit_ts is None else str(commit_ts)
 
 
-def _kind_name(value: Any) -> str:
+def kind_name(value: Any) -> str:
     return "object" if isinstance(value, dict) else "text" if isinstance(value, str) else type(value).__name__

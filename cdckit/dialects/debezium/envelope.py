@@ -32,10 +32,10 @@ KNOWN_CONNECTORS = frozenset(
     {"mysql", "mariadb", "postgresql", "sqlserver", "oracle", "mongodb", "db2", "informix", "vitess",
      "spanner", "cassandra", "jdbc", "ibmi"}
 )
-_INT_TYPES = frozenset({"int8", "int16", "int32", "int64"})
-_FLOAT_TYPES = frozenset({"float", "float32", "float64", "double"})
-_DECIMAL = "org.apache.kafka.connect.data.Decimal"
-_VARIABLE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
+INT_TYPES = frozenset({"int8", "int16", "int32", "int64"})
+FLOAT_TYPES = frozenset({"float", "float32", "float64", "double"})
+DECIMAL_TYPE = "org.apache.kafka.connect.data.Decimal"
+VARIABLE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
 #: Kafka Connect logical types (a field's ``name``) -> the kind declared (:mod:`cdckit.column_types`);
 #: ``org.apache.kafka.connect.data.Decimal`` is ``decimal(P,S)`` from its parameters (:func:`field_kind`).
 LOGICAL_KINDS = {
@@ -46,7 +46,7 @@ LOGICAL_KINDS = {
     "io.debezium.time.Time": "time(ms)", "org.apache.kafka.connect.data.Time": "time(ms)",
     "io.debezium.time.MicroTime": "time(us)", "io.debezium.time.NanoTime": "time(ns)",
     "io.debezium.time.ZonedTime": "time",
-    _VARIABLE_DECIMAL: "decimal", "io.debezium.data.Json": "json",
+    VARIABLE_DECIMAL: "decimal", "io.debezium.data.Json": "json",
     "io.debezium.data.Enum": "enum", "io.debezium.data.EnumSet": "enum",
 }
 #: Kafka Connect schema types -> the kind declared for a field with no logical type known here.
@@ -72,7 +72,7 @@ def field_kind(field: dict[str, Any]) -> tuple[str, str] | None:
     parameters = field.get("parameters")
     if parameters.__class__ is dict and parameters:
         raw += "(" + ",".join(f"{key}={value}" for key, value in parameters.items()) + ")"
-    if name == _DECIMAL:
+    if name == DECIMAL_TYPE:
         parameters = parameters if parameters.__class__ is dict else {}
         scale, precision = parameters.get("scale", ""), parameters.get("connect.decimal.precision", "")
         return raw, f"decimal({precision},{scale})"
@@ -224,14 +224,14 @@ def typed_value(value: Any, field: dict[str, Any] | None) -> Any:
         return value
     kind = field.get("type")
     name = field.get("name")
-    if name == _DECIMAL and isinstance(value, str):
+    if name == DECIMAL_TYPE and isinstance(value, str):
         scale = (field.get("parameters") or {}).get("scale", "0")
         return _decimal_from_bytes(value, int(scale))
-    if name == _VARIABLE_DECIMAL and isinstance(value, dict):
+    if name == VARIABLE_DECIMAL and isinstance(value, dict):
         return _decimal_from_bytes(value.get("value"), int(value.get("scale") or 0))
-    if kind in _INT_TYPES:
+    if kind in INT_TYPES:
         return values.coerce(value, "int")
-    if kind in _FLOAT_TYPES:
+    if kind in FLOAT_TYPES:
         return values.coerce(value, "float")
     if kind == "boolean":
         return values.coerce(value, "bool")

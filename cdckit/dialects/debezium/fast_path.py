@@ -23,9 +23,9 @@ import orjson
 from ... import values
 from ...io import kafka_key
 from ...frame import FastRow
-from ...values import _DIGIT_MAP, _LONG_NUMBER, has_long_number
+from ...values import DIGIT_MAP, LONG_NUMBER, has_long_number
 from .decode import DebeziumDecoder
-from .envelope import (_DECIMAL, _FLOAT_TYPES, _INT_TYPES, _VARIABLE_DECIMAL, OPS, declared_columns, field_types,
+from .envelope import (DECIMAL_TYPE, FLOAT_TYPES, INT_TYPES, VARIABLE_DECIMAL, OPS, declared_columns, field_types,
                        kafka_payload, source_time)
 
 __all__ = ["DebeziumFastPath"]
@@ -100,7 +100,7 @@ class DebeziumFastPath(DebeziumDecoder):
         back (None) for :meth:`_line_by_line`."""
         out: list[FastRow | None] = []
         append = out.append
-        ops, long_number, digit_map, hand_back, record_branch = OPS, _LONG_NUMBER, _DIGIT_MAP, _HAND_BACK, _record_branch
+        ops, long_number, digit_map, hand_back, record_branch = OPS, LONG_NUMBER, DIGIT_MAP, _HAND_BACK, _record_branch
         dumps, loads = orjson.dumps, orjson.loads  # an image without long numbers, as values.image writes it
         plain_decode, wrapped_decode, payload_decode, plan_of = _PLAIN.decode, _WRAPPED.decode, _PAYLOAD.decode, self._plan
         known, key_names = self.__dict__.setdefault("_known", _KnownSchema()), self._key_names
@@ -491,7 +491,7 @@ class _SchemaPlan:
         self._checks: dict[str, Any] = {}
         for which in ("before", "after"):
             columns = types.get(which) or {}
-            if any(f.get("name") in (_DECIMAL, _VARIABLE_DECIMAL) for f in columns.values()):
+            if any(f.get("name") in (DECIMAL_TYPE, VARIABLE_DECIMAL) for f in columns.values()):
                 self._checks[which] = False
                 continue
             numbers = [name for name, f in columns.items() if f.get("type") in _RETYPED_KINDS]
@@ -515,7 +515,7 @@ class _SchemaPlan:
 
 
 _NO_SCHEMA = _SchemaPlan({})
-_RETYPED_KINDS = _INT_TYPES | _FLOAT_TYPES | {"boolean"}
+_RETYPED_KINDS = INT_TYPES | FLOAT_TYPES | {"boolean"}
 
 
 class _WrappedKey(msgspec.Struct, forbid_unknown_fields=True):
