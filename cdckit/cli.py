@@ -38,7 +38,7 @@ from .dialects import registry
 from .errors import AmbiguousDialectError, CdcError, DecodeError, SparkSetupError, UnknownDialectError
 from .filters import Selection, selection
 from .frame import COLUMN_NAMES, OPS, empty_events
-from .ordering import STREAMS, table_names
+from .ordering._shared import STREAMS, table_names
 from .read import exported_events, read
 
 __all__ = [

@@ -46,7 +46,7 @@ import plotly.graph_objects as go
 
 from .filters import key_mask
 from .frame import OPS
-from .ordering import CHANGE_OPS, table_names
+from .ordering._shared import CHANGE_OPS, table_names
 from .replay import history
 from .viz import MAX_POINTS, WEBGL_ABOVE, _timeline_figure, diff
 

@@ -81,7 +81,7 @@ from .dialects import registry
 from .dialects.base import Dialect, Record
 from .errors import CdcError
 from .frame import ARROW_SCHEMA, COLUMN_NAMES, arrow_to_pandas, empty_events
-from .ordering import table_names
+from .ordering._shared import table_names
 from .read import read
 
 __all__ = [

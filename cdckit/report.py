@@ -47,7 +47,8 @@ from . import __version__, viz
 from .detect import detect
 from .errors import CdcError
 from .interactive import TABLE_CSS, UNPACK_JS, init_html, table_html
-from .ordering import order_report, stream_columns, table_names
+from .ordering import order_report
+from .ordering._shared import stream_columns, table_names
 from .schemas import schema_history
 from .tables import profile
 

@@ -50,7 +50,8 @@ import plotly.graph_objects as go
 from . import values
 from .dialects import registry
 from .errors import UnknownDialectError
-from .ordering import order_report, sort_events, table_names
+from .ordering import order_report, sort_events
+from .ordering._shared import table_names
 from .replay import find_table
 from .replayer import key_order
 
