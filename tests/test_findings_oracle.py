@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import cdckit
 import oracle
 from cdckit.frame import COLUMN_NAMES
-from cdckit.ordering import OrderReport, kernels
+from cdckit.ordering import OrderReport, codes
 from cdckit.ordering._shared import CHANGE_OPS, STREAMS
 from cdckit.ordering.catalogue import FINDINGS
 from cdckit.ordering.report import _sorted
@@ -234,7 +234,7 @@ def test_heartbeat_gaps_sequence_gaps_and_offset_gaps():
 
 def test_a_hash_collision_falls_back_to_the_texts(monkeypatch):
     """Every image hashes alike: the pairs found are checked on the texts, and exact codes give the answer."""
-    monkeypatch.setattr(kernels, "_image_hashes", lambda images: np.zeros(len(images), np.uint64))
+    monkeypatch.setattr(codes, "image_hashes", lambda images: np.zeros(len(images), np.uint64))
     events = events_of([{"op": "insert", "key": "[1]", "seq": "1", "after": '{"v":1}'},
                         {"op": "insert", "key": "[1]", "seq": "1", "after": '{"v":2}'},
                         {"op": "insert", "key": "[1]", "seq": "2", "after": '{"v":1}'}])

@@ -8,7 +8,8 @@ on a Spark frame. The package holds:
 - :mod:`~cdckit.ordering.sort`: the canonical order (arrival order, seq order);
 - :mod:`~cdckit.ordering.catalogue`: the findings, their severities and columns, as data;
 - :mod:`~cdckit.ordering.narrow`: the narrow frame the finding kernels read;
-- :mod:`~cdckit.ordering.kernels`: the finding rows, computed column by column;
+- :mod:`~cdckit.ordering.kernels`: the finding rows, computed column by column
+  (with the integer codes and stable orders of :mod:`~cdckit.ordering.codes`);
 - :mod:`~cdckit.ordering.report`: :class:`OrderReport` and :func:`order_report`;
 - ``_shared``: what the pandas and Spark ordering (and the rest of cdckit) share.
 

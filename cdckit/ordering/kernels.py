@@ -6,13 +6,11 @@ returns finding rows (:data:`cdckit.ordering.catalogue.FINDING_COLUMNS`). The
 findings are those of :mod:`cdckit.ordering.catalogue`; here they are
 comparisons of neighbouring or running values:
 
-- events are put in order by stable numpy sorts of integer codes: strings
-  ranked in code point order (the order Python sorts them in), numbers as
-  they are, missing values first; ties keep the order of the frame;
-- a group is a run of equal leading codes in that order;
-- images are compared by one DuckDB hash of ``(op, before, after)``
-  (``CHANGE_IDENTITY``) per event, and every pair found equal is checked on the texts (a hash
-  collision, were there one, falls back to exact codes);
+- events are put in order, and grouped, by the integer codes of
+  :mod:`cdckit.ordering.codes`;
+- images are compared by one hash of ``(op, before, after)``
+  (``CHANGE_IDENTITY``) per event, and every pair found equal is checked on
+  the texts (a hash collision, were there one, falls back to exact codes);
 - texts (``detail``) are written in Python, for the finding rows only.
 
 >>> import cdckit
@@ -26,18 +24,16 @@ True
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Iterable
 
-import duckdb
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..dialects import registry
 from ._shared import CHANGE_IDENTITY, CHANGE_OPS, HEARTBEAT_FACTOR, REDELIVERY_IDENTITY, ROW_KEY, none_if_missing
 from .catalogue import FINDING_COLUMNS, LAG_COLUMNS
+from .codes import (MISSING, Codes, first_alike, previous_in_group, run_starts, running_top, sorted_groups,
+                    stable_order)
 from .narrow import ARRIVAL, SEQ_ORDER
 
 __all__ = [
@@ -56,173 +52,8 @@ __all__ = [
     "lag_summary",
 ]
 
-#: The code of a missing number: it sorts first.
-_MISSING = np.iinfo(np.int64).min
-
-#: Narrow columns that are numbers (the others are texts, ranked).
-_NUMBERS = ("offset", "partition", "_event_us", "_emit_us")
-
 #: Columns read through their filled twin, equal to them wherever they are set (its codes are made anyway).
 _FILLED = {"seq": "_seq"}
-
-
-# --------------------------------------------------------------------------- codes and orders
-
-
-def _ranks(values: pd.Series) -> np.ndarray:
-    """Dense ranks from 1 in code point order (Python's order of strings); 0 for missing values.
-
-    >>> _ranks(pd.Series(["b", None, "a", "é", "z", "b"], dtype=object)).tolist()
-    [2, 0, 1, 4, 3, 2]
-    """
-    array = pa.array(values, from_pandas=True)
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
-    if array.null_count == len(array):
-        return np.zeros(len(array), np.int64)
-    ranks = pc.rank(array, tiebreaker="dense").to_numpy(zero_copy_only=False).astype(np.int64)
-    if array.null_count:
-        ranks[array.is_null().to_numpy(zero_copy_only=False)] = 0
-    return ranks
-
-
-class _Codes:
-    """Integer codes of a narrow frame's columns (see the module notes), each computed once."""
-
-    def __init__(self, frame: pd.DataFrame) -> None:
-        self.frame = frame
-        self.done: dict[str, np.ndarray] = {}
-
-    def __call__(self, column: str, rows: np.ndarray | None = None) -> np.ndarray:
-        if column not in self.done:
-            values = self.frame[column]
-            if column in _NUMBERS:
-                self.done[column] = values.to_numpy("int64", na_value=_MISSING)
-            else:
-                self.done[column] = _ranks(values)
-        codes = self.done[column]
-        return codes if rows is None else codes[rows]
-
-    def known(self, column: str, rows: np.ndarray | None = None) -> np.ndarray:
-        """Where ``column`` has a value."""
-        name = f"{column} known"
-        if name not in self.done:
-            self.done[name] = self.frame[column].notna().to_numpy()
-        return self.done[name] if rows is None else self.done[name][rows]
-
-    def op_is(self, ops: Iterable[str], rows: np.ndarray | None = None) -> np.ndarray:
-        """Where ``op`` is one of ``ops``."""
-        found = self.frame["op"].isin(list(ops)).to_numpy()
-        return found if rows is None else found[rows]
-
-    def images(self, exact: bool = False) -> np.ndarray:
-        """One code per :data:`CHANGE_IDENTITY` (op and images): a hash, or (``exact``) a number per distinct one."""
-        name = "images exact" if exact else "images"
-        if name not in self.done:
-            images = self.frame[list(CHANGE_IDENTITY)]
-            if exact:
-                codes = images.astype(object).where(images.notna(), None).groupby(
-                    list(CHANGE_IDENTITY), dropna=False, sort=False).ngroup().to_numpy()
-            else:
-                codes = _image_hashes(images)
-            self.done[name] = codes.astype(np.int64)
-        return self.done[name]
-
-
-def _image_hashes(images: pd.DataFrame) -> np.ndarray:
-    """DuckDB's hash of the columns of ``images`` per row, read from the frame without copying the texts."""
-    scan = images.reset_index(drop=True).assign(_row=np.arange(len(images)))
-    hashed = ", ".join(f'"{c}"' for c in images.columns)
-    with _database().cursor() as con:
-        con.register("images", scan)
-        found = con.sql(f"SELECT _row, hash({hashed}) AS image FROM images").fetchnumpy()
-        con.unregister("images")
-    hashes = np.empty(len(images), np.uint64)
-    hashes[found["_row"]] = found["image"]
-    return hashes.view(np.int64)
-
-
-@functools.cache
-def _database() -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB database, opened once per process (each query uses a cursor of its own)."""
-    return duckdb.connect()
-
-
-def _order(keys: list[np.ndarray]) -> np.ndarray:
-    """Positions that sort rows by ``keys`` (the first key first); ties keep their order."""
-    size = len(keys[0]) if keys else 0
-    packed = _packed(keys) if size else []
-    if len(packed) == 1:
-        return np.argsort(packed[0], kind="stable")
-    return np.lexsort([np.arange(size), *packed[::-1]])
-
-
-def _packed(keys: list[np.ndarray]) -> list[np.ndarray]:
-    """The same order as ``keys`` in fewer keys: neighbouring keys combined while their ranges fit in int64."""
-    out: list[np.ndarray] = []
-    current, span = None, 1
-    for key in keys:
-        low, high = int(key.min()), int(key.max())
-        width = high - low + 1
-        if width >= 2**62:  # too wide to combine (e.g. missing numbers, coded as the lowest int64): as it is
-            if current is not None:
-                out.append(current)
-            out.append(key)
-            current, span = None, 1
-        elif current is not None and span * width < 2**62:
-            current, span = current * width + (key - low), span * width
-        else:
-            if current is not None:
-                out.append(current)
-            current, span = key - low, width
-    if current is not None:
-        out.append(current)
-    return out
-
-
-def _starts(keys: list[np.ndarray]) -> np.ndarray:
-    """Where a run of equal keys starts (rows already in order)."""
-    start = np.zeros(len(keys[0]), bool)
-    start[:1] = True
-    for key in keys:
-        start[1:] |= key[1:] != key[:-1]
-    return start
-
-
-def _sorted_groups(codes: _Codes, rows: np.ndarray, group: list[str], order: list[str]
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """``rows`` sorted by ``group`` then ``order`` (ties in frame order), and where each group starts."""
-    rows = rows[_order([codes(c, rows) for c in [*group, *order]])]
-    return rows, _starts([codes(c, rows) for c in group])
-
-
-def _first_alike(keys: list[np.ndarray]) -> np.ndarray:
-    """For rows in order: the position of the first row with the same ``keys``."""
-    order = _order(keys)
-    start = _starts([k[order] for k in keys])
-    out = np.empty(len(order), np.int64)
-    out[order] = order[np.maximum.accumulate(np.where(start, np.arange(len(order)), 0))]
-    return out
-
-
-def _running_top(start: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For rows in order: which are below the highest value before them in their group (``start`` marks
-    groups), and the position of the latest row (not after this one) that holds the highest value so far."""
-    size = len(value)
-    if size == 0:
-        return np.zeros(0, bool), np.zeros(0, np.int64)
-    group = np.cumsum(start)
-    high = pd.Series(value).groupby(group, sort=False).cummax().to_numpy()
-    before = np.concatenate([high[:1], high[:-1]])
-    below = ~start & (value < before)
-    top = np.maximum.accumulate(np.where(below, -1, np.arange(size)))
-    return below, top
-
-
-def _previous(start: np.ndarray) -> np.ndarray:
-    """For rows in order: the position of the row before in the same group, -1 at a group's start."""
-    return np.where(start, -1, np.arange(len(start)) - 1)
-
 
 # --------------------------------------------------------------------------- finding rows
 
@@ -282,12 +113,12 @@ def snapshot_tables(frame: pd.DataFrame, stream: list[str]) -> frozenset[tuple]:
     return frozenset(tuple(none_if_missing(v) for v in row) for row in reads.itertuples(index=False))
 
 
-def _in(codes: _Codes, rows: np.ndarray, columns: list[str], wanted: frozenset[tuple]) -> np.ndarray:
+def _in(codes: Codes, rows: np.ndarray, columns: list[str], wanted: frozenset[tuple]) -> np.ndarray:
     """Whether each row's ``columns`` are a tuple in ``wanted`` (looked up once per distinct tuple)."""
     if not wanted or len(rows) == 0:
         return np.zeros(len(rows), bool)
-    order = _order([codes(c, rows) for c in columns])
-    start = _starts([codes(c, rows[order]) for c in columns])
+    order = stable_order([codes(c, rows) for c in columns])
+    start = run_starts([codes(c, rows[order]) for c in columns])
     firsts = rows[order[start]]
     hit = np.array([tuple(none_if_missing(codes.frame[c].iat[r]) for c in columns) in wanted for r in firsts])
     out = np.empty(len(rows), bool)
@@ -319,13 +150,13 @@ def key_findings(frame: pd.DataFrame, snapshot: frozenset[tuple] = frozenset(),
     >>> key_findings(frame)[["finding", "offset", "other_offset"]].values.tolist()
     [['redeliveries', 2, 0], ['inversions', 1, 0], ['impossible_transitions', 0, 1]]
     """
-    return pd.concat(_key_rows(_Codes(frame), snapshot, stream), ignore_index=True)
+    return pd.concat(_key_rows(Codes(frame), snapshot, stream), ignore_index=True)
 
 
-def _key_rows(codes: _Codes, snapshot: frozenset[tuple], stream: list[str]) -> list[pd.DataFrame]:
+def _key_rows(codes: Codes, snapshot: frozenset[tuple], stream: list[str]) -> list[pd.DataFrame]:
     frame = codes.frame
     group = [*stream, *ROW_KEY]
-    rows, start = _sorted_groups(codes, np.flatnonzero(codes.op_is(CHANGE_OPS)), group, ARRIVAL)
+    rows, start = sorted_groups(codes, np.flatnonzero(codes.op_is(CHANGE_OPS)), group, ARRIVAL)
     number = np.cumsum(start)
     with_seq = np.flatnonzero(codes.known("seq", rows))
     # an event with the REDELIVERY_IDENTITY of an earlier arrival is a redelivery of it: the same columns beyond
@@ -333,14 +164,14 @@ def _key_rows(codes: _Codes, snapshot: frozenset[tuple], stream: list[str]) -> l
     position = [codes(_FILLED.get(c, c), rows[with_seq]) for c in REDELIVERY_IDENTITY if c not in CHANGE_IDENTITY]
     for exact in (False, True):
         image = codes.images(exact)[rows]
-        first = with_seq[_first_alike([number[with_seq], *position, image[with_seq]])]
+        first = with_seq[first_alike([number[with_seq], *position, image[with_seq]])]
         again = first != with_seq
         redelivered, original = with_seq[again], first[again]
         kept = np.ones(len(rows), bool)
         kept[redelivered] = False
         firsts = np.flatnonzero(kept)
         # among the rest, an event with the op and images of an earlier one is a semantic duplicate of it
-        first = firsts[_first_alike([number[firsts], image[firsts]])]
+        first = firsts[first_alike([number[firsts], image[firsts]])]
         again = first != firsts
         duplicate, alike = firsts[again], first[again]
         at, other = np.concatenate([redelivered, duplicate]), np.concatenate([original, alike])
@@ -351,24 +182,24 @@ def _key_rows(codes: _Codes, snapshot: frozenset[tuple], stream: list[str]) -> l
 
     # inversions: arrival order against the highest seq so far (seq == _seq where seq is set)
     ranked = firsts[codes.known("seq", rows[firsts])]
-    below, top = _running_top(_starts([number[ranked]]), codes("_seq", rows[ranked]))
+    below, top = running_top(run_starts([number[ranked]]), codes("_seq", rows[ranked]))
     out.append(_rows("inversions", frame, rows[ranked[below]], rows[ranked[top[below]]]))
     out.append(_transition_rows(codes, rows[firsts[codes.known("key", rows[firsts])]], snapshot, stream))
     return out
 
 
-def _transition_rows(codes: _Codes, rows: np.ndarray, snapshot: frozenset[tuple], stream: list[str]
+def _transition_rows(codes: Codes, rows: np.ndarray, snapshot: frozenset[tuple], stream: list[str]
                      ) -> pd.DataFrame:
     """Impossible steps in each key's history (``rows`` in arrival order), in seq order."""
     frame = codes.frame
     group = [*stream, *ROW_KEY]
     partition = codes("partition", rows)
-    partition = np.where((partition == _MISSING) | (partition == 0), -1, partition)  # `partition or -1`
-    order = _order([*(codes(c, rows) for c in group), codes("_seq", rows), codes("source", rows), partition,
+    partition = np.where((partition == MISSING) | (partition == 0), -1, partition)  # `partition or -1`
+    order = stable_order([*(codes(c, rows) for c in group), codes("_seq", rows), codes("source", rows), partition,
                     codes("offset", rows)])
     rows = rows[order]
-    start = _starts([codes(c, rows) for c in group])
-    previous = _previous(start)
+    start = run_starts([codes(c, rows) for c in group])
+    previous = previous_in_group(start)
     op = frame["op"].iloc[rows].to_numpy(object)
     insert, delete = op == "insert", op == "delete"
     change = (op == "update") | delete
@@ -398,14 +229,14 @@ def time_findings(frame: pd.DataFrame, stream: list[str] = ["dialect"]) -> pd.Da
     >>> time_findings(frame)["detail"].tolist()
     ['event_time 2.5 s earlier than an event before it in seq order']
     """
-    return _time_rows(_Codes(frame), stream)
+    return _time_rows(Codes(frame), stream)
 
 
-def _time_rows(codes: _Codes, stream: list[str]) -> pd.DataFrame:
+def _time_rows(codes: Codes, stream: list[str]) -> pd.DataFrame:
     timed = np.flatnonzero(codes.op_is(CHANGE_OPS) & codes.known("seq") & codes.known("_event_us"))
-    rows, start = _sorted_groups(codes, timed, [*stream, "_table"], SEQ_ORDER)
+    rows, start = sorted_groups(codes, timed, [*stream, "_table"], SEQ_ORDER)
     when = codes("_event_us", rows)
-    below, top = _running_top(start, when)
+    below, top = running_top(start, when)
     at, other = rows[below], rows[top[below]]
     back = ((codes("_event_us", other) - codes("_event_us", at)) / 1e6).tolist()
     return _rows("time_inversions", codes.frame, at, other, value=back,
@@ -445,15 +276,15 @@ def sequence_gap_findings(frame: pd.DataFrame, max_gap: int = 1000, stream: list
     >>> sequence_gap_findings(frame)["detail"].tolist()
     ['universe: 2 number(s) missing after 2']
     """
-    return _sequence_gap_rows(_Codes(frame), max_gap, stream)
+    return _sequence_gap_rows(Codes(frame), max_gap, stream)
 
 
-def _sequence_gap_rows(codes: _Codes, max_gap: int, stream: list[str]) -> pd.DataFrame:
+def _sequence_gap_rows(codes: Codes, max_gap: int, stream: list[str]) -> pd.DataFrame:
     frame = codes.frame
     numbered = np.flatnonzero(frame["dialect"].isin(_dialects_with(frame, "contiguous_seq")).to_numpy()
                               & codes.known("seq"))
     digits = frame["seq"].iloc[numbered].astype(str).str.fullmatch(r"\d+").to_numpy(bool)
-    rows, start = _sorted_groups(codes, numbered[digits], list(dict.fromkeys([*stream, "partition"])), ["_seq"])
+    rows, start = sorted_groups(codes, numbered[digits], list(dict.fromkeys([*stream, "partition"])), ["_seq"])
     number = _integers(frame["seq"].iloc[rows])
     missing = np.concatenate([[0], number[1:] - number[:-1] - 1]) if len(rows) else np.zeros(0, np.int64)
     hits = np.flatnonzero(~start & (missing > 0) & (missing <= max_gap))
@@ -475,14 +306,14 @@ def offset_gap_findings(frame: pd.DataFrame) -> pd.DataFrame:
     >>> offset_gap_findings(frame)[["offset", "other_offset", "count"]].values.tolist()
     [[3, 0, 2]]
     """
-    return _offset_gap_rows(_Codes(frame))
+    return _offset_gap_rows(Codes(frame))
 
 
-def _offset_gap_rows(codes: _Codes) -> pd.DataFrame:
+def _offset_gap_rows(codes: Codes) -> pd.DataFrame:
     frame = codes.frame
     kafka = np.flatnonzero(codes.known("partition")
                            & ~frame["dialect"].isin(_dialects_with(frame, "splits_updates")).to_numpy())
-    rows, start = _sorted_groups(codes, kafka, ["source", "partition"], ["offset"])
+    rows, start = sorted_groups(codes, kafka, ["source", "partition"], ["offset"])
     offset = codes("offset", rows)
     step = np.concatenate([[0], offset[1:] - offset[:-1]]) if len(rows) else np.zeros(0, np.int64)
     hits = np.flatnonzero(~start & (step > 1))
@@ -504,20 +335,20 @@ def transaction_findings(frame: pd.DataFrame) -> pd.DataFrame:
     >>> transaction_findings(frame)["detail"].tolist()  # the begin at offset 1 is the one committed
     ['a transaction without an id begins here; no commit follows', 'transaction 7 begins here; no commit follows']
     """
-    return _transaction_rows(_Codes(frame))
+    return _transaction_rows(Codes(frame))
 
 
-def _transaction_rows(codes: _Codes) -> pd.DataFrame:
+def _transaction_rows(codes: Codes) -> pd.DataFrame:
     frame = codes.frame
-    rows, start = _sorted_groups(codes, np.flatnonzero(codes.op_is(("begin", "commit"))),
+    rows, start = sorted_groups(codes, np.flatnonzero(codes.op_is(("begin", "commit"))),
                                  ["dialect", "source", "partition"], ["_seq", "offset"])
     group = np.cumsum(start)
     begin = codes.op_is(("begin",), rows)
     named = codes.known("txn_id", rows)
     # per group and id, in order: a commit closes a begin when the id's event before it is a begin
     ids = np.flatnonzero(named)
-    by_id = ids[_order([group[ids], codes("txn_id", rows[ids])])]
-    id_start = _starts([group[by_id], codes("txn_id", rows[by_id])])
+    by_id = ids[stable_order([group[ids], codes("txn_id", rows[ids])])]
+    id_start = run_starts([group[by_id], codes("txn_id", rows[by_id])])
     id_end = np.concatenate([id_start[1:], [True]]) if len(by_id) else id_start
     closes = np.zeros(len(rows), bool)
     closes[by_id[~id_start & np.concatenate([[False], begin[by_id][:-1]])]] = True
@@ -535,7 +366,7 @@ def _transaction_rows(codes: _Codes) -> pd.DataFrame:
     stays = begin[moves] & (last | (lowest_after >= depth))
     open_begins.append(moves[stays])
     found = np.concatenate(open_begins).astype(np.int64)
-    found = found[_order([group[found], codes("offset", rows[found])])]
+    found = found[stable_order([group[found], codes("offset", rows[found])])]
     at = rows[found]
     txns = frame["txn_id"].iloc[at].tolist()
     labels = [f"transaction {t}" if none_if_missing(t) else "a transaction without an id" for t in txns]
@@ -551,20 +382,20 @@ def heartbeat_findings(frame: pd.DataFrame, factor: float = HEARTBEAT_FACTOR) ->
     >>> heartbeat_findings(frame)["detail"].tolist()
     ['7 s without a heartbeat (usual 1 s); 1 other event(s) in between']
     """
-    return _heartbeat_rows(_Codes(frame), factor)
+    return _heartbeat_rows(Codes(frame), factor)
 
 
-def _heartbeat_rows(codes: _Codes, factor: float) -> pd.DataFrame:
+def _heartbeat_rows(codes: Codes, factor: float) -> pd.DataFrame:
     frame = codes.frame
     timed = np.flatnonzero(codes.known("_event_us"))
     beat = codes.op_is(("heartbeat",))
     # only the groups with three heartbeats or more are put in order
-    rows, start = _sorted_groups(codes, timed[beat[timed]], ["dialect", "source"], [])
+    rows, start = sorted_groups(codes, timed[beat[timed]], ["dialect", "source"], [])
     counts = np.diff(np.append(np.flatnonzero(start), len(rows)))
     beating = rows[np.flatnonzero(start)[counts >= 3]]
     wanted = _in(codes, timed, ["dialect", "source"], frozenset(
         tuple(none_if_missing(frame[c].iat[r]) for c in ("dialect", "source")) for r in beating))
-    rows, start = _sorted_groups(codes, timed[wanted], ["dialect", "source"], ["_event_us", "offset"])
+    rows, start = sorted_groups(codes, timed[wanted], ["dialect", "source"], ["_event_us", "offset"])
     at, other, gaps, between, usuals = [], [], [], [], []
     bounds = np.append(np.flatnonzero(start), len(rows))
     for first, end in zip(bounds[:-1], bounds[1:]):
@@ -647,7 +478,7 @@ def finding_frames(frame: pd.DataFrame, stream: list[str], max_gap: int = 1000,
     >>> found["open_transactions"]["detail"].tolist()
     ['transaction file=mysql-bin.000003,pos=154 begins here; no commit follows']
     """
-    codes = _Codes(frame)
+    codes = Codes(frame)
     parts = [*_key_rows(codes, snapshot_tables(frame, stream), stream), _time_rows(codes, stream),
              _sequence_gap_rows(codes, max_gap, stream), _offset_gap_rows(codes), _transaction_rows(codes),
              _heartbeat_rows(codes, heartbeat_factor), keyless_findings(frame)]
