@@ -43,7 +43,8 @@ import pandas as pd
 from . import values
 from .capture import events_of
 from .export.engines import is_spark, pandas_events
-from .ordering import CHANGE_OPS, sort_events, table_names
+from .ordering import sort_events
+from .ordering._shared import CHANGE_OPS, table_names
 from .reconcile import ReconcileError, diff_tables, html_table, json_text, key_text, normal, plain
 from .replay import key_columns_of, materialize
 

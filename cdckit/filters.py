@@ -47,7 +47,7 @@ import orjson
 import pandas as pd
 
 from .frame import OPS
-from .ordering import table_names
+from .ordering._shared import table_names
 from .replay import find_table
 
 __all__ = ["Selection", "selection", "select", "key_mask", "parse_key", "parse_time", "parse_ops"]

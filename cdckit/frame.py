@@ -52,6 +52,7 @@ __all__ = [
     "event_table",
     "arrow_to_pandas",
     "empty_events",
+    "table_names",
     "empty_quarantine",
 ]
 
@@ -493,6 +494,20 @@ def arrow_to_pandas(table: pa.Table) -> pd.DataFrame:
     df["key_columns"] = pd.Series(table.column("key_columns").to_pylist(), index=df.index, dtype=object)
     df["offset"] = df["offset"].astype("int64")
     return df
+
+
+def table_names(events: pd.DataFrame) -> pd.Series:
+    """``database.table`` per event (``schema.table`` or ``table`` where parts are missing; None for no table).
+
+    >>> table_names(pd.DataFrame({"database": ["shop", None, None], "schema": [None, "ns", None],
+    ...                           "table": ["items", "t", None]})).tolist()
+    ['shop.items', 'ns.t', None]
+    """
+    prefix = events["database"].astype(object).where(events["database"].notna(), events["schema"].astype(object))
+    table = events["table"].astype(object)
+    names = [None if t is None or t is pd.NA else (t if p is None or p is pd.NA else f"{p}.{t}")
+             for p, t in zip(prefix.tolist(), table.tolist())]
+    return pd.Series(names, index=events.index, dtype=object)
 
 
 def empty_events() -> pd.DataFrame:

@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from . import values
-from .ordering import table_names
+from .ordering._shared import table_names
 from .replay import find_table
 
 __all__ = ["with_keys"]

@@ -10,7 +10,7 @@ A module that moved keeps a two-line stand-in at its old path::
 >>> with warnings.catch_warnings(record=True) as caught:
 ...     warnings.simplefilter("always")
 ...     find("iter_sources").__module__, str(caught[0].message)
-('cdckit.io.sources', 'cdckit.containers is deprecated: import iter_sources from cdckit.io')
+('cdckit.io.sources', 'cdckit.containers.iter_sources has moved: import iter_sources from cdckit.io')
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def moved_to(old: str, new: str, elsewhere: Mapping[str, str] | None = None) -> 
             raise AttributeError(name)
         home = (elsewhere or {}).get(name, new)
         found = getattr(importlib.import_module(home), name)  # AttributeError: no such name there either
-        warnings.warn(f"{old} is deprecated: import {name} from {home}", DeprecationWarning, stacklevel=2)
+        warnings.warn(f"{old}.{name} has moved: import {name} from {home}", DeprecationWarning, stacklevel=2)
         return found
 
     return find

@@ -50,13 +50,11 @@ import pandas as pd
 
 from .capture import events_of
 from . import values
-from .ordering import REPLAY_OPS, table_names
+from .ordering._shared import REPLAY_OPS, table_names
 from .replay_plan import plan_replay
 from .replayer import (Replayer, Step, column_order, history_frame, key_order, old_key, problem_rows,
                        replay_rows)
 from .tables import declared_types, problems_frame as type_problems_frame, typed_records
-
-_problems = problem_rows  # the name cdckit.spark's replay used
 
 __all__ = ["materialize", "history", "scd2", "TableStates", "Replayer", "Step", "replay_rows", "find_table",
            "PROBLEM_COLUMNS", "old_key", "SCD2_COLUMNS", "column_order", "problems_frame", "key_columns_of"]
@@ -91,7 +89,7 @@ def key_columns_of(events: pd.DataFrame) -> dict[str, list[str]]:
     >>> key_columns_of(cdckit.read(cdckit.samples.path("canal/shop")))
     {'shop.customers': ['id'], 'shop.order_items': ['order_id', 'line_no']}
     """
-    named = [isinstance(c, (list, tuple, np.ndarray)) and len(c) > 0 for c in events["key_columns"]]
+    named = [isinstance(c, (list, tuple)) and len(c) > 0 for c in events["key_columns"]]
     changes = events.loc[events["op"].isin(REPLAY_OPS).to_numpy() & np.array(named, dtype=bool)]
     last = changes.groupby(["database", "schema", "table"], dropna=False, sort=False).tail(1)
     found = [(name, columns) for name, columns in zip(table_names(last), last["key_columns"]) if name is not None]

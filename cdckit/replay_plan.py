@@ -31,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 
 from . import values
-from .ordering import REPLAY_OPS
+from .ordering._shared import REPLAY_OPS
 from .replayer import Replayer, Step, is_partial, old_key, parse_image, replay_rows
 
 __all__ = ["plan_replay", "ReplayPlan", "ORDERS"]

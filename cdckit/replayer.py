@@ -34,7 +34,7 @@ import pandas as pd
 
 from . import values
 from .dialects import registry
-from .ordering import none_if_missing
+from .ordering._shared import none_if_missing
 
 __all__ = ["Step", "Replayer", "replay_rows", "column_order", "key_order", "old_key", "problem_rows",
            "parse_image", "is_partial", "history_frame"]

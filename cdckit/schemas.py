@@ -36,7 +36,7 @@ import pandas as pd
 from .capture import events_of
 from . import values
 from .column_types import infer_kind, is_kind
-from .ordering import REPLAY_OPS, table_names
+from .ordering._shared import REPLAY_OPS, table_names
 from .replayer import parse_image
 from .tables import declared_types
 

@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 from .capture import events_of, plain
 from . import values
 from .column_types import infer_kind, is_kind, typed_array
-from .ordering import REPLAY_OPS, table_names
+from .ordering._shared import REPLAY_OPS, table_names
 from .replayer import parse_image
 
 __all__ = ["table", "declared_types", "typed_records", "to_pandas", "problems_frame", "profile",

@@ -16,9 +16,14 @@ import numpy as np
 import pandas as pd
 
 from cdckit.dialects import registry
-from cdckit.ordering import (ARRIVAL, CHANGE_OPS, FINDING_COLUMNS, HEARTBEAT_FACTOR, REPLAY_OPS, SEQ_ORDER,
-                             STREAMS, filled_seq, narrow, report_from_rows, sort_events, table_names)
-from cdckit.findings import keyless_findings, lag_summary  # per table, never walked event by event
+from cdckit.frame import table_names
+from cdckit.ordering import sort_events
+from cdckit.ordering._shared import CHANGE_OPS, HEARTBEAT_FACTOR, REPLAY_OPS, STREAMS
+from cdckit.ordering.catalogue import FINDING_COLUMNS
+from cdckit.ordering.kernels import keyless_findings, lag_summary  # per table, never walked event by event
+from cdckit.ordering.narrow import ARRIVAL, SEQ_ORDER, narrow
+from cdckit.ordering.report import report_from_rows
+from cdckit.ordering.sort import filled_seq
 from cdckit.replay import PROBLEM_COLUMNS, TableStates, _key_text, find_table
 # The walk of one table, change by change, is the first implementation's own (the package keeps it for the
 # rows that need it: key-change chains, keyless tables); what the oracle adds is walking every row with it.

@@ -290,7 +290,7 @@ def test_convert_to_another_dialect(capsys, tmp_path):
 
 def test_convert_partitioned_by_table(capsys, tmp_path):
     from cdckit.export import read_events
-    from cdckit.ordering import table_names
+    from cdckit.frame import table_names
 
     source = samples.path(SHOP)
     events = cdckit.read(source)

@@ -19,7 +19,7 @@ from cdckit import workers
 from cdckit.column_types import TYPE_COLUMNS, parse_kind
 from cdckit.io import iter_sources
 from cdckit.export import write_events
-from cdckit.ordering import table_names
+from cdckit.frame import table_names
 
 TYPED = ("canal", "oceanbase_extend", "dataworks", "datahub_blob", "debezium", "arcion", "lindorm", "aws_dms")
 

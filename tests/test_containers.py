@@ -233,7 +233,7 @@ def test_every_moved_module_still_gives_its_names_with_a_warning():
 
     for old, new, name in ((report, new_report, "write_report"), (interactive, new_interactive, "table_html"),
                            (explorer, new_explorer, "explore"), (explorer, notebook, "slim_widget_state")):
-        with pytest.warns(DeprecationWarning, match=f"{old.__name__} is deprecated: import {name} from {new.__name__}"):
+        with pytest.warns(DeprecationWarning, match=f"{old.__name__}.{name} has moved: import {name} from {new.__name__}"):
             assert getattr(old, name) is getattr(new, name)
 
 

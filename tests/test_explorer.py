@@ -16,7 +16,7 @@ import cdckit
 from cdckit import viz
 from cdckit.notebook import slim_widget_state
 from cdckit.viz.explorer import LISTED, Explorer, explore
-from cdckit.ordering import table_names
+from cdckit.frame import table_names
 from test_viz import SCRIPT, Cells, assert_escaped, build, figure_strings, hostile_events, synthetic
 
 

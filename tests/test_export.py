@@ -23,7 +23,7 @@ import cdckit
 from cdckit import export
 from cdckit.dialects import registry
 from cdckit.export import FORMATS, EncodeError, convert, read_events, write_events, write_scd2, write_state
-from cdckit.ordering import table_names
+from cdckit.frame import table_names
 
 DIALECTS = registry.names()
 WRITABLE = [name for name in DIALECTS if registry.get(name).can_encode()]

@@ -1,4 +1,4 @@
-"""The columnar order report (cdckit.findings) gives exactly the report of the per-event oracle (tests/oracle.py).
+"""The columnar order report (cdckit.ordering.kernels) gives exactly the per-event oracle's (tests/oracle.py).
 
 Every finding frame is compared row by row (after the report's own stable
 sort), for every grouping (``by``): on every bundled sample, on a directory
@@ -19,23 +19,26 @@ from hypothesis import strategies as st
 
 import cdckit
 import oracle
-from cdckit import ordering
 from cdckit.frame import COLUMN_NAMES
+from cdckit.ordering import OrderReport, codes
+from cdckit.ordering._shared import CHANGE_OPS, STREAMS
+from cdckit.ordering.catalogue import FINDINGS
+from cdckit.ordering.report import _sorted
 from histories import SEQ_DIALECTS, capture, deliver
 
-BYS = list(ordering.STREAMS)
+BYS = list(STREAMS)
 
 
 def records(frame: pd.DataFrame) -> list[dict]:
     return frame.astype(object).where(frame.notna(), None).to_dict("records")
 
 
-def assert_same_report(events: pd.DataFrame, by: str, **options) -> ordering.OrderReport:
+def assert_same_report(events: pd.DataFrame, by: str, **options) -> OrderReport:
     """cdckit's report equals the oracle's, finding by finding; returns cdckit's."""
     got = cdckit.order_report(events, by=by, **options)
     want = oracle.order_report(events, by=by, **options)
     assert got.by == want.by == by
-    for name in ordering.FINDINGS:
+    for name in FINDINGS:
         assert list(got[name].columns) == list(want[name].columns), name
         assert records(got[name]) == records(want[name]), (name, by)
     return got
@@ -89,7 +92,7 @@ def test_a_file_delivered_twice_is_redelivered_only_across_the_capture(tmp_path)
     shutil.copy(cdckit.samples.path("canal/shop"), tmp_path / "b.jsonl")
     events = cdckit.read(tmp_path)
     assert assert_same_report(events, "source")["redeliveries"].empty
-    changes = events["op"].isin(ordering.CHANGE_OPS) & events["seq"].notna()
+    changes = events["op"].isin(CHANGE_OPS) & events["seq"].notna()
     found = assert_same_report(events, "capture")["redeliveries"]
     assert len(found) == changes.sum() // 2
     assert set(found["source"].str.endswith("b.jsonl")) == {True}
@@ -231,9 +234,7 @@ def test_heartbeat_gaps_sequence_gaps_and_offset_gaps():
 
 def test_a_hash_collision_falls_back_to_the_texts(monkeypatch):
     """Every image hashes alike: the pairs found are checked on the texts, and exact codes give the answer."""
-    from cdckit import findings
-
-    monkeypatch.setattr(findings, "_image_hashes", lambda images: np.zeros(len(images), np.uint64))
+    monkeypatch.setattr(codes, "image_hashes", lambda images: np.zeros(len(images), np.uint64))
     events = events_of([{"op": "insert", "key": "[1]", "seq": "1", "after": '{"v":1}'},
                         {"op": "insert", "key": "[1]", "seq": "1", "after": '{"v":2}'},
                         {"op": "insert", "key": "[1]", "seq": "2", "after": '{"v":1}'}])
@@ -251,7 +252,7 @@ def test_the_report_sort_is_pandas_stable_sort():
         "detail": pd.array([str(i) for i in range(300)], dtype="string"),
     })
     want = frame.sort_values(["table", "source", "partition", "offset"], kind="stable", na_position="first")
-    assert ordering._sorted(frame)["detail"].tolist() == want["detail"].tolist()
+    assert _sorted(frame)["detail"].tolist() == want["detail"].tolist()
 
 
 def test_by_is_checked():

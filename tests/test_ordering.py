@@ -193,3 +193,33 @@ def test_events_cdckit_wrote_are_read_back_as_they_are(tmp_path):
         back = cdckit.read(tmp_path / f"events.{fmt}")
         assert back.attrs["report"]["quarantined"] == 0 and back.attrs["report"]["events"] == len(events), fmt
         pd.testing.assert_frame_equal(back, events, check_like=False)
+
+
+def test_the_package_exports_only_the_public_functions_and_old_imports_still_work():
+    from cdckit import findings, ordering
+    from cdckit.ordering import kernels, report, sort
+
+    assert ordering.__all__ == ["sort_events", "order_report", "OrderReport"]
+    assert (ordering.sort_events, ordering.order_report) == (sort.sort_events, report.order_report)
+    with pytest.warns(DeprecationWarning, match="import key_findings from cdckit.ordering.kernels"):
+        assert findings.key_findings is kernels.key_findings
+    with pytest.warns(DeprecationWarning, match="import table_names from cdckit.frame"):
+        assert ordering.table_names is cdckit.frame.table_names
+
+
+def test_a_redelivery_is_the_same_seq_op_and_images_and_a_new_seq_makes_it_a_duplicate():
+    from cdckit.ordering._shared import REDELIVERY_IDENTITY
+
+    assert set(REDELIVERY_IDENTITY) == {"seq", "op", "before", "after"}
+    first = canal_line(1)
+    later = json.loads(first)  # the same change under a later message id and time: another seq
+    later.update(id=99, es=later["es"] + 1000, ts=later["ts"] + 1000)
+    events = cdckit.read([first, first, json.dumps(later).encode()], dialect="canal")
+    report = cdckit.order_report(events)
+    assert report["redeliveries"][["offset", "other_offset"]].values.tolist() == [[1, 0]]
+    assert report["semantic_duplicates"][["offset", "other_offset"]].values.tolist() == [[2, 0]]
+
+
+def test_the_html_summary_escapes_what_it_shows():
+    html = cdckit.order_report(cdckit.read([canal_line(1)], dialect="canal"))._repr_html_()
+    assert "by=&#x27;source&#x27;" in html and "by='source'" not in html

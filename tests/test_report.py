@@ -93,7 +93,7 @@ def test_report_sections_hold_what_the_capture_says(shop):
     assert [(r[header.index("table")], r[header.index("column")]) for r in _rows(page, "profile")] == list(
         zip(profiled["table"], profiled["column"]))
     # op counts per table: every table's total is in its row
-    counts = cdckit.ordering.table_names(events).value_counts()
+    counts = cdckit.frame.table_names(events).value_counts()
     header = _header(page, "ops")
     totals = {row[0]: row[header.index("total")] for row in _rows(page, "ops")}
     assert totals == {table: str(count) for table, count in counts.items()}

@@ -151,7 +151,7 @@ def test_timeline_lanes_traces_and_marker_shapes():
     marker_ops = [op for op in ("ddl", "heartbeat", "begin", "commit") if op in symbols]
     assert len(marker_ops) == 4
     assert len({symbols[op] for op in marker_ops} | {symbols["insert"]}) == 5
-    names = cdckit.ordering.table_names(timed)
+    names = cdckit.frame.table_names(timed)
     lanes = set(names.dropna()) | ({viz.NO_TABLE} if names.isna().any() else set())
     assert set(fig.layout.yaxis.categoryarray) == lanes
 
@@ -167,7 +167,7 @@ def test_events_without_any_time_are_left_out_and_said_so():
 
 def test_timeline_by_key_one_lane_per_key_of_one_table():
     events = cdckit.samples.load("canal/shop")
-    names = cdckit.ordering.table_names(events)
+    names = cdckit.frame.table_names(events)
     fig = viz.timeline(events, table="customers", by="key")
     customers = events[names == "shop.customers"]
     assert total_points(fig) == len(customers)
@@ -306,7 +306,7 @@ def test_diff_text_shows_values_as_text_and_neutralises_control_characters():
 def test_lag_is_emit_minus_event_time_per_table():
     events = cdckit.samples.load("canal/shop")
     fig = viz.lag(events)
-    names = cdckit.ordering.table_names(events)
+    names = cdckit.frame.table_names(events)
     for t in fig.data:
         rows = events.loc[list(t.customdata)]
         assert set(names.loc[rows.index]) == {t.name}

@@ -14,7 +14,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from ..ordering import table_names
+from ..frame import table_names
 from .exit_codes import EXIT_FOUND, UsageError
 from .formats import SNAPSHOT_SUFFIXES
 from .options import checked, inputs

@@ -22,7 +22,7 @@ import pandas as pd
 from ..capture import Capture, plain
 from ..filters import Selection
 from ..frame import empty_events
-from ..ordering import table_names
+from ..frame import table_names
 from ..read import exported_events, read
 from .exit_codes import UsageError
 from .options import Input

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..ordering import table_names
+from ..frame import table_names
 
 __all__ = ["printable", "events_table", "text_table", "print_tables"]
 

@@ -22,16 +22,16 @@ from typing import Any, Iterator
 
 import pandas as pd
 
-from ..capture import events_of
 from .. import values
-from ..io import write_messages
+from ..capture import events_of
 from ..dialects import registry
 from ..dialects.base import Dialect, Record
 from ..errors import CdcError
-from ..ordering import table_names
+from ..frame import table_names
+from ..io import write_messages
 from ..read import read
-from .engines import pandas_events
 from .atomic import atomic_path, refuse_existing
+from .engines import pandas_events
 from .written import Written
 
 __all__ = ["convert", "Converted", "EncodeError"]

@@ -30,10 +30,10 @@ import pyarrow.parquet as pq
 
 from ..capture import events_of
 from ..frame import COLUMN_NAMES, arrow_to_pandas, empty_events
-from ..ordering import table_names
+from ..frame import table_names
 from ._arrow_files import canonical, check_columns, data_files, events_table, read_file, write_file
-from .engines import is_spark, spark_export
 from .atomic import atomic_path, written_at
+from .engines import is_spark, spark_export
 from .formats import EXTENSIONS, PARTITION_COLUMN, SUFFIX_FORMATS, format_of, partition_folder
 from .written import Written
 

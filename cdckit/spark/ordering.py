@@ -20,9 +20,12 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from .. import ordering
 from ..dialects import registry
-from ..ordering import CHANGE_OPS, HEARTBEAT_FACTOR, STREAMS
+from ..ordering._shared import (CHANGE_IDENTITY, CHANGE_OPS, HEARTBEAT_FACTOR, REDELIVERY_IDENTITY, ROW_KEY, STREAMS,
+                                stream_columns)
+from ..ordering.catalogue import FINDING_COLUMNS, LAG_COLUMNS
+from ..ordering.report import OrderReport, report_from_rows
+from .columns import table_name_column
 
 __all__ = ["sort_events", "order_report", "narrow", "table_name", "filled_seq", "dialect_flags", "STREAMS"]
 
@@ -32,13 +35,15 @@ _EXTRAS = {"_dialect": T.StringType(), "_usual": T.DoubleType()}
 
 
 def table_name() -> Column:
-    """``database.table`` (or ``schema.table``, ``table``) as a Spark expression, like :func:`ordering.table_names`."""
-    return F.when(F.col("table").isNull(), F.lit(None)).otherwise(
-        F.concat_ws(".", F.coalesce(F.col("database"), F.col("schema")), F.col("table")))
+    """``database.table`` (or ``schema.table``, ``table``; null without a table) as a Spark expression.
+
+    The same names as the pandas ``table_names`` of :mod:`cdckit.ordering._shared`.
+    """
+    return F.when(F.col("table").isNull(), F.lit(None)).otherwise(table_name_column())
 
 
 def filled_seq() -> Column:
-    """``seq`` filled from the previous arrival in the same source ('' first), like :func:`ordering.filled_seq`."""
+    """``seq`` filled from the previous arrival in the same source ('' first), as the pandas ``filled_seq``."""
     arrival = Window.partitionBy(F.coalesce("source", F.lit(""))) \
         .orderBy(F.col("partition").asc_nulls_first(), "offset", "_row") \
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
@@ -76,15 +81,16 @@ def _digest(column: str) -> Column:
 
 
 def narrow(events: DataFrame, fill: bool = True) -> DataFrame:
-    """The narrow frame of :func:`cdckit.ordering.narrow`, with images as fingerprints and ``_row`` (frame order).
+    """The narrow frame of :func:`cdckit.ordering.narrow.narrow`, with ``_row`` (frame order) and the images
+    (``before``, ``after``) as fingerprints.
 
     ``fill=False`` when no event lacks a ``seq``: ``_seq`` is then ``seq``, and no window over sources is needed.
     """
     frame = events.select(
         "dialect", table_name().alias("_table"), "key", F.coalesce("source", F.lit("")).alias("source"),
         "offset", "partition", "op", "seq", F.unix_micros("event_time").alias("_event_us"),
-        F.unix_micros("emit_time").alias("_emit_us"), "txn_id", _digest("before").alias("_before"),
-        _digest("after").alias("_after"), F.monotonically_increasing_id().alias("_row"))
+        F.unix_micros("emit_time").alias("_emit_us"), "txn_id", _digest("before").alias("before"),
+        _digest("after").alias("after"), F.monotonically_increasing_id().alias("_row"))
     return frame.withColumn("_seq", filled_seq() if fill else F.coalesce("seq", F.lit("")))
 
 
@@ -106,9 +112,9 @@ def _isin(column: str, names: list[str]) -> Column:
 
 
 def _rows(frame: DataFrame, finding: str | Column, **columns: Column) -> DataFrame:
-    """Finding rows: every column of :data:`ordering.FINDING_COLUMNS` (and the extras), null unless given."""
+    """Finding rows: every column of :data:`FINDING_COLUMNS` (and the extras), null unless given."""
     out = [(F.lit(finding) if isinstance(finding, str) else finding).alias("finding")]
-    for name, kind in [*((n, _SPARK_TYPES[t]) for n, t in ordering.FINDING_COLUMNS.items() if n != "finding"),
+    for name, kind in [*((n, _SPARK_TYPES[t]) for n, t in FINDING_COLUMNS.items() if n != "finding"),
                        *_EXTRAS.items()]:
         out.append((columns[name] if name in columns else F.lit(None)).cast(kind).alias(name))
     return frame.select(*out)
@@ -142,15 +148,15 @@ def key_findings(changes: DataFrame, snapshot: DataFrame, stream: list[str]) -> 
     that keeps the rows it must not see (redeliveries, events without seq)
     apart; an event can give several findings.
     """
-    group = [*stream, "_table", "key"]
+    group = [*stream, *ROW_KEY]
     on = [F.col(c).eqNullSafe(F.col(f"_snap_{c}")) for c in [*stream, "_table"]]
     frame = changes.repartition(*group).join(  # every window partitions by these columns and more: one shuffle
         F.broadcast(snapshot.select(*[F.col(c).alias(f"_snap_{c}") for c in [*stream, "_table"]])), on, "left")
     arrival = arrival_order()
-    position = Window.partitionBy(*group, "seq", "op", "_before", "_after").orderBy(*arrival)
+    position = Window.partitionBy(*group, *REDELIVERY_IDENTITY).orderBy(*arrival)
     frame = frame.withColumn("_position_first", F.first(_pointer()).over(position)) \
         .withColumn("_copy", F.col("seq").isNotNull() & (F.row_number().over(position) > 1))
-    image = Window.partitionBy(*group, "_copy", "op", "_before", "_after").orderBy(*arrival)
+    image = Window.partitionBy(*group, "_copy", *CHANGE_IDENTITY).orderBy(*arrival)
     frame = frame.withColumn("_image_first", F.first(_pointer()).over(image)) \
         .withColumn("_duplicate", ~F.col("_copy") & (F.row_number().over(image) > 1)) \
         .withColumn("_ranked", ~F.col("_copy") & F.col("seq").isNotNull())
@@ -309,7 +315,7 @@ def lag_summary(frame: DataFrame) -> pd.DataFrame:
     summary = summary.select("table", "events", "negative", "min_s", F.col("_p")[0].alias("p50_s"),
                              F.col("_p")[1].alias("p90_s"), F.col("_p")[2].alias("p99_s"), "max_s", "mean_s")
     out = summary.toPandas().sort_values("table").reset_index(drop=True)
-    return out[list(ordering.LAG_COLUMNS)].astype(ordering.LAG_COLUMNS)
+    return out[list(LAG_COLUMNS)].astype(LAG_COLUMNS)
 
 
 def _details(rows: pd.DataFrame) -> pd.DataFrame:
@@ -330,15 +336,15 @@ def _details(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def order_report(events: DataFrame, quarantine: DataFrame | None = None, by: str = "source", max_gap: int = 1000,
-                 heartbeat_factor: float = HEARTBEAT_FACTOR) -> ordering.OrderReport:
+                 heartbeat_factor: float = HEARTBEAT_FACTOR) -> OrderReport:
     """The ordering report of a Spark event frame (the same as :func:`cdckit.order_report` gives).
 
-    ``by``: which events are compared (see :data:`cdckit.ordering.STREAMS`);
+    ``by``: which events are compared (see :data:`STREAMS`);
     ``quarantine``: the frame of :func:`cdckit.spark.quarantine`, for
     unpaired update halves. Runs as Spark SQL; only findings and the lag
     summary are collected.
     """
-    stream = ordering.stream_columns(by)
+    stream = stream_columns(by)
     meta = events.agg(F.collect_set("dialect").alias("dialects"),
                       F.sum(F.col("seq").isNull().cast("long")).alias("unsequenced")).first()
     dialects = list(meta["dialects"])
@@ -356,7 +362,7 @@ def order_report(events: DataFrame, quarantine: DataFrame | None = None, by: str
         rows = parts[0]
         for part in parts[1:]:
             rows = rows.unionByName(part)
-        found = rows.toPandas().astype({**ordering.FINDING_COLUMNS, "_dialect": "string", "_usual": "float64"})
-        return ordering.report_from_rows(_details(found), lag_summary(frame), by)
+        found = rows.toPandas().astype({**FINDING_COLUMNS, "_dialect": "string", "_usual": "float64"})
+        return report_from_rows(_details(found), lag_summary(frame), by)
     finally:
         frame.unpersist()

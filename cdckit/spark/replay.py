@@ -35,7 +35,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from .. import replay
-from ..ordering import REPLAY_OPS
+from ..ordering._shared import REPLAY_OPS
 from ..replayer import is_partial, problem_rows
 from .ordering import filled_seq, table_name
 from .tables import kinds_given, typed_json
@@ -336,10 +336,16 @@ _WALK_COLUMNS = ["dialect", "_table", "key", "key_columns", "op", "before", "aft
                                                                                              "offset"})]
 
 
+def _listed(key_columns: pd.Series) -> pd.Series:
+    """``key_columns`` as Python lists, as the pandas code reads them (Spark hands arrays to pandas as numpy arrays)."""
+    return pd.Series([None if c is None else list(c) for c in key_columns], index=key_columns.index, dtype=object)
+
+
 def _walker(order: str, partial: dict[str, bool]):
     """The ``applyInPandas`` function: replay one table in order; emit live rows, problems and versions."""
     def walk(group: pd.DataFrame) -> pd.DataFrame:
         group = group.sort_values(ORDERS[order], kind="stable").reset_index(drop=True)
+        group["key_columns"] = _listed(group["key_columns"])
         group["_pos"] = range(len(group))
         out: list[dict[str, Any]] = []
         for table, replayer, steps, _ in replay.replay_rows(group, partial):
@@ -494,5 +500,6 @@ def history(events: DataFrame, table: str, key: Any, order: str = "seq") -> pd.D
     for column in ("event_time", "emit_time"):  # Spark hands back UTC wall times without the zone
         small[column] = pd.to_datetime(small[column]).dt.tz_localize("UTC")
     small["partition"] = small["partition"].astype("Int64")
+    small["key_columns"] = _listed(small["key_columns"])
     return replay.history(small, name, key, order)
 

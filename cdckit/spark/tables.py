@@ -27,7 +27,7 @@ from pyspark.sql import types as T
 
 from .. import values
 from ..column_types import infer_kind, is_kind, parse_kind, typed_array
-from ..ordering import REPLAY_OPS
+from ..ordering._shared import REPLAY_OPS
 from ..replay import find_table
 from ..replayer import parse_image
 from ..tables import META_COLUMNS

@@ -17,11 +17,11 @@ from typing import Any
 
 import pandas as pd
 
-from ..ordering import table_names
+from ..frame import table_names
 from ..replayer import is_partial
 from ..values import is_missing
-from .text import as_text, cut_text, escaped_text, printable_text, records_of, shown_text, time_text, where_text
 from .images import parse_image, compare_images
+from .text import as_text, cut_text, escaped_text, printable_text, records_of, shown_text, time_text, where_text
 
 __all__ = ["STATUSES", "Diff", "diff"]
 

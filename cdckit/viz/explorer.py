@@ -44,8 +44,9 @@ import pandas as pd
 
 from ..filters import key_mask
 from ..frame import OPS
+from ..frame import table_names
 from ..optional import require
-from ..ordering import CHANGE_OPS, table_names
+from ..ordering._shared import CHANGE_OPS
 from ..replay import history
 from ..values import is_missing
 

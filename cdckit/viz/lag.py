@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from ..frame import table_names
 from ..optional import require
-from ..ordering import table_names
 from ..values import is_missing
 from .figures import date_strings, naive_utc, add_notes, scatter_class, as_strings, unique_index
-from .text import escaped_text, time_texts, where_text
 from .sampling import MAX_POINTS, sampling_note, sample_groups
 from .style import NO_TABLE
+from .text import escaped_text, time_texts, where_text
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from ..frame import table_names
 from ..optional import require
-from ..ordering import order_report, sort_events, table_names
+from ..ordering import order_report, sort_events
 from ..values import is_missing
 from .figures import add_notes, scatter_class, as_strings
-from .text import as_text, escaped_text, where_text
 from .sampling import MAX_POINTS, sampling_note, sample_groups
 from .style import NO_TABLE
+from .text import as_text, escaped_text, where_text
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go

@@ -45,8 +45,10 @@ from .. import __version__
 from ..capture import Capture
 from ..detect import detect
 from ..errors import CdcError
+from ..frame import table_names
 from ..optional import require
-from ..ordering import order_report, stream_columns, table_names
+from ..ordering import order_report
+from ..ordering._shared import stream_columns
 from ..schemas import schema_history
 from ..tables import profile
 from ..values import is_missing

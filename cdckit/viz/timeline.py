@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..frame import table_names
 from ..optional import require
-from ..ordering import table_names
 from ..replay import find_table
 from ..replayer import is_partial, key_order
 from ..values import is_missing
 from .figures import date_strings, naive_utc, add_notes, scatter_class, as_strings, unique_index
-from .text import as_text, cut_text, escaped_text, records_of, shown_text, time_texts, where_text
 from .images import parse_image, compare_images
 from .sampling import MAX_POINTS, sampling_note, sample_groups
 from .style import HOVER_WIDTH, NO_KEY, NO_TABLE, OP_COLOURS, OP_SYMBOLS
+from .text import as_text, cut_text, escaped_text, records_of, shown_text, time_texts, where_text
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go

@@ -1,0 +1,104 @@
+"""The findings of the ordering report, as data: each kind, its severity, what it means, its columns.
+
+Both engines fill the same :data:`FINDING_COLUMNS` (pandas dtypes here; the
+Spark types follow from them in :mod:`cdckit.spark.ordering`), and the report
+lists the findings in the order of :data:`FINDINGS`.
+
+>>> FINDINGS["sequence_gaps"].severity, list(FINDINGS)[:2]
+('error', ['inversions', 'time_inversions'])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["FindingSpec", "FINDINGS", "FINDING_COLUMNS", "LAG_COLUMNS"]
+
+#: Columns every finding row may fill, with their pandas dtypes.
+FINDING_COLUMNS: dict[str, str] = {
+    "finding": "string", "table": "string", "key": "string", "source": "string", "offset": "Int64",
+    "partition": "Int64", "seq": "string", "op": "string", "other_source": "string", "other_offset": "Int64",
+    "other_seq": "string", "count": "Int64", "value": "float64", "detail": "string",
+}
+
+#: Columns of the lag summary (seconds).
+LAG_COLUMNS: dict[str, str] = {
+    "table": "string", "events": "Int64", "negative": "Int64", "min_s": "float64", "p50_s": "float64",
+    "p90_s": "float64", "p99_s": "float64", "max_s": "float64", "mean_s": "float64",
+}
+
+
+@dataclass(frozen=True)
+class FindingSpec:
+    """What a finding is: its severity, what it means, and the columns that show it."""
+
+    severity: str
+    meaning: str
+    columns: tuple[str, ...]
+
+
+_AT = ("source", "offset", "partition", "seq", "op")
+_OTHER = ("other_source", "other_offset", "other_seq")
+
+#: Every finding of the report, in the order the summary lists them.
+FINDINGS: dict[str, FindingSpec] = {
+    "inversions": FindingSpec(
+        "warning",
+        "These events arrived after a later change (higher seq) to the same row, or to the same table when it "
+        "has no key: replay in seq order, not arrival order, or the final state is wrong.",
+        ("table", "key", *_AT, *_OTHER)),
+    "time_inversions": FindingSpec(
+        "info",
+        "event_time goes backwards here while seq goes forward: seq is the order to trust; event_time is often "
+        "the commit time or coarser than the log position.",
+        ("table", *_AT, *_OTHER, "detail")),
+    "redeliveries": FindingSpec(
+        "warning",
+        "The same change (same position, op and images) was delivered more than once: replay is idempotent, but "
+        "counts and sums over events count it twice.",
+        ("table", "key", *_AT, *_OTHER)),
+    "semantic_duplicates": FindingSpec(
+        "info",
+        "A different position carries the same change (same key, op and images): a retry or replayed batch "
+        "upstream, harmless for the state but not for event counts.",
+        ("table", "key", *_AT, *_OTHER)),
+    "sequence_gaps": FindingSpec(
+        "error",
+        "Numbers are missing from a sequence that should be contiguous: messages were lost between the source "
+        "and this capture.",
+        ("source", "partition", "seq", "other_seq", "count", "detail")),
+    "offset_gaps": FindingSpec(
+        "warning",
+        "Kafka offsets are missing in this partition: messages were lost or filtered, unless the topic is "
+        "compacted or written in transactions (commit markers take offsets).",
+        ("source", "partition", "offset", "other_offset", "count")),
+    "unpaired_halves": FindingSpec(
+        "error",
+        "Half of an update never met its other half: that update is not among the events (it is in the "
+        "quarantine).",
+        ("source", "offset", "partition", "detail")),
+    "open_transactions": FindingSpec(
+        "warning",
+        "A transaction began and did not commit within the capture: its changes may be rolled back, or the "
+        "capture was cut in the middle of it.",
+        ("source", "offset", "partition", "seq", "detail")),
+    "impossible_transitions": FindingSpec(
+        "error",
+        "In seq order this row's history cannot happen (insert of a live key, a change after a delete, a "
+        "change of a key the snapshot never had): events are missing or keys were reused.",
+        ("table", "key", *_AT, *_OTHER, "detail")),
+    "heartbeat_gaps": FindingSpec(
+        "warning",
+        "No heartbeat for much longer than usual: the capture may have stalled, and changes from that window "
+        "may be missing.",
+        ("source", "offset", "other_offset", "value", "count", "detail")),
+    "keyless_tables": FindingSpec(
+        "warning",
+        "Changes without a primary key: replay keeps these tables as a multiset of rows, and per-row checks "
+        "compare whole rows.",
+        ("table", "count", "detail")),
+    "lag": FindingSpec(
+        "info",
+        "Capture lag (emit_time - event_time) per table in seconds; negative values mean the clocks disagree.",
+        tuple(LAG_COLUMNS)),
+}
