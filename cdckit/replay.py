@@ -183,7 +183,7 @@ def find_table(names: Iterable[Any], table: str) -> str:
                    f"table {table!r} is ambiguous: {matches}")
 
 
-def _key_text(key: Any) -> str:
+def given_key_text(key: Any) -> str:
     """A key as its canonical JSON array text: a scalar, a list/tuple of values or the text itself."""
     if isinstance(key, str) and key.startswith("["):
         return orjson.dumps(json.loads(key)).decode()
@@ -203,14 +203,14 @@ def _key_of_table(events: pd.DataFrame, table: str, key: Any) -> str:
     ('[3]', '[3]')
     """
     keys = set(events.loc[(table_names(events) == table).to_numpy(), "key"].dropna())
-    candidates = [_key_text(key)]
+    candidates = [given_key_text(key)]
     if isinstance(key, str) and not key.startswith("["):
         try:
-            candidates.append(_key_text(json.loads(key)))
+            candidates.append(given_key_text(json.loads(key)))
         except ValueError:
             pass
     elif isinstance(key, (int, float)) and not isinstance(key, bool):
-        candidates.append(_key_text(str(key)))
+        candidates.append(given_key_text(str(key)))
     for candidate in candidates:
         if candidate in keys:
             return candidate
@@ -264,7 +264,7 @@ def scd2(events: pd.DataFrame, order: str = "seq", typed: bool = True) -> dict[s
         found = plan.versions()
         walked: dict[str, list[tuple[int, dict[str, Any]]]] = {}
         for table, _, steps, _ in plan.walk(partial_tables=True):
-            walked.setdefault(table, []).extend(_step_versions(steps))
+            walked.setdefault(table, []).extend(step_versions(steps))
         by_table = dict(iter(found.groupby("_table", sort=False))) if len(found) else {}
         out = {}
         for table in plan.tables_in_replay_order():
@@ -359,7 +359,7 @@ def _nanos(value: Any) -> int:
     return _NAT if value is None or value is pd.NaT else pd.Timestamp(value).value
 
 
-def _step_versions(steps: list[Step]) -> list[tuple[int, dict[str, Any]]]:
+def step_versions(steps: list[Step]) -> list[tuple[int, dict[str, Any]]]:
     """The versions that walked steps make: ``(replay position, version)``; each version ends at the next change."""
     versions: list[tuple[int, dict[str, Any]]] = []
     open_version: dict[str, dict[str, Any]] = {}

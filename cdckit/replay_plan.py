@@ -31,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 
 from . import values
-from .ordering._shared import REPLAY_OPS
+from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS
 from .replayer import Replayer, Step, is_partial, old_key, parse_image, replay_rows
 
 __all__ = ["plan_replay", "ReplayPlan", "ORDERS"]
@@ -66,7 +66,7 @@ _NAMES = ("list_concat(coalesce(key_columns, []), coalesce(try(json_keys(before)
           "coalesce(try(json_keys(after)), []))")
 
 _CHANGES = "op IN (" + ", ".join(f"'{op}'" for op in REPLAY_OPS) + ") {cut}"
-_IDENTITY = 'dialect, database, schema, "table", key, seq, op, before, after'
+_IDENTITY = ", ".join(['dialect', 'database', 'schema', '"table"', 'key', *REDELIVERY_IDENTITY])  # ordering's rule, per row
 
 #: Exact redeliveries (same identity, position and images; seq set): every copy after the first to arrive.
 #: Only rows whose identity hash is seen twice are compared column by column.

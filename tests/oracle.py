@@ -24,7 +24,7 @@ from cdckit.ordering.kernels import keyless_findings, lag_summary  # per table, 
 from cdckit.ordering.narrow import ARRIVAL, SEQ_ORDER, narrow
 from cdckit.ordering.report import report_from_rows
 from cdckit.ordering.sort import filled_seq
-from cdckit.replay import PROBLEM_COLUMNS, TableStates, _key_text, find_table
+from cdckit.replay import PROBLEM_COLUMNS, TableStates, given_key_text, find_table
 # The walk of one table, change by change, is the first implementation's own (the package keeps it for the
 # rows that need it: key-change chains, keyless tables); what the oracle adds is walking every row with it.
 from cdckit.replayer import Step, column_order, history_frame, problem_rows, replay_rows
@@ -340,7 +340,7 @@ def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq") -> p
     """
     frame = _prepared(events, None, order)
     name = find_table(frame["_table"], table)
-    wanted = _key_text(key)
+    wanted = given_key_text(key)
     for _, _, steps, ranks in replay_rows(frame[frame["_table"] == name]):
         return history_frame(steps, wanted, column_order(ranks))
     return history_frame([], wanted, [])

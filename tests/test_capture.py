@@ -41,6 +41,7 @@ def test_the_functions_that_take_events_take_a_capture():
     pd.testing.assert_frame_equal(cdckit.table(capture, "products"), cdckit.table(events, "products"))
     pd.testing.assert_frame_equal(cdckit.table_schema(capture), cdckit.table_schema(events))
     assert cdckit.compare(capture, events).ok
+    pd.testing.assert_frame_equal(cdckit.order_report(capture).summary(), cdckit.order_report(events).summary())
 
 
 def test_captures_combined_add_up_their_reports():

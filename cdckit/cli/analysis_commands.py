@@ -27,7 +27,7 @@ def run_order(args: argparse.Namespace) -> int:
 
     source, chosen = checked(args, args.paths)
     capture, code = load(args, source, chosen)
-    report = order_report(capture.with_attrs(), by=args.by)
+    report = order_report(capture, by=args.by)
     print(printable(repr(report)))
     serious = False
     for name, finding in report.findings.items():

@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..capture import Capture
 from . import kernels
 from ._shared import HEARTBEAT_FACTOR, stream_columns
 from .catalogue import FINDINGS
@@ -127,15 +128,15 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.iloc[order.to_numpy()].reset_index(drop=True)
 
 
-def order_report(events: pd.DataFrame, by: str = "source", max_gap: int = 1000,
+def order_report(events: "Capture | pd.DataFrame", by: str = "source", max_gap: int = 1000,
                  heartbeat_factor: float = HEARTBEAT_FACTOR) -> OrderReport:
     """Everything wrong with the order of a capture; see :data:`cdckit.ordering.catalogue.FINDINGS` for the list.
 
     ``by``: which events are compared with each other
     (``cdckit.ordering._shared.STREAMS``): ``"source"`` (default: within each
     file or topic), ``"partition"`` or ``"capture"`` (within each dialect
-    across all sources). Unpaired update halves come from
-    ``events.attrs["quarantine"]`` (as :func:`cdckit.read` leaves it).
+    across all sources). Unpaired update halves come from the capture's
+    quarantine (``events.attrs["quarantine"]`` when given events).
 
     >>> import cdckit
     >>> events = cdckit.read(cdckit.samples.path("oceanbase_extend/examples_idle"))
@@ -143,10 +144,11 @@ def order_report(events: pd.DataFrame, by: str = "source", max_gap: int = 1000,
     >>> len(report["heartbeat_gaps"]), report.by, "inversions" in report.summary()["finding"].tolist()
     (0, 'source', True)
     """
+    capture = Capture.of(events)
     stream = stream_columns(by)
-    frame = narrow(events)
+    frame = narrow(capture.events)
     frames = kernels.finding_frames(frame, stream, max_gap, heartbeat_factor)
-    frames["unpaired_halves"] = kernels.unpaired_findings(events.attrs.get("quarantine"))
+    frames["unpaired_halves"] = kernels.unpaired_findings(capture.quarantine)
     frames["lag"] = kernels.lag_summary(frame)
     return OrderReport(frames, by)
 

@@ -96,14 +96,7 @@ def narrow(events: DataFrame, fill: bool = True) -> DataFrame:
 
 def dialect_flags(dialects: list[Any], flag: str) -> list[str]:
     """The dialects among ``dialects`` whose class sets ``flag`` (names not in the registry have none)."""
-    out = []
-    for name in dialects:
-        try:
-            if name is not None and getattr(registry.get(name), flag):
-                out.append(name)
-        except Exception:
-            continue
-    return sorted(out)
+    return sorted(name for name in dialects if registry.flag(name, flag))
 
 
 def _isin(column: str, names: list[str]) -> Column:

@@ -355,7 +355,7 @@ def _walker(order: str, partial: dict[str, bool]):
                        for p in problem_rows(table, steps))
             out.extend({"kind": "version", "table": table, "row": orjson.dumps(v["row"]).decode(), "pos": pos,
                         "op": v["op"], "seq": v["seq"], "valid_from": v["valid_from"], "valid_to": v["valid_to"]}
-                       for pos, v in replay._step_versions(steps))
+                       for pos, v in replay.step_versions(steps))
         frame = pd.DataFrame(out, columns=[f.name for f in _WALK_SCHEMA.fields], dtype=object)
         for name in ("valid_from", "valid_to"):
             frame[name] = pd.to_datetime(frame[name], utc=True)
@@ -490,7 +490,7 @@ def history(events: DataFrame, table: str, key: Any, order: str = "seq") -> pd.D
         if start is not None and start != move["key"]:
             linked.setdefault(start, set()).add(move["key"])
             linked.setdefault(move["key"], set()).add(start)
-    keys, todo = set(), [replay._key_text(key)]
+    keys, todo = set(), [replay.given_key_text(key)]
     while todo:  # every key joined to this one by key changes: their rows flow into it
         current = todo.pop()
         if current not in keys:
