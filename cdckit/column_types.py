@@ -425,13 +425,10 @@ def infer_kind(column: Iterable[Any]) -> str:
 
 
 def _value_kind(value: Any) -> str:
+    found = values.scalar_kind(value)
+    if found is not None:
+        return found
     kind = value.__class__
-    if kind is bool:
-        return "bool"
-    if kind is int:
-        return "int" if values.INT64_MIN <= value <= values.INT64_MAX else "exact"
-    if kind is float:
-        return "float"
     if kind is str:
         if _EXACT_TEXT.match(value) and values.exact_number(value) is value:
             return "exact"

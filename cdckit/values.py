@@ -34,6 +34,7 @@ from .errors import InvalidValue
 
 __all__ = [
     "is_missing",
+    "scalar_kind",
     "INT64_MIN",
     "INT64_MAX",
     "loads",
@@ -84,6 +85,23 @@ def is_missing(value: Any) -> bool:
     [True, True, True, True, False, False, False]
     """
     return value is None or (pd.api.types.is_scalar(value) and bool(pd.isna(value)))
+
+
+def scalar_kind(value: Any) -> str | None:
+    """What a JSON boolean or number holds: ``bool``, ``int``, ``exact`` (an integer beyond 64 bits) or
+    ``float``; None for any other value (text included: reading it is each caller's own rule).
+
+    >>> [scalar_kind(v) for v in (True, 7, 2**70, 1.5, "7", None)]
+    ['bool', 'int', 'exact', 'float', None, None]
+    """
+    kind = value.__class__
+    if kind is bool:
+        return "bool"
+    if kind is int:
+        return "int" if INT64_MIN <= value <= INT64_MAX else "exact"
+    if kind is float:
+        return "float"
+    return None
 
 
 def _exact_int(text: str) -> int | str:

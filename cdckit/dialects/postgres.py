@@ -346,16 +346,10 @@ def type_of_value(value: Any) -> str | None:
         return f"{kinds.pop()}[]" if len(kinds) == 1 else "text[]"
     if value is None:
         return None
-    kind = value.__class__
-    if kind is bool:
-        return "boolean"
-    if kind is int:
-        return "bigint" if values.INT64_MIN <= value <= values.INT64_MAX else "numeric"
-    if kind is float:
-        return "double precision"
-    if kind is dict:
-        return "jsonb"
-    return "text"
+    found = values.scalar_kind(value)
+    if found is not None:
+        return TYPE_OF_KIND["decimal" if found == "exact" else found]
+    return "jsonb" if value.__class__ is dict else "text"
 
 
 def _leaves(items: list[Any]) -> Iterator[Any]:
