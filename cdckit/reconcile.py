@@ -54,7 +54,7 @@ import pandas as pd
 
 from . import values
 from .errors import CdcError
-from .export.engines import is_spark
+from .export.engines import is_spark, spark_export
 from .replay import find_table
 
 __all__ = ["reconcile", "Reconciliation", "ReconcileError", "TableDiff", "diff_tables", "normal", "same",
@@ -438,7 +438,7 @@ def _snapshot_frame(snapshot: Any) -> pd.DataFrame:
     if isinstance(snapshot, pd.DataFrame):
         return snapshot
     if is_spark(snapshot):
-        return snapshot.toPandas()
+        return spark_export().to_pandas(snapshot)
     if not isinstance(snapshot, (str, os.PathLike)):
         raise ReconcileError(f"snapshot must be a DataFrame (pandas or Spark) or a path to Parquet or CSV, not "
                              f"{type(snapshot).__name__}")

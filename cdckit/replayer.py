@@ -209,7 +209,7 @@ def _event_dicts(frame: pd.DataFrame) -> Iterator[dict[str, Any]]:
     columns = [c for c in frame.columns if c in REPLAY_COLUMNS or c.startswith("_")]
     for row in zip(*(frame[c].tolist() for c in columns)):
         event = {c: none_if_missing(v) for c, v in zip(columns, row)}
-        if event.get("key_columns") is not None:  # a list in pandas, an array from Spark
+        if event.get("key_columns") is not None:  # a list, or an array in a frame read back from Parquet
             event["key_columns"] = list(event["key_columns"])
         yield event
 

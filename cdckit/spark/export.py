@@ -27,7 +27,7 @@ from ..export.written import Written
 from ..frame import COLUMN_NAMES, arrow_to_pandas
 from .columns import table_name_column
 
-__all__ = ["SPARK_FORMATS", "write_events", "write_table", "to_pandas_events"]
+__all__ = ["SPARK_FORMATS", "write_events", "write_table", "to_pandas", "to_pandas_events"]
 
 #: Spark's name of each export format.
 SPARK_FORMATS = {"parquet": "parquet", "csv": "csv", "jsonl": "json"}
@@ -85,6 +85,15 @@ def write_table(frame: DataFrame, target: Path, fmt: str, partition_column: str 
             conf.unset(key)
         else:
             conf.set(key, previous)
+
+
+def to_pandas(frame: DataFrame) -> pd.DataFrame:
+    """Any Spark frame (a snapshot table, say) collected to the driver as pandas.
+
+    >>> to_pandas(spark.createDataFrame([(1, "a")], "id long, name string")).to_dict("records")  # doctest: +SKIP
+    [{'id': 1, 'name': 'a'}]
+    """
+    return frame.toPandas()
 
 
 def to_pandas_events(events: DataFrame) -> pd.DataFrame:
