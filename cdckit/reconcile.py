@@ -57,8 +57,7 @@ from .errors import CdcError
 from .export.engines import is_spark, spark_export
 from .replay import find_table
 
-__all__ = ["reconcile", "Reconciliation", "ReconcileError", "TableDiff", "diff_tables", "normal", "same",
-           "plain", "json_text", "key_text", "html_table", "DIFFERENT_COLUMNS", "SUMMARY_COLUMNS"]
+__all__ = ["reconcile", "Reconciliation", "ReconcileError", "TableDiff"]
 
 #: Columns of ``Reconciliation.different``: one row per differing cell.
 DIFFERENT_COLUMNS = ["key", "column", "state", "snapshot"]

@@ -56,8 +56,7 @@ from .replayer import (Replayer, Step, column_order, history_frame, key_order, o
                        replay_rows)
 from .tables import declared_types, problems_frame as type_problems_frame, typed_records
 
-__all__ = ["materialize", "history", "scd2", "TableStates", "Replayer", "Step", "replay_rows", "find_table",
-           "PROBLEM_COLUMNS", "old_key", "SCD2_COLUMNS", "column_order", "problems_frame", "key_columns_of"]
+__all__ = ["materialize", "history", "scd2", "TableStates", "PROBLEM_COLUMNS", "SCD2_COLUMNS"]
 
 #: Columns of ``TableStates.problems``.
 PROBLEM_COLUMNS = ["table", "key", "source", "offset", "seq", "op", "problem"]

@@ -73,7 +73,8 @@ def test_a_tie_is_reported_as_ambiguous():
 
 def _marked_debezium_class():
     """A variant of Debezium that Debezium knows nothing of: sure of a message whose source has ``marker``."""
-    from cdckit.dialects.debezium import Debezium, unwrap
+    from cdckit.dialects.debezium import Debezium
+    from cdckit.dialects.debezium.envelope import unwrap
 
     class MarkedDebezium(Debezium):
         name = "marked_debezium"

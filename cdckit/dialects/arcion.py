@@ -47,7 +47,9 @@ from .. import values
 from ..io import Message
 from ..frame import Event
 from .base import Match, Record, rows_of
-from .debezium import CONNECT_TYPES, Debezium, envelope_shape, field_types, unwrap
+from .debezium import Debezium
+from .debezium.encode import CONNECT_TYPES
+from .debezium.envelope import envelope_shape, field_types, unwrap
 from .registry import register
 
 #: The value of a tombstone, and the key of a row of a table without a key.

@@ -54,7 +54,8 @@ from .. import shapes, values
 from ..io import Message, kafka_key
 from ..frame import Event, event_row
 from .base import BadMessage, Match, Record, expect_object, rows_of
-from .debezium import OPS as ENVELOPE_OPS, Debezium, declared_columns, field_types_of, unwrap
+from .debezium import Debezium
+from .debezium.envelope import OPS as ENVELOPE_OPS, declared_columns, field_types_of, unwrap
 from .registry import register
 
 #: ``__op`` codes and their canonical ops (``t`` is a truncate, ``m`` a logical decoding message).

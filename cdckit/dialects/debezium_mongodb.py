@@ -59,7 +59,8 @@ from .. import values
 from ..io import Message, kafka_key
 from ..frame import Event, FastRow
 from .base import BadMessage, Match, Record, expect_object, rows_of
-from .debezium import OPS, Debezium, envelope_time, kafka_payload, source_time, unwrap
+from .debezium import Debezium
+from .debezium.envelope import OPS, envelope_time, kafka_payload, source_time, unwrap
 from .debezium.envelope import change_op
 from .registry import register
 

@@ -38,7 +38,9 @@ import pandas as pd
 
 from .. import values
 from .base import Match, Record, rows_of
-from .debezium import CONNECT_TYPES, Debezium, envelope_shape, unwrap
+from .debezium import Debezium
+from .debezium.encode import CONNECT_TYPES
+from .debezium.envelope import envelope_shape, unwrap
 from .registry import register
 
 #: The row key column of an HBase table.

@@ -67,12 +67,5 @@ The package: :mod:`.dialect` (the registered class and its detection),
 from __future__ import annotations
 
 from .dialect import Canal
-from .encode import add_row, column_kind, new_message
-from .message import (CONVERTERS, DDL_TYPES, DML_OPS, FIELDS, LENIENT_SCORE, MYSQL_DECLARED, MYSQL_KINDS, SQL_DECLARED,
-                      SQL_KINDS, WATERMARK, check_whole_row, column_kinds, declared_columns, latin1_to_base64,
-                      mysql_declared, mysql_kind, tidb_ts, to_bool, to_decimal, to_float, to_int, typed_row)
 
-__all__ = ["Canal", "DML_OPS", "DDL_TYPES", "WATERMARK", "FIELDS", "LENIENT_SCORE", "MYSQL_DECLARED", "SQL_DECLARED",
-           "MYSQL_KINDS", "SQL_KINDS", "CONVERTERS", "mysql_kind", "column_kinds", "mysql_declared",
-           "declared_columns", "tidb_ts", "check_whole_row", "latin1_to_base64", "to_int", "to_decimal", "to_float",
-           "to_bool", "typed_row", "new_message", "add_row", "column_kind"]
+__all__ = ["Canal"]

@@ -51,13 +51,5 @@ The package: :mod:`.dialect` (the registered class and its detection),
 from __future__ import annotations
 
 from .dialect import Debezium
-from .encode import CONNECT_TYPES, table_changes
-from .envelope import (AVRO_TYPES, KNOWN_CONNECTORS, LOGICAL_KINDS, OPS, SCHEMA_KINDS, avro_unwrapped,
-                       declared_columns, envelope_shape, envelope_time, field_kind, field_types, field_types_of,
-                       is_avro_json, kafka_payload, kafka_schema_name, source_time, table_id_parts, typed_value,
-                       unwrap)
 
-__all__ = ["Debezium", "OPS", "KNOWN_CONNECTORS", "LOGICAL_KINDS", "SCHEMA_KINDS", "AVRO_TYPES", "CONNECT_TYPES",
-           "field_kind", "declared_columns", "unwrap", "envelope_shape", "is_avro_json", "avro_unwrapped",
-           "table_id_parts", "field_types", "field_types_of", "typed_value", "kafka_payload", "kafka_schema_name",
-           "source_time", "envelope_time", "table_changes"]
+__all__ = ["Debezium"]
