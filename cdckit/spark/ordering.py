@@ -27,19 +27,11 @@ from ..ordering.catalogue import FINDING_COLUMNS, LAG_COLUMNS
 from ..ordering.report import OrderReport, report_from_rows
 from .columns import table_name_column
 
-__all__ = ["sort_events", "order_report", "narrow", "table_name", "filled_seq", "dialect_flags", "STREAMS"]
+__all__ = ["sort_events", "order_report", "narrow", "filled_seq", "dialect_flags", "STREAMS"]
 
 _SPARK_TYPES = {"string": T.StringType(), "Int64": T.LongType(), "float64": T.DoubleType()}
 #: Extra columns finding frames carry to the driver, where the detail texts are written.
 _EXTRAS = {"_dialect": T.StringType(), "_usual": T.DoubleType()}
-
-
-def table_name() -> Column:
-    """``database.table`` (or ``schema.table``, ``table``; null without a table) as a Spark expression.
-
-    The same names as the pandas ``table_names`` of :mod:`cdckit.ordering._shared`.
-    """
-    return F.when(F.col("table").isNull(), F.lit(None)).otherwise(table_name_column())
 
 
 def filled_seq() -> Column:
@@ -87,7 +79,7 @@ def narrow(events: DataFrame, fill: bool = True) -> DataFrame:
     ``fill=False`` when no event lacks a ``seq``: ``_seq`` is then ``seq``, and no window over sources is needed.
     """
     frame = events.select(
-        "dialect", table_name().alias("_table"), "key", F.coalesce("source", F.lit("")).alias("source"),
+        "dialect", table_name_column().alias("_table"), "key", F.coalesce("source", F.lit("")).alias("source"),
         "offset", "partition", "op", "seq", F.unix_micros("event_time").alias("_event_us"),
         F.unix_micros("emit_time").alias("_emit_us"), "txn_id", _digest("before").alias("before"),
         _digest("after").alias("after"), F.monotonically_increasing_id().alias("_row"))

@@ -37,7 +37,8 @@ from pyspark.sql import types as T
 from .. import replay
 from ..ordering._shared import REPLAY_OPS
 from ..replayer import is_partial, problem_rows
-from .ordering import filled_seq, table_name
+from .columns import table_name_column
+from .ordering import filled_seq
 from .tables import kinds_given, typed_json
 
 __all__ = ["materialize", "scd2", "history", "ORDERS"]
@@ -79,7 +80,7 @@ def _changes(events: DataFrame, as_of: Any) -> DataFrame:
         cut = _utc(as_of).to_pydatetime()
         changes = changes.filter(F.col("event_time").isNotNull() & (F.col("event_time") <= F.lit(cut)))
     return changes.select(
-        "dialect", "database", "schema", table_name().alias("_table"), "key", "key_columns", "op", "before",
+        "dialect", "database", "schema", table_name_column().alias("_table"), "key", "key_columns", "op", "before",
         "after", "seq", F.coalesce("source", F.lit("")).alias("source"), "partition", "offset", "event_time",
         F.monotonically_increasing_id().alias("_row"), F.coalesce("partition", F.lit(-1)).alias("_partition"),
         F.col("event_time").isNull().alias("_untimed"), F.coalesce("event_time", F.lit(0).cast("timestamp")).alias("_time"),
@@ -479,7 +480,7 @@ def history(events: DataFrame, table: str, key: Any, order: str = "seq") -> pd.D
     moved from or to (found from the key-changing updates of the table),
     where the pandas code replays them.
     """
-    frame = events.withColumn("_table", table_name())
+    frame = events.withColumn("_table", table_name_column())
     names = [r[0] for r in frame.select("_table").distinct().collect()]
     name = replay.find_table(names, table)
     frame = frame.filter((F.col("_table") == name) & F.col("op").isin(*REPLAY_OPS))

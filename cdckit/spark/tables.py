@@ -31,7 +31,7 @@ from ..ordering._shared import REPLAY_OPS
 from ..replay import find_table
 from ..replayer import parse_image
 from ..tables import META_COLUMNS
-from .ordering import table_name
+from .columns import table_name_column
 
 __all__ = ["table", "spark_arrow_type", "kinds_given", "fixed_kinds", "typed_column", "typed_json"]
 
@@ -144,9 +144,9 @@ def table(events: DataFrame, name: str, *, types: Any = None, before: bool = Fal
     frame (as ``events.attrs["column_types"]``) or ``{column: kind}`` (see :func:`kinds_given`); columns
     nothing declares are inferred from the first ``sample`` changes.
     """
-    names = [r[0] for r in events.select(table_name().alias("t")).distinct().collect()]
+    names = [r[0] for r in events.select(table_name_column().alias("t")).distinct().collect()]
     full = find_table(names, name)
-    rows = events.filter((table_name() == F.lit(full)) & F.col("op").isin(*REPLAY_OPS))
+    rows = events.filter((table_name_column() == F.lit(full)) & F.col("op").isin(*REPLAY_OPS))
     given = kinds_given(types, full)
     picked = rows.select("key_columns", "before", "after").limit(sample).toPandas()
     images = [parse_image(v) for v in [*picked["before"].tolist(), *picked["after"].tolist()]]
