@@ -41,9 +41,9 @@ itables). This package imports none of them: without the extra ``from cdckit
 import viz`` works, :func:`diff` too, and a figure function raises
 :class:`cdckit.optional.MissingExtraError` naming ``cdckit[viz]``.
 
-Modules: :mod:`~cdckit.viz.timeline`, :mod:`~cdckit.viz.diff` (with
-:mod:`~cdckit.viz.images`, the column statuses), :mod:`~cdckit.viz.lag`,
-:mod:`~cdckit.viz.ordering`, :mod:`~cdckit.viz.describe`,
+Modules: :mod:`~cdckit.viz.timelines`, :mod:`~cdckit.viz.diffs` (with
+:mod:`~cdckit.viz.images`, the column statuses), :mod:`~cdckit.viz.lags`,
+:mod:`~cdckit.viz.arrival_order`, :mod:`~cdckit.viz.descriptions`,
 :mod:`~cdckit.viz.sampling`, :mod:`~cdckit.viz.style`; and, imported on
 use, :mod:`~cdckit.viz.explorer` (``cdckit.explore``),
 :mod:`~cdckit.viz.interactive` (itables tables) and :mod:`~cdckit.viz.report`
@@ -52,14 +52,14 @@ use, :mod:`~cdckit.viz.explorer` (``cdckit.explore``),
 
 from __future__ import annotations
 
-from .describe import describe
-from .diff import STATUSES, Diff, diff
+from .arrival_order import ordering
+from .descriptions import describe
+from .diffs import STATUSES, Diff, diff
 from .images import compare_images
-from .lag import lag
-from .ordering import ordering
+from .lags import lag
 from .sampling import MAX_POINTS, sample_groups
 from .style import HOVER_WIDTH, NO_KEY, NO_TABLE, OP_COLOURS, OP_SYMBOLS, WEBGL_ABOVE
-from .timeline import timeline
+from .timelines import timeline
 
 __all__ = [
     "MAX_POINTS",

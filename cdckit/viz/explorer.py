@@ -50,10 +50,10 @@ from ..ordering._shared import CHANGE_OPS
 from ..replay import history
 from ..values import is_missing
 
-from .diff import diff
+from .diffs import diff
 from .sampling import MAX_POINTS
 from .style import WEBGL_ABOVE
-from .timeline import timeline_figure
+from .timelines import timeline_figure
 
 # The explorer is the ``cdckit[viz]`` extra: its widget class is built on ipywidgets, its timeline is a plotly
 # FigureWidget (an anywidget), so this module needs them when it is imported (``cdckit.explore`` imports it).

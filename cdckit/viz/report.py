@@ -52,11 +52,11 @@ from ..ordering._shared import stream_columns
 from ..schemas import schema_history
 from ..tables import profile
 from ..values import is_missing
-from .diff import diff
+from .arrival_order import ordering
+from .diffs import diff
 from .interactive import TABLE_CSS, UNPACK_JS, init_html, table_html
-from .lag import lag
-from .ordering import ordering
-from .timeline import timeline
+from .lags import lag
+from .timelines import timeline
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
