@@ -158,7 +158,8 @@ def test_the_core_reads_replays_and_writes_without_spark_and_views(core_python: 
     assert "cdckit.spark" not in sys.modules
 
     import contextlib, io  # the command line says which extra to install, in one line
-    from cdckit.cli import EXIT_INPUT, main
+    from cdckit.cli import main
+    from cdckit.cli.exit_codes import EXIT_INPUT
     stderr = io.StringIO()
     with contextlib.redirect_stderr(stderr):
         code = main(["convert", str(path), "-o", "out/spark.parquet", "--engine", "spark"])
