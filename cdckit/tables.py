@@ -38,7 +38,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .capture import events_of, plain
+from .capture import Capture, events_of, plain
 from . import values
 from .column_types import infer_kind, is_kind, typed_array
 from .ordering._shared import REPLAY_OPS, table_names
@@ -61,19 +61,25 @@ PROFILE_COLUMNS = ["table", "column", "kind", "declared", "values", "null_rate",
 # --------------------------------------------------------------------------- declarations
 
 
-def declared_types(events: pd.DataFrame) -> dict[str, dict[str, str]]:
+def declared_types(events: "pd.DataFrame | Capture") -> dict[str, dict[str, str]]:
+    """``{table: {column: kind}}`` of the declarations a read kept (a capture's, or the events' ``attrs``);
+    see :func:`declared_kinds`."""
+    if isinstance(events, Capture):
+        return declared_kinds(events.column_types)
+    return declared_kinds(getattr(events, "attrs", {}).get("column_types"))
+
+
+def declared_kinds(frame: pd.DataFrame | None) -> dict[str, dict[str, str]]:
     """``{table: {column: kind}}``: the latest declared kind of each column, in the order the latest
-    declaration of the table lists them; empty when the read kept no declarations.
+    declaration of the table lists them (``frame``: :data:`cdckit.column_types.TYPE_COLUMNS`); empty when
+    there is none.
 
     >>> from cdckit.column_types import TYPE_COLUMNS
-    >>> frame = pd.DataFrame({"after": []})
-    >>> frame.attrs["column_types"] = pd.DataFrame([("shop.t", "id", "int", "int", "f", 0),
+    >>> declared_kinds(pd.DataFrame([("shop.t", "id", "int", "int", "f", 0),
     ...     ("shop.t", "price", "decimal(10,2)", "decimal(10,2)", "f", 0),
-    ...     ("shop.t", "price", "decimal(12,2)", "decimal(12,2)", "f", 7)], columns=list(TYPE_COLUMNS))
-    >>> declared_types(frame)
+    ...     ("shop.t", "price", "decimal(12,2)", "decimal(12,2)", "f", 7)], columns=list(TYPE_COLUMNS)))
     {'shop.t': {'id': 'int', 'price': 'decimal(12,2)'}}
     """
-    frame = events.attrs.get("column_types") if hasattr(events, "attrs") else None
     if not isinstance(frame, pd.DataFrame) or frame.empty or not {"table", "column", "kind"} <= set(frame.columns):
         return {}
     out: dict[str, dict[str, str]] = {}

@@ -30,7 +30,7 @@ from ..column_types import infer_kind, is_kind, parse_kind, typed_array
 from ..ordering._shared import REPLAY_OPS
 from ..replay import find_table
 from ..replayer import parse_image
-from ..tables import META_COLUMNS
+from ..tables import META_COLUMNS, declared_kinds
 from .columns import table_name_column
 
 __all__ = ["table", "spark_arrow_type", "kinds_given", "fixed_kinds", "typed_column", "typed_json"]
@@ -61,10 +61,7 @@ def kinds_given(types: Any, name: str) -> dict[str, str]:
     if types is None:
         return {}
     if isinstance(types, pd.DataFrame):
-        holder = pd.DataFrame()
-        holder.attrs["column_types"] = types
-        from ..tables import declared_types
-        return declared_types(holder).get(name, {})
+        return declared_kinds(types).get(name, {})
     types = dict(types)
     if isinstance(types.get(name), Mapping):
         types = dict(types[name])
