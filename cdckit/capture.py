@@ -115,13 +115,13 @@ class Capture:
         """Several captures read as one: events and quarantines one after the other, reports added up."""
         from .frame import empty_events
 
-        frames = [c.events for c in captures if len(c.events)]
-        events = pd.concat(frames, ignore_index=True) if frames else empty_events()
-        quarantine = pd.concat([c.quarantine for c in captures], ignore_index=True) if captures else None
-        types = pd.concat([c.column_types for c in captures], ignore_index=True) if captures else None
         if not captures:
-            return cls.of(events)
-        return cls(events, quarantine, added_reports(c.report for c in captures), types)
+            return cls.of(empty_events())
+        frames = [c.events for c in captures if len(c.events)]
+        return cls(pd.concat(frames, ignore_index=True) if frames else empty_events(),
+                   pd.concat([c.quarantine for c in captures], ignore_index=True),
+                   added_reports(c.report for c in captures),
+                   pd.concat([c.column_types for c in captures], ignore_index=True))
 
     def replace(self, events: pd.DataFrame) -> "Capture":
         """The same capture with other events (a selection of them): quarantine and report kept."""
