@@ -84,7 +84,17 @@ def is_missing(value: Any) -> bool:
     >>> [is_missing(v) for v in (None, float("nan"), pd.NA, pd.NaT, 0, "", [None])]
     [True, True, True, True, False, False, False]
     """
-    return value is None or (pd.api.types.is_scalar(value) and bool(pd.isna(value)))
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    kind = value.__class__
+    if kind is float:
+        return value != value
+    if kind in _NEVER_MISSING:  # the usual cells, answered without asking pandas (replay asks per cell)
+        return False
+    return pd.api.types.is_scalar(value) and bool(pd.isna(value))
+
+
+_NEVER_MISSING = frozenset({str, int, bool, list, dict, tuple, bytes})
 
 
 def scalar_kind(value: Any) -> str | None:

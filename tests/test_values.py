@@ -83,3 +83,14 @@ def test_kept_text_equals_parsed_and_written_text(data, document, style):
 ])
 def test_long_digit_runs_in_strings_and_numbers(text, expected):
     assert values.loads(text) == expected
+
+
+def test_the_missing_cell_rule_is_pandas_on_scalars_and_never_on_containers():
+    import numpy as np
+    import pandas as pd
+
+    from cdckit.values import is_missing
+
+    missing = (None, float("nan"), pd.NA, pd.NaT, np.float64("nan"), np.datetime64("NaT"))
+    present = (0, 0.0, "", False, b"", [None], {}, (), np.int64(3), np.array([np.nan]), pd.Timestamp(0))
+    assert all(is_missing(v) for v in missing) and not any(is_missing(v) for v in present)
