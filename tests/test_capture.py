@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pandas as pd
 import pytest
 
@@ -95,3 +98,7 @@ def test_a_spark_capture_keeps_quarantine_and_report_where_a_derived_frame_canno
     assert cdcspark.quarantine(events).count() == 1  # the very frame read returned still finds its decode
     with pytest.raises(CdcError, match="capture=True"):
         cdcspark.quarantine(events.filter("op = 'insert'"))
+    gone = weakref.ref(events)
+    del events
+    gc.collect()
+    assert gone() is None  # remembering a frame's decode does not keep the frame alive

@@ -31,7 +31,9 @@ from ..frame import COLUMN_NAMES
 __all__ = ["SparkCapture", "capture_of"]
 
 # the capture behind each events frame a plain read or decode returned (see capture_of)
-_BEHIND: "weakref.WeakKeyDictionary[Any, SparkCapture]" = weakref.WeakKeyDictionary()
+# (the combined frame, not the capture: a capture holds its events, and a value that holds its weak key
+# would keep the entry, and the frames, alive for good)
+_BEHIND: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,7 +89,7 @@ class SparkCapture:
 
     def remembered(self) -> Any:
         """The events, remembered as this capture's so that :func:`capture_of` finds it from them."""
-        _BEHIND[self.events] = self
+        _BEHIND[self.events] = self.combined
         return self.events
 
 
@@ -97,7 +99,7 @@ def capture_of(events: Any) -> SparkCapture:
     if isinstance(events, SparkCapture):
         return events
     try:
-        return _BEHIND[events]
+        return SparkCapture(_BEHIND[events])
     except (KeyError, TypeError):
         raise CdcError("pass the DataFrame that cdckit.spark.read or cdckit.spark.decode returned, or their "
                        "capture=True result (a DataFrame derived from the events no longer knows its decode)"
