@@ -20,7 +20,7 @@ import subprocess
 import sys
 import uuid
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, time
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from .. import DATA
+from . import debezium as dbz
 from .server import Server
 from .workload import KEYS, SCHEMA, TABLES, Workload
 
@@ -92,16 +93,26 @@ def _position(connection: Any) -> tuple[str, str]:
     return lsn, now.isoformat()
 
 
-def capture(server: Server, folder: Path, workload: Workload) -> Capture:
-    """Create the tables and slots, run ``workload``, and capture it into ``folder`` through every slot."""
+def capture(server: Server, folder: Path, workload: Workload, debezium: list[str] | None = None) -> Capture:
+    """Create the tables and slots, run ``workload``, and capture it into ``folder`` through every slot.
+
+    test_decoding's slots decode two-phase transactions at their ``PREPARE``.
+    ``debezium`` names the Debezium capture styles to run beside them
+    (:data:`debezium.STYLES`; the ``producers`` extra): their files are in
+    ``files`` under the style's name.
+    """
     import psycopg  # the dev extra: only capture runs need it
 
     folder.mkdir(parents=True, exist_ok=True)
     with psycopg.connect(server.dsn(), autocommit=True) as admin:
         admin.execute(SCHEMA)
         for slot, (plugin, _, _) in SLOTS.items():
-            admin.execute("SELECT pg_create_logical_replication_slot(%s, %s)", (slot, plugin))
+            admin.execute("SELECT pg_create_logical_replication_slot(%s, %s, false, %s)",
+                          (slot, plugin, plugin == "test_decoding"))
+        if debezium:
+            dbz.prepare(admin, debezium)
         version = admin.execute("SHOW server_version").fetchone()[0]
+    engines = dbz.start(server.port, folder / "debezium", debezium) if debezium else None
     with psycopg.connect(server.dsn()) as first, psycopg.connect(server.dsn()) as second, \
             psycopg.connect(server.dsn()) as reader:
         half: dict[str, Any] = {}
@@ -130,6 +141,8 @@ def capture(server: Server, folder: Path, workload: Workload) -> Capture:
         _, err = receiver.communicate(timeout=120)
         if receiver.returncode != 0:
             raise RuntimeError(f"pg_recvlogical for slot {slot} failed: {err.decode(errors='replace')}")
+    if engines is not None:
+        files.update(dbz.finish(engines, folder / "debezium"))
     info = {"seed": workload.seed, "transactions": workload.transactions, "statements": statements,
             "mid_lsn": half["lsn"], "mid_time": half["time"], "end_lsn": end_lsn, "postgres": version}
     return Capture(files, half["lsn"], end_lsn, half["tables"], final, info)
@@ -145,7 +158,7 @@ SAMPLE_NAMES = {"w2j1": "wal2json/postgres_v1.jsonl", "w2j2": "wal2json/postgres
 def _json_default(value: Any) -> Any:
     if isinstance(value, Decimal):
         return str(value)
-    if isinstance(value, (datetime, date)):
+    if isinstance(value, (datetime, date, time)):
         return value.isoformat()
     raise TypeError(f"cannot write {type(value).__name__}")
 

@@ -27,9 +27,18 @@ PACKAGES = "postgresql-15 postgresql-15-wal2json"
 _PLUGIN = Path("/usr/lib/postgresql/15/lib/wal2json.so")
 #: Settings for a server that only captures: logical decoding on, no syncs to disk (a throwaway cluster).
 #: Commits stay synchronous: logical decoding reads only WAL already flushed, so an asynchronous commit's
-#: changes could be missing from a capture taken right after it.
-SETTINGS = {"wal_level": "logical", "max_replication_slots": "10", "max_wal_senders": "10", "fsync": "off",
-            "full_page_writes": "off", "listen_addresses": "127.0.0.1", "timezone": "UTC"}
+#: changes could be missing from a capture taken right after it. Prepared transactions are allowed (two-phase
+#: commits). The zone is St. John's, whose offsets before 1935 have seconds (``-03:30:52``): the plugins write
+#: ``timestamptz`` in the decoding session's zone, which is the server's.
+SETTINGS = {"wal_level": "logical", "max_replication_slots": "16", "max_wal_senders": "16", "fsync": "off",
+            "full_page_writes": "off", "listen_addresses": "127.0.0.1", "timezone": "America/St_Johns",
+            "max_prepared_transactions": "10"}
+
+
+def _known(setting: str) -> bool:
+    """Whether this server build has ``setting`` (newer minor releases add some)."""
+    described = subprocess.run([str(BIN / "postgres"), "--describe-config"], capture_output=True, text=True)
+    return any(line.split("\t", 1)[0] == setting for line in described.stdout.splitlines())
 
 
 def missing() -> str | None:
@@ -85,8 +94,10 @@ class Server:
         subprocess.run(self._server_command(str(BIN / "initdb"), "-D", str(self.data), "-U", "postgres", "-A",
                                             "trust", "-E", "UTF8", "--locale=C"),
                        check=True, capture_output=True)
-        options = " ".join(f"-c {k}={v}" for k, v in {**SETTINGS, "port": self.port,
-                                                      "unix_socket_directories": self.root}.items())
+        settings = {**SETTINGS, "port": self.port, "unix_socket_directories": self.root}
+        if _known("output_plugin_libraries"):  # releases that have it allow only listed plugins for slots
+            settings["output_plugin_libraries"] = "pgoutput,test_decoding,wal2json"
+        options = " ".join(f"-c {k}={v}" for k, v in settings.items())
         subprocess.run(self._server_command(str(BIN / "pg_ctl"), "-D", str(self.data), "-o", options, "-l",
                                             str(self.root / "server.log"), "-w", "start"),
                        check=True, capture_output=True)
