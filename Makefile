@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+TEST_STAMP := $(VENV)/.installed-test-stamp
 # A kernel profile that keeps the JVM's output out of notebook cells (see tests/ipython).
 export IPYTHONDIR := $(CURDIR)/tests/ipython
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
@@ -14,7 +15,7 @@ demo: $(STAMP)
 	$(BIN)/python -m cdckit.demo --out out/events.parquet
 
 # The run must leave the working tree as it found it: any file it changes or adds is named and fails it.
-test: $(STAMP) check-java
+test: $(TEST_STAMP) check-java
 	@before="$$(git status --porcelain 2>/dev/null)"; \
 	$(BIN)/python -m pytest; status=$$?; \
 	after="$$(git status --porcelain 2>/dev/null)"; \
@@ -32,11 +33,16 @@ lab: $(STAMP)
 fuzz: $(STAMP)
 	$(BIN)/python tests/fuzz_campaign.py --seconds $${FUZZ_SECONDS:-1800} --workers $${FUZZ_WORKERS:-2} --out tests/fuzz_cases
 
-# Every extra (pyproject.toml): the demo, the notebooks and the tests use them all.
+# Every extra (pyproject.toml) but the test-only producers: the demo, the notebooks and the tests use them.
 $(STAMP): pyproject.toml | check-python
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[spark,viz,notebooks,dev,bench]'
 	touch $(STAMP)
+
+# The tests also run the real producers (the producers extra: Debezium's engine, about 200 MB); the demo does not.
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[producers]'
+	touch $(TEST_STAMP)
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' || \

@@ -14,7 +14,9 @@ PIN = re.compile(r"^\s*-\s*([A-Za-z0-9_.\-]+)==([^\s#]+)\s*$")
 GROUP = re.compile(r"^\s+#\s*([a-z]+)\s*$")  # "      # viz" in an environment file's pip list
 SELF = re.compile(r"^cdckit\[([a-z,]+)\]$")  # an extra that includes others: "cdckit[spark,viz]"
 #: The extras that are sets of tools rather than parts of cdckit (no module asks for them).
-TOOL_EXTRAS = {"notebooks", "dev", "bench"}
+TOOL_EXTRAS = {"notebooks", "dev", "bench", "producers"}
+#: Extras only the tests need (large): `make test` installs them, `make demo` and Binder do not.
+TEST_ONLY = {"producers"}
 
 
 def pyproject_groups() -> dict[str, list[str]]:
@@ -101,7 +103,8 @@ def test_environment_files_pin_exactly_what_pyproject_pins():
     pins = pyproject_pins()
     assert {"spark", "viz", "notebooks", "dev"} <= set(pins)
     for env in ("environment.yml", "binder/environment.yml"):
-        assert conda_pins(ROOT / env) == pins, env
+        expected = {group: p for group, p in pins.items() if env == "environment.yml" or group not in TEST_ONLY}
+        assert conda_pins(ROOT / env) == expected, env
         text = (ROOT / env).read_text()
         assert "conda-forge" in text and re.search(r"openjdk=17\b", text), env
 
@@ -109,8 +112,10 @@ def test_environment_files_pin_exactly_what_pyproject_pins():
 def test_make_installs_every_extra():
     makefile = (ROOT / "Makefile").read_text()
     installs = re.findall(r"pip install .*-e '\.\[([a-z,]+)\]'", makefile)
-    assert len(installs) == 1, installs
-    assert included(set(installs[0].split(","))) == set(pyproject_groups()) - {"core"}
+    assert len(installs) == 2, installs  # everything the demo needs; then what only the tests need
+    assert included(set(installs[0].split(","))) == set(pyproject_groups()) - {"core"} - TEST_ONLY
+    assert set(installs[1].split(",")) == TEST_ONLY
+    assert re.search(r"^test: \$\(TEST_STAMP\)", makefile, re.M) and re.search(r"^demo: \$\(STAMP\)", makefile, re.M)
 
 
 def test_readme_leads_with_the_two_commands_and_says_how_to_open_binder():
