@@ -1,12 +1,16 @@
-"""Capture a workload from a real PostgreSQL with wal2json (format versions 1 and 2) and test_decoding.
+"""Capture a workload from a real PostgreSQL with wal2json (format versions 1 and 2), test_decoding and Debezium.
 
 ``python -m cdckit.samples.postgres.capture`` (needs Debian's ``postgresql-15``
-and ``postgresql-15-wal2json``, and psycopg from the ``dev`` extra) writes
-the committed samples: ``wal2json/postgres_v1.jsonl``,
-``wal2json/postgres_v2.jsonl``, ``pg_test_decoding/postgres.txt`` (as
-``pg_recvlogical`` writes it) and ``pg_test_decoding/postgres_copy.txt`` (the
-SQL interface's rows copied out: LSN, xid, text), plus the tables' contents
-half way and at the end under ``cdckit/samples/postgres/tables``.
+and ``postgresql-15-wal2json``, psycopg from the ``dev`` extra and Debezium's
+engine from the ``producers`` extra) writes the committed samples:
+``wal2json/postgres_v1.jsonl``, ``wal2json/postgres_v2.jsonl``,
+``pg_test_decoding/postgres.txt`` (as ``pg_recvlogical`` writes it),
+``pg_test_decoding/postgres_copy.txt`` (the SQL interface's rows copied out:
+LSN, xid, text), Debezium's captures (:data:`SAMPLE_NAMES`: values as
+``kafka-console-consumer`` prints them, ``kcat -J`` with keys, decimals as
+text with Connect times, rows flattened by ``ExtractNewRecordState``), plus
+the tables' contents half way and at the end under
+``cdckit/samples/postgres/tables``.
 
 >>> sorted(SLOTS)
 ['tdcopy', 'tdtext', 'w2j1', 'w2j2']
@@ -152,7 +156,9 @@ def capture(server: Server, folder: Path, workload: Workload, debezium: list[str
 
 #: Capture file -> where it is committed under ``cdckit/samples/data``.
 SAMPLE_NAMES = {"w2j1": "wal2json/postgres_v1.jsonl", "w2j2": "wal2json/postgres_v2.jsonl",
-                "tdtext": "pg_test_decoding/postgres.txt", "tdcopy": "pg_test_decoding/postgres_copy.txt"}
+                "tdtext": "pg_test_decoding/postgres.txt", "tdcopy": "pg_test_decoding/postgres_copy.txt",
+                "values": "debezium/postgres_values.jsonl", "kcat": "debezium/postgres_kcat.jsonl",
+                "string": "debezium/postgres_string.jsonl", "flat": "debezium_flat/postgres_kcat.jsonl"}
 
 
 def _json_default(value: Any) -> Any:
@@ -195,6 +201,8 @@ def info() -> dict[str, Any]:
 def write_samples(result: Capture) -> None:
     """Commit-ready files: the captures under ``samples/data``, the tables under :data:`TABLES_DIR`."""
     for slot, name in SAMPLE_NAMES.items():
+        if slot not in result.files:
+            continue
         target = DATA / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(result.files[slot].read_bytes())
@@ -205,8 +213,12 @@ def write_samples(result: Capture) -> None:
 
 def main() -> int:
     """Run the sample workload against a throwaway server and write the samples."""
+    problem = dbz.missing()
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
     with Server() as server:
-        result = capture(server, server.root / "capture", Workload(seed=14, transactions=120))
+        result = capture(server, server.root / "capture", Workload(seed=14, transactions=60), sorted(dbz.STYLES))
         write_samples(result)
     print(f"captured {result.info['statements']} statements; samples written under {DATA} and {TABLES_DIR}")
     return 0
