@@ -25,6 +25,9 @@ from cdckit.samples.postgres.workload import END, KEYS, TABLES, UNDONE, Workload
 DIALECTS = {"values": "debezium", "kcat": "debezium", "string": "debezium", "flat": "debezium_flat"}
 #: The audit log has no primary key: its rows are compared whole.
 AUDIT_KEY = ["at", "actor", "detail"]
+#: What a style cannot carry, so its state differs there: ExtractNewRecordState drops TRUNCATE records, and
+#: keeps no before image of an update, so an update of a table without a key cannot find its row.
+LIMITS = {"flat": frozenset({"public.sessions", "public.audit"})}
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +54,10 @@ def keyed(events: pd.DataFrame) -> pd.DataFrame:
     return cdckit.with_keys(events, KEYS)
 
 
-def assert_reconciled(state, tables: dict[str, pd.DataFrame]) -> None:
+def assert_reconciled(state, tables: dict[str, pd.DataFrame], skip: frozenset = frozenset()) -> None:
     for name in TABLES:
+        if name in skip:
+            continue
         snapshot = tables[name]
         if name not in state:
             assert snapshot.empty, f"{name}: nothing replayed, {len(snapshot)} rows in the table"
@@ -91,17 +96,24 @@ def test_kcat_captures_name_their_keys(decoded):
 def test_replayed_state_equals_the_tables(style, captured, decoded):
     state = cdckit.materialize(keyed(decoded[style]))
     assert state.type_problems.empty, state.type_problems.head().to_string()
-    assert_reconciled(state, captured.final)
+    assert_reconciled(state, captured.final, LIMITS.get(style, frozenset()))
     assert UNDONE not in set(state["public.audit"]["detail"])
+
+
+def test_flattened_rows_cannot_carry_a_truncate_or_a_keyless_update(captured, decoded):
+    state = cdckit.materialize(decoded["flat"])
+    for name in LIMITS["flat"]:  # rows that should be gone are left; none is missing or changed
+        result = cdckit.reconcile(state, captured.final[name], table=name, key=KEYS.get(name, AUDIT_KEY))
+        assert not result.ok and result.missing.empty and result.different.empty and len(result.extra) > 0, name
 
 
 @pytest.mark.parametrize("style", sorted(DIALECTS))
 def test_as_of_the_middle_equals_the_tables_then(style, captured, decoded):
     state = cdckit.materialize(keyed(decoded[style]), as_of=captured.info["mid_time"])
-    assert_reconciled(state, captured.mid)
+    assert_reconciled(state, captured.mid, LIMITS.get(style, frozenset()))
 
 
-@pytest.mark.parametrize("style", sorted(DIALECTS))
+@pytest.mark.parametrize("style", sorted(set(DIALECTS) - {"flat"}))  # add.fields names no transaction id
 def test_the_transactions_of_the_first_half_equal_the_tables_then(style, captured, decoded):
     v2 = cdckit.read(captured.files["w2j2"])  # wal2json's commit records say which transactions ended first
     committed = set(v2.loc[(v2["op"] == "commit") & (v2["event_time"] <= pd.Timestamp(captured.info["mid_time"])),
