@@ -25,7 +25,7 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-__all__ = ["Capture", "new_report", "added_reports", "events_of", "plain"]
+__all__ = ["Capture", "new_report", "added_reports", "merged_keys", "events_of", "plain"]
 
 #: The report's counts (integers) and tallies (name -> count); ``sources`` and ``detection`` map a
 #: source to what was found in it, and ``pending`` (update halves still waiting) appears only when not 0.
@@ -37,9 +37,11 @@ BY_SOURCE = ("sources", "detection")
 def new_report(messages: int = 0, decoded: int = 0, events: int = 0, quarantined: int = 0,
                skipped: Mapping[str, int] | None = None, dialects: Mapping[str, int] | None = None,
                sources: Mapping[str, Any] | None = None, detection: Mapping[str, Any] | None = None,
-               pending: int = 0) -> dict[str, Any]:
+               pending: int = 0, inferred_keys: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A read's report: every message is decoded or quarantined, and ``skipped`` says why a decoded
-    message gave no row.
+    message gave no row. ``inferred_keys`` (only when a dialect inferred any: test_decoding) says which
+    tables got key columns from the capture's own evidence, ``{table: {"columns", "evidence",
+    "sources"}}`` (see :func:`merged_keys`).
 
     >>> new_report(messages=3, decoded=2, events=2, quarantined=1)["skipped"]
     {}
@@ -50,6 +52,8 @@ def new_report(messages: int = 0, decoded: int = 0, events: int = 0, quarantined
                               "detection": dict(detection or {})}
     if pending:
         report["pending"] = pending
+    if inferred_keys:
+        report["inferred_keys"] = {table: dict(found) for table, found in inferred_keys.items()}
     return report
 
 
@@ -62,6 +66,7 @@ def added_reports(reports: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """
     total = new_report()
     tallies: dict[str, Counter[str]] = {name: Counter() for name in TALLIES}
+    keys: list[Mapping[str, Any]] = []
     for report in reports:
         for name in COUNTS + ("pending",):
             total[name] = total.get(name, 0) + report.get(name, 0)
@@ -69,10 +74,37 @@ def added_reports(reports: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             tallies[name].update(report.get(name) or {})
         for name in BY_SOURCE:
             total[name].update(report.get(name) or {})
+        keys.append(report.get("inferred_keys") or {})
     for name in TALLIES:
         total[name] = dict(tallies[name])
     if not total["pending"]:
         del total["pending"]
+    found = merged_keys(keys)
+    if found:
+        total["inferred_keys"] = found
+    return total
+
+
+def merged_keys(reports: Iterable[Mapping[str, Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Inferred keys of several sources as one: a table's sources gathered; where sources inferred
+    different columns for one table, the first source's are kept and ``conflicts`` lists the others.
+
+    >>> merged_keys([{"public.t": {"columns": ["id"], "evidence": "e", "sources": ["a"]}},
+    ...              {"public.t": {"columns": ["id"], "evidence": "e", "sources": ["b"]}}])["public.t"]["sources"]
+    ['a', 'b']
+    """
+    total: dict[str, dict[str, Any]] = {}
+    for found in reports:
+        for table, item in found.items():
+            known = total.get(table)
+            if known is None:
+                total[table] = {**item, "sources": list(item.get("sources") or [])}
+            elif list(known["columns"]) == list(item["columns"]):
+                known["sources"] = known["sources"] + [s for s in item.get("sources") or []
+                                                       if s not in known["sources"]]
+            else:
+                known.setdefault("conflicts", []).append({"columns": list(item["columns"]),
+                                                          "sources": list(item.get("sources") or [])})
     return total
 
 

@@ -33,7 +33,7 @@ from .io import LineBlock, Message, parse_line, record_message, saved_records
 from .detect import FLOOR, score_message
 from .dialects import registry
 from .column_types import TYPE_COLUMNS
-from .dialects.base import BadMessage, Columns, Dialect, SkipMessage
+from .dialects.base import BadMessage, Columns, Decoded, Dialect, SkipMessage
 from .errors import InvalidValue
 from .frame import PANDAS_TYPES, Event, FastRow, FrameBuilder, event_row, event_table, row_problem
 
@@ -78,6 +78,10 @@ class Sink:
         """The message at ``source``/``offset`` declared ``table``'s column types (see
         :meth:`cdckit.dialects.base.Dialect.declare`); a declaration may repeat the last one for the table."""
 
+    def inferred_keys(self, source: str, dialect: str, found: dict[str, dict[str, Any]]) -> None:
+        """The dialect inferred these tables' key columns from ``source``'s evidence (see
+        :meth:`cdckit.dialects.base.Dialect.settle`): ``{table: {"columns": [...], "evidence": text}}``."""
+
 
 class FrameSink(Sink):
     """A sink that puts events in a :class:`~cdckit.frame.FrameBuilder` and counts messages, decoded
@@ -93,6 +97,9 @@ class FrameSink(Sink):
         #: different from the one before it for its table.
         self.declarations: list[tuple[str, Columns, str, int]] = []
         self._declared: dict[str, Columns] = {}
+        #: The key columns dialects inferred: ``{table: {"columns", "evidence", "sources"}}`` (see
+        #: :func:`cdckit.capture.merged_keys`).
+        self.keys_found: dict[str, dict[str, Any]] = {}
 
     def read(self, dialect: str | None, count: int) -> None:
         self.messages += count
@@ -140,6 +147,12 @@ class FrameSink(Sink):
             return
         self._declared[table] = columns
         self.declarations.append((table, columns, source, offset))
+
+    def inferred_keys(self, source: str, dialect: str, found: dict[str, dict[str, Any]]) -> None:
+        from .capture import merged_keys
+
+        self.keys_found = merged_keys([self.keys_found, {table: {**found[table], "sources": [source]}
+                                                         for table in found}])
 
     def column_types(self) -> pd.DataFrame:
         """The declarations as ``events.attrs["column_types"]`` holds them (:func:`column_types_frame`)."""
@@ -193,6 +206,12 @@ class MessageDecoder:
     file's dialect cannot decode is detected on its own and decoded by the
     dialect that claims it: a file that mixes dialects is decoded message by
     message, the file's dialect winning every tie.
+
+    A dialect that ``settles`` (:meth:`cdckit.dialects.base.Dialect.settle`:
+    test_decoding's prepared transactions and inferred keys) has the events
+    of its source held here until :meth:`finish`, then revised and handed to
+    the sink in input order: such a source's events stay in memory until it
+    ends (a ``whole_files`` dialect's source is decoded in one piece anyway).
     """
 
     def __init__(self, dialect: Dialect | None, sink: Sink, unknown: str | None = None, *, each: bool = False,
@@ -205,6 +224,7 @@ class MessageDecoder:
         self._name = dialect.name if dialect is not None else None
         self._all: list[Dialect] | None = None
         self._batch_types: list[tuple] = []
+        self._held: list[Decoded] | None = [] if dialect is not None and dialect.settles else None
 
     # ------------------------------------------------------------ one message
 
@@ -258,6 +278,20 @@ class MessageDecoder:
         if self.dialect is not None:
             self.dialect.finish()
             self._given_up(self.dialect)
+        held = self._held
+        if held is None:
+            return
+        self._held = []
+        found = self.dialect.settle(held)
+        for decoded in held:
+            if decoded.events:
+                self.sink.events(decoded.message, decoded.dialect, decoded.events)
+            else:
+                self.sink.skipped(decoded.message, decoded.dialect,
+                                  decoded.skip or f"{decoded.dialect}: message without rows")
+        keys = found.get("inferred_keys")
+        if keys and held:
+            self.sink.inferred_keys(held[0].message.source, self.dialect.name, keys)
 
     def _given_up(self, dialect: Dialect) -> None:
         """Quarantine the messages ``dialect`` held (counted as skipped when they came) and gave up."""
@@ -300,6 +334,8 @@ class MessageDecoder:
         events = outcome[1]
         if len(events) == 1 and events[0].half is not None:
             sink.half(msg, name, events[0])
+        elif self._held is not None:
+            self._held.append(Decoded(msg, name, events))
         else:
             sink.events(msg, name, events)
 

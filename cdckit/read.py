@@ -359,4 +359,5 @@ class _ReadJob(FrameSink):
 
     def report(self) -> dict[str, Any]:
         return new_report(self.messages, self.decoded, self.events_made, len(self.quarantine),
-                          self.skipped_reasons, self.by_dialect, self.sources, self.detection, self.pending)
+                          self.skipped_reasons, self.by_dialect, self.sources, self.detection, self.pending,
+                          self.keys_found)

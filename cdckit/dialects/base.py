@@ -29,7 +29,7 @@ import pandas as pd
 from ..io import Message
 from ..frame import Event
 
-__all__ = ["Dialect", "Match", "Record", "BadMessage", "SkipMessage", "Columns", "require", "expect_object",
+__all__ = ["Dialect", "Match", "Record", "BadMessage", "SkipMessage", "Decoded", "Columns", "require", "expect_object",
            "require_object", "rows_of", "table_name", "unpadded_seq"]
 
 #: A table's declared column types: ``{column: (raw type as the dialect wrote it, kind)}``, the kinds
@@ -57,6 +57,17 @@ class Record:
 
     value: Any
     key: Any = None
+
+
+@dataclass(slots=True)
+class Decoded:
+    """A message and the events it was decoded into, held until its source is over (see
+    :meth:`Dialect.settle`); ``skip`` is the reason it is counted as skipped when ``events`` ends empty."""
+
+    message: Message
+    dialect: str
+    events: list[Event]
+    skip: str | None = None
 
 
 class BadMessage(Exception):
@@ -126,6 +137,19 @@ class Dialect:
     def finish(self) -> None:
         """The messages of a source have all been decoded: a dialect that holds a message waiting for the
         ones after it (a ``whole_files`` dialect) gives it up, to be taken by :meth:`take_failed`."""
+
+    #: True when the dialect revises a source's events once the source is over (:meth:`settle`): the decode
+    #: loop then holds the source's events until its end (a ``whole_files`` dialect's source is one file or
+    #: one topic partition, decoded in one piece).
+    settles: ClassVar[bool] = False
+
+    def settle(self, decoded: list["Decoded"]) -> dict[str, dict[str, Any]]:
+        """The messages of a source are over (after :meth:`finish`): revise their events, which no sink has
+        seen yet. ``decoded`` holds, in input order, every message decoded into events (by this dialect
+        or another); the dialect may edit each one's ``events`` in place (drop, move, fill in) and must
+        give each message it leaves without events a ``skip`` reason. Returns what the read report is to
+        say of the source: ``{"inferred_keys": {table: {"columns": [...], "evidence": text}}}`` or empty."""
+        return {}
 
     def take_failed(self) -> list[tuple[Message, str, str]]:
         """Messages this dialect held (skipped, waiting for the messages after them) and has given up since

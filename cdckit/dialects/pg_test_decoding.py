@@ -57,9 +57,9 @@ import pandas as pd
 from .. import values
 from ..io import Message
 from ..frame import Event
-from .base import BadMessage, Columns, Dialect, Match, Record, SkipMessage, rows_of, table_name
-from .postgres import TYPE_OF_KIND, declared_columns, kind_of, lsn_seq, type_of_value, value_from_text, \
-    value_to_text
+from .base import BadMessage, Columns, Decoded, Dialect, Match, Record, SkipMessage, rows_of, table_name
+from .postgres import TYPE_OF_KIND, IdentityEvidence, declared_columns, kind_of, lsn_seq, type_of_value, \
+    value_from_text, value_to_text
 from .registry import register
 
 #: The change operations of a ``table ...:`` line and their canonical ops.
@@ -73,10 +73,33 @@ MESSAGE = "message"
 #: The reason a line whose quoted value goes on past its end is skipped (its last line carries the event).
 CONTINUES = "pg_test_decoding: a quoted value continues on the next line"
 
+#: Why the lines of a prepared transaction give no rows where they are (see :meth:`PgTestDecoding.settle`).
+MOVED = "pg_test_decoding: a line of a prepared transaction: its events come at its COMMIT PREPARED"
+ROLLED_BACK = "pg_test_decoding: a line of a prepared transaction rolled back (ROLLBACK PREPARED): it never happened"
+UNRESOLVED = ("pg_test_decoding: a line of a prepared transaction neither committed nor rolled back by the end of "
+              "its source: not committed state")
+PREPARED = "pg_test_decoding: PREPARE TRANSACTION (the transaction counts at its COMMIT PREPARED)"
+ROLLBACK = "pg_test_decoding: ROLLBACK PREPARED (the prepared transaction's changes never happened)"
+STREAM_BLOCK = "pg_test_decoding: a streamed block opens or closes (stream-changes)"
+STREAM_ABORT = "pg_test_decoding: a streamed (sub)transaction aborted (its streamed changes never happened)"
+#: Why a ``streaming change`` line is quarantined: stream-changes output names a change but prints none of it.
+STREAMED_CHANGE = ("test_decoding's stream-changes output names a change but prints no table or values: the change "
+                   "is not in the capture (capture without 'stream-changes')")
+
 _COPY = re.compile(r"([0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8})\t(\d+)\t(.*)\Z", re.S)
 _BEGIN = re.compile(r"BEGIN(?: (\d+))?\Z")
 _COMMIT = re.compile(r"COMMIT(?: (\d+))?(?: \(at (.+)\))?\Z")
-_MESSAGE = re.compile(r"message: transactional: ([01]) prefix: (.*?), sz: (\d+) content:(.*)\Z", re.S)
+_MESSAGE = re.compile(r"(?:streaming )?message: transactional: ([01]) prefix: (.*?), sz: (\d+) content:(.*)\Z", re.S)
+#: ``PREPARE TRANSACTION 'gid'``, ``COMMIT PREPARED 'gid'``, ``ROLLBACK PREPARED 'gid'`` (the gid as
+#: ``quote_literal``: ``E'...'`` with doubled backslashes when it holds one), ``, txid N`` with include-xids,
+#: `` (at time)`` with include-timestamp; ``preparing streamed transaction [TXN ]'gid'`` is a PREPARE.
+_TWO_PHASE = re.compile(r"(PREPARE TRANSACTION|COMMIT PREPARED|ROLLBACK PREPARED|preparing streamed transaction"
+                        r"(?: TXN)?) (E?)'((?:[^']|'')*)'(?:, txid (\d+))?(?: \(at (.+)\))?\Z", re.S)
+#: The stream-changes lines (``TXN N`` with include-xids, ``transaction`` without).
+_STREAM = re.compile(r"(opening a streamed block for transaction|closing a streamed block for transaction|"
+                     r"committing streamed transaction|aborting streamed \(sub\)transaction|"
+                     r"aborting streamed transaction|streaming change for|streaming truncate for)"
+                     r"(?: (?:TXN (\d+)|transaction))?(?: \(at (.+)\))?\Z")
 _COPY_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 _SAFE_NAME = re.compile(r"[a-z_][a-z0-9_$]*\Z")
 _TRUNCATE_FLAGS = ("restart_seqs", "cascade")
@@ -107,10 +130,24 @@ class PgTestDecoding(Dialect):
     layout = "text"
     partial_updates = True
     whole_files = True
+    settles = True
     quirks = (
         "Tables are named schema.table: the schema fills both schema and database (as wal2json's).",
-        "The lines name no key columns: key_columns and key are always empty; give them with "
-        "cdckit.with_keys(events, {'public.t': ['id']}) before replaying.",
+        "The lines name no key columns: a table's key columns are inferred from its old tuples (deletes and "
+        "old-key), which under REPLICA IDENTITY DEFAULT hold exactly the identity columns (the rule: "
+        "cdckit.dialects.postgres.IdentityEvidence), per source once it is read, and said in the report's "
+        "inferred_keys. A FULL table, one without old tuples or one whose evidence differs stays keyless: give "
+        "its key with cdckit.with_keys(events, {'public.t': ['id']}) (which wins over an inferred key).",
+        "Two-phase slots: a prepared transaction's events (BEGIN, changes) move to its COMMIT PREPARED line "
+        "(offset, and with COPY seqs the commit's seq and a counter), so it counts where it committed; a "
+        "ROLLBACK PREPARED one's never happened, and one not resolved by the end of its source is not committed "
+        "state: their lines are skipped with those reasons. A COMMIT PREPARED whose PREPARE is in an earlier "
+        "source is quarantined (its changes are not in these events): read such a capture as one source.",
+        "stream-changes output: 'streaming change' and 'streaming truncate' lines print no table or values and "
+        "are quarantined; streamed blocks and aborts are skipped; a streamed commit is a commit event and "
+        "'preparing streamed transaction' a PREPARE.",
+        "A source's events are held until it ends (to infer keys and settle prepared transactions): a "
+        "test_decoding file is never cut, and a chunked read yields its events once the file is over.",
         "An update's before image is the old-key tuple, written only when the key changed (all old values under "
         "REPLICA IDENTITY FULL); a delete's is the old key (the whole row under FULL), none for (no-tuple-data).",
         "unchanged-toast-datum means a large value the update did not touch: the column is left out of the after "
@@ -142,6 +179,11 @@ class PgTestDecoding(Dialect):
         self._base: str | None = None  # COPY form: the LSN seqs are counted from (the last COMMIT's)
         self._count = 0
         self._known: dict[str, Columns] = {}  # table name -> the columns last declared for it
+        self._open: list[Event] | None = None  # the events of the transaction open (since its BEGIN)
+        self._prepared: dict[str, list[Event]] = {}  # gid -> the events of its prepared transaction
+        self._fate: dict[int, tuple[str, list[Event]]] = {}  # id(event) -> (MOVED/ROLLED_BACK/UNRESOLVED, ...)
+        self._commits: dict[int, list[Event]] = {}  # id(COMMIT PREPARED event) -> the events it commits
+        self._identity: dict[str, IdentityEvidence] = {}  # table name -> what its old tuples show
 
     # ------------------------------------------------------------ detection
 
@@ -160,7 +202,7 @@ class PgTestDecoding(Dialect):
             return None
         if line.startswith("message: transactional: ") and _MESSAGE.match(line):
             return Match(0.9, evidence + ("message: transactional:",))
-        found = _BEGIN.match(line) or _COMMIT.match(line)
+        found = _BEGIN.match(line) or _COMMIT.match(line) or _TWO_PHASE.match(line) or _STREAM.match(line)
         if found:
             word = line.split(" ", 1)[0]
             sure = 0.85 if copy else 0.7 if found.group(1) else 0.4
@@ -260,22 +302,137 @@ class PgTestDecoding(Dialect):
     def _events(self, line: str, xid: str | None) -> list[Event]:
         """The events of a line's data (``xid``: the COPY row's, else the remembered BEGIN's)."""
         if line.startswith("table "):
-            return self._change(line, xid if xid is not None else self._xid)
+            return self._in_transaction(self._change(line, xid if xid is not None else self._xid))
         found = _BEGIN.match(line)
         if found:
-            return [Event(op="begin", op_raw="BEGIN", txn_id=found.group(1) or xid)]
+            begin = Event(op="begin", op_raw="BEGIN", txn_id=found.group(1) or xid)
+            self._open = [begin]
+            return [begin]
         found = _COMMIT.match(line)
         if found:
-            txn = found.group(1) or xid or self._xid
-            try:
-                when = values.text_time_to_ns(found.group(2), self.tz)
-            except ValueError:
-                raise BadMessage(f"COMMIT time is not a timestamp: {found.group(2)!r}") from None
-            return [Event(op="commit", op_raw="COMMIT", txn_id=txn, event_time=when)]
-        if line.startswith("message: "):
-            return [self._message(line, xid if xid is not None else self._xid)]
+            self._open = None
+            return [Event(op="commit", op_raw="COMMIT", txn_id=found.group(1) or xid or self._xid,
+                          event_time=self._time(found.group(2)))]
+        if line.startswith(("message: ", "streaming message: ")):
+            message = self._message(line, xid if xid is not None else self._xid)
+            return self._in_transaction([message]) if message.txn_id is not None else [message]
+        found = _TWO_PHASE.match(line)
+        if found:
+            return self._two_phase(found, xid)
+        found = _STREAM.match(line)
+        if found:
+            return self._stream(found, xid)
         word = line.split(" ", 1)[0][:40]
         raise BadMessage(f"not a test_decoding line: starts with {word!r}")
+
+    def _time(self, text: str | None) -> int | None:
+        """The epoch nanoseconds of an ``(at ...)`` time (None without one)."""
+        try:
+            return values.text_time_to_ns(text, self.tz)
+        except ValueError:
+            raise BadMessage(f"COMMIT time is not a timestamp: {text!r}") from None
+
+    def _in_transaction(self, events: list[Event]) -> list[Event]:
+        """``events``, remembered as the open transaction's (it may turn out to be a prepared one)."""
+        if self._open is not None:
+            self._open.extend(events)
+        return events
+
+    def _two_phase(self, found: re.Match, xid: str | None) -> list[Event]:
+        """A PREPARE TRANSACTION (its transaction's events wait for their fate), COMMIT PREPARED (they
+        come here, see :meth:`settle`) or ROLLBACK PREPARED (they never happened) line."""
+        word, escaped, gid, txid, when = found.groups()
+        gid = gid.replace("''", "'")
+        if escaped:
+            gid = gid.replace("\\\\", "\\")
+        txn = txid or xid
+        if word[0] in "Pp":  # PREPARE TRANSACTION, preparing streamed transaction
+            events, self._open, self._xid = self._open or [], None, None
+            for event in self._prepared.pop(gid, ()):  # a gid prepared again before its fate came
+                self._fate[id(event)] = UNRESOLVED
+            self._prepared[gid] = events
+            for event in events:
+                self._fate[id(event)] = UNRESOLVED
+            raise SkipMessage(PREPARED)
+        events = self._prepared.pop(gid, None)
+        if word == "ROLLBACK PREPARED":
+            for event in events or ():
+                self._fate[id(event)] = ROLLED_BACK
+            raise SkipMessage(ROLLBACK)
+        if events is None:
+            raise BadMessage(f"COMMIT PREPARED {gid!r}: its transaction was not prepared in this source, so its "
+                             "changes are not in these events (its PREPARE TRANSACTION is in an earlier capture: "
+                             "read the lines from its BEGIN on as one source)")
+        commit = Event(op="commit", op_raw="COMMIT PREPARED", event_time=self._time(when),
+                       txn_id=txn or next((e.txn_id for e in events if e.txn_id is not None), None))
+        for event in events:
+            self._fate[id(event)] = MOVED
+        self._commits[id(commit)] = events
+        return [commit]
+
+    def _stream(self, found: re.Match, xid: str | None) -> list[Event]:
+        """A stream-changes line: a streamed change (it prints no values: quarantined), a block's start or
+        end and an aborted streamed transaction (no rows), a streamed transaction's commit."""
+        word, txid, when = found.groups()
+        if word.startswith("streaming"):
+            raise BadMessage(STREAMED_CHANGE)
+        if word.startswith(("opening", "closing")):
+            raise SkipMessage(STREAM_BLOCK)
+        if word.startswith("aborting"):
+            raise SkipMessage(STREAM_ABORT)
+        return [Event(op="commit", op_raw="committing streamed transaction", txn_id=txid or xid,
+                      event_time=self._time(when))]
+
+    def settle(self, decoded: list[Decoded]) -> dict[str, dict[str, Any]]:
+        """The source is over: a prepared transaction's events go to its COMMIT PREPARED (before that
+        commit event, in its message: the transaction counts where it committed; with COPY seqs, the
+        commit's seq and a counter), or nowhere when it was rolled back or never resolved in this source.
+        Then the tables whose old tuples prove a key (:class:`~cdckit.dialects.postgres.IdentityEvidence`)
+        get its columns and each event its key; the report says which and why."""
+        fate, commits = self._fate, self._commits
+        self._fate, self._commits, self._prepared = {}, {}, {}
+        if fate:
+            for item in decoded:
+                if item.dialect != self.name:
+                    continue
+                reasons = [fate[id(e)] for e in item.events if id(e) in fate]
+                if reasons:
+                    item.events = [e for e in item.events if id(e) not in fate]
+                    item.skip = item.skip or reasons[0]
+                for index, event in enumerate(item.events):
+                    moved = commits.get(id(event))
+                    if moved is None:
+                        continue
+                    if event.seq is not None:
+                        base = event.seq
+                        for number, each in enumerate(moved + [event], 1):
+                            each.seq = values.sortable_text(base, number)
+                    item.events[index:index] = moved
+                    break
+        return self._keys(decoded)
+
+    def _keys(self, decoded: list[Decoded]) -> dict[str, dict[str, Any]]:
+        """Fill in the key columns and keys of the tables whose old tuples prove a key (report entries)."""
+        found: dict[str, dict[str, Any]] = {}
+        keys: dict[str, list[str]] = {}
+        for name, evidence in self._identity.items():
+            columns, why = evidence.key()
+            if columns is not None:
+                keys[name] = columns
+                found[name] = {"columns": columns, "evidence": why}
+        if not keys:
+            return {}
+        for item in decoded:
+            if item.dialect != self.name:
+                continue
+            for event in item.events:
+                columns = keys.get(table_name(event.database, event.schema, event.table))
+                if columns is None or event.key_columns is not None:
+                    continue
+                image = event.before if event.op == "delete" else event.after
+                event.key_columns = list(columns)
+                event.key = values.key_of(values.loads(image), columns) if image is not None else None
+        return {"inferred_keys": found}
 
     def _message(self, line: str, xid: str | None) -> Event:
         found = _MESSAGE.match(line)
@@ -325,8 +482,24 @@ class PgTestDecoding(Dialect):
         for columns, whole in ((new, True), (old, False)):
             if columns:
                 self._declare(name, schema, table, columns, whole)
+        if name is not None:
+            self._evidence(name, op, old, new if op != "delete" else None)
         return [Event(op=op, op_raw=op_raw, database=schema, schema=schema, table=table, txn_id=xid,
                       before=_image(old), after=_image(new))]
+
+    def _evidence(self, name: str, op: str, old: list[tuple] | None, new: list[tuple] | None) -> None:
+        """What a change shows of its table's replica identity (see :meth:`settle`)."""
+        evidence = self._identity.get(name)
+        if evidence is None:
+            evidence = self._identity[name] = IdentityEvidence()
+        if new is not None:
+            evidence.row(tuple(column for column, _, _ in new))
+        if op == "delete":
+            evidence.old(tuple(column for column, _, _ in old) if old else None)
+        elif old:
+            now = {column: value for column, _, value in new or ()}
+            evidence.old(tuple(column for column, _, _ in old),
+                         changed=any(now.get(column, now) != value for column, _, value in old))
 
     def _declare(self, name: str | None, schema: str | None, table: str, columns: list[tuple], whole: bool) -> None:
         """Declare the tuple's column types: a whole row's as they are, a key's (or a FULL old row's) added to
@@ -561,9 +734,10 @@ def _image(columns: list[tuple[str, str, Any]] | None) -> str | None:
 
 def _whole_line(line: str) -> bool:
     """True when ``line`` is on its own a complete test_decoding line (it cannot go on a value begun before)."""
-    if _BEGIN.match(line) or _COMMIT.match(line) or _COPY.match(line):
+    if _BEGIN.match(line) or _COMMIT.match(line) or _COPY.match(line) or _TWO_PHASE.match(line) \
+            or _STREAM.match(line):
         return True
-    if not line.startswith(("table ", "message: ")):
+    if not line.startswith(("table ", "message: ", "streaming message: ")):
         return False
     try:
         PgTestDecoding()._events(line, None)

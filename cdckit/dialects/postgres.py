@@ -42,7 +42,8 @@ from typing import Any, Iterator, Sequence
 from .. import values
 
 __all__ = ["KINDS", "kind_of", "element_type", "value_from_text", "value_from_json", "value_to_text", "array_text",
-           "parse_array", "lsn_seq", "declared_columns", "timestamp_ns", "TYPE_OF_KIND", "type_of_value"]
+           "parse_array", "lsn_seq", "declared_columns", "timestamp_ns", "TYPE_OF_KIND", "type_of_value",
+           "IdentityEvidence"]
 
 #: PostgreSQL type names (typmods left out, lower case, ``pg_catalog.`` dropped) -> kinds of
 #: :mod:`cdckit.column_types`. A name not here (user types, enums, ranges, geometry, ``interval``,
@@ -416,3 +417,78 @@ def declared_columns(names: Sequence[str], types: Sequence[str]) -> dict[str, tu
 
 _DECLARED: dict[tuple, dict[str, tuple[str, str]]] = {}
 _DECLARED_LIMIT = 1024
+
+
+# ---------------------------------------------------------------- the replica identity a capture shows
+
+
+class IdentityEvidence:
+    """What a capture shows of one table's replica identity, and the key columns it proves.
+
+    PostgreSQL writes a delete's old tuple and an update's old tuple from the
+    table's replica identity. Under ``REPLICA IDENTITY DEFAULT`` (or ``USING
+    INDEX``) that is exactly the identity columns (never NULL), and an
+    update carries an old tuple only when one of them changed. Under
+    ``FULL`` it is the whole old row less its NULL columns, on every update;
+    under ``NOTHING`` (or without a primary key) a delete has no old tuple.
+
+    The rule (:meth:`key`): the old tuples prove a key when there is at least
+    one, every one names the same columns, those are strictly fewer than the
+    columns the table's whole rows show (an insert's or an update's new
+    tuple), no update's old tuple equals its new row on all of them (a FULL
+    table writes one on every update, the key unchanged), and no delete came
+    without an old tuple. Anything else (no old tuple, varying columns, as
+    many columns as a row, an old tuple on an unchanged key) leaves the table
+    keyless: a FULL table whose columns are never NULL looks like a key of
+    every column and is not taken for one.
+
+    >>> e = IdentityEvidence()
+    >>> e.row(("id", "name")); e.old(("id",), changed=True); e.old(("id",))
+    >>> e.key()
+    (['id'], 'every old tuple (2: 1 delete, 1 update) holds exactly these columns, fewer than the 2 of its rows')
+    >>> e.old(("id", "name")); e.key()[0] is None
+    True
+    """
+
+    __slots__ = ("olds", "rows", "deletes", "updates", "unchanged", "no_tuple")
+
+    def __init__(self) -> None:
+        self.olds: set[tuple[str, ...]] = set()  # the column names of each old tuple seen
+        self.rows: set[tuple[str, ...]] = set()  # the column names of each whole row seen
+        self.deletes = self.updates = self.unchanged = self.no_tuple = 0
+
+    def row(self, columns: tuple[str, ...]) -> None:
+        """A whole row (an insert's or an update's new tuple) named these columns."""
+        self.rows.add(columns)
+
+    def old(self, columns: tuple[str, ...] | None, changed: bool | None = None) -> None:
+        """An old tuple with these columns: a delete's (``changed`` None; ``columns`` None for a delete
+        without one), or an update's (``changed``: whether its values differ from the new row's)."""
+        if columns is None:
+            self.no_tuple += 1
+            return
+        self.olds.add(columns)
+        if changed is None:
+            self.deletes += 1
+        else:
+            self.updates += 1
+            self.unchanged += not changed
+
+    def key(self) -> tuple[list[str] | None, str]:
+        """The key columns the evidence proves (None when it proves none) and why, in words."""
+        if self.no_tuple:
+            return None, f"{self.no_tuple} delete(s) without an old tuple (REPLICA IDENTITY NOTHING or no key)"
+        if not self.olds:
+            return None, "no delete or old-key tuple"
+        if len(self.olds) > 1:
+            return None, "old tuples name different columns (REPLICA IDENTITY FULL, NULLs left out)"
+        (found,) = self.olds
+        width = set().union(*self.rows) if self.rows else set()
+        if not set(found) < width:
+            return None, ("old tuples hold as many columns as its rows (REPLICA IDENTITY FULL)" if width
+                          else "no whole row to compare the old tuples with")
+        if self.unchanged:
+            return None, f"{self.unchanged} update(s) wrote an old tuple equal to the new row (REPLICA IDENTITY FULL)"
+        return list(found), (f"every old tuple ({self.deletes + self.updates}: {self.deletes} delete, "
+                             f"{self.updates} update) holds exactly these columns, fewer than the {len(width)} "
+                             f"of its rows")

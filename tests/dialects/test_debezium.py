@@ -252,3 +252,19 @@ def test_avro_json_is_detected_and_decoded_without_naming_the_dialect():
     events = read_clean([json.dumps(message)])
     assert_rows(events, [row(0, "insert", "c", table="t", event_time="1970-01-01T00:00:01Z",
                              emit_time="1970-01-01T00:00:00.005Z", after={"id": 1, "name": "x"})])
+
+
+def test_avro_json_bytes_nested_in_records_are_base64_as_top_level_bytes_are():
+    # a VariableScaleDecimal (optional: a union; NOT NULL: the plain record) and a geometry hold bytes fields
+    # that Avro's JSON encoding writes as plain strings of code points; a row's own columns are left alone
+    message = {"before": None, "op": "c", "source": {"connector": "postgresql", "table": {"string": "t"}},
+               "after": {"db.s.t.Value": {
+                   "id": 1, "n": {"io.debezium.data.VariableScaleDecimal": {"scale": 2, "value": "\u0001\u00e2"}},
+                   "m": {"scale": 0, "value": "\u00ff"}, "raw": {"bytes": "\u0000\u00ff"},
+                   "g": {"io.debezium.data.geometry.Geometry": {"wkb": "\u0001\u0002", "srid": {"int": 4326}}},
+                   "list": {"array": [{"bytes": "\u0001"}, None]}}}}
+    after = json.loads(read_clean([json.dumps(message)])["after"].iloc[0])
+    assert after["n"] == {"scale": 2, "value": "AeI="} and after["m"] == {"scale": 0, "value": "/w=="}
+    assert after["raw"] == "AP8=" and after["g"] == {"wkb": "AQI=", "srid": 4326} and after["list"] == ["AQ==", None]
+    row_like = dict(message, after={"db.s.t.Value": {"scale": 2, "value": "text"}})
+    assert json.loads(read_clean([json.dumps(row_like)])["after"].iloc[0]) == {"scale": 2, "value": "text"}

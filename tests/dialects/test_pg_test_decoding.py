@@ -4,12 +4,15 @@ several lines, COPY escapes, seq in stream order, round trips, shop, bad input, 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 import pandas as pd
 from validator import assert_quarantined, assert_round_trip, assert_rows, read_clean, row, rows
 
 import cdckit
-from cdckit.dialects import registry
+from cdckit.dialects import pg_test_decoding, registry
 from cdckit.samples.shop import shop_events
 
 NAME = "pg_test_decoding"
@@ -103,6 +106,21 @@ COPY_ROWS = [
                                .add(69, "insert", "INSERT", **FULL_T, after={"id": 21, "v": "T1 second", "w": 2})
                                .commit(70, "15.889638"),
 ]
+
+
+def _keyed(rows: list[dict]) -> list[dict]:
+    """Table p's rows with the key its old tuples prove (an old-key tuple and a delete of ``id`` alone, fewer
+    columns than its rows): test_decoding names no key, the capture shows the replica identity."""
+    out = []
+    for r in rows:
+        if r.get("table") == "p":
+            image = r.get("before") if r["op"] == "delete" else r.get("after")
+            r = dict(r, key_columns=["id"], key=[image["id"]] if image else None)
+        out.append(r)
+    return out
+
+
+COPY_ROWS = _keyed(COPY_ROWS)
 
 
 def plain_offset(copy_offset: int) -> int:
@@ -300,3 +318,99 @@ def test_detect_scores_and_claims_no_other_dialects_messages():
                   "table of contents: chapter 1", "COMMIT;"):
         assert dialect.detect(other) is None, other
     assert registry.create("universe").detect("table public.t: INSERT: id[integer]:1") is None
+
+
+# ---------------------------------------------------------------- two-phase slots, stream-changes, inferred keys
+
+DATA = Path(__file__).parent / "data" / NAME  # real output, see its README.md
+#: The live tables when the two_phase captures were taken (g1 committed, g2 rolled back, g3 still prepared).
+LIVE = {"public.customers": [[1, "ann2", None], [2, "bob", "x"], [4, "dan", "it's"], [5, "eve", None],
+                             [10, "prep", None]],
+        "public.lines": [[1, 1, 7]], "public.fulls": [[2, "z", 2]]}
+
+
+def _state(events: pd.DataFrame) -> dict[str, list]:
+    found = cdckit.materialize(events)
+    return {table: sorted(found[table].astype(object).where(found[table].notna(), None).values.tolist())
+            for table in LIVE}
+
+
+@pytest.mark.parametrize("name", ["two_phase.txt", "two_phase_noxids.txt", "two_phase_ts_copy.txt"])
+def test_a_two_phase_capture_replays_to_the_live_tables_without_keys_given(name):
+    capture = cdckit.read(DATA / name, dialect=NAME, capture=True)
+    assert capture.report["quarantined"] == 0
+    assert _state(capture.events) == LIVE  # rolled back g2 and pending g3 never reach state; keys inferred
+    skipped = capture.report["skipped"]
+    assert skipped[pg_test_decoding.ROLLED_BACK] == 3 and skipped[pg_test_decoding.UNRESOLVED] == 2
+    assert skipped[pg_test_decoding.MOVED] == 3 and skipped[pg_test_decoding.PREPARED] == 3
+
+
+@pytest.mark.parametrize("name", ["two_phase.txt", "two_phase_ts_copy.txt"])
+def test_a_committed_prepared_transaction_counts_at_its_commit_prepared(name):
+    events = cdckit.read(DATA / name, dialect=NAME)
+    commit = events[events["op_raw"] == "COMMIT PREPARED"]
+    assert len(commit) == 1 and commit["txn_id"].tolist() == ["732"]
+    g1 = events[events["txn_id"] == "732"]
+    assert g1["op"].tolist() == ["begin", "insert", "update", "commit"]
+    assert set(g1["offset"]) == set(commit["offset"])  # the COMMIT PREPARED line's place, after txn 733
+    ordered = cdckit.ordering.sort_events(events)
+    txns = ordered.loc[ordered["op"] == "begin", "txn_id"].tolist()
+    assert txns.index("733") < txns.index("732") and "734" not in txns and "742" not in txns
+    if name.endswith("copy.txt"):
+        assert ordered["seq"].is_monotonic_increasing and ordered["seq"].is_unique
+        assert commit["event_time"].notna().all()
+
+
+def test_a_commit_prepared_whose_prepare_is_in_an_earlier_source_is_quarantined():
+    capture = cdckit.read(DATA / "two_phase_part2.txt", dialect=NAME, capture=True)
+    assert capture.report["quarantined"] == 1
+    assert "not prepared in this source" in capture.quarantine["reason"].iloc[0]
+    assert cdckit.materialize(capture.events)["public.customers"].values.tolist() == [[6, "fay", None]]
+
+
+def test_gids_are_read_as_quote_literal_writes_them():
+    lines = ("BEGIN 9\ntable public.t: INSERT: id[integer]:1\nPREPARE TRANSACTION E'a\\\\b''c', txid 9\n"
+             "BEGIN 10\ntable public.t: INSERT: id[integer]:2\nPREPARE TRANSACTION 'x', txid 10\n"
+             "ROLLBACK PREPARED 'x', txid 10\nCOMMIT PREPARED E'a\\\\b''c', txid 9\n")
+    events = read_clean(lines, dialect=NAME)
+    assert events.loc[events["op"] == "insert", "after"].tolist() == ['{"id":1}']
+
+
+def test_stream_changes_lines_are_accounted_for():
+    capture = cdckit.read(DATA / "stream_changes.txt", dialect=NAME, capture=True)
+    quarantine = capture.quarantine
+    assert len(quarantine) == 11 and set(quarantine["reason"]) == {pg_test_decoding.STREAMED_CHANGE}
+    assert quarantine["raw"].str.startswith("streaming change for TXN").all()
+    events = capture.events
+    assert events["op_raw"].tolist() == ["committing streamed transaction", "COMMIT PREPARED",
+                                         "committing streamed transaction"]
+    assert events["txn_id"].tolist() == ["746", "747", "748"] and events["event_time"].notna().all()
+    assert capture.report["skipped"][pg_test_decoding.STREAM_ABORT] == 1
+
+
+def test_keys_are_inferred_from_the_old_tuples_and_reported():
+    capture = cdckit.read(DATA / "two_phase.txt", dialect=NAME, capture=True)
+    found = capture.report["inferred_keys"]
+    assert {t: v["columns"] for t, v in found.items()} == {"public.customers": ["id"],
+                                                         "public.lines": ["order_id", "line_no"]}
+    assert found["public.customers"]["sources"] == [str(DATA / "two_phase.txt")]
+    events = capture.events
+    customers = events[events["table"] == "customers"]
+    assert customers["key_columns"].map(list).tolist() == [["id"]] * len(customers)
+    assert customers.loc[customers["op"] == "delete", "key"].tolist() == ["[20]"]
+    # FULL (its old tuple equals the new row on an update) and no identity at all stay keyless
+    assert events.loc[events["table"].isin(["fulls", "nokey"]), "key_columns"].isna().all()
+    # what the analyst says wins
+    keyed = cdckit.with_keys(events, {"customers": ["name"]})
+    assert keyed.loc[keyed["table"] == "customers", "key_columns"].map(list).tolist() == [["name"]] * len(customers)
+
+
+def test_a_full_table_whose_columns_are_never_null_is_not_taken_for_keyed():
+    lines = ("BEGIN 1\ntable public.f: INSERT: id[integer]:1 v[text]:'a'\ntable public.f: INSERT: id[integer]:2 "
+             "v[text]:'b'\ntable public.f: DELETE: id[integer]:1 v[text]:'a'\nCOMMIT 1\n"
+             "BEGIN 2\ntable public.g: INSERT: id[integer]:1 v[text]:'a' w[text]:null\n"
+             "table public.g: UPDATE: old-key: id[integer]:1 v[text]:'a' new-tuple: id[integer]:1 v[text]:'a' "
+             "w[text]:'z'\ntable public.g: DELETE: id[integer]:1 v[text]:'a' w[text]:'z'\nCOMMIT 2\n")
+    capture = cdckit.read(lines, dialect=NAME, capture=True)
+    assert "inferred_keys" not in capture.report
+    assert capture.events["key_columns"].isna().all()

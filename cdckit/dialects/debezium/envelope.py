@@ -163,27 +163,55 @@ def is_avro_json(payload: dict[str, Any]) -> bool:
     return isinstance(stamp, dict) and len(stamp) == 1 and next(iter(stamp)) in ("long", "int")
 
 
+#: Debezium's records whose fields of type ``bytes`` Avro's JSON encoding writes as a plain string when the
+#: field is not nullable (``VariableScaleDecimal.value``, a geometry's ``wkb``): ``{field names: bytes fields}``.
+_BYTES_FIELDS = {frozenset({"scale", "value"}): ("value",), frozenset({"wkb", "srid"}): ("wkb",),
+                 frozenset({"x", "y", "wkb", "srid"}): ("wkb",)}
+
+
 def avro_unwrapped(value: Any) -> Any:
     """A value of Avro's JSON encoding with every union branch ``{type: value}`` replaced by its value
-    (``bytes`` as Base64 text, as binary is kept elsewhere).
+    (``bytes`` as Base64 text, as binary is kept elsewhere). A ``bytes`` field of Debezium's own records
+    is Base64 too where it is not a union (a plain string of code points U+0000..U+00FF): a
+    ``VariableScaleDecimal``'s ``value``, a geometry's ``wkb``.
 
     >>> avro_unwrapped({"after": {"s.t.Value": {"id": 1, "email": {"string": "a@b"}, "raw": {"bytes": "\u0001"}}}})
     {'after': {'id': 1, 'email': 'a@b', 'raw': 'AQ=='}}
+    >>> avro_unwrapped({"n": {"io.debezium.data.VariableScaleDecimal": {"scale": 2, "value": "\u0001\u00e2"}}})
+    {'n': {'scale': 2, 'value': 'AeI='}}
+    >>> avro_unwrapped({"after": {"s.t.Value": {"scale": 2, "value": "text"}}})  # a table's row: kept
+    {'after': {'scale': 2, 'value': 'text'}}
     """
+    return _unwrapped(value, False)
+
+
+def _unwrapped(value: Any, row: bool) -> Any:
+    """:func:`avro_unwrapped`; ``row``: ``value`` is a table's row (a ``*.Value``/``*.Key`` record), whose
+    columns may happen to be named like a Debezium record's fields."""
     if isinstance(value, dict):
         if len(value) == 1:
             (branch, inner), = value.items()
             if branch == "bytes" and isinstance(inner, str):
-                try:
-                    return base64.b64encode(inner.encode("latin-1")).decode()
-                except UnicodeEncodeError:
-                    return inner
+                return _avro_bytes(inner)
             if branch in AVRO_TYPES or ("." in branch and isinstance(inner, dict)):
-                return avro_unwrapped(inner)
-        return {name: avro_unwrapped(inner) for name, inner in value.items()}
+                return _unwrapped(inner, branch.endswith((".Value", ".Key")))
+        out = {name: _unwrapped(inner, False) for name, inner in value.items()}
+        fields = _BYTES_FIELDS.get(frozenset(out)) if 1 < len(out) < 5 and not row else None
+        for name in fields or ():
+            if isinstance(value[name], str):  # written plain (not a union): bytes as code points
+                out[name] = _avro_bytes(value[name])
+        return out
     if isinstance(value, list):
-        return [avro_unwrapped(inner) for inner in value]
+        return [_unwrapped(inner, False) for inner in value]
     return value
+
+
+def _avro_bytes(text: str) -> str:
+    """Avro JSON bytes (one code point U+0000..U+00FF a byte) as Base64; other text is kept."""
+    try:
+        return base64.b64encode(text.encode("latin-1")).decode()
+    except UnicodeEncodeError:
+        return text
 
 
 def table_id_parts(table_id: Any) -> list[str]:
