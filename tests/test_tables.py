@@ -58,12 +58,14 @@ def test_declared_kinds_convert_exactly():
     assert frame.attrs["type_problems"] == []
 
 
-def test_a_value_that_does_not_fit_is_null_and_reported():
+def test_a_value_that_does_not_fit_stays_as_captured_and_is_reported():
     events = _events([("insert", None, '{"id":1,"price":"12.345","born":"soon"}'),
                       ("insert", None, '{"id":2,"price":"7.5","born":"2024-05-01"}')],
                      [(0, "id", "int"), (0, "price", "decimal(10,2)"), (0, "born", "date")])
     frame = cdckit.table(events, "shop.items")
-    assert frame["price"].isna().tolist() == [True, False] and frame["born"].isna().tolist() == [True, False]
+    # typing never turns a value into null: the misfit stays as the capture wrote it, the others typed
+    assert frame["price"].tolist() == ["12.345", Decimal("7.50")]
+    assert frame["born"].tolist() == ["soon", dt.date(2024, 5, 1)]
     problems = cdckit.tables.problems_frame(frame.attrs["type_problems"])
     assert repr(pd.concat([frame, frame]))  # the problems in attrs do not break pandas
     assert sorted(problems["column"]) == ["born", "price"]
@@ -105,8 +107,10 @@ def test_decimal_without_scale_takes_the_smallest_exact_scale():
     array, misfits = typed_array([1.5, "12345678901234567.891", 3], "decimal")
     assert array.type == pa.decimal128(38, 3) and not misfits
     assert array.to_pylist()[1] == Decimal("12345678901234567.891")
-    wide, _ = typed_array(["1" + "0" * 40], "decimal")
-    assert wide.type == pa.string() and wide.to_pylist() == ["1" + "0" * 40]
+    wide, _ = typed_array(["1" + "0" * 40], "decimal")  # past decimal128's 38 digits: decimal256
+    assert wide.type == pa.decimal256(76, 0) and wide.to_pylist() == [Decimal("1" + "0" * 40)]
+    wider, _ = typed_array(["1" + "0" * 80, "0.5"], "decimal")  # past decimal256's 76 digits: the exact text
+    assert wider.type == pa.string() and wider.to_pylist() == ["1" + "0" * 80 + ".0", "0.5"]
 
 
 def test_before_columns_and_meta():
