@@ -252,3 +252,48 @@ def test_avro_json_is_detected_and_decoded_without_naming_the_dialect():
     events = read_clean([json.dumps(message)])
     assert_rows(events, [row(0, "insert", "c", table="t", event_time="1970-01-01T00:00:01Z",
                              emit_time="1970-01-01T00:00:00.005Z", after={"id": 1, "name": "x"})])
+
+
+def _decimal_capture(digits: int, scale: int, mode: str) -> tuple[str, "Decimal"]:
+    """A wrapped Debezium PostgreSQL capture of one numeric value of ``digits`` digits, ``scale`` after the point,
+    as ``decimal.handling.mode`` ``mode`` writes it (precise: Connect Decimal bytes, variable:
+    VariableScaleDecimal, string: the digits as text), two lines (so the batch decoder reads them too)."""
+    import base64
+    from decimal import Decimal
+
+    unscaled = -int(("9876543210" * (digits // 10 + 1))[:digits])
+    value = Decimal((1, tuple(int(d) for d in str(-unscaled)), -scale))
+    raw = base64.b64encode(unscaled.to_bytes((unscaled.bit_length() + 8) // 8, "big", signed=True)).decode()
+    if mode == "precise":
+        field = {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "optional": True, "field": "amount",
+                 "parameters": {"scale": str(scale), "connect.decimal.precision": str(digits)}}
+        amount = raw
+    elif mode == "variable":
+        field = {"type": "struct", "name": "io.debezium.data.VariableScaleDecimal", "optional": True, "field": "amount",
+                 "fields": [{"type": "int32", "field": "scale"}, {"type": "bytes", "field": "value"}]}
+        amount = {"scale": scale, "value": raw}
+    else:
+        field = {"type": "string", "optional": True, "field": "amount"}
+        amount = format(value, "f")
+    image = {"type": "struct", "fields": [{"type": "int32", "field": "id"}, field]}
+    schema = {"type": "struct", "fields": [dict(image, field="before", optional=True),
+                                           dict(image, field="after", optional=True)]}
+    lines = [json.dumps({"schema": schema, "payload": {
+        "op": "c", "before": None, "after": {"id": i, "amount": amount}, "ts_ms": 1,
+        "source": {"connector": "postgresql", "db": "d", "schema": "public", "table": "t", "lsn": 100 + i}}})
+        for i in (1, 2)]
+    return "\n".join(lines), value
+
+
+@pytest.mark.parametrize("mode", ["precise", "variable", "string"])
+@pytest.mark.parametrize("digits, scale", [(38, 10), (1000, 10), (1000, 0), (60, 30)])
+def test_connect_decimals_keep_every_digit(mode, digits, scale):
+    from decimal import Decimal
+
+    text, value = _decimal_capture(digits, scale, mode)
+    events = read_clean(text, dialect="debezium")
+    assert [Decimal(str(json.loads(a)["amount"])) for a in events["after"]] == [value, value]
+    state = cdckit.materialize(events)["d.t"]
+    cells = state["amount"].tolist()
+    assert [Decimal(str(c)) for c in cells] == [value, value]  # typed state holds every digit, never null
+    assert cdckit.materialize(events).type_problems.empty
