@@ -297,3 +297,51 @@ def test_connect_decimals_keep_every_digit(mode, digits, scale):
     cells = state["amount"].tolist()
     assert [Decimal(str(c)) for c in cells] == [value, value]  # typed state holds every digit, never null
     assert cdckit.materialize(events).type_problems.empty
+
+
+#: Debezium's time types: (schema type, logical name, value, what the typed state holds; None: kept as captured).
+DEBEZIUM_TIMES = [
+    ("int32", "io.debezium.time.Date", -171_000, "1501-10-27"),
+    ("int32", "io.debezium.time.Date", 2_932_897, None),  # 10000-01-01: no date pandas holds
+    ("int32", "org.apache.kafka.connect.data.Date", 19_723, "2024-01-01"),
+    ("int64", "io.debezium.time.MicroTimestamp", -14_831_769_600_000_000, "1500-01-01T00:00:00Z"),
+    ("int64", "io.debezium.time.MicroTimestamp", 13_569_465_600_000_001, "2400-01-01T00:00:00.000001Z"),
+    ("int64", "io.debezium.time.Timestamp", -14_831_769_600_000, "1500-01-01T00:00:00Z"),
+    ("int64", "org.apache.kafka.connect.data.Timestamp", 1_704_067_200_000, "2024-01-01T00:00:00Z"),
+    ("int64", "io.debezium.time.NanoTimestamp", 1_704_067_200_000_000_001, "2024-01-01T00:00:00.000000001Z"),
+    ("string", "io.debezium.time.ZonedTimestamp", "1900-06-01T12:00:00Z", "1900-06-01T12:00:00Z"),
+    ("string", "io.debezium.time.ZonedTimestamp", "2024-01-01T10:00:00.123456+05:30", "2024-01-01T04:30:00.123456Z"),
+    ("string", "io.debezium.time.ZonedTimestamp", "infinity", None),
+    ("int64", "io.debezium.time.MicroTime", 45_296_789_000, "12:34:56.789"),
+    ("int32", "io.debezium.time.Time", 45_296_789, "12:34:56.789"),
+    ("int32", "org.apache.kafka.connect.data.Time", 45_296_789, "12:34:56.789"),
+    ("string", "io.debezium.time.ZonedTime", "07:04:56.789Z", "07:04:56.789"),
+    ("int64", "io.debezium.time.MicroTime", 86_400_000_000, None),  # PostgreSQL's 24:00:00
+]
+
+
+def test_debezium_time_types_reach_typed_state():
+    import datetime as dt
+
+    import pandas as pd
+
+    fields = [{"type": "int32", "field": "id"}]
+    fields += [{"type": t, "name": n, "optional": True, "field": f"c{i}"} for i, (t, n, _, _) in enumerate(DEBEZIUM_TIMES)]
+    image = {"type": "struct", "fields": fields}
+    schema = {"type": "struct", "fields": [dict(image, field="before", optional=True),
+                                           dict(image, field="after", optional=True)]}
+    after = {"id": 1} | {f"c{i}": v for i, (_, _, v, _) in enumerate(DEBEZIUM_TIMES)}
+    text = json.dumps({"schema": schema, "payload": {"op": "c", "before": None, "after": after, "ts_ms": 1,
+                                                     "source": {"connector": "postgresql", "db": "d", "table": "t"}}})
+    states = cdckit.materialize(read_clean(text, dialect="debezium"))
+    state, misfits = states["d.t"], set(states.type_problems["column"])
+    for i, (_, name, value, typed) in enumerate(DEBEZIUM_TIMES):
+        cell = state.loc[0, f"c{i}"]
+        if typed is None:
+            assert cell == value and f"c{i}" in misfits, (name, value, cell)
+        elif name.endswith("Date"):
+            assert cell == dt.date.fromisoformat(typed), (name, value, cell)
+        elif name.endswith("Time"):
+            assert cell == dt.time.fromisoformat(typed), (name, value, cell)
+        else:
+            assert cell == pd.Timestamp(typed), (name, value, cell)
