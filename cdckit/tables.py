@@ -159,10 +159,13 @@ def with_misfits(typed: pd.Series, column: Sequence[Any], misfits: Sequence[tupl
     """
     if not misfits:
         return typed
-    out = typed.astype(object)
-    out = out.where(typed.notna(), None)
+    cells = typed.astype(object).where(typed.notna(), None).tolist()
     for index, _ in misfits:
-        out.iloc[index] = column[index]
+        cells[index] = column[index]
+    out = pd.Series(index=typed.index, dtype=object)
+    out[:] = None
+    for index in range(len(cells)):  # element by element: a list or dict is one cell, not a sequence to spread
+        out.iat[index] = cells[index]
     return out
 
 

@@ -9,6 +9,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import cdckit
 from cdckit import values
@@ -188,3 +190,50 @@ def test_profile_numbers():
     assert (n["updates_compared"], n["change_rate"]) == (2, 0.5)
     assert (s["null_rate"], s["distinct"], s["min"], s["max"], s["change_rate"]) == (0.2, 3, "a", "c", 0.5)
     assert rows.loc["id", "change_rate"] == 0.0
+
+
+# ---------------------------------------------------------------- typing never turns a value into null
+
+#: Kinds a column may be declared, and values that fit none of them (or not the declared one).
+MISFIT_KINDS = ["int", "float", "decimal(10,2)", "decimal", "decimal(1000,10)", "bool", "date", "timestamp",
+                "timestamp(us)", "timestamp(ns)", "time", "time(us)", "string", "json", "binary"]
+ODD_VALUES = ["infinity", "-infinity", "nope", "10000-01-01", "0044-03-15 BC", "24:00:00", "NaN", "1" * 120,
+              "9" * 1000 + ".5", 2**70, -(2**64), 1e308, 1.5, True, False, {"a": [1]}, [1, None], "",
+              "2024-05-01 09:00:00-03:30:52", "2024-13-01", 10**30, -5]
+
+
+def _had_values_kept(frame: pd.DataFrame, columns, images) -> None:
+    for column in columns:
+        for index, image in enumerate(images):
+            if image is not None and image.get(column) is not None:
+                assert not values.is_missing(frame[column].iloc[index]), (column, image[column])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(MISFIT_KINDS), picked=st.lists(st.sampled_from(ODD_VALUES), min_size=1, max_size=4))
+def test_no_typed_view_turns_a_value_into_null(kind, picked):
+    import json
+    import tempfile
+    from pathlib import Path
+
+    images = [{"id": i, "v": v} for i, v in enumerate(picked)]
+    events = _events([("insert", None, json.dumps(image)) for image in images] +
+                     [("update", json.dumps(images[0]), json.dumps(images[0]))],
+                     [(0, "id", "int"), (0, "v", kind)])
+    state = cdckit.materialize(events)["shop.items"]
+    _had_values_kept(state, ["v"], images)
+    history = cdckit.scd2(events)["shop.items"]
+    assert len(history) == len(images) + 1
+    _had_values_kept(history, ["v"], images + [images[0]])
+    typed = cdckit.table(events, "items", before=True)
+    _had_values_kept(typed, ["v"], images + [images[0]])
+    assert not values.is_missing(typed["before_v"].iloc[-1])
+    for problem in typed.attrs["type_problems"]:  # what did not fit is reported, and kept as captured
+        column = problem["column"]
+        assert typed[column].iloc[problem["offset"]] == values.loads(problem["value"]), problem
+    with tempfile.TemporaryDirectory() as folder:
+        for fmt in ("parquet", "csv", "jsonl"):
+            write_state({"shop.items": state}, Path(folder) / fmt, fmt)
+            write_scd2({"shop.items": history}, Path(folder) / f"scd2_{fmt}", fmt)
+        back = pd.read_parquet(Path(folder) / "parquet" / "shop.items.parquet")
+        assert back["v"].notna().sum() == sum(1 for image in images if image["v"] is not None)
