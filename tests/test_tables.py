@@ -237,3 +237,36 @@ def test_no_typed_view_turns_a_value_into_null(kind, picked):
             write_scd2({"shop.items": history}, Path(folder) / f"scd2_{fmt}", fmt)
         back = pd.read_parquet(Path(folder) / "parquet" / "shop.items.parquet")
         assert back["v"].notna().sum() == sum(1 for image in images if image["v"] is not None)
+
+
+@pytest.mark.parametrize("digits, scale, declared, arrow", [
+    (38, 10, "decimal(38,10)", pa.decimal128(38, 10)), (60, 10, "decimal(60,10)", pa.decimal256(60, 10)),
+    (1000, 10, "decimal(1000,10)", pa.string()), (1000, 10, "decimal", pa.string()),
+    (70, 20, "decimal", pa.decimal256(76, 20))])
+def test_wide_decimals_keep_every_digit_in_every_view(tmp_path, digits, scale, declared, arrow):
+    number = ("31415926535897932384" * 60)[:digits - scale] + "." + ("27182818284590452353" * 60)[:scale]
+    other = "-" + number[:-1] + "1"
+    events = _events([("insert", None, '{"id":1,"n":"%s"}' % number), ("insert", None, '{"id":2,"n":"1.5"}'),
+                      ("update", '{"id":2,"n":"1.5"}', '{"id":2,"n":"%s"}' % other)],
+                     [(0, "id", "int"), (0, "n", declared)])
+    want = [Decimal(number), Decimal(other)]
+    states = cdckit.materialize(events)
+    state = states["shop.items"]
+    assert [Decimal(str(v)) for v in state["n"]] == want and states.type_problems.empty
+    history = cdckit.scd2(events)["shop.items"]
+    assert [Decimal(str(v)) for v in history["n"]] == [Decimal(number), Decimal("1.5"), Decimal(other)]
+    assert [Decimal(str(v)) for v in cdckit.table(events, "items")["n"]] == [Decimal(number), Decimal("1.5"),
+                                                                              Decimal(other)]
+    snapshot = pd.DataFrame({"id": [1, 2], "n": want}, dtype=object)
+    assert cdckit.reconcile(states, snapshot, table="items").ok
+    wrong = pd.DataFrame({"id": [1, 2], "n": [Decimal(number) + Decimal(f"1e-{scale}"), want[1]]}, dtype=object)
+    assert not cdckit.reconcile(states, wrong, table="items").ok  # one unit in the last place tells
+    write_state(states, tmp_path / "state")
+    write_scd2({"shop.items": history}, tmp_path / "scd2")
+    table = pq.read_table(tmp_path / "state" / "shop.items.parquet")
+    assert table.schema.field("n").type == arrow
+    assert [Decimal(str(v)) for v in table.column("n").to_pylist()] == want
+    back = pq.read_table(tmp_path / "scd2" / "shop.items.parquet").column("n").to_pylist()
+    assert [Decimal(str(v)) for v in back] == [Decimal(number), Decimal("1.5"), Decimal(other)]
+    write_state(states, tmp_path / "state.csv", "csv")
+    assert number in (tmp_path / "state.csv" / "shop.items.csv").read_text()
