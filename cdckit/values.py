@@ -501,9 +501,15 @@ def instant_ns(text: str, tz: str | None = None) -> int:
     """
     if not isinstance(text, str):
         raise InvalidValue(f"a text time is a {type(text).__name__}, not text")
+    dot = text.find(".")
+    if dot < 0 or not text[dot + 7:dot + 8].isdigit():  # the standard library keeps six fraction digits
+        try:  # the common case, in C: years 1 to 9999, ISO forms (PostgreSQL's offsets included)
+            return _iso_ns(text, tz)
+        except InvalidValue:
+            pass
     match = _INSTANT_TEXT.match(text)
     if match is None:
-        return _iso_ns(text, tz)
+        raise InvalidValue(f"{text[:40]!r} is not a time")
     year, month, day, hours, minutes, seconds, fraction, zone, bc = match.groups()
     year = int(year)
     if bc:
@@ -523,7 +529,7 @@ def instant_ns(text: str, tz: str | None = None) -> int:
         return ns - offset
     if tz in (None, "UTC", "utc", "Z"):
         return ns
-    return _iso_ns(text, tz)  # a zone's offset at that moment: the standard library's
+    raise InvalidValue(f"{text[:40]!r} is beyond the years a time in zone {tz} can be read")
 
 
 def _iso_ns(text: str, tz: str | None) -> int:
