@@ -46,15 +46,17 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import date, datetime, timezone
+from datetime import date
 from decimal import Decimal, localcontext
 from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
 
 from . import values
+from .errors import InvalidValue
 
-__all__ = ["KINDS", "TYPE_COLUMNS", "parse_kind", "is_kind", "arrow_type", "typed_array", "infer_kind", "Misfit"]
+__all__ = ["KINDS", "TYPE_COLUMNS", "parse_kind", "is_kind", "arrow_type", "decimal_type", "typed_array",
+           "infer_kind", "Misfit"]
 
 #: The canonical kind names (a kind may carry arguments in parentheses, see the module docstring).
 KINDS = ("int", "float", "decimal", "bool", "string", "enum", "binary", "json", "date", "timestamp", "time")
@@ -96,6 +98,7 @@ _PLAIN_TYPES = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_(), "s
                 "enum": pa.string(), "binary": pa.string(), "json": pa.string(), "date": pa.date32()}
 _UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 _MAX_PRECISION = 38
+_MAX_WIDE_PRECISION = 76
 
 
 def arrow_type(kind: str) -> pa.DataType:
@@ -104,15 +107,19 @@ def arrow_type(kind: str) -> pa.DataType:
     The type :func:`typed_array` gives may be finer: a ``decimal`` without
     scale gets the smallest scale that holds every value, a ``timestamp`` or
     ``time`` is in nanoseconds only when a value needs them, an ``int``
-    column with a value beyond 64 bits is ``decimal128(38, 0)``.
+    column with a value beyond 64 bits is a decimal of scale 0. A decimal is
+    ``decimal128`` up to 38 digits, ``decimal256`` up to 76, and its exact
+    text beyond (PostgreSQL's ``numeric`` holds a thousand).
 
     >>> arrow_type("decimal(10,2)"), arrow_type("decimal"), arrow_type("timestamp(ms)"), arrow_type("enum")
     (Decimal128Type(decimal128(10, 2)), Decimal128Type(decimal128(38, 0)), TimestampType(timestamp[us, tz=UTC]), DataType(string))
+    >>> arrow_type("decimal(50,10)"), arrow_type("decimal(1000,10)")
+    (Decimal256Type(decimal256(50, 10)), DataType(string))
     """
     name, args = parse_kind(kind)
     if name == "decimal":
         precision, scale = _decimal_args(args)
-        return pa.decimal128(precision, scale or 0)
+        return decimal_type(precision or _MAX_PRECISION, scale or 0)
     if name == "timestamp":
         return pa.timestamp("ns" if args == ("ns",) else "us", tz="UTC")
     if name == "time":
@@ -120,11 +127,28 @@ def arrow_type(kind: str) -> pa.DataType:
     return _PLAIN_TYPES[name]
 
 
-def _decimal_args(args: tuple[str, ...]) -> tuple[int, int | None]:
-    """``(precision, scale)`` of a decimal kind's arguments: precision 38 when not given, scale None."""
-    precision = int(args[0]) if args and args[0].isdigit() else _MAX_PRECISION
-    scale = int(args[1]) if len(args) > 1 and args[1].isdigit() else None
-    return min(max(precision, 1), _MAX_PRECISION), scale
+def _decimal_args(args: tuple[str, ...]) -> tuple[int | None, int | None]:
+    """``(precision, scale)`` of a decimal kind's arguments, None for one not given."""
+    precision = int(args[0]) if args and args[0].isdigit() and int(args[0]) > 0 else None
+    scale = int(args[1]) if len(args) > 1 and args[1].lstrip("-").isdigit() else None
+    return precision, scale
+
+
+def decimal_type(precision: int, scale: int) -> pa.DataType:
+    """The Arrow type of exact decimals of ``precision`` digits, ``scale`` after the point: ``decimal128`` up to
+    38 digits, ``decimal256`` up to 76, beyond (or a scale Arrow refuses) their exact text as ``string``.
+
+    >>> decimal_type(38, 10), decimal_type(76, 0), decimal_type(77, 0)
+    (Decimal128Type(decimal128(38, 10)), Decimal256Type(decimal256(76, 0)), DataType(string))
+    """
+    try:
+        if precision <= _MAX_PRECISION:
+            return pa.decimal128(precision, scale)
+        if precision <= _MAX_WIDE_PRECISION:
+            return pa.decimal256(precision, scale)
+    except (ValueError, pa.ArrowInvalid):
+        pass
+    return pa.string()
 
 
 # --------------------------------------------------------------------------- image value -> typed value
@@ -137,11 +161,13 @@ class Misfit(ValueError):
 _INT_TEXT = re.compile(r"\s*[-+]?\d+\s*\Z")
 _NUMBER_TEXT = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*\Z")
 _DATE_TEXT = re.compile(r"(\d{4})-(\d{2})-(\d{2})\Z")
-_TIME_TEXT = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?\Z")
 _DATETIME_TEXT = re.compile(r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(?:[.,](\d{1,9}))?"
-                            r"\s*(Z|z|UTC|[+-]\d{2}(?::?\d{2})?)?\Z")
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_EPOCH_DAY = date(1970, 1, 1).toordinal()
+                            r"\s*(Z|z|UTC|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)?\Z")
+#: The days and nanoseconds pandas and Python's ``datetime`` hold: years 1 to 9999.
+_FIRST_DAY, _LAST_DAY = date(1, 1, 1).toordinal() - date(1970, 1, 1).toordinal(), \
+    date(9999, 12, 31).toordinal() - date(1970, 1, 1).toordinal()
+_DAY_NS = 86_400_000_000_000
+_FIRST_NS, _LAST_NS = _FIRST_DAY * _DAY_NS, (_LAST_DAY + 1) * _DAY_NS - 1
 _TRUE = ("true", "t", "1", "y", "yes")
 _FALSE = ("false", "f", "0", "n", "no")
 
@@ -158,10 +184,10 @@ def _whole(value: Any, what: str) -> int:
         raise Misfit(f"{value!r} is not a whole number")
     if isinstance(value, str):
         if _INT_TEXT.match(value):
-            return int(value)
+            return int(value) if len(value) < 4000 else int(Decimal(value))  # int() of text stops at 4300 digits
         if _NUMBER_TEXT.match(value):
             number = Decimal(value)
-            if number == number.to_integral_value():
+            if number == number.to_integral_value(): # exact: an integral value needs no rounding
                 return int(number)
         raise Misfit(f"text {value[:40]!r} is not a whole number")
     raise Misfit(f"a {_json_kind(value)} is not {what}")
@@ -210,66 +236,55 @@ def _text(value: Any) -> str:
 
 
 def _date_days(value: Any) -> int:
-    """A date as days since 1970-01-01: ISO date text (or a time text at midnight), or a number of days."""
+    """A date as days since 1970-01-01: date text (PostgreSQL's forms, see :func:`cdckit.values.date_days`, or a
+    time text at midnight), or a number of days; a date Python's ``datetime`` cannot hold (years 1 to 9999)
+    does not fit."""
     if isinstance(value, str):
-        text = value.strip()
-        match = _DATE_TEXT.match(text)
-        if match is None:
-            match = _DATETIME_TEXT.match(text)
-            if match is None or _instant_ns(text) % 86_400_000_000_000:
-                raise Misfit(f"text {value[:40]!r} is not a date")
-            return _instant_ns(text) // 86_400_000_000_000
         try:
-            return date(*map(int, match.groups())).toordinal() - _EPOCH_DAY
-        except ValueError:
-            raise Misfit(f"text {value[:40]!r} is not a date") from None
-    days = _whole(value, "a date")
-    if not -719_162 <= days <= 2_932_896:  # years 1 to 9999
-        raise Misfit(f"{days} days since 1970 is beyond the years a date can hold")
+            days = values.date_days(value)
+        except InvalidValue:
+            ns = _instant_ns(value, "a date")
+            if ns % _DAY_NS:
+                raise Misfit(f"text {value[:40]!r} is not a date") from None
+            days = ns // _DAY_NS
+    else:
+        days = _whole(value, "a date")
+    if not _FIRST_DAY <= days <= _LAST_DAY:
+        raise Misfit(f"{_shown(value)} is beyond the years a date can hold (1 to 9999)")
     return days
 
 
-def _instant_ns(text: str) -> int:
-    """ISO-8601 date-time text as epoch nanoseconds (zone-less text is UTC; nine fraction digits kept)."""
-    match = _DATETIME_TEXT.match(text.strip())
-    if match is None:
-        raise Misfit(f"text {text[:40]!r} is not a time")
-    day, clock, fraction, zone = match.groups()
-    if zone in (None, "Z", "z", "UTC"):
-        zone = "+00:00"
-    elif len(zone) == 3:
-        zone += ":00"
+def _instant_ns(text: str, what: str = "a time") -> int:
+    """Date-time text as epoch nanoseconds (:func:`cdckit.values.instant_ns`; zone-less text is UTC)."""
     try:
-        moment = datetime.fromisoformat(f"{day}T{clock}{zone}")
-    except ValueError:
-        raise Misfit(f"text {text[:40]!r} is not a time") from None
-    delta = moment - _EPOCH
-    seconds = delta.days * 86_400 + delta.seconds
-    return seconds * 1_000_000_000 + int((fraction or "0").ljust(9, "0"))
+        return values.instant_ns(text)
+    except InvalidValue:
+        raise Misfit(f"text {text[:40]!r} is not {what}") from None
 
 
 def _timestamp_ns(value: Any, unit: str) -> int:
     """An instant as epoch nanoseconds: ISO text, or a number of ``unit`` since the epoch."""
     if isinstance(value, str) and not _NUMBER_TEXT.match(value):
         return _instant_ns(value)
-    number = _decimal(value) * _UNITS[unit]
+    number = _decimal(value)
+    with localcontext(prec=len(number.as_tuple().digits) + 12):  # exact: room for the unit's nine digits
+        number *= _UNITS[unit]
     if number != number.to_integral_value():
         raise Misfit(f"{_shown(value)} {unit} is finer than a nanosecond")
     return int(number)
 
 
 def _time_ns(value: Any, unit: str) -> int:
-    """A time of day as nanoseconds after midnight: ``HH:MM[:SS[.f]]`` text, or a number of ``unit``."""
+    """A time of day as nanoseconds after midnight: ``HH:MM[:SS[.f]]`` text (with an offset: the UTC time of
+    day it names), or a number of ``unit``."""
     if isinstance(value, str) and not _NUMBER_TEXT.match(value):
-        match = _TIME_TEXT.match(value.strip())
-        if match is None:
-            raise Misfit(f"text {value[:40]!r} is not a time of day")
-        hours, minutes, seconds, fraction = match.groups()
-        ns = ((int(hours) * 60 + int(minutes)) * 60 + int(seconds or 0)) * 1_000_000_000
-        ns += int((fraction or "0").ljust(9, "0"))
+        try:
+            ns = values.time_of_day_ns(value)
+        except InvalidValue:
+            raise Misfit(f"text {value[:40]!r} is not a time of day") from None
     else:
         ns = _timestamp_ns(value, unit)
-    if not 0 <= ns < 86_400_000_000_000:
+    if not 0 <= ns < _DAY_NS:
         raise Misfit(f"{_shown(value)} is not a time of day")
     return ns
 
@@ -318,45 +333,60 @@ def typed_array(column: Sequence[Any], kind: str) -> tuple[pa.Array, list[tuple[
 
 
 def _int_array(typed: list[int | None], misfits: list[tuple[int, str]]) -> tuple[pa.Array, list[tuple[int, str]]]:
-    """Whole numbers as int64, or as decimal128(38, 0) when one lies beyond 64 bits."""
+    """Whole numbers as int64, or as a decimal of scale 0 when one lies beyond 64 bits."""
     if all(v is None or values.INT64_MIN <= v <= values.INT64_MAX for v in typed):
         return pa.array(typed, pa.int64()), misfits
-    return _decimal_array([None if v is None else Decimal(v) for v in typed], ("38", "0"), misfits)
+    return _decimal_array([None if v is None else Decimal(v) for v in typed], ("", "0"), misfits)
 
 
 def _decimal_array(typed: list[Decimal | None], args: tuple[str, ...],
                    misfits: list[tuple[int, str]]) -> tuple[pa.Array, list[tuple[int, str]]]:
-    """Exact decimals as decimal128(P, S); S, when not declared, the smallest that holds every value
-    (string text of the values when none fits 38 digits)."""
+    """Exact decimals as :func:`decimal_type` of the declared precision and scale; when not declared, the scale
+    is the smallest that holds every value and the precision the fewest digits of 38, 76 or more that hold
+    them all (more than 76: their exact text)."""
     precision, scale = _decimal_args(args)
+    present = [v for v in typed if v is not None]
     if scale is None:
-        with localcontext(prec=2 * _MAX_PRECISION + 2):  # normalize rounds to the context's precision
-            scale = max((max(-v.normalize().as_tuple().exponent, 0) for v in typed if v is not None), default=0)
-        digits = max((_int_digits(v) for v in typed if v is not None), default=1)
-        if digits + scale > precision:  # no decimal128 holds them all: exact text
-            return pa.array([None if v is None else _plain_text(v) for v in typed], pa.string()), misfits
-    out: list[Decimal | None] = []
+        scale = max((max(-_exponent(v), 0) for v in present), default=0)
+    if precision is None:
+        needed = max((_int_digits(v) for v in present), default=1) + max(scale, 0)
+        precision = _MAX_PRECISION if needed <= _MAX_PRECISION else \
+            _MAX_WIDE_PRECISION if needed <= _MAX_WIDE_PRECISION else needed
+    target = decimal_type(precision, scale)
+    out: list[Any] = []
     for index, value in enumerate(typed):
         if value is not None:
-            try:
-                with localcontext(prec=2 * _MAX_PRECISION + 2):
-                    exact = value.quantize(Decimal(1).scaleb(-scale))
-            except ArithmeticError:
-                exact = None
-            if exact is None or exact != value or _int_digits(exact) + scale > precision:
+            exact = _at_scale(value, scale)
+            if exact is None or _int_digits(exact) + max(scale, 0) > precision:
                 misfits.append((index, f"{_plain_text(value)[:40]} does not fit decimal({precision},{scale})"))
                 value = None
             else:
-                value = exact
+                value = exact if target != pa.string() else _plain_text(exact)
         out.append(value)
     misfits.sort()
-    return pa.array(out, pa.decimal128(precision, scale)), misfits
+    return pa.array(out, target), misfits
+
+
+def _exponent(value: Decimal) -> int:
+    """The exponent of a Decimal without its trailing zeros (``1.50`` -> -1), exactly whatever its digits."""
+    sign, digits, exponent = value.as_tuple()
+    if not isinstance(exponent, int):
+        return 0
+    stripped = len(digits) - len("".join(map(str, digits)).rstrip("0")) if any(digits) else len(digits) - 1
+    return exponent + stripped
+
+
+def _at_scale(value: Decimal, scale: int) -> Decimal | None:
+    """``value`` with ``scale`` digits after the point when that keeps it exact, else None."""
+    if not value.is_finite() or _exponent(value) < -scale:
+        return None
+    with localcontext(prec=len(value.as_tuple().digits) + abs(value.as_tuple().exponent) + abs(scale) + 2):
+        return value.quantize(Decimal((0, (1,), -scale)))
 
 
 def _int_digits(value: Decimal) -> int:
-    """Digits before the point (at least 1)."""
-    whole = abs(int(value))
-    return max(len(str(whole)), 1)
+    """Digits before the point (none for a value below 1)."""
+    return max(value.adjusted() + 1, 0) if value else 0
 
 
 def _plain_text(value: Decimal) -> str:
@@ -365,15 +395,18 @@ def _plain_text(value: Decimal) -> str:
 
 def _nanos_array(typed: list[int | None], name: str,
                  misfits: list[tuple[int, str]]) -> tuple[pa.Array, list[tuple[int, str]]]:
-    """Nanosecond instants or times of day in microseconds, or nanoseconds when a value needs them."""
+    """Nanosecond instants or times of day in microseconds, or nanoseconds when a value needs them. An
+    instant pandas cannot hold (before year 1 or after 9999; in nanoseconds, beyond 1677 to 2262) does not
+    fit."""
     fine = any(v is not None and v % 1000 for v in typed)
     unit = "ns" if fine else "us"
     if name == "timestamp":
-        limit = (values.INT64_MIN, values.INT64_MAX)
+        low, high = (values.INT64_MIN, values.INT64_MAX) if fine else (_FIRST_NS, _LAST_NS)
         kept = []
         for index, v in enumerate(typed):
-            if v is not None and fine and not limit[0] <= v <= limit[1]:
-                misfits.append((index, f"{v} ns is beyond the years a timestamp in nanoseconds can hold"))
+            if v is not None and not low <= v <= high:
+                misfits.append((index, f"{v} ns since 1970 is beyond the years a timestamp"
+                                       f"{' in nanoseconds' if fine else ''} can hold"))
                 v = None
             kept.append(v if v is None or fine else v // 1000)
         misfits.sort()

@@ -67,7 +67,7 @@ SUMMARY_COLUMNS = ["table", "key", "state_rows", "snapshot_rows", "matched", "mi
                    "different_cells", "columns_only_in_state", "columns_only_in_snapshot"]
 
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
-_TIME = re.compile(r"\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?)?(Z|[+-]\d\d(:?\d\d)?)?\Z")
+_TIME = re.compile(r"-?\d{4,}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?)?\s*(Z|[+-]\d\d(:?\d\d(:?\d\d)?)?)?( BC)?\Z")
 
 
 class ReconcileError(CdcError, ValueError):
@@ -121,8 +121,8 @@ def _normal_text(text: str) -> Hashable:
             return text
     if _TIME.match(text):
         try:
-            return _instant(text)
-        except (ValueError, OverflowError):  # out of pandas' range: the text itself
+            return _text_instant(text)
+        except (ValueError, OverflowError):  # no time: the text itself
             return text
     if text[:1] in "{[" and text[-1:] in "}]":
         try:
@@ -132,6 +132,22 @@ def _normal_text(text: str) -> Hashable:
         if isinstance(parsed, (dict, list)):
             return normal(parsed)
     return text
+
+
+def _text_instant(text: str) -> Hashable:
+    """A time text (PostgreSQL's forms, :func:`cdckit.values.instant_ns`) as the UTC Timestamp a typed cell holds
+    (in microseconds unless it needs nanoseconds, so years 1 to 9999 fit); beyond them, its instant in ns.
+
+    >>> _text_instant("1900-06-01 08:29:08-03:30:52") == pd.Timestamp("1900-06-01T12:00:00Z")
+    True
+    """
+    ns = values.instant_ns(text)
+    try:
+        if ns % 1000 == 0:
+            return pd.Timestamp(np.datetime64(ns // 1000, "us")).tz_localize("UTC")
+        return pd.Timestamp(np.datetime64(ns, "ns")).tz_localize("UTC")
+    except (ValueError, OverflowError):
+        return ("instant", ns)
 
 
 def _instant(value: Any) -> Hashable:

@@ -19,8 +19,8 @@ The tables :func:`materialize` and :func:`scd2` return are typed
 (``typed=True``, the default) by the rule of :mod:`cdckit.tables`: each
 column takes its latest declared kind (``events.attrs["column_types"]``),
 else the kind inferred from the values returned; decimals stay exact
-(``decimal128``), times become UTC timestamps, and a value that does not fit
-its kind is null and listed (``TableStates.type_problems``, an scd2 frame's
+(``decimal128``, ``decimal256``, or text past 76 digits), times become UTC timestamps, and a value
+that does not fit its kind stays as the capture wrote it and is listed (``TableStates.type_problems``, an scd2 frame's
 ``attrs["type_problems"]``). ``typed=False`` gives the values as the images
 hold them (JSON numbers, text, booleans).
 

@@ -11,15 +11,21 @@ Each column of a table gets one kind (:mod:`cdckit.column_types`):
   :func:`cdckit.materialize` and :func:`cdckit.scd2` the values they return;
 - ``types={column: kind}`` given by the caller overrides both.
 
-A value that does not fit its column's kind becomes null and is counted,
-never fatal: the result's ``attrs["type_problems"]`` holds one record per such
+Typing never turns a value into null: a value that does not fit its column's
+kind (``infinity`` in a timestamp column, text in an ``int`` column, a decimal
+wider than its declared type) stays as the capture wrote it, and its column
+becomes an ``object`` column holding the typed values of the others and that
+value (the common case, where every value fits, keeps the typed dtypes below).
+Each such value is reported, never fatal: the result's ``attrs["type_problems"]`` holds one record per such
 value (a list of dicts of :data:`TYPE_PROBLEM_COLUMNS`; :func:`problems_frame`
 makes it a frame. Not a frame itself: pandas compares ``attrs`` when it
 concatenates, and a frame there breaks ``concat`` and even ``repr``). In pandas, a column's values keep
 their Arrow type: ``int`` is ``Int64``, ``float`` ``float64``, ``bool``
-``boolean``, text kinds ``object`` (``str``), ``timestamp`` ``datetime64[us|ns, UTC]``,
+``boolean``, text kinds ``object`` (``str``), ``timestamp`` ``datetime64[us|ns, UTC]`` (microseconds
+unless a value needs nanoseconds, so years 1 to 9999 fit),
 and ``decimal``, ``date`` and ``time`` are ``pd.ArrowDtype`` columns
-(``decimal128``, ``date32``, ``time64``: exact, written as such to Parquet).
+(``decimal128``, ``decimal256`` past 38 digits, ``date32``, ``time64``: exact, written as such to
+Parquet); a decimal of more than 76 digits is its exact text.
 
 >>> import cdckit
 >>> events = cdckit.read(cdckit.samples.path("canal/shop"))
@@ -44,7 +50,7 @@ from .column_types import infer_kind, is_kind, typed_array
 from .ordering._shared import REPLAY_OPS, table_names
 from .replayer import parse_image
 
-__all__ = ["table", "declared_types", "typed_records", "to_pandas", "problems_frame", "profile",
+__all__ = ["table", "declared_types", "typed_records", "to_pandas", "with_misfits", "problems_frame", "profile",
            "TYPE_PROBLEM_COLUMNS", "META_COLUMNS", "PROFILE_COLUMNS"]
 
 #: Columns of ``attrs["type_problems"]``: where a value that did not fit its kind was, and why.
@@ -126,8 +132,8 @@ def typed_records(rows: Sequence[Mapping[str, Any] | None], columns: Sequence[st
 
     >>> frame, problems = typed_records([{"id": 1, "d": "2024-05-01"}, {"id": 2, "d": "soon"}], ["id", "d"], "t",
     ...                                 declared={"d": "date"}, keys=["[1]", "[2]"])
-    >>> frame["d"].iloc[0], frame["d"].isna().tolist(), [(p["key"], p["value"], p["reason"]) for p in problems]
-    (datetime.date(2024, 5, 1), [False, True], [('[2]', '"soon"', "text 'soon' is not a date")])
+    >>> frame["d"].tolist(), [(p["key"], p["value"], p["reason"]) for p in problems]
+    ([datetime.date(2024, 5, 1), 'soon'], [('[2]', '"soon"', "text 'soon' is not a date")])
     """
     frame = pd.DataFrame(index=range(len(rows)))
     problems: list[dict[str, Any]] = []
@@ -135,13 +141,32 @@ def typed_records(rows: Sequence[Mapping[str, Any] | None], columns: Sequence[st
         column = [None if row is None else row.get(name) for row in rows]
         kind = (kinds or {}).get(name) or (declared or {}).get(name) or infer_kind(column)
         array, misfits = typed_array(column, kind)
-        frame[name] = to_pandas(array).set_axis(frame.index)
+        frame[name] = with_misfits(to_pandas(array), column, misfits).set_axis(frame.index)
         for index, reason in misfits:
             source, offset = where[index] if where is not None else (None, None)
             problems.append({"table": table, "column": name, "key": None if keys is None else keys[index],
                              "source": source, "offset": offset, "value": values.dumps(column[index]),
                              "reason": reason})
     return frame, problems
+
+
+def with_misfits(typed: pd.Series, column: Sequence[Any], misfits: Sequence[tuple[int, str]]) -> pd.Series:
+    """A typed column with each value that did not fit its kind (``misfits``: ``[(index, reason)]``) put back
+    as the capture wrote it (``column``): an ``object`` column then; ``typed`` itself when all fit.
+
+    >>> with_misfits(pd.Series([1, None], dtype="Int64"), [1, "x"], [(1, "'x' is not a number")]).tolist()
+    [1, 'x']
+    """
+    if not misfits:
+        return typed
+    cells = typed.astype(object).where(typed.notna(), None).tolist()
+    for index, _ in misfits:
+        cells[index] = column[index]
+    out = pd.Series(index=typed.index, dtype=object)
+    out[:] = None
+    for index in range(len(cells)):  # element by element: a list or dict is one cell, not a sequence to spread
+        out.iat[index] = cells[index]
+    return out
 
 
 def problems_frame(problems: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -219,7 +244,8 @@ def table(events: pd.DataFrame, name: str, *, before: bool = False, as_of: Any =
     ``event_time`` at or before it (zone-less means UTC). ``types``:
     ``{column: kind}`` to override the declared or inferred kinds.
 
-    Values that do not fit their kind are null, listed in ``attrs["type_problems"]`` (records).
+    Values that do not fit their kind stay as the capture wrote them, listed in ``attrs["type_problems"]``
+    (records).
 
     >>> import cdckit
     >>> events = cdckit.read(cdckit.samples.path("canal/shop"))

@@ -9,6 +9,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import cdckit
 from cdckit import values
@@ -58,12 +60,14 @@ def test_declared_kinds_convert_exactly():
     assert frame.attrs["type_problems"] == []
 
 
-def test_a_value_that_does_not_fit_is_null_and_reported():
+def test_a_value_that_does_not_fit_stays_as_captured_and_is_reported():
     events = _events([("insert", None, '{"id":1,"price":"12.345","born":"soon"}'),
                       ("insert", None, '{"id":2,"price":"7.5","born":"2024-05-01"}')],
                      [(0, "id", "int"), (0, "price", "decimal(10,2)"), (0, "born", "date")])
     frame = cdckit.table(events, "shop.items")
-    assert frame["price"].isna().tolist() == [True, False] and frame["born"].isna().tolist() == [True, False]
+    # typing never turns a value into null: the misfit stays as the capture wrote it, the others typed
+    assert frame["price"].tolist() == ["12.345", Decimal("7.50")]
+    assert frame["born"].tolist() == ["soon", dt.date(2024, 5, 1)]
     problems = cdckit.tables.problems_frame(frame.attrs["type_problems"])
     assert repr(pd.concat([frame, frame]))  # the problems in attrs do not break pandas
     assert sorted(problems["column"]) == ["born", "price"]
@@ -105,8 +109,10 @@ def test_decimal_without_scale_takes_the_smallest_exact_scale():
     array, misfits = typed_array([1.5, "12345678901234567.891", 3], "decimal")
     assert array.type == pa.decimal128(38, 3) and not misfits
     assert array.to_pylist()[1] == Decimal("12345678901234567.891")
-    wide, _ = typed_array(["1" + "0" * 40], "decimal")
-    assert wide.type == pa.string() and wide.to_pylist() == ["1" + "0" * 40]
+    wide, _ = typed_array(["1" + "0" * 40], "decimal")  # past decimal128's 38 digits: decimal256
+    assert wide.type == pa.decimal256(76, 0) and wide.to_pylist() == [Decimal("1" + "0" * 40)]
+    wider, _ = typed_array(["1" + "0" * 80, "0.5"], "decimal")  # past decimal256's 76 digits: the exact text
+    assert wider.type == pa.string() and wider.to_pylist() == ["1" + "0" * 80 + ".0", "0.5"]
 
 
 def test_before_columns_and_meta():
@@ -184,3 +190,83 @@ def test_profile_numbers():
     assert (n["updates_compared"], n["change_rate"]) == (2, 0.5)
     assert (s["null_rate"], s["distinct"], s["min"], s["max"], s["change_rate"]) == (0.2, 3, "a", "c", 0.5)
     assert rows.loc["id", "change_rate"] == 0.0
+
+
+# ---------------------------------------------------------------- typing never turns a value into null
+
+#: Kinds a column may be declared, and values that fit none of them (or not the declared one).
+MISFIT_KINDS = ["int", "float", "decimal(10,2)", "decimal", "decimal(1000,10)", "bool", "date", "timestamp",
+                "timestamp(us)", "timestamp(ns)", "time", "time(us)", "string", "json", "binary"]
+ODD_VALUES = ["infinity", "-infinity", "nope", "10000-01-01", "0044-03-15 BC", "24:00:00", "NaN", "1" * 120,
+              "9" * 1000 + ".5", 2**70, -(2**64), 1e308, 1.5, True, False, {"a": [1]}, [1, None], "",
+              "2024-05-01 09:00:00-03:30:52", "2024-13-01", 10**30, -5]
+
+
+def _had_values_kept(frame: pd.DataFrame, columns, images) -> None:
+    for column in columns:
+        for index, image in enumerate(images):
+            if image is not None and image.get(column) is not None:
+                assert not values.is_missing(frame[column].iloc[index]), (column, image[column])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(MISFIT_KINDS), picked=st.lists(st.sampled_from(ODD_VALUES), min_size=1, max_size=4))
+def test_no_typed_view_turns_a_value_into_null(kind, picked):
+    import json
+    import tempfile
+    from pathlib import Path
+
+    images = [{"id": i, "v": v} for i, v in enumerate(picked)]
+    events = _events([("insert", None, json.dumps(image)) for image in images] +
+                     [("update", json.dumps(images[0]), json.dumps(images[0]))],
+                     [(0, "id", "int"), (0, "v", kind)])
+    state = cdckit.materialize(events)["shop.items"]
+    _had_values_kept(state, ["v"], images)
+    history = cdckit.scd2(events)["shop.items"]
+    assert len(history) == len(images) + 1
+    _had_values_kept(history, ["v"], images + [images[0]])
+    typed = cdckit.table(events, "items", before=True)
+    _had_values_kept(typed, ["v"], images + [images[0]])
+    assert not values.is_missing(typed["before_v"].iloc[-1])
+    for problem in typed.attrs["type_problems"]:  # what did not fit is reported, and kept as captured
+        column = problem["column"]
+        assert typed[column].iloc[problem["offset"]] == values.loads(problem["value"]), problem
+    with tempfile.TemporaryDirectory() as folder:
+        for fmt in ("parquet", "csv", "jsonl"):
+            write_state({"shop.items": state}, Path(folder) / fmt, fmt)
+            write_scd2({"shop.items": history}, Path(folder) / f"scd2_{fmt}", fmt)
+        back = pd.read_parquet(Path(folder) / "parquet" / "shop.items.parquet")
+        assert back["v"].notna().sum() == sum(1 for image in images if image["v"] is not None)
+
+
+@pytest.mark.parametrize("digits, scale, declared, arrow", [
+    (38, 10, "decimal(38,10)", pa.decimal128(38, 10)), (60, 10, "decimal(60,10)", pa.decimal256(60, 10)),
+    (1000, 10, "decimal(1000,10)", pa.string()), (1000, 10, "decimal", pa.string()),
+    (70, 20, "decimal", pa.decimal256(76, 20))])
+def test_wide_decimals_keep_every_digit_in_every_view(tmp_path, digits, scale, declared, arrow):
+    number = ("31415926535897932384" * 60)[:digits - scale] + "." + ("27182818284590452353" * 60)[:scale]
+    other = "-" + number[:-1] + "1"
+    events = _events([("insert", None, '{"id":1,"n":"%s"}' % number), ("insert", None, '{"id":2,"n":"1.5"}'),
+                      ("update", '{"id":2,"n":"1.5"}', '{"id":2,"n":"%s"}' % other)],
+                     [(0, "id", "int"), (0, "n", declared)])
+    want = [Decimal(number), Decimal(other)]
+    states = cdckit.materialize(events)
+    state = states["shop.items"]
+    assert [Decimal(str(v)) for v in state["n"]] == want and states.type_problems.empty
+    history = cdckit.scd2(events)["shop.items"]
+    assert [Decimal(str(v)) for v in history["n"]] == [Decimal(number), Decimal("1.5"), Decimal(other)]
+    assert [Decimal(str(v)) for v in cdckit.table(events, "items")["n"]] == [Decimal(number), Decimal("1.5"),
+                                                                              Decimal(other)]
+    snapshot = pd.DataFrame({"id": [1, 2], "n": want}, dtype=object)
+    assert cdckit.reconcile(states, snapshot, table="items").ok
+    wrong = pd.DataFrame({"id": [1, 2], "n": [Decimal(number) + Decimal(f"1e-{scale}"), want[1]]}, dtype=object)
+    assert not cdckit.reconcile(states, wrong, table="items").ok  # one unit in the last place tells
+    write_state(states, tmp_path / "state")
+    write_scd2({"shop.items": history}, tmp_path / "scd2")
+    table = pq.read_table(tmp_path / "state" / "shop.items.parquet")
+    assert table.schema.field("n").type == arrow
+    assert [Decimal(str(v)) for v in table.column("n").to_pylist()] == want
+    back = pq.read_table(tmp_path / "scd2" / "shop.items.parquet").column("n").to_pylist()
+    assert [Decimal(str(v)) for v in back] == [Decimal(number), Decimal("1.5"), Decimal(other)]
+    write_state(states, tmp_path / "state.csv", "csv")
+    assert number in (tmp_path / "state.csv" / "shop.items.csv").read_text()

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cdckit import values
+from cdckit.errors import InvalidValue
 from json_styles import STYLES, written
 
 ASCII = st.characters(min_codepoint=32, max_codepoint=126)
@@ -94,3 +95,56 @@ def test_the_missing_cell_rule_is_pandas_on_scalars_and_never_on_containers():
     missing = (None, float("nan"), pd.NA, pd.NaT, np.float64("nan"), np.datetime64("NaT"))
     present = (0, 0.0, "", False, b"", [None], {}, (), np.int64(3), np.array([np.nan]), pd.Timestamp(0))
     assert all(is_missing(v) for v in missing) and not any(is_missing(v) for v in present)
+
+
+# ---------------------------------------------------------------- PostgreSQL's time texts, exact decimals of any length
+
+
+@pytest.mark.parametrize("text, iso", [
+    ("1900-06-01 08:29:08-03:30:52", "1900-06-01T12:00:00"),  # local mean time: an offset with seconds
+    ("2024-01-02 03:04:05+02", "2024-01-02T01:04:05"),
+    ("2024-01-02 03:04:05.5+0530", "2024-01-01T21:34:05.5"),
+    ("2024-01-02T03:04:05.123456789Z", "2024-01-02T03:04:05.123456789"),
+    ("1500-01-01 00:00:00", "1500-01-01T00:00:00"),
+    ("2024-02-29", "2024-02-29T00:00:00"),
+])
+def test_instant_ns_reads_postgres_and_iso_forms(text, iso):
+    import numpy as np
+
+    whole, _, fraction = iso.partition(".")
+    want = int(np.datetime64(whole, "s").astype("int64")) * 10**9 + int(fraction.ljust(9, "0") or 0)
+    assert values.instant_ns(text) == want
+
+
+def test_instant_ns_reads_any_year_and_refuses_what_is_no_instant():
+    day = 86_400 * 10**9
+    assert values.instant_ns("10000-01-01 00:00:00+00") == 2_932_897 * day
+    assert values.instant_ns("0001-01-01 BC") == values.instant_ns("0001-01-01") - 366 * day  # 1 BC is leap year 0
+    assert values.instant_ns("0044-03-15 12:00:00+00 BC") < values.instant_ns("0001-01-01")
+    assert values.date_days("10000-01-01") == 2_932_897 and values.date_days("1969-12-31") == -1
+    for text in ("infinity", "-infinity", "2024-02-30", "2024-13-01", "soon", "2024-01-01 25:00:00"):
+        with pytest.raises(InvalidValue):
+            values.instant_ns(text)
+    with pytest.raises(InvalidValue):  # a time a nanosecond timestamp cannot hold, where the frame needs one
+        values.text_time_to_ns("1500-01-01 00:00:00+00")
+
+
+def test_time_of_day_ns_reads_time_and_timetz():
+    assert values.time_of_day_ns("12:34:56.789") == (45_296_789) * 10**6
+    assert values.time_of_day_ns("12:34:56.789+05:30") == values.time_of_day_ns("07:04:56.789")
+    assert values.time_of_day_ns("01:00:00+05:30") == values.time_of_day_ns("19:30:00")  # wraps past midnight
+    assert values.time_of_day_ns("07:04:56.789Z") == values.time_of_day_ns("07:04:56.789")
+    assert values.time_of_day_ns("24:00:00") == 86_400 * 10**9
+
+
+def test_decimal_text_and_loads_keep_every_digit():
+    from decimal import Decimal
+
+    unscaled = int("1234567890" * 100)
+    assert values.decimal_text(unscaled, 10) == str(unscaled)[:-10] + "." + str(unscaled)[-10:]
+    assert Decimal(values.decimal_text(-unscaled, 0)) == -unscaled
+    assert values.decimal_text(-(10**40) - 5, 38) == "-100.00000000000000000000000000000000000005"
+    long = "7" * 131_072  # PostgreSQL's unconstrained numeric: 131072 digits before the point
+    assert values.loads(('{"n": %s.5}' % long).encode()) == {"n": long + ".5"}
+    assert values.loads(('{"n": -%s}' % long).encode()) == {"n": "-" + long}
+    assert values.coerce(long, "int") == long and values.exact_number(long + ".25") == long + ".25"

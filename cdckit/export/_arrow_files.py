@@ -12,6 +12,7 @@ cannot type as one kind becomes JSON text.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -106,9 +107,15 @@ def _typed_array(column: pd.Series) -> tuple[pa.Array | None, str | None]:
 
 
 def _plain(value: Any) -> Any:
-    """A cell as a value JSON can carry."""
+    """A cell as a value JSON can carry (an exact decimal as a JSON number of every digit).
+
+    >>> values.dumps([_plain(Decimal("12345678901234567890.123456789")), _plain(pd.Timestamp("2024-01-01", tz="UTC"))])
+    '[12345678901234567890.123456789,"2024-01-01T00:00:00+00:00"]'
+    """
     if isinstance(value, pd.Timestamp):
         return value.isoformat()
+    if isinstance(value, Decimal):
+        return orjson.Fragment(format(value, "f")) if value.is_finite() else str(value)
     if hasattr(value, "tolist"):  # numpy scalars and arrays
         return value.tolist()
     return value
@@ -148,8 +155,9 @@ def _text_columns(table: pa.Table, json_lists: bool) -> pa.Table:
 
 def _iso(times: pa.ChunkedArray) -> pa.ChunkedArray:
     """Timestamps as ``2024-05-01T09:00:00.5Z`` text (UTC, fraction without trailing zeros)."""
-    utc = pc.cast(times, _TIME if times.type.tz is not None else pa.timestamp("ns"))
-    text = pc.strftime(pc.cast(utc, _TIME), format="%Y-%m-%dT%H:%M:%S")
+    unit = times.type.unit  # kept: a time in microseconds may lie beyond nanoseconds' years (1677 to 2262)
+    utc = pc.cast(times, pa.timestamp(unit, tz="UTC") if times.type.tz is not None else pa.timestamp(unit))
+    text = pc.strftime(pc.cast(utc, pa.timestamp(unit, tz="UTC")), format="%Y-%m-%dT%H:%M:%S")
     text = pc.replace_substring_regex(text, pattern=r"\.?0+$", replacement="")
     return pc.binary_join_element_wise(text, "Z", "")
 

@@ -417,7 +417,8 @@ def materialize(events: DataFrame, as_of: Any = None, order: str = "seq", types:
     read, ``{column: kind}`` or ``{table: {column: kind}}``). A column given a
     kind has the Spark type of the pandas typed state (``decimal(P,S)``, UTC
     ``timestamp``, ``date``, ``bigint``...; a time of day is text) and its
-    values typed as pandas types them (a value that does not fit is null).
+    values typed as pandas types them (a column where a value does not fit is text, each value as the
+    capture wrote it: never null).
     The other columns keep the JSON typing above: long, double, boolean,
     ``decimal(38,0)`` for whole numbers beyond 64 bits, else string.
     """

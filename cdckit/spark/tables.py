@@ -6,9 +6,13 @@ images with :func:`cdckit.column_types.infer_kind`; a kind whose Arrow type
 depends on the values (a decimal without scale, whole numbers beyond 64
 bits) is fixed from that sample. The images are then typed inside Spark tasks
 (``mapInArrow``) by :func:`cdckit.column_types.typed_array` itself, so that a
-value is typed exactly as in pandas; a value that does not fit is null.
+value is typed exactly as in pandas. Typing never turns a value into null: a
+Spark column has one type, so a column where any value does not fit its kind
+or its Spark type (found by a first pass over the images) is text, each value
+as the capture wrote it (as pandas keeps such a value in an ``object`` column).
 Spark keeps times in microseconds (nanoseconds are cut) and has no time of
-day: a ``time`` column is ``HH:MM:SS.ffffff`` text.
+day: a ``time`` column is ``HH:MM:SS.ffffff`` text. ``DecimalType`` holds 38
+digits: a wider decimal is its exact text.
 
 >>> from cdckit.spark import tables
 >>> tables.spark_arrow_type(pa.time64("us")), tables.spark_arrow_type(pa.timestamp("ns", tz="UTC"))
@@ -33,14 +37,21 @@ from ..replayer import parse_image
 from ..tables import META_COLUMNS, declared_kinds
 from .columns import table_name_column
 
-__all__ = ["table", "spark_arrow_type", "kinds_given", "fixed_kinds", "typed_column", "typed_json"]
+__all__ = ["table", "spark_arrow_type", "kinds_given", "fixed_kinds", "typed_column", "misfit_count", "typed_json"]
 
 _META_TYPES = {"op": pa.string(), "key": pa.string(), "seq": pa.string(),
                "event_time": pa.timestamp("us", tz="UTC"), "source": pa.string(), "offset": pa.int64()}
 
 
 def spark_arrow_type(kind: pa.DataType) -> pa.DataType:
-    """The Arrow type a typed column takes on Spark: times in microseconds, a time of day as text."""
+    """The Arrow type a typed column takes on Spark: times in microseconds, a time of day as text, a decimal
+    past Spark's 38 digits as its exact text.
+
+    >>> spark_arrow_type(pa.decimal256(50, 2)), spark_arrow_type(pa.decimal128(38, 2))
+    (DataType(string), Decimal128Type(decimal128(38, 2)))
+    """
+    if pa.types.is_decimal(kind) and (kind.precision > 38 or not pa.types.is_decimal128(kind)):
+        return pa.string()
     if pa.types.is_timestamp(kind):
         return pa.timestamp("us", tz="UTC")
     if pa.types.is_time(kind):
@@ -89,14 +100,33 @@ def fixed_kinds(kinds: Mapping[str, str], found: Mapping[str, Sequence[Any]]) ->
 
 
 def typed_column(column: Sequence[Any], kind: str, target: pa.DataType) -> pa.Array:
-    """Image values (JSON values, None for null) as the Arrow array of ``target`` (a value that does not fit
-    its kind or the target is null).
+    """Image values (JSON values, None for null) as the Arrow array of ``target``; a value that does not fit its
+    kind or the target is null (:func:`misfit_count` counts them: the callers make such a column text).
 
     >>> typed_column([1.5, "12345678901234567.89", "nope"], "decimal(20,2)", pa.decimal128(20, 2)).to_pylist()
     [Decimal('1.50'), Decimal('12345678901234567.89'), None]
+    >>> typed_column([1.5, "1" * 50], "string", pa.string()).to_pylist() == ["1.5", "1" * 50]
+    True
     """
     array, _ = typed_array(column, kind)
     return _fitted(array, target)
+
+
+def misfit_count(column: Sequence[Any], kind: str, target: pa.DataType) -> int:
+    """How many values :func:`typed_column` turns into null.
+
+    >>> misfit_count([1.5, "12345678901234567.89", "nope", None], "decimal(20,2)", pa.decimal128(20, 2))
+    1
+    """
+    typed = typed_column(column, kind, target)
+    return sum(1 for value, done in zip(column, typed.is_null().to_pylist()) if done and value is not None)
+
+
+def _without_misfits(kinds: dict[str, str], targets: dict[str, pa.DataType],
+                     misfits: set[str]) -> tuple[dict[str, str], dict[str, pa.DataType]]:
+    """The kinds and targets with each column in ``misfits`` made text (each value as the capture wrote it)."""
+    return ({c: "string" if c in misfits else k for c, k in kinds.items()},
+            {c: pa.string() if c in misfits else t for c, t in targets.items()})
 
 
 def typed_json(frame: DataFrame, kinds: Mapping[str, str], sample: int = 10_000) -> DataFrame:
@@ -114,6 +144,7 @@ def typed_json(frame: DataFrame, kinds: Mapping[str, str], sample: int = 10_000)
         picked = frame.select(*unsettled).limit(sample).toArrow()
         found = {c: [values.loads(t) for t in picked.column(c).to_pylist() if t is not None] for c in unsettled}
     kinds, targets = fixed_kinds(kinds, found)
+    kinds, targets = _without_misfits(kinds, targets, _misfit_columns_of_values(frame, kinds, targets))
     schema = T.StructType([T.StructField(f.name, from_arrow_type(targets[f.name])) if f.name in targets else f
                            for f in frame.schema.fields])
 
@@ -125,6 +156,23 @@ def typed_json(frame: DataFrame, kinds: Mapping[str, str], sample: int = 10_000)
             yield pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
 
     return frame.mapInArrow(typed, schema)
+
+
+def _misfit_columns_of_values(frame: DataFrame, kinds: Mapping[str, str],
+                              targets: Mapping[str, pa.DataType]) -> set[str]:
+    """The columns of ``frame`` (JSON value texts) where a value does not fit its kind or target (a Spark job)."""
+    checked = [c for c in kinds if targets[c] != pa.string()]
+    if not checked:
+        return set()
+
+    def found(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            bad = [c for c in checked
+                   if misfit_count([None if t is None else values.loads(t) for t in batch.column(c).to_pylist()],
+                                   kinds[c], targets[c])]
+            yield pa.RecordBatch.from_pydict({"column": bad}, schema=pa.schema([("column", pa.string())]))
+
+    return {r[0] for r in frame.select(*checked).mapInArrow(found, "column string").distinct().collect()}
 
 
 def _unsettled(kind: str) -> bool:
@@ -155,6 +203,7 @@ def table(events: DataFrame, name: str, *, types: Any = None, before: bool = Fal
              for column in columns}
     kinds, targets = fixed_kinds({column: given.get(column) or infer_kind(found[column]) for column in columns},
                                  found)
+    kinds, targets = _without_misfits(kinds, targets, _misfit_columns_of_images(rows, kinds, targets, before))
     named = {c: (f"after_{c}" if c in META_COLUMNS else c) for c in columns}
     fields = [pa.field(c, _META_TYPES[c]) for c in META_COLUMNS]
     fields += [pa.field(named[c], targets[c]) for c in columns]
@@ -179,13 +228,42 @@ def table(events: DataFrame, name: str, *, types: Any = None, before: bool = Fal
     return rows.select(*META_COLUMNS, "before", "after").mapInArrow(typed, spark_schema(schema))
 
 
+def _misfit_columns_of_images(rows: DataFrame, kinds: Mapping[str, str], targets: Mapping[str, pa.DataType],
+                              before: bool) -> set[str]:
+    """The columns where a value of the after (and with ``before`` the before) images does not fit (a Spark job)."""
+    checked = [c for c in kinds if targets[c] != pa.string()]
+    if not checked:
+        return set()
+
+    def found(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            images = [parse_image(v) for v in batch.column("after").to_pylist()]
+            if before:
+                images += [parse_image(v) for v in batch.column("before").to_pylist()]
+            bad = [c for c in checked
+                   if misfit_count([None if i is None else i.get(c) for i in images], kinds[c], targets[c])]
+            yield pa.RecordBatch.from_pydict({"column": bad}, schema=pa.schema([("column", pa.string())]))
+
+    return {r[0] for r in rows.select("before", "after").mapInArrow(found, "column string").distinct().collect()}
+
+
 def _fitted(array: pa.Array, target: pa.DataType) -> pa.Array:
     """A typed array as the sample fixed its Spark type (a value that does not fit it is null)."""
     if pa.types.is_time(array.type):
         return pa.array([None if v is None else v.isoformat() for v in array.to_pylist()], pa.string())
     if array.type == target:
         return array
+    if pa.types.is_decimal(array.type) and target == pa.string():
+        return pa.array([None if v is None else format(v, "f") for v in array.to_pylist()], pa.string())
     try:
-        return array.cast(target, safe=False)
+        return array.cast(target, safe=not pa.types.is_timestamp(target))  # a decimal that does not fit: an error
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return pa.nulls(len(array), target)
+        return pa.array([_one_fitted(v, target) for v in array.to_pylist()], target)
+
+
+def _one_fitted(value: Any, target: pa.DataType) -> Any:
+    """One value of a typed array as ``target`` holds it, None when it does not fit."""
+    try:
+        return pa.array([value]).cast(target)[0].as_py()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None

@@ -268,3 +268,96 @@ def test_avro_json_bytes_nested_in_records_are_base64_as_top_level_bytes_are():
     assert after["raw"] == "AP8=" and after["g"] == {"wkb": "AQI=", "srid": 4326} and after["list"] == ["AQ==", None]
     row_like = dict(message, after={"db.s.t.Value": {"scale": 2, "value": "text"}})
     assert json.loads(read_clean([json.dumps(row_like)])["after"].iloc[0]) == {"scale": 2, "value": "text"}
+
+
+def _decimal_capture(digits: int, scale: int, mode: str) -> tuple[str, "Decimal"]:
+    """A wrapped Debezium PostgreSQL capture of one numeric value of ``digits`` digits, ``scale`` after the point,
+    as ``decimal.handling.mode`` ``mode`` writes it (precise: Connect Decimal bytes, variable:
+    VariableScaleDecimal, string: the digits as text), two lines (so the batch decoder reads them too)."""
+    import base64
+    from decimal import Decimal
+
+    unscaled = -int(("9876543210" * (digits // 10 + 1))[:digits])
+    value = Decimal((1, tuple(int(d) for d in str(-unscaled)), -scale))
+    raw = base64.b64encode(unscaled.to_bytes((unscaled.bit_length() + 8) // 8, "big", signed=True)).decode()
+    if mode == "precise":
+        field = {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "optional": True, "field": "amount",
+                 "parameters": {"scale": str(scale), "connect.decimal.precision": str(digits)}}
+        amount = raw
+    elif mode == "variable":
+        field = {"type": "struct", "name": "io.debezium.data.VariableScaleDecimal", "optional": True, "field": "amount",
+                 "fields": [{"type": "int32", "field": "scale"}, {"type": "bytes", "field": "value"}]}
+        amount = {"scale": scale, "value": raw}
+    else:
+        field = {"type": "string", "optional": True, "field": "amount"}
+        amount = format(value, "f")
+    image = {"type": "struct", "fields": [{"type": "int32", "field": "id"}, field]}
+    schema = {"type": "struct", "fields": [dict(image, field="before", optional=True),
+                                           dict(image, field="after", optional=True)]}
+    lines = [json.dumps({"schema": schema, "payload": {
+        "op": "c", "before": None, "after": {"id": i, "amount": amount}, "ts_ms": 1,
+        "source": {"connector": "postgresql", "db": "d", "schema": "public", "table": "t", "lsn": 100 + i}}})
+        for i in (1, 2)]
+    return "\n".join(lines), value
+
+
+@pytest.mark.parametrize("mode", ["precise", "variable", "string"])
+@pytest.mark.parametrize("digits, scale", [(38, 10), (1000, 10), (1000, 0), (60, 30)])
+def test_connect_decimals_keep_every_digit(mode, digits, scale):
+    from decimal import Decimal
+
+    text, value = _decimal_capture(digits, scale, mode)
+    events = read_clean(text, dialect="debezium")
+    assert [Decimal(str(json.loads(a)["amount"])) for a in events["after"]] == [value, value]
+    state = cdckit.materialize(events)["d.t"]
+    cells = state["amount"].tolist()
+    assert [Decimal(str(c)) for c in cells] == [value, value]  # typed state holds every digit, never null
+    assert cdckit.materialize(events).type_problems.empty
+
+
+#: Debezium's time types: (schema type, logical name, value, what the typed state holds; None: kept as captured).
+DEBEZIUM_TIMES = [
+    ("int32", "io.debezium.time.Date", -171_000, "1501-10-27"),
+    ("int32", "io.debezium.time.Date", 2_932_897, None),  # 10000-01-01: no date pandas holds
+    ("int32", "org.apache.kafka.connect.data.Date", 19_723, "2024-01-01"),
+    ("int64", "io.debezium.time.MicroTimestamp", -14_831_769_600_000_000, "1500-01-01T00:00:00Z"),
+    ("int64", "io.debezium.time.MicroTimestamp", 13_569_465_600_000_001, "2400-01-01T00:00:00.000001Z"),
+    ("int64", "io.debezium.time.Timestamp", -14_831_769_600_000, "1500-01-01T00:00:00Z"),
+    ("int64", "org.apache.kafka.connect.data.Timestamp", 1_704_067_200_000, "2024-01-01T00:00:00Z"),
+    ("int64", "io.debezium.time.NanoTimestamp", 1_704_067_200_000_000_001, "2024-01-01T00:00:00.000000001Z"),
+    ("string", "io.debezium.time.ZonedTimestamp", "1900-06-01T12:00:00Z", "1900-06-01T12:00:00Z"),
+    ("string", "io.debezium.time.ZonedTimestamp", "2024-01-01T10:00:00.123456+05:30", "2024-01-01T04:30:00.123456Z"),
+    ("string", "io.debezium.time.ZonedTimestamp", "infinity", None),
+    ("int64", "io.debezium.time.MicroTime", 45_296_789_000, "12:34:56.789"),
+    ("int32", "io.debezium.time.Time", 45_296_789, "12:34:56.789"),
+    ("int32", "org.apache.kafka.connect.data.Time", 45_296_789, "12:34:56.789"),
+    ("string", "io.debezium.time.ZonedTime", "07:04:56.789Z", "07:04:56.789"),
+    ("int64", "io.debezium.time.MicroTime", 86_400_000_000, None),  # PostgreSQL's 24:00:00
+]
+
+
+def test_debezium_time_types_reach_typed_state():
+    import datetime as dt
+
+    import pandas as pd
+
+    fields = [{"type": "int32", "field": "id"}]
+    fields += [{"type": t, "name": n, "optional": True, "field": f"c{i}"} for i, (t, n, _, _) in enumerate(DEBEZIUM_TIMES)]
+    image = {"type": "struct", "fields": fields}
+    schema = {"type": "struct", "fields": [dict(image, field="before", optional=True),
+                                           dict(image, field="after", optional=True)]}
+    after = {"id": 1} | {f"c{i}": v for i, (_, _, v, _) in enumerate(DEBEZIUM_TIMES)}
+    text = json.dumps({"schema": schema, "payload": {"op": "c", "before": None, "after": after, "ts_ms": 1,
+                                                     "source": {"connector": "postgresql", "db": "d", "table": "t"}}})
+    states = cdckit.materialize(read_clean(text, dialect="debezium"))
+    state, misfits = states["d.t"], set(states.type_problems["column"])
+    for i, (_, name, value, typed) in enumerate(DEBEZIUM_TIMES):
+        cell = state.loc[0, f"c{i}"]
+        if typed is None:
+            assert cell == value and f"c{i}" in misfits, (name, value, cell)
+        elif name.endswith("Date"):
+            assert cell == dt.date.fromisoformat(typed), (name, value, cell)
+        elif name.endswith("Time"):
+            assert cell == dt.time.fromisoformat(typed), (name, value, cell)
+        else:
+            assert cell == pd.Timestamp(typed), (name, value, cell)

@@ -358,3 +358,68 @@ def test_bad_messages_are_quarantined(tmp_path):
         ('{"nothing":1}', "neither change"),
         ('[1]', "expected a wal2json message as a JSON object"),
     ], tmp_path)
+
+
+# ---------------------------------------------------------------- every digit, every PostgreSQL time form, typed
+
+#: PostgreSQL's text output of each time type, and the value the typed state holds for it
+#: (None: it fits no typed column and stays as PostgreSQL printed it).
+TIME_FORMS = [
+    ("timestamp with time zone", "1900-06-01 08:29:08-03:30:52", "1900-06-01T12:00:00Z"),  # LMT offset, seconds
+    ("timestamp with time zone", "2024-01-02 03:04:05.123456+05:30", "2024-01-01T21:34:05.123456Z"),
+    ("timestamp with time zone", "2024-01-02 03:04:05+02", "2024-01-02T01:04:05Z"),
+    ("timestamp with time zone", "1500-01-01 00:00:00+00", "1500-01-01T00:00:00Z"),  # before pandas' ns range
+    ("timestamp with time zone", "2400-01-01 00:00:00.5+00", "2400-01-01T00:00:00.5Z"),  # after it
+    ("timestamp with time zone", "10000-01-01 00:00:00+00", None),
+    ("timestamp with time zone", "0044-03-15 12:00:00+00 BC", None),
+    ("timestamp with time zone", "infinity", None),
+    ("timestamp with time zone", "-infinity", None),
+    ("timestamp without time zone", "2024-01-02 03:04:05.1", "2024-01-02T03:04:05.1Z"),
+    ("timestamp without time zone", "1200-02-29 00:00:00", "1200-02-29T00:00:00Z"),
+    ("date", "2024-02-29", "2024-02-29"),
+    ("date", "1000-01-01", "1000-01-01"),
+    ("date", "10000-01-01", None),
+    ("date", "0001-01-01 BC", None),
+    ("date", "infinity", None),
+    ("time without time zone", "12:34:56.789", "12:34:56.789"),
+    ("time without time zone", "24:00:00", None),
+    ("time with time zone", "12:34:56.789+05:30", "12:34:56.789+05:30"),  # PostgreSQL's plugins: kept as text
+]
+
+
+def _typed_forms_capture() -> str:
+    big = "9" * 990 + "." + "1234567890"  # numeric(1000,10) at its limit, a bare JSON number
+    columns = [{"name": "id", "type": "integer", "value": 1}, {"name": "n", "type": "numeric(1000,10)", "value": 0},
+               {"name": "u", "type": "numeric", "value": 0}]
+    columns += [{"name": f"c{i}", "type": t, "value": v} for i, (t, v, _) in enumerate(TIME_FORMS)]
+    line = json.dumps({"action": "I", "xid": 1, "lsn": "0/10", "schema": "s", "table": "t", "columns": columns,
+                       "pk": [{"name": "id", "type": "integer"}]})
+    line = line.replace('"value": 0}', f'"value": {big}}}', 1).replace('"value": 0}', '"value": -' + "7" * 5000 + "}", 1)
+    return line
+
+
+def test_long_numbers_and_every_time_form_reach_typed_state():
+    import datetime as dt
+
+    import pandas as pd
+
+    events = read_clean(_typed_forms_capture(), dialect="wal2json")
+    after = json.loads(events.loc[0, "after"])
+    assert after["n"] == "9" * 990 + ".1234567890" and after["u"] == "-" + "7" * 5000
+    states = cdckit.materialize(events)
+    state = states["s.t"]
+    assert Decimal(str(state.loc[0, "n"])) == Decimal("9" * 990 + ".1234567890")
+    assert Decimal(str(state.loc[0, "u"])) == Decimal("-" + "7" * 5000)
+    misfits = set(states.type_problems["column"])
+    for i, (kind, text, typed) in enumerate(TIME_FORMS):
+        cell = state.loc[0, f"c{i}"]
+        if typed is None:
+            assert cell == text and f"c{i}" in misfits, (kind, text, cell)  # kept as captured, and reported
+        elif kind.startswith("timestamp"):
+            assert cell == pd.Timestamp(typed), (kind, text, cell)
+        elif kind == "date":
+            assert cell == dt.date.fromisoformat(typed), (kind, text, cell)
+        elif kind.startswith("time without"):
+            assert cell == dt.time.fromisoformat(typed), (kind, text, cell)
+        else:
+            assert cell == typed, (kind, text, cell)

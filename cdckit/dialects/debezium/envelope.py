@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from decimal import Decimal
 from typing import Any
 
 from ... import values
@@ -267,6 +266,12 @@ def typed_value(value: Any, field: dict[str, Any] | None) -> Any:
 
 
 def _decimal_from_bytes(b64: Any, scale: int) -> Any:
+    """Connect ``Decimal`` bytes (Base64 of the unscaled two's-complement big-endian integer) as the exact number,
+    every digit kept (an int or float when one holds it, else its text).
+
+    >>> _decimal_from_bytes("AeJA", 2), _decimal_from_bytes("/w==", 0), _decimal_from_bytes(1.5, 2)
+    (1234.56, -1, 1.5)
+    """
     if not isinstance(b64, str):
         return b64
     try:
@@ -274,7 +279,7 @@ def _decimal_from_bytes(b64: Any, scale: int) -> Any:
     except (binascii.Error, ValueError):
         return values.exact_number(b64)
     unscaled = int.from_bytes(raw, "big", signed=True)
-    return values.exact_number(format(Decimal(unscaled).scaleb(-scale), "f"))
+    return values.exact_number(values.decimal_text(unscaled, scale))
 
 
 def kafka_payload(key: Any) -> Any:
