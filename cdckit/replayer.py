@@ -17,9 +17,10 @@ Rules (one change at a time, in replay order):
 - a ``truncate`` removes every row of the table (given a key, that key's row:
   the columnar engine hands a truncate to the walk once per key it clears);
 - a table whose changes carry no key is kept as a multiset of whole rows: an
-  update or delete removes the row equal to its before image (for dialects
-  with partial images, the first row holding every column of it) and an
-  update adds its after image (merged onto that row for partial images).
+  update or delete removes the row equal to its before image, else the first
+  row (in text order) the image describes (:func:`describes`: a column the
+  image lacks says nothing, ``null`` and a column the row lacks are the same),
+  and an update adds its after image (merged onto that row for partial images).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from .dialects import registry
 from .ordering._shared import none_if_missing
 
 __all__ = ["Step", "Replayer", "replay_rows", "column_order", "key_order", "old_key", "problem_rows",
-           "parse_image", "is_partial", "history_frame"]
+           "parse_image", "is_partial", "history_frame", "describes"]
 
 
 @dataclass
@@ -148,7 +149,7 @@ class Replayer:
         row = before
         if op in ("update", "delete") and before is not None:
             text = _canonical(before)
-            if self.bag[text] <= 0 and self.partial:  # a partial before image (SharePlex's key): the first row holding it
+            if self.bag[text] <= 0:  # not the whole row as it stands: the first row the image describes
                 text, row = self._holding(before)
             if text is not None and self.bag[text] > 0:
                 self.bag[text] -= 1
@@ -165,10 +166,10 @@ class Replayer:
         return Step(event, None, None, before, after if op != "delete" else None, problem)
 
     def _holding(self, image: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
-        """The first row of the multiset (in text order) that holds every column of ``image`` with its value."""
+        """The first row of the multiset (in text order) that ``image`` describes (:func:`describes`)."""
         for text in sorted(self.bag):
             row = values.loads(text)
-            if all(name in row and row[name] == value for name, value in image.items()):
+            if describes(image, row):
                 return text, row
         return None, None
 
@@ -177,6 +178,25 @@ class Replayer:
         keyed = [row for _, row in sorted(self.rows.items(), key=lambda kv: key_order(kv[0]))]
         keyless = [values.loads(text) for text, n in sorted(self.bag.items()) for _ in range(n)]
         return keyed + keyless
+
+
+def describes(image: dict[str, Any], row: dict[str, Any]) -> bool:
+    """Whether a before ``image`` describes ``row`` of a table without a key: each column of the image holds
+    the row's value, a ``null`` standing also for a column the row lacks (a Lindorm column delete); a column
+    the image lacks (a partial image, an unchanged TOAST value) says nothing.
+
+    >>> describes({"id": 1, "gone": None}, {"id": 1}), describes({"id": 1}, {"id": 1, "b": 2})
+    (True, True)
+    >>> describes({"id": 1, "b": None}, {"id": 1, "b": 2}), describes({"id": 2}, {"id": 1})
+    (False, False)
+    """
+    for name, value in image.items():
+        if name in row:
+            if row[name] != value:
+                return False
+        elif value is not None:
+            return False
+    return True
 
 
 def key_order(key: str) -> tuple:
