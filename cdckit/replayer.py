@@ -13,7 +13,11 @@ Rules (one change at a time, in replay order):
 - an ``update`` replaces the row with its after image, or, for dialects that
   send only the changed columns (SharePlex, UniVerse), merges the after image
   onto the row; when the key changes, the old key disappears;
-- a ``delete`` removes the row;
+- a ``delete`` removes the row; for dialects whose images may leave
+  unchanged columns out (TOAST), an ``insert`` right after a delete of another
+  key at the same ``seq`` (a primary-key update sent as a delete and a create,
+  as Debezium sends it) takes the columns its image leaves out from the
+  deleted row (:func:`moved_row`);
 - a ``truncate`` removes every row of the table (given a key, that key's row:
   the columnar engine hands a truncate to the walk once per key it clears);
 - a table whose changes carry no key is kept as a multiset of whole rows: an
@@ -38,7 +42,8 @@ from .dialects import registry
 from .ordering._shared import none_if_missing
 
 __all__ = ["Step", "Replayer", "replay_rows", "column_order", "key_order", "old_key", "problem_rows",
-           "parse_image", "is_partial", "history_frame", "describes"]
+           "parse_image", "is_partial", "history_frame", "describes",
+           "moved_row"]
 
 
 @dataclass
@@ -101,9 +106,17 @@ class Replayer:
         self.partial = partial
         self.rows: dict[str, dict[str, Any]] = {}
         self.bag: Counter[str] = Counter()
+        self._deleted: tuple[Any, str, dict[str, Any]] | None = None  # the last step, when a delete: seq, key, row
 
     def apply(self, event: dict[str, Any]) -> Step:
         """Apply one change; returns what it did."""
+        deleted, self._deleted = self._deleted, None
+        step = self._apply(event, deleted)
+        if step.event["op"] == "delete" and step.old_row is not None and step.old_key is not None:
+            self._deleted = (none_if_missing(event.get("seq")), step.old_key, step.old_row)
+        return step
+
+    def _apply(self, event: dict[str, Any], deleted: tuple[Any, str, dict[str, Any]] | None) -> Step:
         op = event["op"]
         columns = event.get("key_columns")
         before, after = parse_image(event.get("before")), parse_image(event.get("after"))
@@ -122,6 +135,8 @@ class Replayer:
             problem = "insert of a live key (row replaced)" if op == "insert" and old is not None else None
             if after is None:
                 return Step(event, key, key, old, old, f"{op} without an after image (ignored)")
+            if self.partial and op == "insert" and deleted is not None:
+                after = moved_row(after, key, event.get("seq"), deleted)
             self.rows[key] = after
             return Step(event, key, key, old, after, problem)
         if op == "delete":
@@ -178,6 +193,23 @@ class Replayer:
         keyed = [row for _, row in sorted(self.rows.items(), key=lambda kv: key_order(kv[0]))]
         keyless = [values.loads(text) for text, n in sorted(self.bag.items()) for _ in range(n)]
         return keyed + keyless
+
+
+def moved_row(after: dict[str, Any], key: str, seq: Any, deleted: tuple[Any, str, dict[str, Any]]) -> dict[str, Any]:
+    """An insert's row when the change just before it deleted another key at the same position (``deleted``:
+    that seq, key and row): a primary-key update sent as a delete and a create (Debezium); the columns the
+    insert's image leaves out (unchanged TOAST values) keep the deleted row's values.
+
+    >>> moved_row({"id": 2, "a": 1}, "[2]", "7", ("7", "[1]", {"id": 1, "a": 0, "big": "x"}))
+    {'big': 'x', 'id': 2, 'a': 1}
+    >>> moved_row({"id": 2}, "[2]", "8", ("7", "[1]", {"id": 1, "big": "x"}))
+    {'id': 2}
+    """
+    where, old_key, row = deleted
+    seq = none_if_missing(seq)
+    if seq is None or where != seq or old_key == key or not (row.keys() - after.keys()):
+        return after
+    return {**{name: value for name, value in row.items() if name not in after}, **after}
 
 
 def describes(image: dict[str, Any], row: dict[str, Any]) -> bool:

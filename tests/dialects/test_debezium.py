@@ -252,3 +252,24 @@ def test_avro_json_is_detected_and_decoded_without_naming_the_dialect():
     events = read_clean([json.dumps(message)])
     assert_rows(events, [row(0, "insert", "c", table="t", event_time="1970-01-01T00:00:01Z",
                              emit_time="1970-01-01T00:00:00.005Z", after={"id": 1, "name": "x"})])
+
+
+# ---------------------------------------------------------------- the unchanged-TOAST placeholder (PostgreSQL)
+
+
+def test_an_unchanged_toast_placeholder_in_any_shape_leaves_its_column_out_of_the_image():
+    from debezium_pg import PLACEHOLDER, Capture, unavailable
+
+    capture = Capture().update({"id": 1, "name": "Ann", "qty": 5})
+    events = read_clean(capture.records, dialect="debezium")
+    assert json.loads(events.loc[0, "after"]) == {"id": 1, "name": "Ann", "qty": 5}
+    raw = PLACEHOLDER.encode()
+    shapes = {"hex": raw.hex(), "HEX": raw.hex().upper(), "hstore": {PLACEHOLDER: PLACEHOLDER}, "bigints": list(raw)}
+    message = {"op": "u", "before": None, "after": {"id": 1, **unavailable(), **shapes},
+               "source": {"connector": "postgresql", "db": "shop", "schema": "public", "table": "docs", "lsn": 7}}
+    for decoded in (read_clean([json.dumps(message)], dialect="debezium"),
+                    read_clean([json.dumps(message["after"] | {"__op": "u", "__table": "docs", "__lsn": 7})],
+                               dialect="debezium_flat")):
+        assert json.loads(decoded.loc[0, "after"]) == {"id": 1}
+    kept = dict(message, after={"id": 1, "bio": PLACEHOLDER + " and more", "tags": [PLACEHOLDER, "x"]})
+    assert json.loads(read_clean([json.dumps(kept)], dialect="debezium").loc[0, "after"]) == kept["after"]
