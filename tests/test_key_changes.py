@@ -59,9 +59,9 @@ def test_without_the_before_image_the_old_row_stays_and_universe_is_the_case():
 TOASTED = {"bio": "x" * 9000, "pic": "AAEC", "tags": ["a", "b"], "doc": '{"k": 1}', "nums": [1, 2]}
 
 
-def toast_capture():
-    """Debezium on PostgreSQL (REPLICA IDENTITY DEFAULT): updates and a primary-key update that leave the
-    TOASTed columns unchanged carry the placeholder; row 3 is deleted."""
+def toast_records() -> list[dict]:
+    """Debezium on PostgreSQL (REPLICA IDENTITY DEFAULT) as kcat -J saves it: updates and a primary-key update
+    that leave the TOASTed columns unchanged carry the placeholder; row 3 is deleted."""
     import debezium_pg
 
     capture = debezium_pg.Capture()
@@ -69,7 +69,11 @@ def toast_capture():
     capture.change_key(1, {"id": 2, "name": "Ann B", "qty": 6}).update({"id": 2, "name": "Ann C", "qty": 7})
     capture.insert({"id": 3, "name": "Cy", "qty": 1, **TOASTED}).update({"id": 3, "name": "Cy", "qty": 2})
     capture.delete(3)
-    return cdckit.read(capture.records, dialect="debezium")
+    return capture.records
+
+
+def toast_capture() -> pd.DataFrame:
+    return cdckit.read(toast_records(), dialect="debezium")
 
 
 def test_unchanged_toast_values_are_kept_across_updates_and_a_primary_key_update():
