@@ -43,7 +43,7 @@ from .ordering._shared import none_if_missing
 
 __all__ = ["Step", "Replayer", "replay_rows", "column_order", "key_order", "old_key", "problem_rows",
            "parse_image", "is_partial", "history_frame", "describes",
-           "moved_row"]
+           "moved_row", "known_values"]
 
 
 @dataclass
@@ -210,6 +210,30 @@ def moved_row(after: dict[str, Any], key: str, seq: Any, deleted: tuple[Any, str
     if seq is None or where != seq or old_key == key or not (row.keys() - after.keys()):
         return after
     return {**{name: value for name, value in row.items() if name not in after}, **after}
+
+
+#: The values a connector writes for a column it did not read (a type's default or null): a delete's before image
+#: under PostgreSQL's REPLICA IDENTITY DEFAULT holds these for every column but the key.
+_DEFAULTS = (None, 0, 0.0, "", False, [], {}, "0", "1970-01-01", "1970-01-01T00:00:00Z", "00:00:00", "00:00:00Z")
+
+
+def known_values(image: dict[str, Any] | None, key_columns: Any) -> dict[str, Any] | None:
+    """The part of a delete's before image that tells the row's values: the whole image, or only its key
+    columns when every other column holds null or a type's default (``0``, ``""``, ``false``, epoch 0...), as
+    Debezium writes a delete of a table whose replica identity is its key: those are not the row's values.
+
+    >>> known_values({"id": 1, "name": "", "qty": 0, "note": None}, ["id"])
+    {'id': 1}
+    >>> known_values({"id": 1, "name": "Ann", "qty": 0}, ["id"])
+    {'id': 1, 'name': 'Ann', 'qty': 0}
+    """
+    keys = set() if key_columns is None or values.is_missing(key_columns) else set(key_columns)
+    if image is None or not keys or any(c not in image for c in keys) or len(image) <= len(keys):
+        return image
+    for name, value in image.items():
+        if name not in keys and not any(value == d and type(value) is type(d) for d in _DEFAULTS):
+            return image
+    return {name: value for name, value in image.items() if name in keys}
 
 
 def describes(image: dict[str, Any], row: dict[str, Any]) -> bool:

@@ -87,3 +87,15 @@ def test_unchanged_toast_values_are_kept_across_updates_and_a_primary_key_update
     assert (versions["bio"] == TOASTED["bio"]).all() and versions["tags"].tolist() == [["a", "b"]] * len(versions)
     history = cdckit.history(events, "docs", 2)
     assert history["op"].tolist() == ["insert", "update"] and (history["bio"] == TOASTED["bio"]).all()
+
+
+def test_a_delete_image_of_type_defaults_is_not_shown_as_the_row_values():
+    from cdckit.viz import diff
+
+    events = toast_capture()
+    deleted = events[events["op"] == "delete"].iloc[-1]
+    assert json.loads(deleted["before"])["name"] == ""  # what Debezium writes: the key and type defaults
+    rows = diff(deleted).rows
+    assert rows["column"].tolist() == ["id"] and rows["before"].tolist() == [3]
+    history = cdckit.history(events, "docs", 3)  # the last version before the delete keeps the real values
+    assert history["name"].tolist()[:2] == ["Cy", "Cy"] and history["op"].tolist()[-1] == "delete"
