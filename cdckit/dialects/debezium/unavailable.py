@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from typing import Any
 
 __all__ = ["DEFAULT_PLACEHOLDER", "Unavailable"]
@@ -51,16 +52,16 @@ class Unavailable:
                  json.dumps({placeholder: placeholder}, separators=(",", ":"))}
         self.texts = frozenset(texts)
         self.lists = ([placeholder], [b for b in raw], [b - 256 if b > 127 else b for b in raw])
-        #: Byte strings one of which any raw JSON image holding a placeholder contains (a cheap first test).
-        self.needles = tuple({*(json.dumps(t)[1:-1].encode() for t in texts if not t.startswith("{")),
-                              *(",".join(str(b) for b in numbers).encode() for numbers in self.lists[1:])})
+        #: Byte strings one of which any raw JSON image holding a placeholder contains (a cheap first test: the
+        #: first bytes of each form, as a long needle costs a search more than the image's length).
+        forms = {*(json.dumps(t)[1:-1].encode() for t in texts if not t.startswith("{")),
+                 *(",".join(str(b) for b in numbers).encode() for numbers in self.lists[1:])}
+        self.needles = tuple(sorted({form[:8] for form in forms}))
+        self._search = re.compile(b"|".join(re.escape(needle) for needle in self.needles)).search
 
     def seen(self, data: bytes) -> bool:
-        """Whether the raw JSON ``data`` may hold the placeholder (a substring test: the images to look at)."""
-        for needle in self.needles:
-            if needle in data:
-                return True
-        return False
+        """Whether the raw JSON ``data`` may hold the placeholder (one search: the images to look at)."""
+        return self._search(data) is not None
 
     def means_unavailable(self, value: Any) -> bool:
         """Whether one image value is the placeholder, in any of its forms."""
