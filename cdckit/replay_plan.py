@@ -116,6 +116,33 @@ SELECT *,  -- whether the key was live before the change (1), dead (0) or never 
 FROM every
 """
 
+def _image_shape(image: str) -> str:
+    """SQL: a hash of an image's column names in name order (NULL for no image or one without columns)."""
+    names = f"coalesce(try(json_keys({image})), [])"
+    return f"CASE WHEN len({names}) > 0 THEN hash(list_sort({names})) END"
+
+
+#: Tables (of dialects whose images may leave unchanged columns out) whose images do not all have the same
+#: columns: only these are merged (where every image has the same columns, merging is replacing).
+_VARIED = f"""
+SELECT _table FROM (
+    SELECT p._table, unnest([{_image_shape("e.before")}, {_image_shape("e.after")}]) AS shape
+    FROM prep p JOIN events e USING (_row) WHERE list_contains($partial, p._table))
+GROUP BY _table HAVING count(DISTINCT shape) > 1
+"""
+
+#: A primary-key update sent as a delete and a create (Debezium): an insert right after a delete of another
+#: key at the same seq, in a table whose images are merged; the two keys replay together (as a chain).
+_REKEYED = """
+SELECT _table, previous_key, key FROM (
+    SELECT _table, key, op, _seq, lag(op) OVER w AS previous_op, lag(key) OVER w AS previous_key,
+        lag(_seq) OVER w AS previous_seq, lag(_cleared) OVER w AS previous_cleared
+    FROM prep WHERE list_contains($partial, _table)
+    WINDOW w AS (PARTITION BY _table ORDER BY _pos, key NULLS LAST))
+WHERE op = 'insert' AND previous_op = 'delete' AND NOT previous_cleared AND previous_key <> key
+    AND previous_seq = _seq AND _seq <> ''
+"""
+
 #: The names (key columns, before image, after image) of one change of each distinct signature.
 _SIGNATURES = """
 SELECT hash({names}) AS _sig, {names} AS names FROM events
@@ -219,7 +246,9 @@ class ReplayPlan:
             "ORDER BY min(_pos)").fetchall()
         self._replay_order = [t for t, _, _, _ in tables]
         self.tables = sorted(self._replay_order)
-        self.partial = {t: is_partial(dialect) for t, dialect, _, _ in tables}
+        merged = [t for t, dialect, _, _ in tables if is_partial(dialect)]
+        varied = {t for t, in self.con.execute(_VARIED, {"partial": merged}).fetchall()} if merged else set()
+        self.partial = {t: t in varied for t, _, _, _ in tables}
         self._keyless = sorted(t for t, _, _, keyless in tables if keyless)
         self._ranks = self._column_ranks()
         self.chains = self._chains()
@@ -247,7 +276,9 @@ class ReplayPlan:
     def _chains(self) -> dict[str, set[str]]:
         """Per table, the keys linked by primary-key changes (each chain replays together)."""
         movers = self.con.execute("SELECT _row, _table, key FROM prep WHERE may_move ORDER BY _pos").fetchall()
-        if not movers:
+        merged = [t for t, merge in self.partial.items() if merge]
+        rekeyed = self.con.execute(_REKEYED, {"partial": merged}).fetchall() if merged else []
+        if not movers and not rekeyed:
             return {}
         parent: dict[tuple[str, str], tuple[str, str]] = {}
 
@@ -265,6 +296,10 @@ class ReplayPlan:
                 a, b = root((table, key)), root((table, other))
                 if a != b:
                     parent[a] = b
+        for table, old, new in rekeyed:
+            a, b = root((table, new)), root((table, old))
+            if a != b:
+                parent[a] = b
         chains: dict[str, set[str]] = {}
         for node in list(parent):
             for member in (node, parent[node]):

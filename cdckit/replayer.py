@@ -13,13 +13,18 @@ Rules (one change at a time, in replay order):
 - an ``update`` replaces the row with its after image, or, for dialects that
   send only the changed columns (SharePlex, UniVerse), merges the after image
   onto the row; when the key changes, the old key disappears;
-- a ``delete`` removes the row;
+- a ``delete`` removes the row; for dialects whose images may leave
+  unchanged columns out (TOAST), an ``insert`` right after a delete of another
+  key at the same ``seq`` (a primary-key update sent as a delete and a create,
+  as Debezium sends it) takes the columns its image leaves out from the
+  deleted row (:func:`moved_row`);
 - a ``truncate`` removes every row of the table (given a key, that key's row:
   the columnar engine hands a truncate to the walk once per key it clears);
 - a table whose changes carry no key is kept as a multiset of whole rows: an
-  update or delete removes the row equal to its before image (for dialects
-  with partial images, the first row holding every column of it) and an
-  update adds its after image (merged onto that row for partial images).
+  update or delete removes the row equal to its before image, else the first
+  row (in text order) the image describes (:func:`describes`: a column the
+  image lacks says nothing, ``null`` and a column the row lacks are the same),
+  and an update adds its after image (merged onto that row for partial images).
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ from .dialects import registry
 from .ordering._shared import none_if_missing
 
 __all__ = ["Step", "Replayer", "replay_rows", "column_order", "key_order", "old_key", "problem_rows",
-           "parse_image", "is_partial", "history_frame"]
+           "parse_image", "is_partial", "history_frame", "describes",
+           "moved_row", "known_values"]
 
 
 @dataclass
@@ -100,9 +106,17 @@ class Replayer:
         self.partial = partial
         self.rows: dict[str, dict[str, Any]] = {}
         self.bag: Counter[str] = Counter()
+        self._deleted: tuple[Any, str, dict[str, Any]] | None = None  # the last step, when a delete: seq, key, row
 
     def apply(self, event: dict[str, Any]) -> Step:
         """Apply one change; returns what it did."""
+        deleted, self._deleted = self._deleted, None
+        step = self._apply(event, deleted)
+        if step.event["op"] == "delete" and step.old_row is not None and step.old_key is not None:
+            self._deleted = (none_if_missing(event.get("seq")), step.old_key, step.old_row)
+        return step
+
+    def _apply(self, event: dict[str, Any], deleted: tuple[Any, str, dict[str, Any]] | None) -> Step:
         op = event["op"]
         columns = event.get("key_columns")
         before, after = parse_image(event.get("before")), parse_image(event.get("after"))
@@ -121,6 +135,8 @@ class Replayer:
             problem = "insert of a live key (row replaced)" if op == "insert" and old is not None else None
             if after is None:
                 return Step(event, key, key, old, old, f"{op} without an after image (ignored)")
+            if self.partial and op == "insert" and deleted is not None:
+                after = moved_row(after, key, event.get("seq"), deleted)
             self.rows[key] = after
             return Step(event, key, key, old, after, problem)
         if op == "delete":
@@ -148,7 +164,7 @@ class Replayer:
         row = before
         if op in ("update", "delete") and before is not None:
             text = _canonical(before)
-            if self.bag[text] <= 0 and self.partial:  # a partial before image (SharePlex's key): the first row holding it
+            if self.bag[text] <= 0:  # not the whole row as it stands: the first row the image describes
                 text, row = self._holding(before)
             if text is not None and self.bag[text] > 0:
                 self.bag[text] -= 1
@@ -165,10 +181,10 @@ class Replayer:
         return Step(event, None, None, before, after if op != "delete" else None, problem)
 
     def _holding(self, image: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
-        """The first row of the multiset (in text order) that holds every column of ``image`` with its value."""
+        """The first row of the multiset (in text order) that ``image`` describes (:func:`describes`)."""
         for text in sorted(self.bag):
             row = values.loads(text)
-            if all(name in row and row[name] == value for name, value in image.items()):
+            if describes(image, row):
                 return text, row
         return None, None
 
@@ -177,6 +193,66 @@ class Replayer:
         keyed = [row for _, row in sorted(self.rows.items(), key=lambda kv: key_order(kv[0]))]
         keyless = [values.loads(text) for text, n in sorted(self.bag.items()) for _ in range(n)]
         return keyed + keyless
+
+
+def moved_row(after: dict[str, Any], key: str, seq: Any, deleted: tuple[Any, str, dict[str, Any]]) -> dict[str, Any]:
+    """An insert's row when the change just before it deleted another key at the same position (``deleted``:
+    that seq, key and row): a primary-key update sent as a delete and a create (Debezium); the columns the
+    insert's image leaves out (unchanged TOAST values) keep the deleted row's values.
+
+    >>> moved_row({"id": 2, "a": 1}, "[2]", "7", ("7", "[1]", {"id": 1, "a": 0, "big": "x"}))
+    {'big': 'x', 'id': 2, 'a': 1}
+    >>> moved_row({"id": 2}, "[2]", "8", ("7", "[1]", {"id": 1, "big": "x"}))
+    {'id': 2}
+    """
+    where, old_key, row = deleted
+    seq = none_if_missing(seq)
+    if seq is None or where != seq or old_key == key or not (row.keys() - after.keys()):
+        return after
+    return {**{name: value for name, value in row.items() if name not in after}, **after}
+
+
+#: The values a connector writes for a column it did not read (a type's default or null): a delete's before image
+#: under PostgreSQL's REPLICA IDENTITY DEFAULT holds these for every column but the key.
+_DEFAULTS = (None, 0, 0.0, "", False, [], {}, "0", "1970-01-01", "1970-01-01T00:00:00Z", "00:00:00", "00:00:00Z")
+
+
+def known_values(image: dict[str, Any] | None, key_columns: Any) -> dict[str, Any] | None:
+    """The part of a delete's before image that tells the row's values: the whole image, or only its key
+    columns when every other column holds null or a type's default (``0``, ``""``, ``false``, epoch 0...), as
+    Debezium writes a delete of a table whose replica identity is its key: those are not the row's values.
+
+    >>> known_values({"id": 1, "name": "", "qty": 0, "note": None}, ["id"])
+    {'id': 1}
+    >>> known_values({"id": 1, "name": "Ann", "qty": 0}, ["id"])
+    {'id': 1, 'name': 'Ann', 'qty': 0}
+    """
+    keys = set() if key_columns is None or values.is_missing(key_columns) else set(key_columns)
+    if image is None or not keys or any(c not in image for c in keys) or len(image) <= len(keys):
+        return image
+    for name, value in image.items():
+        if name not in keys and not any(value == d and type(value) is type(d) for d in _DEFAULTS):
+            return image
+    return {name: value for name, value in image.items() if name in keys}
+
+
+def describes(image: dict[str, Any], row: dict[str, Any]) -> bool:
+    """Whether a before ``image`` describes ``row`` of a table without a key: each column of the image holds
+    the row's value, a ``null`` standing also for a column the row lacks (a Lindorm column delete); a column
+    the image lacks (a partial image, an unchanged TOAST value) says nothing.
+
+    >>> describes({"id": 1, "gone": None}, {"id": 1}), describes({"id": 1}, {"id": 1, "b": 2})
+    (True, True)
+    >>> describes({"id": 1, "b": None}, {"id": 1, "b": 2}), describes({"id": 2}, {"id": 1})
+    (False, False)
+    """
+    for name, value in image.items():
+        if name in row:
+            if row[name] != value:
+                return False
+        elif value is not None:
+            return False
+    return True
 
 
 def key_order(key: str) -> tuple:

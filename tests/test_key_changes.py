@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import cdckit
+import oracle
 from cdckit.dialects import registry
 from cdckit.frame import Event, FrameBuilder
 
@@ -51,3 +52,50 @@ def test_a_key_change_leaves_only_the_new_row(name):
 def test_without_the_before_image_the_old_row_stays_and_universe_is_the_case():
     back = cdckit.read(cdckit.convert(key_change(), "universe").kafka_records(), dialect="universe")
     assert live_ids(back) == ["1", "2", "3"]
+
+
+# ---------------------------------------------------------------- Debezium PostgreSQL: unchanged TOAST values
+
+TOASTED = {"bio": "x" * 9000, "pic": "AAEC", "tags": ["a", "b"], "doc": '{"k": 1}', "nums": [1, 2]}
+
+
+def toast_records() -> list[dict]:
+    """Debezium on PostgreSQL (REPLICA IDENTITY DEFAULT) as kcat -J saves it: updates and a primary-key update
+    that leave the TOASTed columns unchanged carry the placeholder; row 3 is deleted."""
+    import debezium_pg
+
+    capture = debezium_pg.Capture()
+    capture.insert({"id": 1, "name": "Ann", "qty": 1, **TOASTED}).update({"id": 1, "name": "Ann", "qty": 5})
+    capture.change_key(1, {"id": 2, "name": "Ann B", "qty": 6}).update({"id": 2, "name": "Ann C", "qty": 7})
+    capture.insert({"id": 3, "name": "Cy", "qty": 1, **TOASTED}).update({"id": 3, "name": "Cy", "qty": 2})
+    capture.delete(3)
+    return capture.records
+
+
+def toast_capture() -> pd.DataFrame:
+    return cdckit.read(toast_records(), dialect="debezium")
+
+
+def test_unchanged_toast_values_are_kept_across_updates_and_a_primary_key_update():
+    events = toast_capture()
+    want = [{"id": 2, "name": "Ann C", "qty": 7, **TOASTED}]
+    state = cdckit.materialize(events, typed=False)
+    assert state.problems.empty
+    assert state["shop.docs"].to_dict("records") == want
+    assert oracle.materialize(events)["shop.docs"].to_dict("records") == want
+    versions = cdckit.scd2(events, typed=False)["shop.docs"]
+    assert (versions["bio"] == TOASTED["bio"]).all() and versions["tags"].tolist() == [["a", "b"]] * len(versions)
+    history = cdckit.history(events, "docs", 2)
+    assert history["op"].tolist() == ["insert", "update"] and (history["bio"] == TOASTED["bio"]).all()
+
+
+def test_a_delete_image_of_type_defaults_is_not_shown_as_the_row_values():
+    from cdckit.viz import diff
+
+    events = toast_capture()
+    deleted = events[events["op"] == "delete"].iloc[-1]
+    assert json.loads(deleted["before"])["name"] == ""  # what Debezium writes: the key and type defaults
+    rows = diff(deleted).rows
+    assert rows["column"].tolist() == ["id"] and rows["before"].tolist() == [3]
+    history = cdckit.history(events, "docs", 3)  # the last version before the delete keeps the real values
+    assert history["name"].tolist()[:2] == ["Cy", "Cy"] and history["op"].tolist()[-1] == "delete"

@@ -47,6 +47,22 @@ def _encoded(path, dialect, changes, key_columns=("id",)):
     return path
 
 
+def _toast_records():
+    from test_key_changes import toast_records
+
+    return toast_records()
+
+
+def _lindorm_messages():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent / "dialects"))
+    from test_lindorm import column_delete_then_key_changes
+
+    return column_delete_then_key_changes()
+
+
 @pytest.fixture(scope="module")
 def captures(tmp_path_factory):
     folder = tmp_path_factory.mktemp("parity")
@@ -68,7 +84,12 @@ def captures(tmp_path_factory):
         ("insert", None, one), ("insert", None, two), ("update", {"id": 1}, {"id": 1, "qty": 5}),
         ("update", {"id": 2, "name": "n2"}, {"id": 2, "name": "m2"}), ("delete", {"id": 1}, None),
         ("update", {"id": 1, "name": "old", "qty": 0}, {"id": 1, "qty": 6}), ("update", {"id": 3}, None)])
+    toast = folder / "toast.jsonl"  # Debezium PostgreSQL as kcat -J saves it: unchanged TOAST placeholders
+    toast.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in _toast_records()))
+    lindorm = folder / "lindorm.jsonl"  # no key anywhere, a column delete, key changes
+    lindorm.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in _lindorm_messages()))
     return {
+        "toast": toast, "lindorm_keyless": lindorm,
         "canal": _written(folder, "canal", [0, 2, 1, 6, 3, 5, 4, 7], [(2, 1), (5, 0)]),
         "datahub_blob": _written(folder, "datahub_blob", [1, 0, 3, 2, 5, 4, 7, 6], [(3, 2)]),
         "shareplex": cdckit.samples.path("shareplex/examples"),
@@ -104,7 +125,8 @@ def _assert_states_agree(got, want, label):
     assert got.keyless == want.keyless, label
 
 
-NAMES = ["canal", "datahub_blob", "shareplex", "debezium", "canal_samples", "mixed", "moved", "keyless", "partial"]
+NAMES = ["canal", "datahub_blob", "shareplex", "debezium", "canal_samples", "mixed", "moved", "keyless", "partial",
+         "toast", "lindorm_keyless"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -171,11 +193,13 @@ def test_other_orders_agree(spark, captures, order):
     _assert_states_agree(cdcspark.materialize(on_spark, order=order), oracle.materialize(events, order=order), order)
 
 
-@pytest.mark.parametrize("name, key", [("canal", 1), ("canal", [2]), ("moved", 1), ("moved", 5), ("partial", 1)])
+@pytest.mark.parametrize("name, key", [("canal", 1), ("canal", [2]), ("moved", 1), ("moved", 5), ("partial", 1),
+                                       ("toast", 2)])
 def test_history_agrees(spark, captures, name, key):
     events, on_spark = _events(spark, captures[name])
-    want = oracle.history(events, "items", key)
-    got = cdcspark.history(on_spark, "items", key)
+    table = "docs" if name == "toast" else "items"
+    want = oracle.history(events, table, key)
+    got = cdcspark.history(on_spark, table, key)
     assert len(want) > 0
     assert list(got.columns) == list(want.columns)
     assert rows(got) == rows(want), (name, key)

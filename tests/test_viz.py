@@ -239,7 +239,7 @@ def test_shareplex_partial_image_columns_are_not_sent_not_removed(sample):
 def test_added_column_and_the_partial_flag_decides():
     before, after = {"id": 1, "a": "x", "gone": 5}, {"id": 1, "a": "y", "new": True}
     row = dict(op="update", op_raw="u", table="t", key="[1]", key_columns=["id"], before=before, after=after)
-    plain = viz.diff(build([row], dialect="debezium"))
+    plain = viz.diff(build([row], dialect="canal"))  # whole images: an absent column is gone
     assert dict(zip(plain.rows["column"], plain.rows["status"])) == {
         "id": "unchanged", "a": "changed", "gone": "removed", "new": "added"}
     partial = viz.diff(build([row], dialect="shareplex"))

@@ -96,6 +96,9 @@ class Arcion(Debezium):
         "Image columns keep the message's order, which need not be the schema's order.",
     )
 
+    #: Arcion sends whole rows (no unavailable-value placeholder): an image replaces the row.
+    partial_updates = False
+
     # ------------------------------------------------------------ detection
 
     def detect(self, value: Any) -> Match | None:

@@ -187,7 +187,7 @@ class DebeziumFlat(Debezium):
             if op_raw is None:
                 op_raw = f"__deleted={str(gone).lower()}"
         types = field_types_of({"schema": schema}) if schema else None
-        typed = self.typed_image(image, types, "the row")
+        typed = self.typed_image(self.unavailable.stripped(image), types, "the row")
         before = after = None
         if op == "delete":
             before = typed

@@ -76,6 +76,9 @@ class Lindorm(Debezium):
         "op r (full export) is documented as not available; should it appear it is decoded as a snapshot read.",
     )
 
+    #: An after image that leaves a column out deleted it (a column delete): the row is replaced, never merged.
+    partial_updates = False
+
     # ------------------------------------------------------------ detection
 
     def detect(self, value: Any) -> Match | None:

@@ -183,12 +183,31 @@ def survey(changes: DataFrame, order: str) -> dict[str, Table]:
         lead = min((row["lead"] for row in rows), key=lambda lead: tuple(lead["p"]))
         keyless, moved = any(r["keyless"] for r in rows), any(r["moved"] for r in rows)
         truncated = any(r["truncated"] for r in rows)
+        # merged only where images differ in their columns (otherwise merging is replacing), as in pandas
+        shapes = {tuple(sorted(names)) for r in rows for names in (r["first"]["b"], r["first"]["a"]) if names}
         tables[name] = Table(name, replay.column_order(ranks), {c: _spark_type(k) for c, k in kinds.items()},
-                             partial=bool(is_partial(lead["d"])), walked=keyless or moved or truncated,
+                             partial=bool(is_partial(lead["d"])) and len(shapes) > 1,
+                             walked=keyless or moved or truncated,
                              keyless=keyless,
                              versions=any(r["versions"] for r in rows),
                              unsequenced=any(r["unsequenced"] for r in rows))
+    for name in rekeyed_tables(changes, [n for n, t in tables.items() if t.partial and not t.walked]):
+        tables[name].walked = True
     return tables
+
+
+def rekeyed_tables(changes: DataFrame, tables: list[str]) -> set[str]:
+    """Of ``tables``, those where a delete and an insert of another key share a seq: maybe a primary-key
+    update sent as a delete and a create (see :func:`cdckit.replayer.moved_row`), which the walk resolves."""
+    if not tables:
+        return set()
+    pairs = changes.filter(F.col("_table").isin(*tables) & F.col("op").isin("delete", "insert")
+                           & F.col("seq").isNotNull() & (F.col("seq") != "")) \
+        .groupBy("_table", "seq").agg(F.max(F.col("op") == "delete").alias("d"),
+                                      F.max(F.col("op") == "insert").alias("i"),
+                                      F.count_distinct("key").alias("keys")) \
+        .filter(F.col("d") & F.col("i") & (F.col("keys") > 1)).select("_table").distinct()
+    return {row[0] for row in pairs.collect()}
 
 
 _KINDS = {"BIGINT": "long", "INT": "long", "SMALLINT": "long", "TINYINT": "long", "DOUBLE": "double",
@@ -481,10 +500,10 @@ def history(events: DataFrame, table: str, key: Any, order: str = "seq") -> pd.D
     moved from or to (found from the key-changing updates of the table),
     where the pandas code replays them.
     """
-    frame = events.withColumn("_table", table_name_column())
-    names = [r[0] for r in frame.select("_table").distinct().collect()]
+    frame = events.withColumn("_table", table_name_column()).filter(F.col("op").isin(*REPLAY_OPS))
+    names = [r[0] for r in frame.select("_table").distinct().collect()]  # as pandas: tables that have changes
     name = replay.find_table(names, table)
-    frame = frame.filter((F.col("_table") == name) & F.col("op").isin(*REPLAY_OPS))
+    frame = frame.filter(F.col("_table") == name)
     moves = frame.filter(_moved()).select("op", "key", "key_columns", "before").collect()
     linked: dict[str, set[str]] = {}
     for move in moves:
@@ -492,6 +511,12 @@ def history(events: DataFrame, table: str, key: Any, order: str = "seq") -> pd.D
         if start is not None and start != move["key"]:
             linked.setdefault(start, set()).add(move["key"])
             linked.setdefault(move["key"], set()).add(start)
+    pairs = frame.filter(F.col("op").isin("delete", "insert") & F.col("seq").isNotNull() & (F.col("seq") != "")) \
+        .groupBy("seq").agg(F.collect_set("key").alias("keys"), F.countDistinct("op").alias("ops")) \
+        .filter((F.col("ops") == 2) & (F.size("keys") > 1)).select("keys").collect()
+    for pair in pairs:  # a delete and an insert of another key at one seq: maybe a key update (see rekeyed_tables)
+        for one in pair["keys"]:
+            linked.setdefault(one, set()).update(k for k in pair["keys"] if k != one)
     keys, todo = set(), [replay.given_key_text(key)]
     while todo:  # every key joined to this one by key changes: their rows flow into it
         current = todo.pop()

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from ..frame import table_names
-from ..replayer import is_partial
+from ..replayer import is_partial, known_values
 from ..values import is_missing
 from .images import parse_image, compare_images
 from .text import as_text, cut_text, escaped_text, printable_text, records_of, shown_text, time_text, where_text
@@ -171,9 +171,11 @@ def diff(events_or_row: pd.DataFrame | pd.Series, *, limit: int = 20, width: int
                          "table": table.tolist(), "key": shown["key"].tolist(), "source": shown["source"].tolist(),
                          "offset": shown["offset"].tolist(), "event_time": shown["event_time"].tolist()})
     rows = []
-    for where, event in zip(meta.to_dict("records"), records_of(shown, ["before", "after", "dialect"])):
-        cells = compare_images(parse_image(event["before"]), parse_image(event["after"]), where["op"],
-                               is_partial(event["dialect"]))
+    for where, event in zip(meta.to_dict("records"), records_of(shown, ["before", "after", "dialect", "key_columns"])):
+        before = parse_image(event["before"])
+        if where["op"] == "delete":  # a key-only delete image's defaults are not the row's values
+            before = known_values(before, event["key_columns"])
+        cells = compare_images(before, parse_image(event["after"]), where["op"], is_partial(event["dialect"]))
         rows += [{"event": where["event"], "source": where["source"], "offset": where["offset"],
                   "table": where["table"], "key": where["key"], "op": where["op"], "column": c, "before": b,
                   "after": a, "status": s} for c, b, a, s in cells]

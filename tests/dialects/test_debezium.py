@@ -361,3 +361,24 @@ def test_debezium_time_types_reach_typed_state():
             assert cell == dt.time.fromisoformat(typed), (name, value, cell)
         else:
             assert cell == pd.Timestamp(typed), (name, value, cell)
+
+
+# ---------------------------------------------------------------- the unchanged-TOAST placeholder (PostgreSQL)
+
+
+def test_an_unchanged_toast_placeholder_in_any_shape_leaves_its_column_out_of_the_image():
+    from debezium_pg import PLACEHOLDER, Capture, unavailable
+
+    capture = Capture().update({"id": 1, "name": "Ann", "qty": 5})
+    events = read_clean(capture.records, dialect="debezium")
+    assert json.loads(events.loc[0, "after"]) == {"id": 1, "name": "Ann", "qty": 5}
+    raw = PLACEHOLDER.encode()
+    shapes = {"hex": raw.hex(), "HEX": raw.hex().upper(), "hstore": {PLACEHOLDER: PLACEHOLDER}, "bigints": list(raw)}
+    message = {"op": "u", "before": None, "after": {"id": 1, **unavailable(), **shapes},
+               "source": {"connector": "postgresql", "db": "shop", "schema": "public", "table": "docs", "lsn": 7}}
+    for decoded in (read_clean([json.dumps(message)], dialect="debezium"),
+                    read_clean([json.dumps(message["after"] | {"__op": "u", "__table": "docs", "__lsn": 7})],
+                               dialect="debezium_flat")):
+        assert json.loads(decoded.loc[0, "after"]) == {"id": 1}
+    kept = dict(message, after={"id": 1, "bio": PLACEHOLDER + " and more", "tags": [PLACEHOLDER, "x"]})
+    assert json.loads(read_clean([json.dumps(kept)], dialect="debezium").loc[0, "after"]) == kept["after"]

@@ -292,3 +292,41 @@ def test_errors_raise_names_source_offset_reason_and_keeps_what_was_decoded(tmp_
     assert (err.source, err.offset) == (str(path), 2)
     assert str(err).startswith(f"{path}, message 2: truncated JSON")
     assert len(err.partial) == 2 and err.partial["table"].tolist() == ["t", "t"]
+
+
+# ---------------------------------------------------------------- keyless replay of partial images
+
+
+def _keyless(op: str, before: dict | None, after: dict | None, ts: int) -> dict:
+    return {"schema": {}, "payload": {"op": op, "ts_ms": ts + 8, "before": before, "after": after,
+                                      "source": {"version": "v2.0", "db": "ld-xxxx", "namespace": "default",
+                                                 "table": "people", "ts_ms": ts}}}
+
+
+def column_delete_then_key_changes() -> list[dict]:
+    """No key anywhere: a column deleted, then the row's key changed twice, one other row deleted; later before
+    images hold the deleted column as null (or leave it out)."""
+    return [
+        _keyless("c", None, {"id": "1", "name": "Ann", "city": "Oslo"}, 1000),
+        _keyless("c", None, {"id": "2", "name": "Bob", "city": "Rome"}, 1001),
+        _keyless("u", {"id": "1", "name": "Ann", "city": "Oslo"}, {"id": "1", "name": "Ann"}, 1002),  # city deleted
+        _keyless("u", {"id": "1", "name": "Ann", "city": None}, {"id": "7", "name": "Ann", "city": None}, 1003),
+        _keyless("u", {"id": "7", "name": "Ann"}, {"id": "8", "name": "Ann", "city": "Bergen"}, 1004),
+        _keyless("u", {"id": "2", "name": "Bob", "city": "Rome"}, {"id": "2", "name": "Bob"}, 1005),
+        _keyless("d", {"id": "2", "name": "Bob", "city": None}, None, 1006),
+    ]
+
+
+def test_keyless_rows_are_matched_by_before_images_that_hold_a_deleted_column_as_null_or_leave_columns_out():
+    state = cdckit.materialize(read_clean(column_delete_then_key_changes(), dialect="lindorm"), typed=False)
+    assert state.problems.empty, state.problems
+    assert state.keyless == ["ld-xxxx.people"]
+    assert state["ld-xxxx.people"].to_dict("records") == [{"id": "8", "name": "Ann", "city": "Bergen"}]
+
+
+def test_a_null_in_a_keyless_before_image_does_not_match_a_row_that_holds_a_value():
+    messages = column_delete_then_key_changes()[:2] + [
+        _keyless("d", {"id": "1", "name": "Ann", "city": None}, None, 1002)]  # Ann still has a city
+    state = cdckit.materialize(read_clean(messages, dialect="lindorm"), typed=False)
+    assert state.problems["problem"].tolist() == ["delete of a row not in the table"]
+    assert sorted(state["ld-xxxx.people"]["id"]) == ["1", "2"]

@@ -21,12 +21,19 @@ from ..base import BadMessage, Dialect, SkipMessage, expect_object
 from .envelope import (avro_unwrapped, change_op, declared_columns, envelope_time, field_types, field_types_of,
                        is_avro_json, kafka_payload, kafka_schema_name, source_time, table_id_parts, typed_value,
                        unwrap)
+from .unavailable import Unavailable
 
 __all__ = ["DebeziumDecoder"]
 
 
 class DebeziumDecoder(Dialect):
-    """One Debezium message at a time (the base of :class:`~cdckit.dialects.debezium.Debezium`)."""
+    """One Debezium message at a time (the base of :class:`~cdckit.dialects.debezium.Debezium`).
+
+    ``unavailable``: the connector's placeholder for a value it could not read (an unchanged TOAST value,
+    :mod:`.unavailable`); a column holding it is left out of the image.
+    """
+
+    unavailable: Unavailable = Unavailable()
 
     def decode(self, message: Message) -> list[Event]:
         value = message.value
@@ -53,8 +60,9 @@ class DebeziumDecoder(Dialect):
         op_raw, op = change_op(payload)
         source = payload.get("source") or {}
         types = field_types(schema)
-        before = self.typed_image(payload.get("before"), types.get("before"), "before")
-        after = self.typed_image(payload.get("after"), types.get("after"), "after")
+        unavailable = self.unavailable
+        before = self.typed_image(unavailable.stripped(payload.get("before")), types.get("before"), "before")
+        after = self.typed_image(unavailable.stripped(payload.get("after")), types.get("after"), "after")
         if op in ("insert", "read") and after is None:
             raise BadMessage(f"op {op_raw!r} without an after image")
         if op == "delete" and before is None:

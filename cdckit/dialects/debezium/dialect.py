@@ -36,7 +36,15 @@ class Debezium(DebeziumFastPath, DebeziumEncoder):
         "DECIMAL columns arrive as Base64 of the unscaled integer; the schema's scale makes them numbers again.",
         "seq is the connector's own log position (binlog file:pos:row, LSN, SCN), zero-padded to sort as text.",
         "ts_ms in source is when the change happened; ts_ms in the envelope is when Debezium processed it.",
+        "An unchanged TOASTed value (PostgreSQL, REPLICA IDENTITY DEFAULT) arrives as the placeholder "
+        "__debezium_unavailable_value (its bytes in Base64 or hex for bytea, a one-element array for arrays): "
+        "cdckit leaves the column out of the image and replay keeps the value the row had, also across a "
+        "primary-key update (a delete and a create at one position).",
     )
+
+    #: An image may leave out the columns whose value Debezium could not read (the TOAST placeholder):
+    #: replay merges it onto the row (the new key's row of a key update takes the old row's).
+    partial_updates = True
 
     # ------------------------------------------------------------ detection
 

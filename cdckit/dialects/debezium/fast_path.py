@@ -101,6 +101,7 @@ class DebeziumFastPath(DebeziumDecoder):
         out: list[FastRow | None] = []
         append = out.append
         ops, long_number, digit_map, hand_back, record_branch = OPS, LONG_NUMBER, DIGIT_MAP, _HAND_BACK, _record_branch
+        unavailable = self.unavailable.seen  # an image holding the placeholder: decode() leaves its columns out
         dumps, loads = orjson.dumps, orjson.loads  # an image without long numbers, as values.image writes it
         plain_decode, wrapped_decode, payload_decode, plan_of = _PLAIN.decode, _WRAPPED.decode, _PAYLOAD.decode, self._plan
         known, key_names = self.__dict__.setdefault("_known", _KnownSchema()), self._key_names
@@ -139,7 +140,7 @@ class DebeziumFastPath(DebeziumDecoder):
             try:
                 data = bytes(message.before)
                 if data.startswith(b"{") and long_number not in data.translate(digit_map) \
-                        and not record_branch(data):
+                        and not record_branch(data) and not unavailable(data):
                     before = dumps(loads(data)).decode()
                 elif data == b"null":
                     before = None
@@ -148,7 +149,7 @@ class DebeziumFastPath(DebeziumDecoder):
                     continue
                 data = bytes(message.after)
                 if data.startswith(b"{") and long_number not in data.translate(digit_map) \
-                        and not record_branch(data):
+                        and not record_branch(data) and not unavailable(data):
                     after = dumps(loads(data)).decode()
                 elif data == b"null":
                     after = None
@@ -215,6 +216,10 @@ class DebeziumFastPath(DebeziumDecoder):
         plain_images, plain_keys, plain_source = plain
         plan = self._plan(schema)
         if plan is None:
+            return None
+        seen = self.unavailable.seen
+        if envelope.before is not _NULL and seen(bytes(envelope.before)) or envelope.after is not _NULL \
+                and seen(bytes(envelope.after)):  # decode() leaves the placeholder's columns out
             return None
         parsed_key = None if key_text is None else kafka_key(key_text)
         keyless = plain_keys and not isinstance(kafka_payload(parsed_key), dict)

@@ -1,0 +1,83 @@
+"""Debezium's placeholder for a value it could not read: an unchanged TOASTed (or LOB) column.
+
+Under ``REPLICA IDENTITY DEFAULT`` PostgreSQL does not send a large
+(TOASTed) value an update left unchanged; Debezium writes in its place the
+connector's ``unavailable.value.placeholder`` (``__debezium_unavailable_value``
+by default; Oracle's connector does the same for LOBs it did not read), in
+the shape of the column's type:
+
+- text, ``jsonb``, ``xml``, ``uuid``, ``numeric`` as text...: the placeholder itself;
+- ``bytea`` (and a ``Decimal`` carried as bytes): its bytes, which JSON shows
+  as Base64 (``binary.handling.mode`` bytes or base64, URL-safe too) or hex
+  (``hex``);
+- a text array: a one-element array of it; an ``int``/``bigint`` array: one
+  number per byte of it; ``hstore``: a map of it to itself (or that map as
+  JSON text, ``hstore.handling.mode=json``).
+
+The value means *unchanged*, not a value: the decoders leave the column out of
+the image, as wal2json and test_decoding do for an unchanged TOAST value, and
+replay keeps the value the row had (see :mod:`cdckit.replayer`).
+
+>>> placeholder = Unavailable()
+>>> placeholder.stripped({"id": 1, "bio": "__debezium_unavailable_value", "tags": ["__debezium_unavailable_value"],
+...                       "pic": "X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==", "note": None})
+{'id': 1, 'note': None}
+>>> placeholder.seen(b'{"id":1,"bio":"__debezium_unavailable_value"}'), placeholder.seen(b'{"id":1}')
+(True, False)
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from typing import Any
+
+__all__ = ["DEFAULT_PLACEHOLDER", "Unavailable"]
+
+#: The connector's default ``unavailable.value.placeholder``.
+DEFAULT_PLACEHOLDER = "__debezium_unavailable_value"
+
+
+class Unavailable:
+    """The forms one placeholder text takes in an image (see the module notes), and the tests for them."""
+
+    def __init__(self, placeholder: str = DEFAULT_PLACEHOLDER) -> None:
+        if not isinstance(placeholder, str) or not placeholder:
+            raise ValueError(f"the unavailable value placeholder must be a non-empty text, not {placeholder!r}")
+        self.placeholder = placeholder
+        raw = placeholder.encode()
+        texts = {placeholder, base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode(),
+                 raw.hex(), raw.hex().upper(), json.dumps({placeholder: placeholder}),
+                 json.dumps({placeholder: placeholder}, separators=(",", ":"))}
+        self.texts = frozenset(texts)
+        self.lists = ([placeholder], [b for b in raw], [b - 256 if b > 127 else b for b in raw])
+        #: Byte strings one of which any raw JSON image holding a placeholder contains (a cheap first test: the
+        #: first bytes of each form, as a long needle costs a search more than the image's length).
+        forms = {*(json.dumps(t)[1:-1].encode() for t in texts if not t.startswith("{")),
+                 *(",".join(str(b) for b in numbers).encode() for numbers in self.lists[1:])}
+        self.needles = tuple(sorted({form[:8] for form in forms}))
+        self._search = re.compile(b"|".join(re.escape(needle) for needle in self.needles)).search
+
+    def seen(self, data: bytes) -> bool:
+        """Whether the raw JSON ``data`` may hold the placeholder (one search: the images to look at)."""
+        return self._search(data) is not None
+
+    def means_unavailable(self, value: Any) -> bool:
+        """Whether one image value is the placeholder, in any of its forms."""
+        if value.__class__ is str:
+            return value in self.texts
+        if value.__class__ is list:
+            return value in self.lists
+        if value.__class__ is dict:
+            return value == {self.placeholder: self.placeholder}
+        return False
+
+    def stripped(self, image: Any) -> Any:
+        """``image`` without the columns that hold the placeholder (anything but an object as it is)."""
+        if image.__class__ is not dict:
+            return image
+        for value in image.values():
+            if self.means_unavailable(value):
+                return {name: v for name, v in image.items() if not self.means_unavailable(v)}
+        return image
