@@ -100,10 +100,11 @@ class DebeziumMongoDB(Debezium):
             evidence.append("source.connector=mongodb")
         return Match(0.95, tuple(evidence))
 
-    def change(self, payload: dict[str, Any], schema: dict[str, Any] | None, kafka_key: Any) -> Event:
+    def change(self, payload: dict[str, Any], schema: dict[str, Any] | None, kafka_key: Any,
+               topic: str | None = None) -> Event:
         if is_mongodb(payload):
             return mongodb_change(self, payload, kafka_key)
-        return super().change(payload, schema, kafka_key)
+        return super().change(payload, schema, kafka_key, topic)
 
     def tombstone(self, message: Message, op_raw: str) -> Event:
         """A Kafka tombstone: the ``_id`` its key names."""

@@ -25,6 +25,7 @@ from ...io import kafka_key
 from ...frame import FastRow
 from ...values import DIGIT_MAP, LONG_NUMBER, has_long_number
 from .decode import DebeziumDecoder
+from .naming import connector_of, namespace
 from .envelope import (DECIMAL_TYPE, FLOAT_TYPES, INT_TYPES, VARIABLE_DECIMAL, OPS, declared_columns, field_types,
                        kafka_payload, source_time)
 
@@ -53,7 +54,8 @@ class DebeziumFastPath(DebeziumDecoder):
         """
         cls = type(self)
         plain = (cls.typed_image is DebeziumDecoder.typed_image, cls.key_columns is DebeziumDecoder.key_columns,
-                 cls.position is DebeziumDecoder.position and cls.schema_name is DebeziumDecoder.schema_name)
+                 cls.position is DebeziumDecoder.position and cls.schema_name is DebeziumDecoder.schema_name
+                 and cls.table_namespace is DebeziumDecoder.table_namespace)
         if not all(plain):
             return self._line_by_line(lines, keys, plain)
         out = self._plain_changes(lines, keys)
@@ -104,7 +106,7 @@ class DebeziumFastPath(DebeziumDecoder):
         dumps, loads = orjson.dumps, orjson.loads  # an image without long numbers, as values.image writes it
         plain_decode, wrapped_decode, payload_decode, plan_of = _PLAIN.decode, _WRAPPED.decode, _PAYLOAD.decode, self._plan
         known, key_names = self.__dict__.setdefault("_known", _KnownSchema()), self._key_names
-        declare = self.declare
+        declare, name_of = self.declare, namespace
         errors = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
         for index, line in enumerate(lines):
             if line.startswith(b'{"schema"'):  # Kafka Connect writes the wrapper's schema first
@@ -191,9 +193,13 @@ class DebeziumFastPath(DebeziumDecoder):
             emit = message.ts_ms
             emit_time = (message.ts_ns if message.ts_ns is not None else message.ts_us * 1_000
                          if message.ts_us is not None else None if emit is None else emit * 1_000_000)
+            named = name_of(src.connector, src.db, src.schema, src.table)  # as the connector names the table
+            if named is None:  # only the record's Kafka topic could say: decode() reads it
+                append(None)
+                continue
             if plan is not None and plan.declared:
-                declare(src.db, src.schema, src.table, plan.declared, index)
-            append(FastRow(op, op_raw, src.db, src.schema, src.table, event_time, emit_time,
+                declare(named[0], named[1], src.table, plan.declared, index)
+            append(FastRow(op, op_raw, named[0], named[1], src.table, event_time, emit_time,
                     seq, None, key_columns, key, before, after, None))
         return out
 
@@ -254,20 +260,28 @@ class DebeziumFastPath(DebeziumDecoder):
             txn_id = None if found in (None, "") else str(found)
         # The common cases inline; anything else through the same helpers as decode().
         ts_ms, file, pos, row = src.ts_ms, src.file, src.pos, src.row or 0
+        table = src.table or src.collection
+        if plain_source:
+            named = namespace(connector_of(src.connector, src.lsn, src.scn), src.db, src.schema, table)
+            if named is None:  # only the record's Kafka topic could say: decode() reads it
+                return None
         if plain_source and src.ts_ns is None and src.ts_us is None and (ts_ms is None or ts_ms.__class__ is int):
             if pos.__class__ is int and row.__class__ is int and file.__class__ is str and pos >= 0 and row >= 0 \
                     and file and not (file.isascii() and file.isdigit()):
-                return FastRow(op, op_raw, src.db, src.schema, src.table or src.collection,
+                return FastRow(op, op_raw, named[0], named[1], table,
                         None if ts_ms is None else ts_ms * 1_000_000, emit_time,
                         f"{file}:{str(pos).zfill(20)}:{str(row).zfill(20)}", txn_id, key_columns, key,
                         before_text, after_text, src.query if op_raw == "t" else None)
             if file is None and pos is None and src.lsn is None and src.change_lsn is None \
                     and src.commit_lsn is None and src.scn is None and src.ord is None:
-                return FastRow(op, op_raw, src.db, src.schema, src.table or src.collection,
+                return FastRow(op, op_raw, named[0], named[1], table,
                         None if ts_ms is None else ts_ms * 1_000_000, emit_time, None, txn_id, key_columns, key,
                         before_text, after_text, src.query if op_raw == "t" else None)
         source = msgspec.structs.asdict(src)
-        return FastRow(op, op_raw, src.db, self.schema_name(source), src.table or src.collection, source_time(source),
+        named = self.table_namespace(source, src.db, self.schema_name(source), table)
+        if named is None:
+            return None
+        return FastRow(op, op_raw, named[0], named[1], table, source_time(source),
                 emit_time, self.position(source), txn_id, key_columns, key, before_text, after_text,
                 src.query if op_raw == "t" else None)
 
@@ -357,6 +371,7 @@ class _Envelope(msgspec.Struct, forbid_unknown_fields=True):
 class _Source(msgspec.Struct):
     """The ``source`` fields the family's helpers read (others are skipped unparsed)."""
 
+    connector: Any = None
     db: Any = None
     schema: Any = None
     namespace: Any = None
@@ -391,6 +406,7 @@ class _PlainSource(msgspec.Struct):
     Any of the typed-``None`` fields holding a value makes the message take the general path.
     """
 
+    connector: str | None = None
     db: str | None = None
     schema: str | None = None
     table: str | None = None
