@@ -76,6 +76,7 @@ class DebeziumMongoDB(Debezium):
     """Debezium change events of the MongoDB connector."""
 
     name = "debezium_mongodb"
+    uses_kafka_topic = False  # a collection is named db.collection by its source block alone
     title = "Debezium MongoDB connector JSON"
     spec = "docs/specs/debezium_mongodb.md (public Debezium documentation, MongoDB connector)"
     partial_updates = True
