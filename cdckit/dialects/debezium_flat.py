@@ -134,6 +134,9 @@ class DebeziumFlat(Debezium):
     title = "Debezium flattened (ExtractNewRecordState)"
     spec = "public Debezium documentation: New Record State Extraction (event-flattening)"
     quirks = (
+        "Tables are named as the connector names them (schema.table for PostgreSQL, told by __connector or "
+        "__lsn): a row with only __table takes its namespace from its Kafka topic (prefix.schema.table), when "
+        "the topic's last part is the table.",
         "Without __op an insert cannot be told from an update: such a row is an update with no before image "
         "(an upsert: the row as it now is); its op_raw is __deleted=false or empty.",
         "No before image for updates: the transform keeps only the after row; a delete's row is its before image "

@@ -36,6 +36,10 @@ class Debezium(DebeziumFastPath, DebeziumEncoder):
         "DECIMAL columns arrive as Base64 of the unscaled integer; the schema's scale makes them numbers again.",
         "seq is the connector's own log position (binlog file:pos:row, LSN, SCN), zero-padded to sort as text.",
         "ts_ms in source is when the change happened; ts_ms in the envelope is when Debezium processed it.",
+        "A table is named as its connector names it (its topic's last parts): schema.table for PostgreSQL, Oracle, "
+        "Db2 and Informix (source.db is not part of it; database holds the schema, as wal2json fills it), "
+        "db.schema.table for SQL Server (database holds db.schema), db.table for MySQL. A record that does not "
+        "say its namespace takes it from its Kafka topic (kcat -J, a client's record).",
     )
 
     # ------------------------------------------------------------ detection
