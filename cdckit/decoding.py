@@ -396,6 +396,7 @@ class MessageDecoder:
         chosen: list[int] = []
         messages: list[bytes] = []
         keys: list[str | None] = []
+        topics: list[str | None] = []
         for index, record in enumerate(saved):
             if record is None:
                 offsets.append(first + index)
@@ -410,7 +411,8 @@ class MessageDecoder:
                 chosen.append(index)
                 messages.append(message)
                 keys.append(record.key_text())
-        found = self._batch(messages, keys) if chosen else None
+                topics.append(record.topic_text())
+        found = self._batch(messages, keys, topics) if chosen else None
         results: list[Any] = [None] * count
         declared: list[tuple] = []
         if found is not None:
@@ -427,18 +429,21 @@ class MessageDecoder:
     def _batches(self) -> bool:
         return self.dialect is not None and self.dialect.has_line_decoder
 
-    def records(self, values: list, keys: list, sources: list, partitions: list, offsets: list) -> None:
-        """Decode Kafka records (value and key as bytes or text): keyless ones through the batch decoder."""
+    def records(self, values: list, keys: list, sources: list, partitions: list, offsets: list,
+                topics: list | None = None) -> None:
+        """Decode Kafka records (value and key as bytes or text; ``topics``: their topics, when known): keyless
+        ones through the batch decoder."""
         count = len(values)
 
         def slow(index: int) -> None:
             self.message(record_message(values[index], keys[index], sources[index], offsets[index],
-                                        partitions[index]))
+                                        partitions[index], None if topics is None else topics[index]))
 
         keyed = self._batches() and self.dialect.uses_kafka_key
         chosen = [i for i in range(count) if (keyed or keys[i] is None) and isinstance(values[i], (bytes, bytearray))]
         found = self._batch([bytes(values[i]) for i in chosen],
-                            [_key_text(keys[i]) for i in chosen] if keyed else None) if chosen else None
+                            [_key_text(keys[i]) for i in chosen] if keyed else None,
+                            None if topics is None else [topics[i] for i in chosen]) if chosen else None
         if found is None:
             for index in range(count):
                 slow(index)
@@ -452,10 +457,11 @@ class MessageDecoder:
         declared = [(chosen[index], table, columns) for index, table, columns in self._batch_types]
         self._fast(results, offsets, sources, partitions, slow, light, declared)
 
-    def _batch(self, lines: list[bytes], keys: list | None = None) -> list | None:
+    def _batch(self, lines: list[bytes], keys: list | None = None, topics: list | None = None) -> list | None:
         """The batch decoder's results, or None when there is none or it failed (then each line goes alone).
 
-        ``keys`` (Kafka keys as text, None when a message has none) reach dialects that read them.
+        ``keys`` (Kafka keys as text, None when a message has none) and ``topics`` (Kafka topics, None
+        where unknown) reach dialects that read them.
         The column types the batch declared are left in ``self._batch_types`` as ``(index, table, columns)``,
         and the dialect forgets its last declarations (see :meth:`_fast`)."""
         dialect = self.dialect
@@ -464,8 +470,12 @@ class MessageDecoder:
             return None
         dialect.forget_declarations()  # what decode() last declared came before or among these lines
         try:
+            named = dialect.uses_kafka_topic and topics is not None and any(t is not None for t in topics)
             if dialect.uses_kafka_key and keys is not None and any(key is not None for key in keys):
-                results = dialect.decode_lines(lines, keys)
+                results = dialect.decode_lines(lines, keys, topics=topics) if named else \
+                    dialect.decode_lines(lines, keys)
+            elif named:
+                results = dialect.decode_lines(lines, topics=topics)
             else:
                 results = dialect.decode_lines(lines)
         except Exception:  # a fast path must never stop a read: the general decoder takes every line

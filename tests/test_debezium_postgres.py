@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 import cdckit
+from cdckit.frame import table_names
 from cdckit.samples.postgres import capture as pg_capture
 from cdckit.samples.postgres import debezium
 from cdckit.samples.postgres import server as pg_server
@@ -85,11 +86,13 @@ def test_every_record_decodes_in_its_dialect(style, decoded):
     assert events.attrs["report"]["quarantined"] == 0
 
 
-def test_kcat_captures_name_their_keys(decoded):
-    for style in ("kcat", "flat"):
+def test_kcat_captures_name_their_keys_and_tables_as_postgresql_does(decoded):
+    for style in ("kcat", "flat"):  # schema.table, as wal2json and test_decoding name them
         events = decoded[style]
-        keyed_tables = set(events.loc[events["key_columns"].notna(), "table"])
-        assert {name.split(".")[-1] for name in KEYS} <= {str(t).split(".")[-1] for t in keyed_tables}, style
+        assert set(KEYS) <= set(table_names(events[events["key_columns"].notna()])), style
+    for style in DIALECTS:
+        changed = decoded[style][decoded[style]["op"].isin(["insert", "update", "delete"])]
+        assert set(table_names(changed)) <= set(TABLES), style
 
 
 @pytest.mark.parametrize("style", sorted(DIALECTS))

@@ -47,6 +47,7 @@ def test_update_halves_are_paired_across_tasks_of_three_messages(spark, sample):
 def test_decode_of_a_kafka_shaped_frame_matches_pandas_for_every_dialect(spark):
     by_dialect: dict[str, list] = defaultdict(list)
     paths: dict[str, list] = defaultdict(list)
+    topics: dict[str, list] = defaultdict(list)  # file -> the Kafka topic each saved record names (its source)
     for sample in cdckit.samples.list():
         dialect = sample.split("/")[0]
         if dialect == "pg_test_decoding" and "_copy" not in sample:
@@ -59,14 +60,24 @@ def test_decode_of_a_kafka_shaped_frame_matches_pandas_for_every_dialect(spark):
             for m in messages:
                 value = m.value if isinstance(m.value, str) and dialect == "universe" else json.dumps(m.value)
                 key = None if m.key is None else json.dumps(m.key)
-                by_dialect[dialect].append((value, key, path, m.partition, m.offset))
+                topics[path].append(m.topic)
+                by_dialect[dialect].append((value, key, m.topic or path, m.partition, m.offset))
     for dialect, records in sorted(by_dialect.items()):
         frame = spark.createDataFrame(records, "value string, key string, topic string, partition long, offset long")
         per_task = 3 if dialect.startswith("datahub") else 40  # halves of an update in different tasks
         frame = frame.repartition(max(1, len(records) // per_task))
         events = cdcspark.decode(frame)
-        expected = pd.concat([cdckit.read(p) for p in paths[dialect]], ignore_index=True)
+        expected = pd.concat([with_topics(cdckit.read(p), topics[p]) for p in paths[dialect]], ignore_index=True)
         assert normal_rows(events.toPandas()) == normal_rows(expected), dialect
+
+
+def with_topics(events: pd.DataFrame, topics: list) -> pd.DataFrame:
+    """A file's events with the Kafka topic each saved record names as their source, as a Kafka-shaped frame
+    of the records gives it (records with topics make one event each)."""
+    if all(topic is None for topic in topics):
+        return events
+    assert len(events) == len(topics)
+    return events.assign(source=[topic or source for topic, source in zip(topics, events["source"])])
 
 
 def test_update_halves_in_different_files_become_one_row(spark, tmp_path):

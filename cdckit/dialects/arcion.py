@@ -138,6 +138,10 @@ class Arcion(Debezium):
             return None
         return super().key_columns(kafka_key, before, after)
 
+    def table_namespace(self, source: dict[str, Any], db: Any, schema: Any, table: Any,
+                        topic: str | None = None) -> tuple[Any, Any]:
+        return db, schema  # Arcion's source block names the table db.table, whatever source it replicates
+
     # ------------------------------------------------------------ encoding
 
     def encode(self, events: pd.DataFrame) -> Iterator[Record]:

@@ -165,6 +165,10 @@ class Dialect:
     #: the keys too (``keys``: one JSON text or None per message). Other dialects ignore keys.
     uses_kafka_key: ClassVar[bool] = False
 
+    #: True when :meth:`decode` reads the Kafka topic (``message.topic``); :meth:`decode_lines` then takes
+    #: the topics too (``topics``: one text or None per message), when some message has one.
+    uses_kafka_topic: ClassVar[bool] = False
+
     def decode_lines(self, lines: list[bytes]) -> list[tuple | list[tuple] | None]:
         """Decode many raw JSON messages (without Kafka keys) at once, for speed.
 

@@ -21,7 +21,11 @@ is looked up in the envelope (``op``, ``ts_ms``), the transaction block
   update without before image claims only that the row now holds these
   values. ``op_raw`` then says what the record had: ``__deleted=false``, or
   None when it had no operation field at all.
-- ``database``/``schema``/``table`` come from ``__db``/``__schema``/``__table``;
+- ``database``/``schema``/``table`` come from ``__db``/``__schema``/``__table``, named as the
+  connector names the table (``schema.table`` for PostgreSQL: see
+  :mod:`cdckit.dialects.debezium.naming`); where the row does not say the
+  namespace (only ``__table`` added), the record's Kafka topic
+  (``prefix.schema.table``, ``prefix.db.table``...) says it;
   ``event_time`` from ``__source_ts_ms`` (``_us``/``_ns`` when given);
   ``__ts_ms`` is the envelope's time, when Debezium processed the change, so
   it is the ``emit_time`` and never the event time.
@@ -130,6 +134,9 @@ class DebeziumFlat(Debezium):
     title = "Debezium flattened (ExtractNewRecordState)"
     spec = "public Debezium documentation: New Record State Extraction (event-flattening)"
     quirks = (
+        "Tables are named as the connector names them (schema.table for PostgreSQL, told by __connector or "
+        "__lsn): a row with only __table takes its namespace from its Kafka topic (prefix.schema.table), when "
+        "the topic's last part is the table.",
         "Without __op an insert cannot be told from an update: such a row is an update with no before image "
         "(an upsert: the row as it now is); its op_raw is __deleted=false or empty.",
         "No before image for updates: the transform keeps only the after row; a delete's row is its before image "
@@ -201,7 +208,7 @@ class DebeziumFlat(Debezium):
         event = Event(
             op=op,
             op_raw=op_raw,
-            **self.source_fields(source, envelope, transaction),
+            **self.source_fields(source, envelope, transaction, message.topic),
             key_columns=key_columns,
             key=key,
             before=values.image(before),
@@ -216,8 +223,12 @@ class DebeziumFlat(Debezium):
 
     # ------------------------------------------------------------ batch decoding
 
-    def decode_lines(self, lines: list[bytes], keys: list | None = None) -> list[tuple | None]:
-        """The events of many raw messages: each line parsed and decoded as :meth:`decode` does it.
+    uses_kafka_topic = True
+
+    def decode_lines(self, lines: list[bytes], keys: list | None = None,
+                     topics: list | None = None) -> list[tuple | None]:
+        """The events of many raw messages: each line parsed and decoded as :meth:`decode` does it
+        (``topics``: the records' Kafka topics, None where unknown, which name a table's namespace).
 
         Flattened rows are small and have no envelope to skip, so there is
         no shortcut worth a second set of rules: the result is
@@ -230,7 +241,8 @@ class DebeziumFlat(Debezium):
                 self._line = index  # where decode() declares column types
                 try:
                     key = None if keys is None else kafka_key(keys[index])
-                    events = self.decode(Message(values.loads(line), "<batch>", index, key=key))
+                    events = self.decode(Message(values.loads(line), "<batch>", index, key=key,
+                                                 topic=None if topics is None else topics[index]))
                     out.append(event_row(events[0]) if len(events) == 1 else None)
                 except Exception:  # decode() names the problem when the reader hands it the message
                     out.append(None)

@@ -76,6 +76,7 @@ class DebeziumMongoDB(Debezium):
     """Debezium change events of the MongoDB connector."""
 
     name = "debezium_mongodb"
+    uses_kafka_topic = False  # a collection is named db.collection by its source block alone
     title = "Debezium MongoDB connector JSON"
     spec = "docs/specs/debezium_mongodb.md (public Debezium documentation, MongoDB connector)"
     partial_updates = True
@@ -100,10 +101,11 @@ class DebeziumMongoDB(Debezium):
             evidence.append("source.connector=mongodb")
         return Match(0.95, tuple(evidence))
 
-    def change(self, payload: dict[str, Any], schema: dict[str, Any] | None, kafka_key: Any) -> Event:
+    def change(self, payload: dict[str, Any], schema: dict[str, Any] | None, kafka_key: Any,
+               topic: str | None = None) -> Event:
         if is_mongodb(payload):
             return mongodb_change(self, payload, kafka_key)
-        return super().change(payload, schema, kafka_key)
+        return super().change(payload, schema, kafka_key, topic)
 
     def tombstone(self, message: Message, op_raw: str) -> Event:
         """A Kafka tombstone: the ``_id`` its key names."""

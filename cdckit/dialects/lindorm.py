@@ -112,6 +112,10 @@ class Lindorm(Debezium):
     def schema_name(self, source: dict[str, Any]) -> str | None:
         return source.get("namespace")
 
+    def table_namespace(self, source: dict[str, Any], db: Any, schema: Any, table: Any,
+                        topic: str | None = None) -> tuple[Any, Any]:
+        return db, schema  # Lindorm names a table instance.table (db is the instance id), whatever its topic
+
     def position(self, source: dict[str, Any]) -> str | None:
         return None  # Lindorm records carry no log position
 

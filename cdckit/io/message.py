@@ -27,6 +27,7 @@ class Message:
     ``error`` is set instead when the container could not read the message
     (bad JSON, invalid UTF-8, a damaged file); such a message goes straight
     to quarantine with ``code`` (one of :data:`cdckit.errors.REASON_CODES`).
+    ``topic`` is the Kafka topic of a record that names it (kcat ``-J``, a client's record).
     """
 
     value: Any
@@ -38,6 +39,7 @@ class Message:
     line: int | None = None
     error: str | None = None
     code: str | None = None
+    topic: str | None = None
 
     def raw_text(self) -> str:
         """The message as text, for quarantine and error messages."""

@@ -109,6 +109,8 @@ def unwrap_record(msg: Message) -> Message:
         inner.offset = record["offset"]
     if record.get("partition") is not None:
         inner.partition = record["partition"]
+    if record.get("topic").__class__ is str:
+        inner.topic = record["topic"]
     if msg.raw is not None:
         inner.raw = msg.raw
     return inner
@@ -120,7 +122,9 @@ def record_object(item: Any, name: str, ordinal: int) -> Message:
     bad = _position_problem(kafka_offset, partition, offset_required=True)
     if bad is not None:
         return error_message(name, ordinal, bad, "invalid_value", safe_repr(item.value))
-    return record_message(item.value, getattr(item, "key", None), name, kafka_offset, partition)
+    topic = getattr(item, "topic", None)
+    return record_message(item.value, getattr(item, "key", None), name, kafka_offset, partition,
+                          topic if topic.__class__ is str else None)
 
 
 def _position_problem(offset: Any, partition: Any, offset_required: bool = False) -> str | None:
@@ -154,8 +158,9 @@ def kafka_key(key: Any) -> Any:
     return key
 
 
-def record_message(value: Any, key: Any, source: str, offset: int, partition: int | None = None) -> Message:
-    """The message of one Kafka record (value and key as bytes, text or None).
+def record_message(value: Any, key: Any, source: str, offset: int, partition: int | None = None,
+                   topic: str | None = None) -> Message:
+    """The message of one Kafka record (value and key as bytes, text or None; ``topic`` when known).
 
     >>> msg = record_message(b'{"op": "c"}', b"7", "topic", 42, 3)
     >>> msg.value, msg.key, msg.offset, msg.partition
@@ -167,6 +172,7 @@ def record_message(value: Any, key: Any, source: str, offset: int, partition: in
                              "not bytes or text", "invalid_message", safe_repr(value))
     msg.key = kafka_key(key)
     msg.partition = partition
+    msg.topic = topic
     return msg
 
 
@@ -218,6 +224,9 @@ class SavedRecord(msgspec.Struct, forbid_unknown_fields=True):
 
     def key_text(self) -> str | None:
         return None if self.key is msgspec.UNSET else self.key
+
+    def topic_text(self) -> str | None:
+        return self.topic if self.topic.__class__ is str else None
 
 
 _SAVED_RECORD = msgspec.json.Decoder(SavedRecord)

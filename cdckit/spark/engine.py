@@ -323,7 +323,7 @@ def _decode_records(dialect_name: str | None, tz: str | None, unknown: str | Non
                     stream = (columns["source"][start], columns["partition"][start])
                 with gc_paused():
                     decoder.records(*(columns[name][start:end]
-                                      for name in ("value", "key", "source", "partition", "offset")))
+                                      for name in ("value", "key", "source", "partition", "offset", "topic")))
             if len(sink) >= BATCH_ROWS:
                 yield sink.take()
         yield from _last_batches(decoder, sink)
@@ -375,11 +375,12 @@ def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialec
         (F.col("topic").cast("string") if "topic" in columns else F.lit("<dataframe>")).alias("source"),
         (F.col("partition").cast("long") if "partition" in columns else F.lit(None).cast("long")).alias("partition"),
         (F.col("offset").cast("long") if "offset" in columns else F.monotonically_increasing_id()).alias("offset"),
+        (F.col("topic").cast("string") if "topic" in columns else F.lit(None).cast("string")).alias("topic"),
     )
     unknown = None
     each = dialect is None
     if dialect is None:
-        head = [record_message(r["value"], r["key"], r["source"], r["offset"], r["partition"])
+        head = [record_message(r["value"], r["key"], r["source"], r["offset"], r["partition"], r["topic"])
                 for r in prepared.limit(sample).collect()]
         detection = choose_for_read(head, registry.all_dialects(tz=tz))
         if isinstance(detection, UnknownDialectError):

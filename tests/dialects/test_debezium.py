@@ -31,7 +31,8 @@ def test_examples_decode_exactly():
         row(4, "delete", "d", database="inventory", table="customers", event_time="2017-02-07T20:49:38Z",
             emit_time="2017-02-07T20:49:38Z", seq=pos(805), before=ANNE_MARIE),
         row(5, "tombstone", "null"),
-        row(6, "insert", "c", database="foo", schema="bar", table="events", event_time="2020-09-27T13:37:24.074000Z",
+        # PostgreSQL names the table schema.table (source.db is the database the connector reads)
+        row(6, "insert", "c", database="bar", schema="bar", table="events", event_time="2020-09-27T13:37:24.074000Z",
             emit_time="2020-09-27T13:37:24.598000Z", seq="00000000000028581784", txn_id="644",
             after={"id": 1, "created_at": "2020-09-27T13:37:24.058468Z", "column_a": "a", "column_b": "b"}),
         row(7, "ddl", "ALTER", database="inventory", table="customers", event_time="2017-02-07T20:49:39Z",
@@ -148,7 +149,7 @@ def test_truncate_and_logical_message_events_of_the_postgresql_docs():
                "source": dict(PG_SOURCE, schema="", table="", txId=556, lsn=46523128)}
     events = read_clean([json.dumps(truncate), json.dumps({"schema": {}, "payload": message})], dialect="debezium")
     assert_rows(events, [
-        row(0, "truncate", "t", database="postgres", schema="public", table="customers",
+        row(0, "truncate", "t", database="public", schema="public", table="customers",
             event_time="2019-05-28T08:58:24.863Z", emit_time="2019-05-28T08:58:24.961Z",
             seq="00000000000024023128", txn_id="555"),
         row(1, "other", "m", database="postgres", event_time="2019-05-28T08:58:24.863Z",
@@ -166,7 +167,7 @@ def test_a_truncate_round_trips_and_empties_its_table_in_replay(tmp_path):
     assert list(events["op"]) == ["insert", "truncate", "insert"]
     assert_round_trip("debezium", events, tmp_path)
     state = cdckit.materialize(events.assign(key_columns=[["id"]] * 3, key=["[1]", None, "[2]"]))
-    assert state["postgres.customers"].to_dict("records") == [{"id": 2}]
+    assert state["public.customers"].to_dict("records") == [{"id": 2}]
 
 
 MYSQL_SCHEMA_CHANGE = {

@@ -36,7 +36,8 @@ def test_examples_decode_exactly():
         row(3, "delete", "d", table="customers", event_time="2019-05-28T08:58:25.863Z", seq="00000000000033833232",
             before=ANNE),
         # __ts_ms is the envelope's time (when Debezium processed it): the emit time
-        row(4, "read", "r", database="postgres", schema="inventory", table="customers",
+        # __lsn: PostgreSQL, which names the table schema.table
+        row(4, "read", "r", database="inventory", schema="inventory", table="customers",
             event_time="2019-05-28T08:58:24.863Z", emit_time="2019-05-28T08:58:24.970Z", seq="00000000000024023128",
             txn_id="555",
             after={"id": 1002, "first_name": "George", "last_name": "Bailey", "email": "gbailey@foobar.com"}),
@@ -52,8 +53,8 @@ def test_examples_decode_exactly():
 
 def test_kafka_keys_wrapped_values_and_tombstones_decode_exactly():
     events = read_clean(cdckit.samples.path("debezium_flat/examples_kcat.jsonl"))
-    keyed = dict(table="customers", key_columns=["id"], key=[1004])
-    assert_rows(events, [
+    keyed = dict(database="inventory", table="customers", key_columns=["id"], key=[1004])
+    assert_rows(events, [  # the topic dbserver1.inventory.customers names the rows' database
         row(10, "insert", "c", **keyed, event_time="2019-05-28T08:58:24.863Z",
             after={"id": 1004, "first_name": "Anne"}),
         row(11, "update", "u", **keyed, event_time="2019-05-28T08:58:25.863Z",
@@ -61,7 +62,7 @@ def test_kafka_keys_wrapped_values_and_tombstones_decode_exactly():
         row(12, "delete", "d", **keyed, event_time="2019-05-28T08:58:26.863Z",
             before={"id": 1004, "first_name": "Anne Marie"}),
         # the tombstone names its table through the key schema name (server.database.table.Key)
-        row(13, "tombstone", "null", database="inventory", **keyed),
+        row(13, "tombstone", "null", **keyed),
     ])
     assert events["partition"].tolist() == [0, 0, 0, 0]
 

@@ -18,6 +18,7 @@ from ... import values
 from ...io import Message
 from ...frame import Event
 from ..base import BadMessage, Dialect, SkipMessage, expect_object
+from .naming import connector_of, namespace
 from .envelope import (avro_unwrapped, change_op, declared_columns, envelope_time, field_types, field_types_of,
                        is_avro_json, kafka_payload, kafka_schema_name, source_time, table_id_parts, typed_value,
                        unwrap)
@@ -50,9 +51,10 @@ class DebeziumDecoder(Dialect):
             return self.schema_change(payload)
         if payload.get("op") == "m":
             return [self.logical_message(payload)]
-        return [self.change(payload, schema, message.key)]
+        return [self.change(payload, schema, message.key, message.topic)]
 
-    def change(self, payload: dict[str, Any], schema: dict[str, Any] | None, kafka_key: Any) -> Event:
+    def change(self, payload: dict[str, Any], schema: dict[str, Any] | None, kafka_key: Any,
+               topic: str | None = None) -> Event:
         from ..debezium_mongodb import is_mongodb, mongodb_change  # its own module, which builds on this one
 
         if is_mongodb(payload):
@@ -72,7 +74,7 @@ class DebeziumDecoder(Dialect):
         event = Event(
             op=op,
             op_raw=op_raw,
-            **self.source_fields(source, payload, payload),
+            **self.source_fields(source, payload, payload, topic),
             key_columns=key_columns,
             key=values.key_of(keyed, key_columns),
             before=values.image(before),
@@ -99,17 +101,25 @@ class DebeziumDecoder(Dialect):
         return None
 
     def source_fields(self, source: dict[str, Any], envelope: dict[str, Any],
-                      transaction: dict[str, Any]) -> dict[str, Any]:
+                      transaction: dict[str, Any], topic: str | None = None) -> dict[str, Any]:
         """The event fields a change takes from its ``source`` block, its ``envelope`` (``ts_ms``) and the
-        object holding its ``transaction`` block: where and when it happened, its log position, its transaction.
+        object holding its ``transaction`` block: where and when it happened, its log position, its transaction;
+        ``topic``: the Kafka topic of the record, where the table's namespace is named when ``source`` does
+        not say it (see :mod:`.naming`).
 
-        >>> DebeziumDecoder().source_fields({"db": "shop", "table": "orders", "lsn": 7}, {}, {})["seq"]
-        '00000000000000000007'
+        >>> DebeziumDecoder().source_fields({"db": "shop", "schema": "sales", "table": "orders", "lsn": 7}, {}, {})
+        ... # doctest: +ELLIPSIS
+        {'database': 'sales', 'schema': 'sales', 'table': 'orders', ..., 'seq': '00000000000000000007', ...}
         """
+        table = source.get("table") or source.get("collection")
+        db, schema = source.get("db"), self.schema_name(source)
+        found = self.table_namespace(source, db, schema, table, topic)
+        if found is not None:
+            db, schema = found
         return {
-            "database": source.get("db"),
-            "schema": self.schema_name(source),
-            "table": source.get("table") or source.get("collection"),
+            "database": db,
+            "schema": schema,
+            "table": table,
             "event_time": source_time(source),
             "emit_time": envelope_time(envelope),
             "seq": self.position(source),
@@ -118,6 +128,18 @@ class DebeziumDecoder(Dialect):
 
     def schema_name(self, source: dict[str, Any]) -> str | None:
         return source.get("schema")
+
+    def table_namespace(self, source: dict[str, Any], db: Any, schema: Any, table: Any,
+                        topic: str | None = None) -> tuple[Any, Any] | None:
+        """``(database, schema)`` of a change of ``table`` so that the frame names the table as its connector
+        does (:func:`.naming.namespace`); None where only a Kafka topic could tell and there is none (the
+        record's own ``db`` and ``schema`` stand then).
+
+        >>> DebeziumDecoder().table_namespace({"connector": "sqlserver"}, "testDB", "dbo", "customers")
+        ('testDB.dbo', 'dbo')
+        """
+        return namespace(connector_of(source.get("connector"), source.get("lsn"), source.get("scn")),
+                         db, schema, table, topic)
 
     def position(self, source: dict[str, Any]) -> str | None:
         """The connector's log position as a sortable string."""
@@ -221,6 +243,9 @@ class DebeziumDecoder(Dialect):
                     keys = definition.get("primaryKeyColumnNames")
                     key_columns = [str(k) for k in keys] if isinstance(keys, list) and keys else None
                     columns = definition
+            found = self.table_namespace(source, database, schema, table)
+            if found is not None:
+                database, schema = found
             events.append(Event(
                 op="ddl",
                 op_raw=op_raw,

@@ -40,6 +40,10 @@ class Debezium(DebeziumFastPath, DebeziumEncoder):
         "__debezium_unavailable_value (its bytes in Base64 or hex for bytea, a one-element array for arrays): "
         "cdckit leaves the column out of the image and replay keeps the value the row had, also across a "
         "primary-key update (a delete and a create at one position).",
+        "A table is named as its connector names it (its topic's last parts): schema.table for PostgreSQL, Oracle, "
+        "Db2 and Informix (source.db is not part of it; database holds the schema, as wal2json fills it), "
+        "db.schema.table for SQL Server (database holds db.schema), db.table for MySQL. A record that does not "
+        "say its namespace takes it from its Kafka topic (kcat -J, a client's record).",
     )
 
     #: An image may leave out the columns whose value Debezium could not read (the TOAST placeholder):

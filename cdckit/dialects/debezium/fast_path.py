@@ -25,6 +25,7 @@ from ...io import kafka_key
 from ...frame import FastRow
 from ...values import DIGIT_MAP, LONG_NUMBER, has_long_number
 from .decode import DebeziumDecoder
+from . import naming
 from .envelope import (DECIMAL_TYPE, FLOAT_TYPES, INT_TYPES, VARIABLE_DECIMAL, OPS, declared_columns, field_types,
                        kafka_payload, source_time)
 
@@ -37,11 +38,14 @@ class DebeziumFastPath(DebeziumDecoder):
 
     has_line_decoder = True
     uses_kafka_key = True
+    uses_kafka_topic = True
 
-    def decode_lines(self, lines: list[bytes], keys: list | None = None) -> list[FastRow | None]:
+    def decode_lines(self, lines: list[bytes], keys: list | None = None,
+                     topics: list | None = None) -> list[FastRow | None]:
         """Change events of many raw messages at once, through msgspec with the images kept raw.
 
-        ``keys`` are the messages' Kafka keys as text (None: no key). The
+        ``keys`` are the messages' Kafka keys as text (None: no key), ``topics`` their Kafka topics (None:
+        unknown; they name a table's namespace where the record does not, see :mod:`.naming`). The
         images are not parsed when nothing in them needs typing: their JSON
         text is taken as it stands (after checking it holds no number a double
         could not carry and, when a schema is included, that no column the
@@ -53,21 +57,22 @@ class DebeziumFastPath(DebeziumDecoder):
         """
         cls = type(self)
         plain = (cls.typed_image is DebeziumDecoder.typed_image, cls.key_columns is DebeziumDecoder.key_columns,
-                 cls.position is DebeziumDecoder.position and cls.schema_name is DebeziumDecoder.schema_name)
+                 cls.position is DebeziumDecoder.position and cls.schema_name is DebeziumDecoder.schema_name
+                 and cls.table_namespace is DebeziumDecoder.table_namespace)
         if not all(plain):
-            return self._line_by_line(lines, keys, plain)
-        out = self._plain_changes(lines, keys)
+            return self._line_by_line(lines, keys, plain, topics=topics)
+        out = self._plain_changes(lines, keys, topics)
         if None not in out:
             return out
         missed = [index for index, result in enumerate(out) if result is None]
         again = self._line_by_line([lines[i] for i in missed], None if keys is None else [keys[i] for i in missed],
-                                   plain, missed)
+                                   plain, missed, None if topics is None else [topics[i] for i in missed])
         for index, result in zip(missed, again):
             out[index] = result
         return out
 
     def _line_by_line(self, lines: list[bytes], keys: list | None, plain: tuple[bool, bool, bool],
-                      indexes: list[int] | None = None) -> list[FastRow | None]:
+                      indexes: list[int] | None = None, topics: list | None = None) -> list[FastRow | None]:
         """:meth:`decode_lines` one line at a time, for every shape the batch decoder takes on (``indexes``:
         the lines' places in the batch, where column types are declared; by default their own)."""
         decode = _ENVELOPE.decode
@@ -88,12 +93,14 @@ class DebeziumFastPath(DebeziumDecoder):
                 else:
                     schema = _NULL
                 append(self._fast_change(envelope, schema, plain, None if keys is None else keys[index],
-                                         index if indexes is None else indexes[index]))
+                                         index if indexes is None else indexes[index],
+                                         None if topics is None else topics[index]))
             except Exception:  # a shape not foreseen here: decode() takes the message and names the problem
                 append(None)
         return out
 
-    def _plain_changes(self, lines: list[bytes], keys: list | None) -> list[FastRow | None]:
+    def _plain_changes(self, lines: list[bytes], keys: list | None, topics: list | None = None
+                       ) -> list[FastRow | None]:
         """The usual message (bare or in the schema/payload wrapper, MySQL-style position or none, no
         transaction fields, a Kafka key or none) in one tight loop: msgspec checks the shape
         (:class:`_Plain`, :class:`_Wrapped`), so the loop only formats. Any other message is handed
@@ -105,7 +112,7 @@ class DebeziumFastPath(DebeziumDecoder):
         dumps, loads = orjson.dumps, orjson.loads  # an image without long numbers, as values.image writes it
         plain_decode, wrapped_decode, payload_decode, plan_of = _PLAIN.decode, _WRAPPED.decode, _PAYLOAD.decode, self._plan
         known, key_names = self.__dict__.setdefault("_known", _KnownSchema()), self._key_names
-        declare = self.declare
+        declare, name_of = self.declare, naming.named
         errors = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
         for index, line in enumerate(lines):
             if line.startswith(b'{"schema"'):  # Kafka Connect writes the wrapper's schema first
@@ -192,15 +199,17 @@ class DebeziumFastPath(DebeziumDecoder):
             emit = message.ts_ms
             emit_time = (message.ts_ns if message.ts_ns is not None else message.ts_us * 1_000
                          if message.ts_us is not None else None if emit is None else emit * 1_000_000)
+            # as the connector names the table (the topic may say where the record does not)
+            named = name_of(src.connector, src.db, src.schema, src.table, None if topics is None else topics[index])
             if plan is not None and plan.declared:
-                declare(src.db, src.schema, src.table, plan.declared, index)
-            append(FastRow(op, op_raw, src.db, src.schema, src.table, event_time, emit_time,
+                declare(named[0], named[1], src.table, plan.declared, index)
+            append(FastRow(op, op_raw, named[0], named[1], src.table, event_time, emit_time,
                     seq, None, key_columns, key, before, after, None))
         return out
 
     def _fast_change(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
-                     key_text: Any = None, index: int | None = None) -> FastRow | None:
-        row = self._fast_row(envelope, schema, plain, key_text)
+                     key_text: Any = None, index: int | None = None, topic: str | None = None) -> FastRow | None:
+        row = self._fast_row(envelope, schema, plain, key_text, topic)
         if row is not None:
             declared = self._plan(schema).declared
             if declared:
@@ -208,7 +217,7 @@ class DebeziumFastPath(DebeziumDecoder):
         return row
 
     def _fast_row(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
-                  key_text: Any = None) -> FastRow | None:
+                  key_text: Any = None, topic: str | None = None) -> FastRow | None:
         op_raw = envelope.op
         op = OPS.get(op_raw)
         if op is None:
@@ -259,20 +268,26 @@ class DebeziumFastPath(DebeziumDecoder):
             txn_id = None if found in (None, "") else str(found)
         # The common cases inline; anything else through the same helpers as decode().
         ts_ms, file, pos, row = src.ts_ms, src.file, src.pos, src.row or 0
+        table = src.table or src.collection
+        if plain_source:
+            named = naming.named(naming.connector_of(src.connector, src.lsn, src.scn), src.db, src.schema, table,
+                                 topic)
         if plain_source and src.ts_ns is None and src.ts_us is None and (ts_ms is None or ts_ms.__class__ is int):
             if pos.__class__ is int and row.__class__ is int and file.__class__ is str and pos >= 0 and row >= 0 \
                     and file and not (file.isascii() and file.isdigit()):
-                return FastRow(op, op_raw, src.db, src.schema, src.table or src.collection,
+                return FastRow(op, op_raw, named[0], named[1], table,
                         None if ts_ms is None else ts_ms * 1_000_000, emit_time,
                         f"{file}:{str(pos).zfill(20)}:{str(row).zfill(20)}", txn_id, key_columns, key,
                         before_text, after_text, src.query if op_raw == "t" else None)
             if file is None and pos is None and src.lsn is None and src.change_lsn is None \
                     and src.commit_lsn is None and src.scn is None and src.ord is None:
-                return FastRow(op, op_raw, src.db, src.schema, src.table or src.collection,
+                return FastRow(op, op_raw, named[0], named[1], table,
                         None if ts_ms is None else ts_ms * 1_000_000, emit_time, None, txn_id, key_columns, key,
                         before_text, after_text, src.query if op_raw == "t" else None)
         source = msgspec.structs.asdict(src)
-        return FastRow(op, op_raw, src.db, self.schema_name(source), src.table or src.collection, source_time(source),
+        db, schema = src.db, self.schema_name(source)
+        named = self.table_namespace(source, db, schema, table, topic) or (db, schema)
+        return FastRow(op, op_raw, named[0], named[1], table, source_time(source),
                 emit_time, self.position(source), txn_id, key_columns, key, before_text, after_text,
                 src.query if op_raw == "t" else None)
 
@@ -362,6 +377,7 @@ class _Envelope(msgspec.Struct, forbid_unknown_fields=True):
 class _Source(msgspec.Struct):
     """The ``source`` fields the family's helpers read (others are skipped unparsed)."""
 
+    connector: Any = None
     db: Any = None
     schema: Any = None
     namespace: Any = None
@@ -396,6 +412,7 @@ class _PlainSource(msgspec.Struct):
     Any of the typed-``None`` fields holding a value makes the message take the general path.
     """
 
+    connector: str | None = None
     db: str | None = None
     schema: str | None = None
     table: str | None = None
