@@ -41,8 +41,9 @@ def decoded(captured):
 
 
 def keyed(slot: str, events: pd.DataFrame) -> pd.DataFrame:
-    """test_decoding never names key columns: the analyst gives them (cdckit.with_keys)."""
-    return cdckit.with_keys(events, KEYS) if DIALECTS[slot] == "pg_test_decoding" else events
+    """The events as read: test_decoding names no key, but its delete and ``old-key:`` images show the replica
+    identity, and the read takes the key columns from them (the tables stay keyed without ``with_keys``)."""
+    return events
 
 
 def assert_reconciled(state, tables: dict[str, pd.DataFrame], skip: frozenset = frozenset()) -> None:
@@ -79,6 +80,19 @@ def test_replayed_state_equals_the_tables(slot, captured, decoded):
     # format-version 1 has no way to say TRUNCATE (wal2json writes an empty change list): its sessions differ
     skip = frozenset({"public.sessions"}) if slot == "w2j1" else frozenset()
     assert_reconciled(state, captured.final, skip)
+
+
+@pytest.mark.parametrize("slot", ["tdtext", "tdcopy"])
+def test_test_decoding_keys_come_from_the_replica_identity(slot, decoded):
+    # every table with a primary key that saw a delete or a key update is keyed, as the catalog says;
+    # the REPLICA IDENTITY FULL tables (whole old rows) and the table without a key stay keyless
+    inferred = decoded[slot].attrs["report"]["inferred_keys"]
+    assert {name: found["columns"] for name, found in inferred.items()} == {
+        name: KEYS[name] for name in ("public.customers", "sales.order_lines", "public.measures")}
+    events = decoded[slot]
+    named = cdckit.frame.table_names(events)
+    for name in ("public.inventory", "public.documents", "public.audit"):
+        assert events.loc[named == name, "key_columns"].isna().all(), name
 
 
 def test_format_version_1_cannot_carry_a_truncate(captured, decoded):
