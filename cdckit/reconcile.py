@@ -10,6 +10,10 @@ serves here and in :func:`cdckit.compare`:
 - times compare by instant: ``Timestamp``, ``datetime``, ``date`` (midnight)
   and ISO text (``"2024-01-01 00:00:00"``, ``"2024-01-01T00:00:00Z"``); a time
   without a zone is UTC;
+- times of day compare by the time they name: ``datetime.time`` and text
+  (``"05:44:35.183"``, PostgreSQL's ``24:00:00``); one with a zone (a
+  ``time with time zone``) by the UTC time of day it names, as Debezium
+  writes it;
 - JSON text of an object or an array equals the object or list it spells;
   objects and lists compare member by member under the same rule;
 - any other text compares exactly (so ``"007"`` equals ``7``: a number text
@@ -43,7 +47,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, time
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Hashable, Iterable, Sequence
@@ -67,6 +71,7 @@ SUMMARY_COLUMNS = ["table", "key", "state_rows", "snapshot_rows", "matched", "mi
                    "different_cells", "columns_only_in_state", "columns_only_in_snapshot"]
 
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
+_CLOCK = re.compile(r"\d\d:\d\d(:\d\d(\.\d+)?)?\s*(Z|[+-]\d\d(:?\d\d(:?\d\d)?)?)?\Z")
 _TIME = re.compile(r"-?\d{4,}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?)?\s*(Z|[+-]\d\d(:?\d\d(:?\d\d)?)?)?( BC)?\Z")
 
 
@@ -102,6 +107,8 @@ def normal(value: Any) -> Hashable:
         return None if value.is_nan() else value
     if isinstance(value, (datetime, np.datetime64, date)):
         return _instant(value)
+    if isinstance(value, time):
+        return _time_of_day(value)
     if isinstance(value, dict):
         return ("{}",) + tuple(sorted(((str(k), normal(v)) for k, v in value.items()), key=lambda kv: kv[0]))
     if isinstance(value, (list, tuple, np.ndarray)):
@@ -123,6 +130,11 @@ def _normal_text(text: str) -> Hashable:
         try:
             return _text_instant(text)
         except (ValueError, OverflowError):  # no time: the text itself
+            return text
+    if _CLOCK.match(text):
+        try:
+            return ("time of day", values.time_of_day_ns(text))
+        except ValueError:  # 25:00 and the like: the text itself
             return text
     if text[:1] in "{[" and text[-1:] in "}]":
         try:
@@ -148,6 +160,19 @@ def _text_instant(text: str) -> Hashable:
         return pd.Timestamp(np.datetime64(ns, "ns")).tz_localize("UTC")
     except (ValueError, OverflowError):
         return ("instant", ns)
+
+
+def _time_of_day(value: time) -> Hashable:
+    """A ``datetime.time`` as nanoseconds after midnight, a zoned one as the UTC time of day it names.
+
+    >>> _time_of_day(time(5, 44, 35, 183000)) == normal("05:44:35.183")
+    True
+    """
+    ns = ((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000_000 + value.microsecond * 1000
+    offset = value.utcoffset()
+    if offset is not None:
+        ns = (ns - int(offset.total_seconds() * 1_000_000_000)) % (24 * 3600 * 1_000_000_000)
+    return ("time of day", ns)
 
 
 def _instant(value: Any) -> Hashable:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from decimal import Decimal
 
@@ -249,6 +250,16 @@ def test_a_typed_state_against_a_text_snapshot():
     snapshot = pd.DataFrame({"id": ["1", "2"], "price": ["10.5", "3.00"],
                              "at": ["2024-01-01 00:00:00", "2024-05-01T09:30:00Z"], "note": [float("nan"), "x"]})
     assert cdckit.reconcile(state, snapshot, key="id").ok
+
+
+def test_times_of_day_compare_by_the_time_they_name():
+    # a typed state holds datetime.time; a snapshot saved as JSON or CSV holds the text PostgreSQL printed
+    state = pd.DataFrame({"id": [1, 2, 3], "clock": [dt.time(5, 44, 35, 183000), dt.time(0, 0), dt.time(6, 30)]})
+    snapshot = pd.DataFrame({"id": [1, 2, 3], "clock": ["05:44:35.183000", "00:00:00", "12:00:00+05:30"]})
+    assert cdckit.reconcile(state, snapshot, key="id").ok
+    assert same(dt.time(12, 0, tzinfo=dt.timezone(dt.timedelta(hours=5, minutes=30))), "06:30:00")
+    assert not same(dt.time(5, 44, 35), "05:44:36") and not same("25:00:00", dt.time(1, 0))
+    assert same("24:00:00", "24:00:00") and not same("12:00:00", 43200)
 
 
 def test_columns_on_one_side_only_are_reported(states):
