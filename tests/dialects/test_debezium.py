@@ -142,6 +142,26 @@ PG_SOURCE = {"version": "2.7.0.Final", "connector": "postgresql", "name": "Postg
              "schema": "public", "table": "customers", "txId": 555, "lsn": 24023128, "xmin": None}
 
 
+def test_interleaved_transactions_sort_in_the_order_the_connector_sent_them():
+    # transaction 601 wrote first (LSN 100) but committed after 602 (LSN 200, commit at 250): the PostgreSQL
+    # connector sends 602 first; its source.sequence (last commit LSN, change LSN) sorts that way, LSNs alone do not
+    def change(txn, lsn, last_commit, key):
+        source = dict(PG_SOURCE, txId=txn, lsn=lsn, sequence=json.dumps([last_commit, str(lsn)]))
+        return json.dumps({"op": "c", "after": {"id": key}, "source": source, "ts_ms": 1})
+
+    lines = [change(600, 50, None, 1), change(602, 200, "60", 2), change(601, 100, "250", 3),
+             change(601, 300, "250", 4)]
+    events = read_clean(lines, dialect="debezium")
+    assert events["seq"].is_monotonic_increasing and events["seq"].is_unique
+    assert int(cdckit.order_report(events).summary().set_index("finding").loc["inversions", "rows"]) == 0
+    assert list(cdckit.sort_events(events)["txn_id"]) == ["600", "602", "601", "601"]
+    # Oracle's connector sends changes in commit order too: commit_scn, then the change's scn
+    oracle = [json.dumps({"op": "c", "after": {"id": key}, "ts_ms": 1, "source": {
+        "connector": "oracle", "db": "ORCLPDB1", "schema": "INV", "table": "T", "scn": scn, "commit_scn": commit}})
+        for key, scn, commit in ((1, "900", "950"), (2, "800", "1000"))]
+    assert read_clean(oracle, dialect="debezium")["seq"].is_monotonic_increasing
+
+
 def test_truncate_and_logical_message_events_of_the_postgresql_docs():
     # the PostgreSQL connector's documented truncate event (no images) and logical decoding message
     truncate = {"source": PG_SOURCE, "op": "t", "ts_ms": 1559033904961}
@@ -151,9 +171,9 @@ def test_truncate_and_logical_message_events_of_the_postgresql_docs():
     assert_rows(events, [
         row(0, "truncate", "t", database="public", schema="public", table="customers",
             event_time="2019-05-28T08:58:24.863Z", emit_time="2019-05-28T08:58:24.961Z",
-            seq="00000000000024023128", txn_id="555"),
+            seq="00000000000024023119:00000000000024023128", txn_id="555"),
         row(1, "other", "m", database="postgres", event_time="2019-05-28T08:58:24.863Z",
-            emit_time="2019-05-28T08:58:24.961Z", seq="00000000000046523128", txn_id="556",
+            emit_time="2019-05-28T08:58:24.961Z", seq="00000000000024023119:00000000000046523128", txn_id="556",
             after={"prefix": "foo", "content": "Ymfy"}),
     ])
     assert cdckit.detect([json.dumps(truncate)]).dialect == "debezium"
@@ -310,7 +330,7 @@ def test_connect_decimals_keep_every_digit(mode, digits, scale):
     text, value = _decimal_capture(digits, scale, mode)
     events = read_clean(text, dialect="debezium")
     assert [Decimal(str(json.loads(a)["amount"])) for a in events["after"]] == [value, value]
-    state = cdckit.materialize(events)["d.t"]
+    state = cdckit.materialize(events)["public.t"]
     cells = state["amount"].tolist()
     assert [Decimal(str(c)) for c in cells] == [value, value]  # typed state holds every digit, never null
     assert cdckit.materialize(events).type_problems.empty
@@ -349,9 +369,10 @@ def test_debezium_time_types_reach_typed_state():
                                            dict(image, field="after", optional=True)]}
     after = {"id": 1} | {f"c{i}": v for i, (_, _, v, _) in enumerate(DEBEZIUM_TIMES)}
     text = json.dumps({"schema": schema, "payload": {"op": "c", "before": None, "after": after, "ts_ms": 1,
-                                                     "source": {"connector": "postgresql", "db": "d", "table": "t"}}})
+                                                     "source": {"connector": "postgresql", "db": "d", "schema": "public",
+                                                                "table": "t"}}})
     states = cdckit.materialize(read_clean(text, dialect="debezium"))
-    state, misfits = states["d.t"], set(states.type_problems["column"])
+    state, misfits = states["public.t"], set(states.type_problems["column"])
     for i, (_, name, value, typed) in enumerate(DEBEZIUM_TIMES):
         cell = state.loc[0, f"c{i}"]
         if typed is None:

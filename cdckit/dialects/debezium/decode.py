@@ -27,6 +27,32 @@ from .unavailable import Unavailable
 __all__ = ["DebeziumDecoder"]
 
 
+def last_commit(sequence: Any) -> str | None:
+    """The first part of the PostgreSQL connector's ``source.sequence`` (a JSON array text: the LSN of the
+    last commit before this change, then the change's own LSN), ``"0"`` where it is null (a snapshot), or None
+    without a sequence.
+
+    The change LSN alone does not sort in commit order where transactions interleave; the pair does, in the
+    order the connector sent the changes.
+
+    >>> last_commit('["22233000","22245784"]'), last_commit('[null,"7"]'), last_commit(None)
+    ('22233000', '0', None)
+    """
+    if sequence.__class__ is str and sequence.startswith("["):
+        try:
+            parts = values.loads(sequence)
+        except ValueError:
+            return None
+    elif sequence.__class__ is list:
+        parts = sequence
+    else:
+        return None
+    if not parts:
+        return None
+    first = parts[0]
+    return "0" if first is None or first == "" else str(first)
+
+
 class DebeziumDecoder(Dialect):
     """One Debezium message at a time (the base of :class:`~cdckit.dialects.debezium.Debezium`).
 
@@ -150,12 +176,17 @@ class DebeziumDecoder(Dialect):
                     and not (file.isascii() and file.isdigit()) and file:
                 return f"{file}:{str(pos).zfill(20)}:{str(row).zfill(20)}"  # sortable_text's common MySQL case
             return values.sortable_text(file, pos, row)
-        if source.get("lsn") is not None:
+        if source.get("lsn") is not None:  # PostgreSQL: its sequence leads with the commit LSN before this one
+            committed = last_commit(source.get("sequence"))
+            if committed is not None:
+                return values.sortable_text(committed, source["lsn"])
             return values.sortable(source["lsn"])
         if source.get("change_lsn") is not None or source.get("commit_lsn") is not None:
             return values.sortable_text(source.get("commit_lsn"), source.get("change_lsn"),
                                         source.get("event_serial_no"))
-        if source.get("scn") is not None:
+        if source.get("scn") is not None:  # Oracle: changes arrive in commit order, commit_scn says it
+            if source.get("commit_scn") not in (None, ""):
+                return values.sortable_text(source["commit_scn"], source["scn"])
             return values.sortable(source["scn"])
         if source.get("ord") is not None:
             return values.sortable_text(source.get("ts_ms"), source["ord"])

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Iterator
 
@@ -18,6 +19,8 @@ __all__ = ["DebeziumEncoder", "CONNECT_TYPES", "table_changes"]
 
 _OP_CODES = {"insert": "c", "update": "u", "delete": "d", "read": "r", "truncate": "t"}
 _POSITION = re.compile(r"(?P<file>.+):(?P<pos>\d{20}):(?P<row>\d{20})\Z")
+#: A PostgreSQL position read from ``source.sequence``: the last commit's LSN, then the change's.
+_LSN_PAIR = re.compile(r"(?P<commit>\d{20}):(?P<lsn>\d{20})\Z")
 
 
 class DebeziumEncoder(Dialect):
@@ -31,7 +34,8 @@ class DebeziumEncoder(Dialect):
         Each value's schema types its columns from that message's own images
         (``values.infer_kinds``), so a column whose values change type along
         the stream is written as each message has it. A ``seq`` of the form
-        ``file:pos:row`` is written back as the binlog position, a plain number
+        ``file:pos:row`` is written back as the binlog position, two numbers
+        (``commit:lsn``) as a PostgreSQL ``sequence`` and ``lsn``, a plain number
         as a PostgreSQL ``lsn``; events without one get a synthetic binlog
         position in input order.
         """
@@ -74,8 +78,12 @@ class DebeziumEncoder(Dialect):
         source["table"] = row["table"]
         seq = row["seq"]
         match = _POSITION.match(seq) if seq else None
+        pair = _LSN_PAIR.match(seq) if seq and not match else None
         if match:
             source.update(file=match["file"], pos=int(match["pos"]), row=int(match["row"]))
+        elif pair:
+            source["sequence"] = json.dumps([str(int(pair["commit"])), str(int(pair["lsn"]))])
+            source["lsn"] = int(pair["lsn"])
         elif seq and seq.isdigit():
             source["lsn"] = int(seq)
         else:

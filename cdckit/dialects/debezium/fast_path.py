@@ -390,10 +390,12 @@ class _Source(msgspec.Struct):
     pos: Any = None
     row: Any = None
     lsn: Any = None
+    sequence: Any = None
     change_lsn: Any = None
     commit_lsn: Any = None
     event_serial_no: Any = None
     scn: Any = None
+    commit_scn: Any = None
     ord: Any = None
     txId: Any = None
     gtid: Any = None
