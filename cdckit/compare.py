@@ -17,7 +17,11 @@ one connector before and after an upgrade, should tell the same story.
   its place is **only in** its side. So a lost event, a duplicate, a changed
   value and two changes in another order each show where they are, and the
   ``note`` of an unmatched change says when it is a repeat of another change
-  of its key or present on the other side at another place;
+  of its key or present on the other side at another place. A delete's
+  before image counts by what it tells of the row
+  (:func:`cdckit.replayer.known_values`): the key and type defaults Debezium
+  writes under PostgreSQL's ``REPLICA IDENTITY DEFAULT`` tell its key only,
+  as wal2json's key-only image does;
 - transaction markers, heartbeats, DDL and the other ops are set aside and
   counted (``set_aside``), not compared;
 - both captures are replayed (:func:`cdckit.materialize`) and the final
@@ -47,6 +51,7 @@ from .ordering import sort_events
 from .ordering._shared import CHANGE_OPS, table_names
 from .reconcile import ReconcileError, diff_tables, html_table, json_text, key_text, normal, plain
 from .replay import key_columns_of, materialize
+from .replayer import known_values
 
 __all__ = ["compare", "Comparison"]
 
@@ -58,19 +63,24 @@ class _Change:
 
     ``text``: the op and the image texts as they are; two changes with the
     same text are the same change, so the images are parsed and normalised
-    (``signature``) only where the texts of a key's histories differ.
+    (``signature``) only where the texts of a key's histories differ. A
+    delete's ``before`` is the part of its image that tells the row's values
+    (:func:`~cdckit.replayer.known_values`, by ``key_columns``).
     """
 
-    __slots__ = ("row", "op", "key", "text", "n", "_parsed")
+    __slots__ = ("row", "op", "key", "text", "n", "key_columns", "_parsed")
 
-    def __init__(self, row: int, op: str, key: Any, before: Any, after: Any, n: int) -> None:
-        self.row, self.op, self.key, self.n = row, op, key, n
+    def __init__(self, row: int, op: str, key: Any, before: Any, after: Any, n: int,
+                 key_columns: Any = None) -> None:
+        self.row, self.op, self.key, self.n, self.key_columns = row, op, key, n, key_columns
         self.text = (op, before, after)
         self._parsed: tuple[Any, Any, Hashable] | None = None
 
     def _parse(self) -> tuple[Any, Any, Hashable]:
         if self._parsed is None:
             before, after = _image(self.text[1]), _image(self.text[2])
+            if self.op == "delete":
+                before = known_values(before, self.key_columns)
             self._parsed = (before, after, (self.op, normal(before), normal(after)))
         return self._parsed
 
@@ -260,10 +270,10 @@ class _Side:
         frame = self.events
         rows = np.flatnonzero(changing)
         key_values: dict[Any, Hashable] = {}
-        for row, table, op, key, before, after in zip(
+        for row, table, op, key, before, after, named in zip(
                 rows.tolist(), self.tables.iloc[rows].tolist(), ops.iloc[rows].tolist(),
                 frame["key"].iloc[rows].tolist(), frame["before"].iloc[rows].tolist(),
-                frame["after"].iloc[rows].tolist()):
+                frame["after"].iloc[rows].tolist(), frame["key_columns"].iloc[rows].tolist()):
             before, after = _text(before), _text(after)
             if key is None or key is pd.NA:
                 image = _image(after if after is not None else before)
@@ -271,7 +281,8 @@ class _Side:
             if key not in key_values:
                 key_values[key] = _key_value(key)
             group = self.groups.setdefault((table, key_values[key]), [])
-            group.append(_Change(row, op, key, before, after, len(group) + 1))
+            columns = key_columns.get(table) or (None if named is None or values.is_missing(named) else named)
+            group.append(_Change(row, op, key, before, after, len(group) + 1, columns))
         self.counts: dict[str, int] = {}
         for (table, _), changes in self.groups.items():
             self.counts[table or ""] = self.counts.get(table or "", 0) + len(changes)
@@ -364,8 +375,16 @@ def _different_row(table: Any, x: _Change, y: _Change, sides: list[_Side]) -> di
     return {"table": table, "key": x.key, f"change_{na}": x.n, f"change_{nb}": y.n, f"op_{na}": x.op,
             f"op_{nb}": y.op, f"seq_{na}": _text(ea["seq"].iloc[x.row]),
             f"seq_{nb}": _text(eb["seq"].iloc[y.row]), "columns": columns, "detail": "; ".join(details),
-            f"before_{na}": _text(ea["before"].iloc[x.row]), f"before_{nb}": _text(eb["before"].iloc[y.row]),
+            f"before_{na}": _before_text(x, ea), f"before_{nb}": _before_text(y, eb),
             f"after_{na}": _text(ea["after"].iloc[x.row]), f"after_{nb}": _text(eb["after"].iloc[y.row])}
+
+
+def _before_text(change: _Change, events: pd.DataFrame) -> str | None:
+    """The before image of a change as ``different`` shows it: a delete's, only what it tells of the row."""
+    text = _text(events["before"].iloc[change.row])
+    if change.op != "delete" or text is None or change.before == _image(text):
+        return text
+    return json_text(change.before)
 
 
 def _image_differences(left: Any, right: Any, na: str, nb: str) -> list[tuple[str, str]]:

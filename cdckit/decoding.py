@@ -34,6 +34,7 @@ from .detect import FLOOR, score_message
 from .dialects import registry
 from .column_types import TYPE_COLUMNS
 from .dialects.base import BadMessage, Columns, Decoded, Dialect, SkipMessage
+from .dialects.options import DialectOptions, resolved
 from .errors import InvalidValue
 from .frame import PANDAS_TYPES, Event, FastRow, FrameBuilder, event_row, event_table, row_problem
 
@@ -215,12 +216,13 @@ class MessageDecoder:
     """
 
     def __init__(self, dialect: Dialect | None, sink: Sink, unknown: str | None = None, *, each: bool = False,
-                 tz: str | None = None) -> None:
+                 tz: str | None = None, options: DialectOptions | None = None) -> None:
         self.dialect = dialect
         self.sink = sink
         self.unknown = unknown or "no dialect recognises this message"
         self.each = each
-        self.tz = dialect.tz if dialect is not None else tz
+        self.options = dialect.options if dialect is not None else resolved(options, tz)
+        self.tz = self.options.tz
         self._name = dialect.name if dialect is not None else None
         self._all: list[Dialect] | None = None
         self._batch_types: list[tuple] = []
@@ -354,7 +356,7 @@ class MessageDecoder:
 
     def _dialects(self) -> list[Dialect]:
         if self._all is None:
-            self._all = registry.all_dialects(tz=self.tz)
+            self._all = registry.all_dialects(options=self.options)
         return self._all
 
     # ------------------------------------------------------------ many messages at once

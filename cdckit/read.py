@@ -30,6 +30,7 @@ from .decoding import FrameSink, MessageDecoder, column_types_frame, gc_paused, 
 from .detect import DEFAULT_SAMPLE, choose_for_read
 from .dialects import registry
 from .dialects.base import Dialect
+from .dialects.options import DialectOptions
 from .errors import DecodeError, UnknownDialectError
 from .frame import (ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas, empty_quarantine,
                     rows_inserted)
@@ -49,6 +50,7 @@ def read(
     chunksize: int | None = None,
     container: str | None = None,
     tz: str | None = None,
+    unavailable_value: str | tuple[str, ...] | list[str] = (),
     sample: int = DEFAULT_SAMPLE,
     workers: int | None = None,
     capture: bool = False,
@@ -68,6 +70,10 @@ def read(
             many events, so a capture larger than memory can be decoded.
         container: force ``jsonl``, ``json``, ``text``, ``csv`` or ``parquet``.
         tz: zone for zone-less text times (UTC when None).
+        unavailable_value: the Debezium connector's ``unavailable.value.placeholder`` when it is set to
+            another text than ``__debezium_unavailable_value`` (which is always recognised), or several
+            such texts: a column holding one (as text, Base64 or hex bytes, a one-element array...) is an
+            unchanged TOASTed value, left out of its image. Other dialects ignore it.
         sample: messages per source used for detection.
         workers: processes that decode a large JSON Lines or text file
             together, each a range of its lines (see :mod:`cdckit.workers`);
@@ -91,6 +97,7 @@ def read(
         raise ValueError(f"errors must be 'quarantine' or 'raise', not {errors!r}")
     if dialect is not None:
         registry.get(dialect)  # a misspelt name fails now, with a suggestion
+    options = DialectOptions(tz=tz, unavailable_value=unavailable_value)
     if workers is not None and workers < 1:
         raise ValueError("workers must be at least 1")
     if workers is None and (errors == "raise" or chunksize is not None):
@@ -98,7 +105,7 @@ def read(
     if dialect is None and chunksize is None and container is None and holds_exported_events(source):
         found = exported_events(source, capture=True)
         return found if capture else found.with_attrs()
-    job = _ReadJob(dialect, errors, tz, container, sample, workers)
+    job = _ReadJob(dialect, errors, options, container, sample, workers)
     if chunksize is not None:
         if capture:
             raise ValueError("capture=True gives the whole read: a chunked read has no single capture")
@@ -190,12 +197,12 @@ class ChunkedRead:
 class _ReadJob(FrameSink):
     """The state of one read: the sink that builds the frame, pairs halves and counts."""
 
-    def __init__(self, dialect: str | None, errors: str, tz: str | None, container: str | None, sample: int,
-                 workers: int | None = 1) -> None:
+    def __init__(self, dialect: str | None, errors: str, options: DialectOptions, container: str | None,
+                 sample: int, workers: int | None = 1) -> None:
         self.dialect_name = dialect
         self.workers = workers
         self.errors = errors
-        self.tz = tz
+        self.options = options
         self.container = container
         self.sample = sample
         super().__init__()
@@ -224,7 +231,8 @@ class _ReadJob(FrameSink):
                 messages.close()
                 yield from self._in_workers(name, kind, dialect, unknown, count, size)
                 continue
-            decoder = MessageDecoder(dialect, self, unknown, each=self.dialect_name is None, tz=self.tz)
+            decoder = MessageDecoder(dialect, self, unknown, each=self.dialect_name is None,
+                                     options=self.options)
             with gc_paused():
                 blocks = self._block_container(name) if dialect is not None and dialect.has_line_decoder else None
                 if blocks is not None:
@@ -267,7 +275,7 @@ class _ReadJob(FrameSink):
         file order: events, update halves (paired here), quarantined messages and counts."""
         builder = self.builder
         units = workers.file_units(name, kind, dialect.name if dialect is not None else None, unknown,
-                                   self.dialect_name is None, self.tz, count)
+                                   self.dialect_name is None, self.options, count)
         with workers.pool(count) as executor:
             for unit, result in workers.results_in_order(executor, units):
                 if any(ident in result["paired"] for ident in self.pairer.waiting()):
@@ -305,7 +313,7 @@ class _ReadJob(FrameSink):
     def _dialect_for(self, name: str, head: list[Message]) -> tuple[Dialect | None, str | None]:
         if self.dialect_name is not None:
             self.sources[name] = self.dialect_name
-            return registry.create(self.dialect_name, tz=self.tz), None
+            return registry.create(self.dialect_name, options=self.options), None
         found = choose_for_read(head, self._dialects())
         if isinstance(found, UnknownDialectError):
             err = found
@@ -323,11 +331,11 @@ class _ReadJob(FrameSink):
                                 "low_confidence": found.low_confidence}
         if found.low_confidence:
             warnings.warn(f"{name}: {found}: a low-confidence verdict, check it", stacklevel=4)
-        return registry.create(found.dialect, tz=self.tz), None
+        return registry.create(found.dialect, options=self.options), None
 
     def _dialects(self) -> list[Dialect]:
         if self._all is None:
-            self._all = registry.all_dialects(tz=self.tz)
+            self._all = registry.all_dialects(options=self.options)
         return self._all
 
     # ------------------------------------------------------------ the sink

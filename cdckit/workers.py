@@ -34,6 +34,7 @@ import pyarrow as pa
 
 from .decoding import FrameSink, MessageDecoder, gc_paused
 from .dialects import registry
+from .dialects.options import DialectOptions
 from .frame import Event, FrameBuilder, rows_inserted
 from .io import LineBlock, Message, file_pieces, is_gzip, line_ranges, text_encoding
 from .pairing import PAIRED, Pairer, identity
@@ -67,13 +68,15 @@ def splittable(path: str, container: str) -> bool:
 
 
 def file_units(path: str, container: str, dialect: str | None, unknown: str | None, each: bool,
-               tz: str | None, workers: int) -> list[dict[str, Any]]:
+               options: DialectOptions | None, workers: int) -> list[dict[str, Any]]:
     """The ranges of a file for ``workers`` processes: a multiple of ``workers`` pieces of about the same size,
-    none larger than :data:`RANGE_BYTES`."""
+    none larger than :data:`RANGE_BYTES`; each unit carries the read's dialect ``options`` (default ones
+    when None)."""
     size = os.path.getsize(path)
     pieces = math.ceil(math.ceil(size / RANGE_BYTES) / workers) * workers
     encoding = text_encoding(path) if container == "text" else None
-    return [{"path": path, "container": container, "dialect": dialect, "unknown": unknown, "each": each, "tz": tz,
+    return [{"path": path, "container": container, "dialect": dialect, "unknown": unknown, "each": each,
+             "options": options if options is not None else DialectOptions(),
              "start": start, "end": end, "first_offset": first_offset, "first_line": first_line,
              "encoding": encoding}
             for start, end, first_offset, first_line in line_ranges(path, math.ceil(size / pieces))]
@@ -155,8 +158,8 @@ def _position(msg: Message) -> Message:
 def decode_range(unit: dict[str, Any], pair: bool = True) -> dict[str, Any]:
     """Worker: decode one range of a file (a :func:`file_units` entry); see :meth:`RangeSink.result`."""
     sink = RangeSink(pair)
-    dialect = registry.create(unit["dialect"], tz=unit["tz"]) if unit["dialect"] else None
-    decoder = MessageDecoder(dialect, sink, unit["unknown"], each=unit["each"], tz=unit["tz"])
+    dialect = registry.create(unit["dialect"], options=unit["options"]) if unit["dialect"] else None
+    decoder = MessageDecoder(dialect, sink, unit["unknown"], each=unit["each"], options=unit["options"])
     with gc_paused():
         for piece in file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
                                             unit["first_offset"], unit["first_line"], unit["encoding"]):

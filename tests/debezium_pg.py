@@ -72,9 +72,11 @@ def _key(id_: int) -> str:
 
 
 class Capture:
-    """Builds the records of one capture, in order (``records``)."""
+    """Builds the records of one capture, in order (``records``); ``placeholder``: the connector's
+    ``unavailable.value.placeholder``."""
 
-    def __init__(self) -> None:
+    def __init__(self, placeholder: str = PLACEHOLDER) -> None:
+        self.placeholder = placeholder
         self.records: list[dict[str, Any]] = []
         self.lsn, self.txid, self.ts = 24_000_000, 700, 1_714_554_000_000
 
@@ -100,7 +102,7 @@ class Capture:
     def update(self, row: dict[str, Any], unchanged: bool = True) -> "Capture":
         """An update (before null: REPLICA IDENTITY DEFAULT); ``unchanged``: the TOAST columns as placeholders."""
         self._next()
-        self._add(row["id"], self._envelope("u", None, {**row, **(unavailable() if unchanged else {})}))
+        self._add(row["id"], self._envelope("u", None, {**row, **(unavailable(self.placeholder) if unchanged else {})}))
         return self
 
     def delete(self, id_: int) -> "Capture":
@@ -114,5 +116,5 @@ class Capture:
         self._next()
         self._add(old, self._envelope("d", {"id": old, **DEFAULTS}, None))
         self._add(old, None)
-        self._add(row["id"], self._envelope("c", None, {**row, **unavailable()}))
+        self._add(row["id"], self._envelope("c", None, {**row, **unavailable(self.placeholder)}))
         return self

@@ -295,3 +295,58 @@ def test_a_spark_snapshot(states, spark):
     result = cdckit.reconcile(states, spark.createDataFrame(snapshot), table="customers")
     assert result.different[["column", "snapshot"]].values.tolist() == [["tier", "diamond"]]
     assert result.matched == len(state) - 1
+
+
+# --------------------------------------------------------------------------- a delete's default-filled image
+
+
+def _debezium_and_wal2json() -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
+    """One PostgreSQL table's changes as Debezium writes them (kcat with keys: REPLICA IDENTITY DEFAULT, so a
+    delete's before image holds the key and type defaults) and as wal2json does (its delete image: the key)."""
+    import debezium_pg
+
+    empty = dict.fromkeys(("bio", "pic", "tags", "doc", "nums"))
+    capture = debezium_pg.Capture()
+    capture.insert({"id": 1, "name": "Ann", "qty": 3, **empty, "bio": "b"})
+    capture.insert({"id": 2, "name": "Bo", "qty": 4, **empty, "tags": ["t"]})
+    capture.update({"id": 1, "name": "Ann", "qty": 5, **empty}, unchanged=False).delete(1)
+    debezium = cdckit.read(capture.records, dialect="debezium")
+    keyed = debezium.copy()
+    deletes = keyed.index[keyed["op"] == "delete"]
+    keyed.loc[deletes, "before"] = [json.dumps({"id": json.loads(b)["id"]}) for b in keyed.loc[deletes, "before"]]
+    wal2json = cdckit.read([r.value for r in cdckit.dialects.registry.create("wal2json").encode(keyed)],
+                           dialect="wal2json")
+    return debezium, wal2json, capture.records
+
+
+def test_a_delete_image_of_type_defaults_compares_by_its_key_only():
+    debezium, wal2json, records = _debezium_and_wal2json()
+    assert json.loads(debezium.loc[debezium["op"] == "delete", "before"].iloc[0])["name"] == ""  # a default
+    result = cdckit.compare(debezium, wal2json, names=("debezium", "wal2json"))
+    assert result.ok, result
+    values_only = cdckit.read([r["payload"] for r in records], dialect="debezium")  # no Kafka keys: wal2json's
+    result = cdckit.compare(values_only, wal2json, names=("debezium", "wal2json"))
+    assert result.summary["matched"].sum() == 4 and result.different.empty and result.only_a.empty
+    other = wal2json.copy()  # a delete that does differ is shown by what each image tells of the row
+    row = other.index[other["op"] == "delete"][0]
+    other.loc[row, "before"] = json.dumps({"id": 1, "name": "Ann"})
+    (different,) = cdckit.compare(debezium, other, names=("debezium", "wal2json")).different.to_dict("records")
+    assert different["columns"] == ["before.name"]
+    assert json.loads(different["before_debezium"]) == {"id": 1}
+
+
+def test_known_values_of_real_delete_images_with_and_without_key_columns():
+    from cdckit.replayer import known_values
+
+    # Debezium 3.6 on PostgreSQL 15 (REPLICA IDENTITY DEFAULT): a Connect Decimal zero, a VariableScaleDecimal
+    # zero, a ZonedTimestamp at epoch 0, io.debezium.time types at 0, decimal.handling.mode=string's zero
+    measures = {"id": 898578, "amount": "AA==", "big": {"scale": 0, "value": "AA=="}, "at": "1970-01-01T00:00:00Z",
+                "local_at": 0, "day": 0, "clock": 0, "label": "", "flag": False, "counts": None, "doc": None,
+                "text_amount": "0.0000000000", "zoned_time": "00:00:00Z"}
+    assert known_values(measures, ["id"]) == {"id": 898578}
+    assert known_values(measures, None) == {"id": 898578}  # no key known: the defaults still tell nothing
+    order_line = {"order_id": 157, "line_no": 4, "product": None, "qty": None, "price": None}
+    assert known_values(order_line, None) == {"order_id": 157, "line_no": 4}
+    full = {"sku": "SKU-0227", "qty": 495, "price": 57.545, "updated": "2024-05-20T03:58:22.765609Z"}
+    assert known_values(full, None) == known_values(full, ["sku"]) == full  # REPLICA IDENTITY FULL: the row
+    assert known_values({"id": 1, "qty": 0, "name": "Ann"}, ["id"]) == {"id": 1, "qty": 0, "name": "Ann"}

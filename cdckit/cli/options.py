@@ -21,7 +21,7 @@ from ..frame import COLUMN_NAMES
 from .exit_codes import UsageError
 
 __all__ = ["READ_COLUMNS", "Input", "count", "columns", "inputs", "selection", "check_dialect", "refuse_existing",
-           "checked", "is_events_file"]
+           "checked", "is_events_file", "unavailable_values"]
 
 #: Columns ``cdckit read`` shows by default.
 READ_COLUMNS = ("op", "table", "key", "seq", "event_time", "before", "after")
@@ -134,6 +134,21 @@ def check_dialect(name: str | None) -> None:
         registry.get(name)
 
 
+def unavailable_values(args: argparse.Namespace) -> tuple[str, ...]:
+    """The texts ``--unavailable-value`` gives (each taken whole: a placeholder may hold commas).
+
+    >>> unavailable_values(argparse.Namespace(unavailable_value=["<unchanged>", "a,b"]))
+    ('<unchanged>', 'a,b')
+    >>> unavailable_values(argparse.Namespace(unavailable_value=[""]))
+    Traceback (most recent call last):
+    cdckit.cli.exit_codes.UsageError: --unavailable-value takes a non-empty text
+    """
+    given = tuple(getattr(args, "unavailable_value", None) or ())
+    if any(not text for text in given):
+        raise UsageError("--unavailable-value takes a non-empty text")
+    return given
+
+
 def refuse_existing(output: str, force: bool) -> None:
     """Fail before the (long) read when the output exists and --force was not given.
 
@@ -146,5 +161,6 @@ def refuse_existing(output: str, force: bool) -> None:
 def checked(args: argparse.Namespace, specs: list[str], **given: Any) -> tuple[Input, Selection]:
     """The common checks of a reading command, all before any decoding: dialect, filters, input paths."""
     check_dialect(args.dialect)
+    unavailable_values(args)
     chosen = selection(args, **given)
     return inputs(specs, args.dialect), chosen

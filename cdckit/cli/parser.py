@@ -141,6 +141,10 @@ def _add_read_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--dialect", metavar="D", help="skip detection: read every file as dialect D")
     sub.add_argument("--errors", choices=("quarantine", "raise"), default="quarantine",
                      help="quarantine undecodable messages (default) or stop at the first one (exit 3)")
+    sub.add_argument("--unavailable-value", action="append", metavar="TEXT",
+                     help="Debezium: the connector's unavailable.value.placeholder when set to another text "
+                     "(repeat for several; __debezium_unavailable_value is always recognised): a column holding "
+                     "it is an unchanged TOASTed value")
 
 
 def _add_filters(sub: argparse.ArgumentParser, tables: bool = True, keys: bool = True) -> None:

@@ -19,7 +19,7 @@ from ..io import expand_paths
 from ..detect import FLOOR, LOW, detect
 from ..errors import CdcError, UnknownDialectError
 from .exit_codes import EXIT_INPUT, EXIT_OK
-from .options import checked, columns, is_events_file
+from .options import checked, columns, is_events_file, unavailable_values
 from .reading import read_events
 from .summary import summary_of
 from .text import events_table, printable
@@ -79,7 +79,8 @@ def run_read(args: argparse.Namespace) -> int:
     """``cdckit read PATH...``: the first events as a table on stdout, the summary on stderr."""
     shown = columns(args.columns)
     source, chosen = checked(args, args.paths)
-    capture = read_events(source, args.dialect, args.errors, chosen, keep=args.head)
+    capture = read_events(source, args.dialect, args.errors, chosen, keep=args.head,
+                          unavailable_value=unavailable_values(args))
     if args.head:
         print(events_table(capture.events.head(args.head), shown, args.width))
     return summary_of(source, capture, chosen)

@@ -25,7 +25,7 @@ from ..frame import empty_events
 from ..frame import table_names
 from ..read import exported_events, read
 from .exit_codes import UsageError
-from .options import Input
+from .options import Input, unavailable_values
 from .progress import ReadProgress
 from .summary import summary_of
 from .text import printable
@@ -38,9 +38,9 @@ CHUNK_EVENTS = 20_000
 
 
 def read_events(source: Input, dialect: str | None, errors: str, chosen: Selection | None = None,
-                keep: int | None = None) -> Capture:
+                keep: int | None = None, *, unavailable_value: tuple[str, ...] = ()) -> Capture:
     """Read ``source`` in chunks with a progress bar and keep the events ``chosen`` selects, with the whole
-    read's report and quarantine.
+    read's report and quarantine (``unavailable_value`` as in :func:`cdckit.read`).
 
     ``keep`` keeps only the first ``keep`` events chosen (the read still goes to the end, for the summary).
     """
@@ -54,7 +54,8 @@ def read_events(source: Input, dialect: str | None, errors: str, chosen: Selecti
     paths = [Path(f) for f in source.files]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        chunks = read(paths, dialect=dialect, errors=errors, chunksize=CHUNK_EVENTS)
+        chunks = read(paths, dialect=dialect, errors=errors, chunksize=CHUNK_EVENTS,
+                      unavailable_value=unavailable_value)
         with ReadProgress(source.files) as progress:
             for frame in chunks:
                 progress.sources_seen(frame.attrs["report"]["sources"])
@@ -106,5 +107,5 @@ def read_exported(source: Input, chosen: Selection, keep: int | None) -> Capture
 
 def load(args: argparse.Namespace, source: Input, chosen: Selection) -> tuple[Capture, int]:
     """The chosen events of a whole capture and the code of its summary (printed on stderr)."""
-    capture = read_events(source, args.dialect, args.errors, chosen)
+    capture = read_events(source, args.dialect, args.errors, chosen, unavailable_value=unavailable_values(args))
     return capture, summary_of(source, capture, chosen)

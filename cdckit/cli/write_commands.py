@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import CdcError
 from .exit_codes import UsageError
 from .formats import target as output_target
-from .options import checked, refuse_existing
+from .options import checked, refuse_existing, unavailable_values
 from .progress import bar
 from .reading import load
 from .summary import QUARANTINE_SHOWN, print_written, summary
@@ -76,7 +76,8 @@ def _convert_on_spark(args: argparse.Namespace, kind: str, target: str) -> int:
     from ..spark.convert import convert_capture  # pyspark is imported here, and only here
 
     written, report, quarantine = convert_capture(args.paths[0], lambda events: write(events, kind, target, args),
-                                                  dialect=args.dialect, shown=QUARANTINE_SHOWN)
+                                                  dialect=args.dialect, shown=QUARANTINE_SHOWN,
+                                                  unavailable_value=unavailable_values(args))
     code = summary(args.paths[0], report, quarantine)
     print_written(written)
     return code

@@ -28,6 +28,7 @@ import pandas as pd
 
 from ..io import Message
 from ..frame import Event
+from .options import DialectOptions
 
 __all__ = ["Dialect", "Match", "Record", "BadMessage", "SkipMessage", "Decoded", "Columns", "require", "expect_object",
            "require_object", "rows_of", "table_name", "unpadded_seq"]
@@ -81,7 +82,8 @@ class SkipMessage(Exception):
 class Dialect:
     """Base class of all dialects. Subclasses set ``name`` and override the methods.
 
-    ``tz`` is the zone for zone-less text times (UTC when None).
+    ``tz`` is the zone for zone-less text times (UTC when None); ``options`` holds it with the read's other
+    settings (:class:`~cdckit.dialects.options.DialectOptions`; :meth:`configured` makes an instance with them).
     ``title`` is a human name, ``spec`` the document the dialect follows and
     ``quirks`` the things an analyst must know (the dialect tour shows them).
     ``layout`` tells writers how encoded messages are laid out in a file:
@@ -98,10 +100,24 @@ class Dialect:
 
     def __init__(self, tz: str | None = None) -> None:
         self.tz = tz
+        self.options = DialectOptions(tz=tz)
         self._declared: dict[str, Columns] = {}  # table name -> the columns last declared for it
         self._declared_next = 0  # the batch index the next declaration is expected at
         self._declared_same: tuple | None = None  # the last call's columns and table, while they are remembered
         self._declarations: list[tuple[str, Columns, int | None]] = []
+
+    @classmethod
+    def configured(cls, options: DialectOptions) -> "Dialect":
+        """An instance that follows ``options`` (``__init__`` takes only ``tz``, so that subclasses and
+        plug-in dialects keep their constructor).
+
+        >>> from cdckit.dialects import registry
+        >>> registry.get("maxwell").configured(DialectOptions(tz="Asia/Tokyo")).tz
+        'Asia/Tokyo'
+        """
+        dialect = cls(tz=options.tz)
+        dialect.options = options
+        return dialect
 
     def __repr__(self) -> str:
         return f"<dialect {self.name}>"

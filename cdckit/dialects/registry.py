@@ -17,6 +17,7 @@ from importlib.metadata import entry_points
 
 from ..errors import UnknownDialectError
 from .base import Dialect
+from .options import DialectOptions, resolved
 
 __all__ = ["register", "get", "create", "names", "writable", "all_dialects", "flag", "FLAGS"]
 
@@ -66,14 +67,15 @@ def get(name: str) -> type[Dialect]:
     raise UnknownDialectError(f"unknown dialect {name!r}{hint}", tuple(_REGISTRY), close[0] if close else None)
 
 
-def create(name: str, tz: str | None = None) -> Dialect:
-    """An instance of the dialect registered as ``name``."""
-    return get(name)(tz=tz)
+def create(name: str, tz: str | None = None, *, options: DialectOptions | None = None) -> Dialect:
+    """An instance of the dialect registered as ``name``, following ``options`` (``tz`` replaces its zone)."""
+    return get(name).configured(resolved(options, tz))
 
 
-def all_dialects(tz: str | None = None) -> list[Dialect]:
-    """One instance of every registered dialect."""
-    return [cls(tz=tz) for cls in (_REGISTRY[n] for n in names())]
+def all_dialects(tz: str | None = None, *, options: DialectOptions | None = None) -> list[Dialect]:
+    """One instance of every registered dialect, each following ``options`` (``tz`` replaces its zone)."""
+    chosen = resolved(options, tz)
+    return [cls.configured(chosen) for cls in (_REGISTRY[n] for n in names())]
 
 
 def writable() -> list[str]:

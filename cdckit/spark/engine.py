@@ -27,6 +27,7 @@ import pyarrow as pa
 from ..decoding import MessageDecoder, Sink, gc_paused
 from ..detect import DEFAULT_SAMPLE, choose_for_read
 from ..dialects import registry
+from ..dialects.options import DialectOptions
 from ..errors import CdcError, UnknownDialectError
 from ..frame import ARROW_SCHEMA, EVENT_FIELDS, Event, FrameBuilder
 from ..io import (LineBlock, Message, expand_paths, file_container, file_messages, file_pieces, is_gzip, line_ranges,
@@ -170,7 +171,7 @@ def _combined_batch(table: pa.Table, extras: list[tuple]) -> pa.RecordBatch:
 # ---------------------------------------------------------------- reading files
 
 
-def _plan(path: Any, dialect: str | None, tz: str | None, container: str | None, split_bytes: int,
+def _plan(path: Any, dialect: str | None, options: DialectOptions, container: str | None, split_bytes: int,
           split_messages: int | None, sample: int, parallelism: int = 1) -> list[dict[str, Any]]:
     """The tasks of a read: one per file, or per range of lines of a large JSON Lines / text file.
 
@@ -178,7 +179,7 @@ def _plan(path: Any, dialect: str | None, tz: str | None, container: str | None,
     about the same size, so that no core waits for a lone last piece.
     """
     units = []
-    all_dialects = registry.all_dialects(tz=tz)
+    all_dialects = registry.all_dialects(options=options)
     for name in expand_paths(os.fspath(path)):
         kind = file_container(name, container)
         found, unknown = dialect, None
@@ -191,7 +192,7 @@ def _plan(path: Any, dialect: str | None, tz: str | None, container: str | None,
                 found, unknown = None, str(detection)
             else:
                 found = detection.dialect
-        unit = {"path": name, "container": kind, "dialect": found, "unknown": unknown, "tz": tz,
+        unit = {"path": name, "container": kind, "dialect": found, "unknown": unknown,
                 "start": 0, "end": -1, "first_offset": 0, "first_line": 1, "encoding": None,
                 "each": dialect is None}
         readable = os.access(name, os.R_OK)
@@ -214,23 +215,28 @@ def _plan(path: Any, dialect: str | None, tz: str | None, container: str | None,
     return units
 
 
-def _read_units(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Spark task: decode the file pieces described by the rows of ``batches``."""
-    for batch in batches:
-        for unit in batch.to_pylist():
-            batches_of_unit = _decode_unit(unit)
-            while True:
-                with gc_paused():
-                    decoded = next(batches_of_unit, None)
-                if decoded is None:
-                    break
-                yield decoded
+def _unit_reader(options: DialectOptions):
+    """The task function of :func:`read`: decode the file pieces described by the rows of its batches, the
+    dialects following ``options`` (the same for every task)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for unit in batch.to_pylist():
+                batches_of_unit = _decode_unit(unit, options)
+                while True:
+                    with gc_paused():
+                        decoded = next(batches_of_unit, None)
+                    if decoded is None:
+                        break
+                    yield decoded
+
+    return run
 
 
-def _decode_unit(unit: dict[str, Any]) -> Iterator[pa.RecordBatch]:
+def _decode_unit(unit: dict[str, Any], options: DialectOptions) -> Iterator[pa.RecordBatch]:
     sink = _CombinedSink(pair_here=bool(unit["pair_here"]))
-    dialect = registry.create(unit["dialect"], tz=unit["tz"]) if unit["dialect"] else None
-    decoder = MessageDecoder(dialect, sink, unit["unknown"], each=bool(unit["each"]), tz=unit["tz"])
+    dialect = registry.create(unit["dialect"], options=options) if unit["dialect"] else None
+    decoder = MessageDecoder(dialect, sink, unit["unknown"], each=bool(unit["each"]), options=options)
     pieces = file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
                                     unit["first_offset"], unit["first_line"], unit["encoding"])
     for piece in pieces:
@@ -251,13 +257,13 @@ def _last_batches(decoder: MessageDecoder, sink: "_CombinedSink") -> Iterator[pa
         yield sink.take()
 
 
-_UNIT_FIELDS = ["path", "container", "dialect", "unknown", "tz", "start", "end", "first_offset", "first_line",
+_UNIT_FIELDS = ["path", "container", "dialect", "unknown", "start", "end", "first_offset", "first_line",
                 "encoding", "each", "pair_here"]
 
 
 def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = None, container: str | None = None,
          split_bytes: int = SPLIT_BYTES, split_messages: int | None = None, sample: int = DEFAULT_SAMPLE,
-         capture: bool = False) -> Any:
+         capture: bool = False, unavailable_value: str | tuple[str, ...] | list[str] = ()) -> Any:
     """Decode files into a Spark DataFrame with exactly the canonical columns (a
     :class:`~cdckit.spark.capture.SparkCapture` of events, quarantine and report when ``capture=True``).
 
@@ -267,21 +273,23 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
     the driver from its first ``sample`` messages unless ``dialect`` is given.
     JSON Lines and text files larger than ``split_bytes`` are cut at line
     ends into several tasks (``split_messages`` cuts every N messages instead,
-    for tests); offsets stay those of the whole file.
+    for tests); offsets stay those of the whole file. ``tz`` and
+    ``unavailable_value`` are those of :func:`cdckit.read`.
 
     >>> from cdckit import spark as cdcspark                      # doctest: +SKIP
     >>> events = cdcspark.read(cdcspark.get_spark(), "capture.jsonl")  # doctest: +SKIP
     """
     if dialect is not None:
         registry.get(dialect)
+    options = DialectOptions(tz=tz, unavailable_value=unavailable_value)
     ship_cdckit(spark)
     parallelism = spark.sparkContext.defaultParallelism if getattr(spark, "sparkContext", None) else 1
-    units = _plan(path, dialect, tz, container, split_bytes, split_messages, sample, parallelism)
+    units = _plan(path, dialect, options, container, split_bytes, split_messages, sample, parallelism)
     if not units:
         raise CdcError(f"nothing to read in {path}")
     splits = any(registry.flag(u["dialect"], "splits_updates") for u in units)
     rows = [tuple(dict(unit, pair_here=not splits)[f] for f in _UNIT_FIELDS) for unit in units]
-    schema = "path string, container string, dialect string, unknown string, tz string, start long, end long, " \
+    schema = "path string, container string, dialect string, unknown string, start long, end long, " \
              "first_offset long, first_line long, encoding string, each boolean, pair_here boolean"
     context = getattr(spark, "sparkContext", None)
     if context is not None:
@@ -291,22 +299,22 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
 
         tasks = spark.createDataFrame(rows, schema).withColumn("_n", F.monotonically_increasing_id())
         tasks = tasks.repartitionByRange(len(rows), "_n").drop("_n")
-    all_rows = tasks.mapInArrow(_read_units, spark_schema(COMBINED_ARROW))
+    all_rows = tasks.mapInArrow(_unit_reader(options), spark_schema(COMBINED_ARROW))
     return _result(_paired(all_rows) if splits else all_rows, capture)
 
 
 # ---------------------------------------------------------------- decoding a Kafka-shaped DataFrame
 
 
-def _decode_records(dialect_name: str | None, tz: str | None, unknown: str | None, each: bool):
+def _decode_records(dialect_name: str | None, options: DialectOptions, unknown: str | None, each: bool):
     """The task function of :func:`decode`. A ``whole_files`` dialect gets a fresh instance for each topic
     partition (whose rows come together, in offset order): what it remembers of one stream must not reach
     the next."""
     whole = registry.flag(dialect_name, "whole_files")
 
     def new_decoder(sink: _CombinedSink) -> MessageDecoder:
-        dialect = registry.create(dialect_name, tz=tz) if dialect_name else None
-        return MessageDecoder(dialect, sink, unknown, each=each, tz=tz)
+        dialect = registry.create(dialect_name, options=options) if dialect_name else None
+        return MessageDecoder(dialect, sink, unknown, each=each, options=options)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         sink = _CombinedSink(pair_here=not registry.flag(dialect_name, "splits_updates"))
@@ -346,7 +354,8 @@ def _stream_runs(sources: list, partitions: list) -> list[tuple[int, int]]:
 
 
 def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialect: str | None = None, *,
-           tz: str | None = None, sample: int = DEFAULT_SAMPLE, capture: bool = False) -> Any:
+           tz: str | None = None, sample: int = DEFAULT_SAMPLE, capture: bool = False,
+           unavailable_value: str | tuple[str, ...] | list[str] = ()) -> Any:
     """Decode a DataFrame of messages (Kafka-shaped) into the canonical Spark DataFrame (a
     :class:`~cdckit.spark.capture.SparkCapture` when ``capture=True``).
 
@@ -357,13 +366,15 @@ def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialec
     a unique increasing id. The dialect is detected on the driver from the
     first ``sample`` rows unless given. A dialect whose messages depend on
     the ones before them (``whole_files``: wal2json, test_decoding) decodes
-    each topic partition in one task, in offset order.
+    each topic partition in one task, in offset order. ``tz`` and
+    ``unavailable_value`` are those of :func:`cdckit.read`.
 
     >>> raw = spark.read.format("kafka").option("subscribe", "shop").load()   # doctest: +SKIP
     >>> events = cdcspark.decode(raw, dialect="debezium")                     # doctest: +SKIP
     """
     from pyspark.sql import functions as F
 
+    options = DialectOptions(tz=tz, unavailable_value=unavailable_value)
     spark = df.sparkSession
     ship_cdckit(spark)
     columns = set(df.columns)
@@ -382,7 +393,7 @@ def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialec
     if dialect is None:
         head = [record_message(r["value"], r["key"], r["source"], r["offset"], r["partition"], r["topic"])
                 for r in prepared.limit(sample).collect()]
-        detection = choose_for_read(head, registry.all_dialects(tz=tz))
+        detection = choose_for_read(head, registry.all_dialects(options=options))
         if isinstance(detection, UnknownDialectError):
             unknown = str(detection)
         else:
@@ -392,7 +403,7 @@ def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialec
     if registry.flag(dialect, "whole_files"):
         # each message depends on those before it: one task per topic partition, in offset order
         prepared = prepared.repartition("source", "partition").sortWithinPartitions("source", "partition", "offset")
-    all_rows = prepared.mapInArrow(_decode_records(dialect, tz, unknown, each), spark_schema(COMBINED_ARROW))
+    all_rows = prepared.mapInArrow(_decode_records(dialect, options, unknown, each), spark_schema(COMBINED_ARROW))
     splits = registry.flag(dialect, "splits_updates")
     return _result(_paired(all_rows) if splits else all_rows, capture)
 

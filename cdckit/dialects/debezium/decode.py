@@ -12,6 +12,7 @@ variants override (:meth:`~DebeziumDecoder.typed_image`,
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ... import values
@@ -22,7 +23,7 @@ from .naming import connector_of, namespace
 from .envelope import (avro_unwrapped, change_op, declared_columns, envelope_time, field_types, field_types_of,
                        is_avro_json, kafka_payload, kafka_schema_name, source_time, table_id_parts, typed_value,
                        unwrap)
-from .unavailable import Unavailable
+from .unavailable import DEFAULT_PLACEHOLDER, Unavailable
 
 __all__ = ["DebeziumDecoder"]
 
@@ -60,7 +61,10 @@ class DebeziumDecoder(Dialect):
     :mod:`.unavailable`); a column holding it is left out of the image.
     """
 
-    unavailable: Unavailable = Unavailable()
+    @functools.cached_property
+    def unavailable(self) -> Unavailable:
+        """The placeholders of this read: the default one and those of ``options.unavailable_value``."""
+        return Unavailable(DEFAULT_PLACEHOLDER, *self.options.unavailable_value)
 
     def decode(self, message: Message) -> list[Event]:
         value = message.value

@@ -37,7 +37,8 @@ class Debezium(DebeziumFastPath, DebeziumEncoder):
         "seq is the connector's own log position (binlog file:pos:row, LSN, SCN), zero-padded to sort as text.",
         "ts_ms in source is when the change happened; ts_ms in the envelope is when Debezium processed it.",
         "An unchanged TOASTed value (PostgreSQL, REPLICA IDENTITY DEFAULT) arrives as the placeholder "
-        "__debezium_unavailable_value (its bytes in Base64 or hex for bytea, a one-element array for arrays): "
+        "__debezium_unavailable_value, or the connector's own text (read with unavailable_value=...) (its "
+        "bytes in Base64 or hex for bytea, a one-element array for arrays): "
         "cdckit leaves the column out of the image and replay keeps the value the row had, also across a "
         "primary-key update (a delete and a create at one position).",
         "A table is named as its connector names it (its topic's last parts): schema.table for PostgreSQL, Oracle, "

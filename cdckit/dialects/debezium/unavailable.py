@@ -24,6 +24,13 @@ replay keeps the value the row had (see :mod:`cdckit.replayer`).
 {'id': 1, 'note': None}
 >>> placeholder.seen(b'{"id":1,"bio":"__debezium_unavailable_value"}'), placeholder.seen(b'{"id":1}')
 (True, False)
+
+A connector whose ``unavailable.value.placeholder`` is set to another text writes that one; several
+connectors' captures read together may hold several (``cdckit.read(..., unavailable_value=...)``):
+
+>>> Unavailable("__debezium_unavailable_value", "<unchanged>").stripped({"id": 1, "bio": "<unchanged>",
+...                                                                       "pic": "PHVuY2hhbmdlZD4="})
+{'id': 1}
 """
 
 from __future__ import annotations
@@ -40,22 +47,34 @@ DEFAULT_PLACEHOLDER = "__debezium_unavailable_value"
 
 
 class Unavailable:
-    """The forms one placeholder text takes in an image (see the module notes), and the tests for them."""
+    """The forms the placeholder texts (the default one when none is given) take in an image (see the module
+    notes), and the tests for them."""
 
-    def __init__(self, placeholder: str = DEFAULT_PLACEHOLDER) -> None:
-        if not isinstance(placeholder, str) or not placeholder:
-            raise ValueError(f"the unavailable value placeholder must be a non-empty text, not {placeholder!r}")
-        self.placeholder = placeholder
-        raw = placeholder.encode()
-        texts = {placeholder, base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode(),
-                 raw.hex(), raw.hex().upper(), json.dumps({placeholder: placeholder}),
-                 json.dumps({placeholder: placeholder}, separators=(",", ":"))}
+    def __init__(self, *placeholders: str) -> None:
+        placeholders = tuple(dict.fromkeys(placeholders)) or (DEFAULT_PLACEHOLDER,)
+        for placeholder in placeholders:
+            if not isinstance(placeholder, str) or not placeholder:
+                raise ValueError(f"the unavailable value placeholder must be a non-empty text, not {placeholder!r}")
+        self.placeholders = placeholders
+        texts: set[str] = set()
+        lists: list[list[Any]] = []
+        maps: list[dict[str, str]] = []
+        for placeholder in placeholders:
+            raw = placeholder.encode()
+            texts |= {placeholder, base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode(),
+                      raw.hex(), raw.hex().upper(),
+                      *(json.dumps({placeholder: placeholder}, separators=separators, ensure_ascii=ascii)
+                        for separators in ((", ", ": "), (",", ":")) for ascii in (True, False))}
+            lists += [[placeholder], [b for b in raw], [b - 256 if b > 127 else b for b in raw]]
+            maps.append({placeholder: placeholder})
         self.texts = frozenset(texts)
-        self.lists = ([placeholder], [b for b in raw], [b - 256 if b > 127 else b for b in raw])
+        self.lists = tuple(lists)
+        self.maps = tuple(maps)
         #: Byte strings one of which any raw JSON image holding a placeholder contains (a cheap first test: the
         #: first bytes of each form, as a long needle costs a search more than the image's length).
-        forms = {*(json.dumps(t)[1:-1].encode() for t in texts if not t.startswith("{")),
-                 *(",".join(str(b) for b in numbers).encode() for numbers in self.lists[1:])}
+        forms = {*(json.dumps(t, ensure_ascii=ascii)[1:-1].encode() for t in texts if not t.startswith("{")
+                   for ascii in (True, False)),
+                 *(",".join(str(b) for b in numbers).encode() for numbers in lists if numbers[0].__class__ is int)}
         self.needles = tuple(sorted({form[:8] for form in forms}))
         self._search = re.compile(b"|".join(re.escape(needle) for needle in self.needles)).search
 
@@ -70,7 +89,7 @@ class Unavailable:
         if value.__class__ is list:
             return value in self.lists
         if value.__class__ is dict:
-            return value == {self.placeholder: self.placeholder}
+            return value in self.maps
         return False
 
     def stripped(self, image: Any) -> Any:

@@ -1,0 +1,44 @@
+"""What a read tells every dialect it creates: one small carrier, so that a new setting is one field here.
+
+- ``tz``: the zone of zone-less text times (UTC when None);
+- ``unavailable_value``: the texts a connector writes for a value it could not read, besides Debezium's
+  default ``__debezium_unavailable_value`` (its ``unavailable.value.placeholder`` setting; see
+  :mod:`cdckit.dialects.debezium.unavailable`). Only the Debezium family reads it.
+
+>>> DialectOptions(unavailable_value="__unchanged__")
+DialectOptions(tz=None, unavailable_value=('__unchanged__',))
+>>> resolved(DialectOptions(unavailable_value=("a", "b")), tz="Asia/Tokyo")
+DialectOptions(tz='Asia/Tokyo', unavailable_value=('a', 'b'))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterable
+
+__all__ = ["DialectOptions", "resolved"]
+
+
+@dataclasses.dataclass(frozen=True)
+class DialectOptions:
+    """The settings of a read that dialects follow (see the module notes); ``unavailable_value`` may be given
+    as one text or several, and is kept as a tuple."""
+
+    tz: str | None = None
+    unavailable_value: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        given: str | Iterable[str] | None = self.unavailable_value
+        texts = (given,) if isinstance(given, str) else tuple(dict.fromkeys(given or ()))
+        for text in texts:
+            if not isinstance(text, str) or not text:
+                raise ValueError(f"unavailable_value takes non-empty texts, not {text!r}")
+        object.__setattr__(self, "unavailable_value", texts)
+
+
+def resolved(options: DialectOptions | None = None, tz: str | None = None) -> DialectOptions:
+    """``options`` (default ones when None), with ``tz`` when that is given too: the public ``tz=`` arguments
+    keep working beside ``options=``."""
+    if options is None:
+        return DialectOptions(tz=tz)
+    return options if tz is None or tz == options.tz else dataclasses.replace(options, tz=tz)
