@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 import cdckit
+from postgres_tables import AUDIT_KEY, assert_reconciled
 from cdckit.frame import table_names
 from cdckit.samples.postgres import capture as pg_capture
 from cdckit.samples.postgres import debezium
@@ -24,8 +25,6 @@ from cdckit.samples.postgres.workload import END, KEYS, TABLES, UNDONE, Workload
 
 #: Capture style -> the dialect cdckit must find in it.
 DIALECTS = {"values": "debezium", "kcat": "debezium", "string": "debezium", "flat": "debezium_flat"}
-#: The audit log has no primary key: its rows are compared whole.
-AUDIT_KEY = ["at", "actor", "detail"]
 #: What a style cannot carry, so its state differs there: ExtractNewRecordState drops TRUNCATE records, and
 #: keeps no before image of an update, so an update of a table without a key cannot find its row.
 LIMITS = {"flat": frozenset({"public.sessions", "public.audit"})}
@@ -53,18 +52,6 @@ def keyed(events: pd.DataFrame) -> pd.DataFrame:
     if events["key_columns"].notna().any():
         return events
     return cdckit.with_keys(events, KEYS)
-
-
-def assert_reconciled(state, tables: dict[str, pd.DataFrame], skip: frozenset = frozenset()) -> None:
-    for name in TABLES:
-        if name in skip:
-            continue
-        snapshot = tables[name]
-        if name not in state:
-            assert snapshot.empty, f"{name}: nothing replayed, {len(snapshot)} rows in the table"
-            continue
-        result = cdckit.reconcile(state, snapshot, table=name, key=KEYS.get(name, AUDIT_KEY))
-        assert result.ok, f"{name}: {result}"
 
 
 def test_every_engine_saw_the_whole_workload(captured):

@@ -14,14 +14,13 @@ import pandas as pd
 import pytest
 
 import cdckit
+from postgres_tables import assert_reconciled
 from cdckit.samples.postgres import capture as pg_capture
 from cdckit.samples.postgres.server import Server, missing
-from cdckit.samples.postgres.workload import KEYS, TABLES, UNDONE, Workload
+from cdckit.samples.postgres.workload import KEYS, UNDONE, Workload
 
 #: Capture slot -> the dialect that reads it.
 DIALECTS = {"w2j1": "wal2json", "w2j2": "wal2json", "tdtext": "pg_test_decoding", "tdcopy": "pg_test_decoding"}
-#: The audit log has no primary key: its rows are compared whole.
-AUDIT_KEY = ["at", "actor", "detail"]
 
 
 @pytest.fixture(scope="module")
@@ -44,18 +43,6 @@ def keyed(slot: str, events: pd.DataFrame) -> pd.DataFrame:
     """The events as read: test_decoding names no key, but its delete and ``old-key:`` images show the replica
     identity, and the read takes the key columns from them (the tables stay keyed without ``with_keys``)."""
     return events
-
-
-def assert_reconciled(state, tables: dict[str, pd.DataFrame], skip: frozenset = frozenset()) -> None:
-    for name in TABLES:
-        if name in skip:
-            continue
-        snapshot = tables[name]
-        if name not in state:
-            assert snapshot.empty, f"{name}: nothing replayed, {len(snapshot)} rows in the table"
-            continue
-        result = cdckit.reconcile(state, snapshot, table=name, key=KEYS.get(name, AUDIT_KEY))
-        assert result.ok, f"{name}: {result}"
 
 
 def test_the_workload_is_big_and_varied(captured, decoded):
