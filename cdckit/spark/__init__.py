@@ -31,7 +31,7 @@ from .capture import SparkCapture
 from .engine import COMBINED_COLUMNS, combined, decode, quarantine, read, report
 from .ordering import order_report, sort_events
 from .replay import history, materialize, scd2
-from .session import check_java, chosen_driver_memory, get_spark, ship_cdckit
+from .session import check_java, check_workers, chosen_driver_memory, get_spark, ship_cdckit
 from .tables import table
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "check_java",
     "chosen_driver_memory",
     "ship_cdckit",
+    "check_workers",
     "SparkSetupError",
     "COMBINED_COLUMNS",
 ]

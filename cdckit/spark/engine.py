@@ -34,7 +34,7 @@ from ..io import (LineBlock, Message, expand_paths, file_container, file_message
                   record_message, text_encoding)
 from ..pairing import PAIRED, Pairer, unpaired_reason
 from .capture import SparkCapture, capture_of
-from .session import ship_cdckit
+from .session import check_workers, ship_cdckit
 
 __all__ = ["read", "decode", "quarantine", "report", "combined", "COMBINED_COLUMNS", "COMBINED_ARROW"]
 
@@ -283,6 +283,7 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
         registry.get(dialect)
     options = DialectOptions(tz=tz, unavailable_value=unavailable_value)
     ship_cdckit(spark)
+    check_workers(spark)
     parallelism = spark.sparkContext.defaultParallelism if getattr(spark, "sparkContext", None) else 1
     units = _plan(path, dialect, options, container, split_bytes, split_messages, sample, parallelism)
     if not units:
@@ -377,6 +378,7 @@ def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialec
     options = DialectOptions(tz=tz, unavailable_value=unavailable_value)
     spark = df.sparkSession
     ship_cdckit(spark)
+    check_workers(spark)
     columns = set(df.columns)
     if key_col is None and "key" in columns:
         key_col = "key"

@@ -39,6 +39,7 @@ from ..ordering._shared import REPLAY_OPS
 from ..replayer import is_partial, problem_rows
 from .columns import table_name_column
 from .ordering import filled_seq
+from .session import check_workers
 from .tables import kinds_given, typed_json
 
 __all__ = ["materialize", "scd2", "history", "ORDERS"]
@@ -393,6 +394,7 @@ def _walk(changes: DataFrame, tables: dict[str, Table], order: str) -> DataFrame
     walked = [name for name, t in tables.items() if t.walked]
     if not walked:
         return changes.sparkSession.createDataFrame([], _WALK_SCHEMA)
+    check_workers(changes.sparkSession)
     partial = {name: t.partial for name, t in tables.items()}
     frame = changes.filter(F.col("_table").isin(*walked)).select(*_WALK_COLUMNS)
     return frame.groupBy("_table").applyInPandas(_walker(order, partial), _WALK_SCHEMA).persist()

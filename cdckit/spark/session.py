@@ -11,6 +11,14 @@ memory, between 1 and 16 GiB (:func:`driver_memory`), unless the caller sets
 it. The choice is logged (INFO, logger ``cdckit.spark``) and kept in
 :func:`chosen_driver_memory`.
 
+Spark runs cdckit's tasks in Python workers started with the interpreter
+``PYSPARK_PYTHON`` named when the session began (Spark's default: ``python3``
+on PATH, which in a Jupyter kernel of a venv that is not activated is the
+system's, without pandas). :func:`check_workers` runs one tiny job before a
+session's first cdckit job and, when the workers cannot import what cdckit's
+tasks need, raises :class:`SparkSetupError` naming that Python, what it lacks
+and how to fix it, instead of a ``ModuleNotFoundError`` deep in a Java trace.
+
 Spark 4 starts the JVM with the incubating vector module, and the JVM's
 launcher then prints ``WARNING: Using incubator modules: jdk.incubator.vector``
 on its stderr, which no log setting reaches. The JVM is therefore started with
@@ -38,8 +46,9 @@ from typing import Any, Iterator
 
 from ..errors import SparkSetupError
 
-__all__ = ["get_spark", "check_java", "java_major", "ship_cdckit", "driver_memory", "total_memory",
-           "chosen_driver_memory", "filtered_stderr", "LOG4J2_CONFIG", "MINIMUM_JAVA", "JVM_NOISE"]
+__all__ = ["get_spark", "check_java", "java_major", "ship_cdckit", "check_workers", "workers_trouble",
+           "driver_memory", "total_memory", "chosen_driver_memory", "filtered_stderr", "LOG4J2_CONFIG",
+           "MINIMUM_JAVA", "JVM_NOISE", "WORKER_MODULES"]
 
 log = logging.getLogger("cdckit.spark")
 
@@ -239,3 +248,114 @@ def _zip_package() -> str:
                 continue
             archive.write(path, relative.as_posix())
     return str(target)
+
+
+# ---------------------------------------------------------------- the Python of the workers
+
+#: What cdckit's Spark tasks import on the workers (checked by :func:`check_workers`).
+WORKER_MODULES = ("pandas", "pyarrow", "orjson", "msgspec", "cdckit.spark")
+_workers_checked: set[str] = set()
+
+_WORKER_FIXES = (
+    "Stop this session (spark.stop()) and start one whose workers run a Python with cdckit installed, "
+    "such as this one ({here}):\n"
+    "  - set PYSPARK_PYTHON={here} before the session is built "
+    "(os.environ['PYSPARK_PYTHON'] = sys.executable, or in the Jupyter kernel's env);\n"
+    "  - with spark-submit: --conf spark.pyspark.python={here};\n"
+    "  - or use cdckit.spark.get_spark(), which does this for you."
+)
+
+
+def workers_trouble(python: str, problem: str, here: str | None = None) -> str:
+    """The message of :func:`check_workers`: the workers' Python, what is wrong with it, and the fixes.
+
+    ``here`` is the Python the fixes name (default: this interpreter).
+
+    >>> print(workers_trouble("/usr/bin/python3", "cannot import pandas", here="/srv/.venv/bin/python"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Spark's Python workers run /usr/bin/python3, which cannot import pandas.
+    Stop this session (spark.stop()) and start one whose workers run a Python with cdckit installed,
+    such as this one (/srv/.venv/bin/python):
+      - set PYSPARK_PYTHON=/srv/.venv/bin/python before the session is built
+        (os.environ['PYSPARK_PYTHON'] = sys.executable, or in the Jupyter kernel's env);
+      - with spark-submit: --conf spark.pyspark.python=/srv/.venv/bin/python;
+      - or use cdckit.spark.get_spark(), which does this for you.
+    """
+    return f"Spark's Python workers run {python}, which {problem}.\n" + _WORKER_FIXES.format(
+        here=here or sys.executable)
+
+
+def failed_job_problem(error_text: str) -> str:
+    """What a failed trivial Python job's error text (a Java trace, say) says is wrong with the workers' Python.
+
+    >>> failed_job_problem("py4j...\\nModuleNotFoundError: No module named 'pandas'\\n\\tat org.apache...")
+    'cannot import pandas'
+    >>> failed_job_problem('java.io.IOException: Cannot run program "/opt/py": error=2, No such file or directory')
+    'cannot be started (Cannot run program "/opt/py": error=2, No such file or directory)'
+    """
+    missing = dict.fromkeys(name.split(".")[0] for name in re.findall(r"No module named '([^']+)'", error_text))
+    if missing:
+        return "cannot import " + ", ".join(missing)
+    for pattern, what in ((r"Python in worker has different version[^\n]*", "is another Python version than the "
+                           "driver's ({})"),
+                          (r"Cannot run program [^\n]*", "cannot be started ({})")):
+        found = re.search(pattern, error_text)
+        if found:
+            return what.format(found[0].strip())
+    lines = [line.strip() for line in error_text.splitlines() if line.strip()]
+    return f"failed a trivial job ({lines[0][:300] if lines else 'no message'})"
+
+
+def _import_probe(modules: tuple[str, ...]) -> Any:
+    """The task of :func:`check_workers`: a nested function, so Spark ships its code rather than a reference
+    to this module (which the workers may be unable to import)."""
+
+    def probe(_rows: Any) -> Iterator[tuple[str, list[str]]]:
+        import importlib
+        import sys as worker_sys
+
+        lacking: dict[str, None] = {}
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except ModuleNotFoundError as err:  # the module, or one it needs (cdckit without pandas: pandas)
+                lacking[(err.name or name).split(".")[0]] = None
+            except Exception as err:  # noqa: BLE001 - every failure is reported, by name
+                lacking[f"{name.split('.')[0]} ({type(err).__name__}: {err})"] = None
+        yield worker_sys.executable, list(lacking)
+
+    return probe
+
+
+def check_workers(spark: Any, modules: tuple[str, ...] = WORKER_MODULES) -> None:
+    """Make sure Spark's Python workers can import what cdckit's tasks need; once per SparkContext.
+
+    Runs one tiny job (one task, a few hundred ms the first time; its Python
+    worker is then reused by the next job) before a session's first cdckit
+    job. When the workers' Python (``PYSPARK_PYTHON`` when the session began,
+    else ``python3`` on PATH) cannot import ``modules``, or cannot start, raises
+    :class:`SparkSetupError` naming it, what it lacks and the fixes
+    (:func:`workers_trouble`). Spark Connect sessions (no SparkContext) are
+    not checked: their workers belong to the server.
+    """
+    try:
+        context = spark.sparkContext
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+        return
+    key = f"{context.applicationId}:{','.join(modules)}"
+    if key in _workers_checked:
+        return
+    configured = getattr(context, "pythonExec", None) or "python3"
+    python = (shutil.which(configured) or configured) if context.master.startswith("local") else configured
+    previous = context.getLocalProperty("spark.job.description")
+    context.setLocalProperty("spark.job.description", "cdckit: check the Python of the workers")
+    try:
+        found = context.parallelize([0], 1).mapPartitions(_import_probe(modules)).collect()
+    except Exception as err:  # noqa: BLE001 - a Java trace: say what it means and how to fix it
+        raise SparkSetupError(workers_trouble(python, failed_job_problem(str(err)))) from None
+    finally:
+        context.setLocalProperty("spark.job.description", previous)
+    for executable, lacking in found:
+        if lacking:
+            raise SparkSetupError(workers_trouble(executable or python, "cannot import " + ", ".join(lacking)))
+    _workers_checked.add(key)

@@ -36,6 +36,7 @@ from ..replay import find_table
 from ..replayer import parse_image
 from ..tables import META_COLUMNS, declared_kinds
 from .columns import table_name_column
+from .session import check_workers
 
 __all__ = ["table", "spark_arrow_type", "kinds_given", "fixed_kinds", "typed_column", "misfit_count", "typed_json"]
 
@@ -138,6 +139,7 @@ def typed_json(frame: DataFrame, kinds: Mapping[str, str], sample: int = 10_000)
     kinds = {c: k for c, k in kinds.items() if c in frame.columns}
     if not kinds:
         return frame
+    check_workers(frame.sparkSession)
     found: dict[str, list[Any]] = {}
     unsettled = [c for c, k in kinds.items() if _unsettled(k)]
     if unsettled:
@@ -189,6 +191,7 @@ def table(events: DataFrame, name: str, *, types: Any = None, before: bool = Fal
     frame (as ``events.attrs["column_types"]``) or ``{column: kind}`` (see :func:`kinds_given`); columns
     nothing declares are inferred from the first ``sample`` changes.
     """
+    check_workers(events.sparkSession)
     names = [r[0] for r in events.select(table_name_column().alias("t")).distinct().collect()]
     full = find_table(names, name)
     rows = events.filter((table_name_column() == F.lit(full)) & F.col("op").isin(*REPLAY_OPS))
