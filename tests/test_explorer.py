@@ -404,3 +404,14 @@ def test_any_frame_with_the_canonical_columns_explores(make):
         assert "<table" in ex.details.value
     else:
         assert "no event matches" in ex.status_text()
+
+
+def test_notebook_05_leaves_nothing_in_the_temp_folder(tmp_path, monkeypatch):
+    """Its big-capture cell wrote 58 MB under the temp folder on every run and never removed it."""
+    import tempfile
+
+    notebook = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    cell = next("".join(c["source"]) for c in notebook["cells"] if "write_capture" in "".join(c["source"]))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    exec(compile(cell, "notebook-05", "exec"), {"cdckit": cdckit, "viz": viz, "print": lambda *a: None})
+    assert list(tmp_path.iterdir()) == []
