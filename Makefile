@@ -26,8 +26,9 @@ test: $(TEST_STAMP) check-java
 	fi; \
 	exit $$status
 
+# Binder and containers run as root, where Jupyter refuses to start without --allow-root.
 lab: $(STAMP)
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/
 
 # The long fuzzing campaign; failing cases land in tests/fuzz_cases/ and become regression tests.
 fuzz: $(STAMP)

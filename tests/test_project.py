@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
 import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
+
+import pytest
 
 from cdckit.optional import EXTRAS
 
@@ -158,3 +163,21 @@ def test_one_module_per_dialect_and_no_dialect_field_names_outside_them():
         text = path.read_text()
         leaked = [f for f in field_names if f in text]
         assert not leaked, f"{path.relative_to(ROOT)} names dialect fields {leaked}"
+
+
+@pytest.mark.parametrize("uid, allowed", [("0", True), ("1000", False)])
+def test_make_lab_allows_root_only_as_root(tmp_path, uid, allowed):
+    """Binder and containers run as root, where `jupyter lab` refuses to start without --allow-root."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    for name, body in (("jupyter", 'echo "jupyter $*"'), ("id", f'echo {uid}')):
+        tool = tmp_path / name
+        tool.write_text(f"#!/bin/sh\n{body}\n")
+        tool.chmod(0o755)
+    stamp = tmp_path / "stamp"
+    stamp.touch()
+    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"}
+    run = subprocess.run(["make", "--no-print-directory", "-s", "lab", f"BIN={tmp_path}", f"STAMP={stamp}"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert "jupyter lab" in run.stdout and "notebooks/" in run.stdout
+    assert ("--allow-root" in run.stdout) == allowed, run.stdout
