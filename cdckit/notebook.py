@@ -21,13 +21,14 @@ imports, and :func:`setup` and :func:`show` raise
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pandas as pd
 
 from .optional import require
 
-__all__ = ["setup", "show", "slim_widget_state", "SHOW_ROWS", "SAVED_CODE_LIMIT"]
+__all__ = ["setup", "show", "slim_widget_state", "init_in_order", "SHOW_ROWS", "SAVED_CODE_LIMIT"]
 
 RENDERER = "plotly_mimetype"
 
@@ -104,14 +105,49 @@ def _interactive_tables() -> None:
 
     itables = require("itables", "viz", what="cdckit.notebook.setup")
     opt = require("itables.options", "viz", what="cdckit.notebook.setup")
+    capture = require("IPython.utils.capture", "viz", what="cdckit.notebook.setup")
+    display = require("IPython.display", "viz", what="cdckit.notebook.setup")
 
     for name, value in table_options(scroll=True).items():
         if name not in ("connected", "display_logo_when_loading"):
             setattr(opt, name, value)
     opt.display_logo_when_loading = False
     opt.css = TABLE_CSS
-    with bundle_file() as path:
+    with bundle_file() as path, capture.capture_output(stdout=False, stderr=False) as shown:
         itables.init_notebook_mode(all_interactive=True, connected=False, dt_bundle=path)
+    display.display(display.HTML(init_in_order([out.data.get("text/html", "") for out in shown.outputs])))
+    pd.DataFrame._repr_html_ = _table_html  # type: ignore[method-assign]
+    pd.Series._repr_html_ = _table_html  # type: ignore[attr-defined]
+
+
+# A script that assigns window._itables_<version> (the DataTables module, offline) defines it; the others await it.
+_DEFINES = re.compile(r"window\._itables_\w+\s*=(?!=)")
+
+
+def init_in_order(parts: list[str]) -> str:
+    """itables' notebook init outputs as one HTML: the script that defines its module before those that use it.
+
+    itables 2.9 shows, offline, first a script that awaits
+    ``window._itables_<version>`` (to follow a dark theme) and then the one
+    that defines it, so the first fails (``Cannot destructure property
+    'set_or_remove_dark_class'``). What only shows where scripts do not run
+    (:func:`cdckit.viz.interactive.without_script_notes`) is left out.
+
+    >>> init_in_order(["<script>await window._itables_2;</script>", "<script>window._itables_2 = f();</script>"])
+    '<script>window._itables_2 = f();</script>\\n<script>await window._itables_2;</script>'
+    """
+    from .viz.interactive import without_script_notes
+
+    ordered = sorted(parts, key=lambda part: not _DEFINES.search(part))
+    return without_script_notes("\n".join(part.strip() for part in ordered))
+
+
+def _table_html(frame: pd.DataFrame | pd.Series) -> str:
+    """A DataFrame's or Series' notebook HTML after :func:`setup`: itables' table, with no notes for scriptless readers."""
+    from .viz.interactive import without_script_notes
+
+    itables = require("itables", "viz", what="cdckit.notebook.setup")
+    return without_script_notes(itables.to_html_datatable(frame, connected=False))
 
 
 def _quiet_spark() -> None:

@@ -34,7 +34,8 @@ import pandas as pd
 
 from ..optional import require
 
-__all__ = ["TABLE_CLASS", "TABLE_CSS", "UNPACK_JS", "bundle", "bundle_file", "init_html", "table_html", "table_id", "table_options"]
+__all__ = ["TABLE_CLASS", "TABLE_CSS", "UNPACK_JS", "bundle", "bundle_file", "init_html", "table_html", "table_id", "table_options",
+           "without_script_notes"]
 
 #: The class of every interactive table cdckit makes (the style below keys on it).
 TABLE_CLASS = "cdckit-table"
@@ -66,6 +67,30 @@ URL.revokeObjectURL(url);
 export const {{ {names} }} = bundle;
 export default bundle.default;
 """
+
+
+# itables' notes for a browser that runs no script: ``<noscript>`` text ("is your notebook trusted?"), and the
+# marker of a table's static preview in its first header cell (a lock in a <noscript>, a linked circled i).
+_NOSCRIPT = re.compile(r"<noscript>.*?</noscript>", flags=re.S | re.I)
+_PREVIEW_MARKER = re.compile(r"<sup>(?:<noscript>.*?</noscript>)?<a\b[^>]*static preview[^>]*>.*?</a></sup>", flags=re.S | re.I)
+
+
+def without_script_notes(html: str) -> str:
+    """``html`` (itables' output) without the notes itables writes for a browser that runs no script.
+
+    A saved notebook is untrusted wherever it is opened (nothing can mark a
+    shipped notebook as trusted): JupyterLab strips its scripts and shows
+    ``<noscript>`` content as text, so itables' "is your notebook
+    *trusted*?" line and the lock and circled-i glyphs (no font of a bare
+    system draws the lock) would greet every reader. Without them, the setup
+    cell shows nothing and a table shows its static preview: its first rows,
+    plain. With scripts, the tables are interactive as before.
+
+    >>> html = '<th><sup><noscript><span>L</span></noscript><a href=x title="v2 static preview">i</a></sup>op</th>'
+    >>> without_script_notes(html + "<noscript>trusted?</noscript>")
+    '<th>op</th>'
+    """
+    return _NOSCRIPT.sub("", _PREVIEW_MARKER.sub("", html))
 
 
 def _gzip64(text: str) -> str:
@@ -112,13 +137,15 @@ def bundle_file() -> Iterator[Path]:
 def init_html() -> str:
     """The HTML that loads DataTables once in a page (before or after the tables: they wait for it).
 
+    Nothing in it shows where scripts do not run (:func:`without_script_notes`).
+
     >>> html = init_html()
-    >>> html.count("<script"), "https://" in html.split("<noscript>")[0]
-    (1, False)
+    >>> html.count("<script"), "https://" in html, "trusted" in html
+    (1, False, False)
     """
     javascript = require("itables.javascript", "viz", what="cdckit's interactive tables")
     with bundle_file() as path:
-        return javascript.generate_init_offline_itables_html(path)
+        return without_script_notes(javascript.generate_init_offline_itables_html(path))
 
 
 def table_options(scroll: bool = True) -> dict[str, Any]:
@@ -165,5 +192,5 @@ def table_html(frame: pd.DataFrame, name: str, **options: Any) -> str:
     itables = require("itables", "viz", what="cdckit's interactive tables")
     frame = frame.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
-    return itables.to_html_datatable(frame, table_id=table_id(name), maxBytes=0, showIndex=False,
-                             **{**table_options(), **options})
+    return without_script_notes(itables.to_html_datatable(frame, table_id=table_id(name), maxBytes=0, showIndex=False,
+                                                          **{**table_options(), **options}))
