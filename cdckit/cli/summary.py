@@ -38,7 +38,7 @@ def summary(label: str, report: dict[str, Any], quarantine: pd.DataFrame | None,
     >>> with contextlib.redirect_stderr(err):
     ...     code = summary("c.jsonl", {"messages": 9, "events": 9, "quarantined": 0}, None, 7, head=2)
     >>> err.getvalue()
-    'c.jsonl: 9 messages -> 9 events, 0 quarantined; 7 events chosen by the filters (--head 2 shows the first 2)\n'
+    'c.jsonl: 9 messages -> 9 events, 0 quarantined; 7 events chosen by the filters (--head 2 shows the first 2)\\n'
     """
     dialects = report.get("dialects") or {}
     named = ", ".join(f"{d} ({n:,})" for d, n in sorted(dialects.items())) if len(dialects) > 1 else "".join(dialects)
