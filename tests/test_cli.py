@@ -842,3 +842,9 @@ def test_report_says_it_wrote_a_report_of_the_events(capsys, tmp_path):
     out = tmp_path / "r.html"
     code, stdout, _ = run(capsys, "report", samples.path(SHOP), "-o", out)
     assert code == 0 and f"wrote the report of 320 events to {out}" in stdout and "rows" not in stdout
+
+
+def test_read_head_with_a_row_filter_counts_every_chosen_event(capsys):
+    inserts = int((cdckit.read(samples.path(SHOP))["op"] == "insert").sum())
+    code, out, err = run(capsys, "read", samples.path(SHOP), "--op", "insert", "--head", "2")
+    assert len(out.splitlines()) == 3 and f"{inserts:,} events chosen by the filters (--head 2" in err

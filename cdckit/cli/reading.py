@@ -95,11 +95,9 @@ def read_counted(source: Input, dialect: str | None, errors: str, chosen: Select
                     names.update(table_names(frame).dropna().unique())
                 part = rows.apply(frame) if rows else frame
                 if keep is None or chosen.tables is not None or counted.chosen < keep:
-                    part = part if keep is None or chosen.tables is not None else part.head(keep - counted.chosen)
-                    frames.append(plain(part))  # the chunk's attrs (its quarantine) are freed with it
-                    counted.chosen += len(part)
-                else:
-                    counted.chosen += len(part)
+                    kept = part if keep is None or chosen.tables is not None else part.head(keep - counted.chosen)
+                    frames.append(plain(kept))  # the chunk's attrs (its quarantine) are freed with it
+                counted.chosen += len(part)
                 if stop and counted.chosen >= keep:  # type: ignore[operator]
                     after = next(chunks, None)  # one chunk more: is there more to read at all?
                     if after is not None:
