@@ -14,7 +14,8 @@ from .detect import Detection, detect
 from .export import convert
 from .filters import select
 from .keys import with_keys
-from .errors import AmbiguousDialectError, CdcError, DecodeError, InvalidValue, UnknownDialectError
+from .errors import (AmbiguousDialectError, CdcError, DecodeError, InvalidValue, KeylessTableError,
+                     UnknownDialectError)
 from .optional import MissingExtraError
 from .frame import COLUMN_NAMES, OPS
 from .ordering import OrderReport, order_report, sort_events
@@ -75,6 +76,7 @@ __all__ = [
     "DecodeError",
     "InvalidValue",
     "UnknownDialectError",
+    "KeylessTableError",
     "AmbiguousDialectError",
     "MissingExtraError",
 ]

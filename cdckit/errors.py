@@ -19,6 +19,7 @@ __all__ = [
     "UnknownDialectError",
     "AmbiguousDialectError",
     "SparkSetupError",
+    "KeylessTableError",
     "REASON_CODES",
 ]
 
@@ -108,3 +109,27 @@ class AmbiguousDialectError(CdcError):
 
 class SparkSetupError(CdcError, RuntimeError):
     """Spark cannot start here (no Java 17+, say); the message says what to install."""
+
+
+class KeylessTableError(CdcError, LookupError):
+    """A table whose changes name no key columns, asked for what needs a row's identity (``scd2``, ``history``).
+
+    ``tables`` names the tables; the message says what is missing (``what``, by default that no change of
+    theirs names key columns) and how to give their key columns.
+
+    >>> err = KeylessTableError(["shop.customers"])
+    >>> str(err).split(": give ")
+    ['shop.customers has no key columns (its changes name none), so its rows have no identity', \
+"its key columns with cdckit.with_keys(events, {'shop.customers': [...]})"]
+    """
+
+    def __init__(self, tables: list[str] | tuple[str, ...], what: str = "") -> None:
+        self.tables = tuple(tables)
+        its, has = ("its", "has") if len(self.tables) == 1 else ("their", "have")
+        what = what or f"{', '.join(self.tables)} {has} no key columns ({its} changes name none)"
+        example = ", ".join(f"{t!r}: [...]" for t in self.tables)
+        super().__init__(f"{what}, so {its} rows have no identity: give {its} key columns with "
+                         f"cdckit.with_keys(events, {{{example}}})")
+
+    def __str__(self) -> str:  # LookupError would quote the message
+        return str(self.args[0])

@@ -42,6 +42,7 @@ images of each row's last life.
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any, Iterable
 
 import numpy as np
@@ -49,6 +50,7 @@ import orjson
 import pandas as pd
 
 from .capture import events_of
+from .errors import KeylessTableError
 from . import values
 from .ordering._shared import REPLAY_OPS, table_names
 from .replay_plan import plan_replay
@@ -56,7 +58,7 @@ from .replayer import (Replayer, Step, column_order, history_frame, key_order, o
                        replay_rows)
 from .tables import declared_types, problems_frame as type_problems_frame, typed_records
 
-__all__ = ["materialize", "history", "scd2", "TableStates", "PROBLEM_COLUMNS", "SCD2_COLUMNS"]
+__all__ = ["materialize", "history", "scd2", "TableStates", "SCD2Tables", "PROBLEM_COLUMNS", "SCD2_COLUMNS"]
 
 #: Columns of ``TableStates.problems``.
 PROBLEM_COLUMNS = ["table", "key", "source", "offset", "seq", "op", "problem"]
@@ -79,6 +81,36 @@ class TableStates(dict):
     keyless: list[str]
     type_problems: pd.DataFrame = type_problems_frame([])
     key_columns: dict[str, list[str]]
+
+
+class SCD2Tables(dict):
+    """``{"database.table": DataFrame}`` of versions (:func:`scd2`); ``keyless``: the tables whose changes
+    (some or all) name no key columns, so that those changes make no version (also said in a warning)."""
+
+    keyless: list[str] = []
+
+
+def keyless_left_out(keyless: Iterable[str], keyed: Iterable[str]) -> list[str]:
+    """What scd2 says of the ``keyless`` tables (those with changes that name no key columns), given the
+    ``keyed`` tables (with changes that name some); raises :class:`cdckit.KeylessTableError` when no table is
+    keyed and some are keyless (never an empty answer).
+
+    >>> keyless_left_out(["shop.notes"], ["shop.orders"])  # doctest: +ELLIPSIS
+    ["scd2 leaves out shop.notes: shop.notes has no key columns (its changes name none), so its rows have ..."]
+    >>> keyless_left_out(["shop.notes"], [])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    cdckit.errors.KeylessTableError: shop.notes has no key columns ...
+    """
+    keyless, keyed = sorted(keyless), set(keyed)
+    if keyless and not keyed:
+        raise KeylessTableError(keyless)
+    absent = [t for t in keyless if t not in keyed]
+    partial = [t for t in keyless if t in keyed]
+    said = [f"scd2 leaves out {', '.join(absent)}: {KeylessTableError(absent)}"] if absent else []
+    if partial:
+        what = f"some changes of {', '.join(partial)} name no key columns and make no version"
+        said.append(f"scd2: {KeylessTableError(partial, what)}")
+    return said
 
 
 def key_columns_of(events: pd.DataFrame) -> dict[str, list[str]]:
@@ -217,13 +249,26 @@ def _key_of_table(events: pd.DataFrame, table: str, key: Any) -> str:
     raise KeyError(f"no row of {table} has key {key!r}" + (f" (its keys look like {examples})" if keys else ""))
 
 
+def keyless_key_error(table: str, key: Any, keyed: bool) -> KeylessTableError:
+    """The error of a ``key`` not found in a ``table`` whose changes (some, when ``keyed``, or all) name no key
+    columns: the row may be there, without a key to find it by.
+
+    >>> print(keyless_key_error("shop.notes", 1, keyed=True))  # doctest: +ELLIPSIS
+    no row of shop.notes has key 1 among the changes that name a key, and some of its changes name none, so ...
+    """
+    return KeylessTableError([table], f"no row of {table} has key {key!r} among the changes that name a key, and "
+                                      "some of its changes name none" if keyed else "")
+
+
 def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq") -> pd.DataFrame:
     """Every version of one row: one line per change, the row after it and the columns that changed.
 
     ``table``: ``"database.table"`` or the bare table name; ``key``: the key
     value, a list of values for a composite key, or the key text (``3`` and
-    ``"3"`` both name key 3; an unknown key raises ``KeyError``). Only the
-    changes of that key (and of the keys it moved from or to) are walked.
+    ``"3"`` both name key 3; an unknown key raises ``KeyError``, and
+    :class:`cdckit.KeylessTableError` where the table's changes name no key
+    columns). Only the changes of that key (and of the keys it moved from
+    or to) are walked.
 
     >>> import cdckit
     >>> events = cdckit.read(cdckit.samples.path("canal/shop"))
@@ -234,19 +279,28 @@ def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq") -> p
     events = events_of(events)
     with plan_replay(events, None, order) as plan:
         name = find_table(plan.tables, table)
-        wanted = _key_of_table(events, name, key)
+        try:
+            wanted = _key_of_table(events, name, key)
+        except KeyError:
+            if name not in plan.keyless_tables():
+                raise
+            keyed = bool(events.loc[(table_names(events) == name).to_numpy(), "key"].notna().any())
+            raise keyless_key_error(name, key, keyed) from None
         columns = plan.columns(name)
         steps = [step for _, _, walked, _ in plan.walk(table=name, key=wanted) for step in walked]
         return history_frame(steps, wanted, columns)
 
 
-def scd2(events: pd.DataFrame, order: str = "seq", typed: bool = True) -> dict[str, pd.DataFrame]:
+def scd2(events: pd.DataFrame, order: str = "seq", typed: bool = True) -> SCD2Tables:
     """A type 2 history per table: one row per version of each row, ``valid_from``/``valid_to``/``is_current``.
 
     A version starts at the ``event_time`` of the insert, snapshot read or
     update that made it (``op``) and ends when the next change of that key
-    (or a delete) comes; the current version has ``valid_to`` NaT. Tables
-    without a key are left out (their rows have no identity). ``typed``: typed
+    (or a delete) comes; the current version has ``valid_to`` NaT. A row
+    without a key has no identity, so no versions: the tables whose changes
+    name no key columns are left out, named in a warning and in the result's
+    ``keyless``; when no table has a key, :class:`cdckit.KeylessTableError`
+    says how to give them (``cdckit.with_keys``). ``typed``: typed
     source columns (see the module docstring), the values that did not fit in
     each frame's ``attrs["type_problems"]`` (a list of
     :data:`cdckit.tables.TYPE_PROBLEM_COLUMNS` records).
@@ -265,13 +319,16 @@ def scd2(events: pd.DataFrame, order: str = "seq", typed: bool = True) -> dict[s
         for table, _, steps, _ in plan.walk(partial_tables=True):
             walked.setdefault(table, []).extend(step_versions(steps))
         by_table = dict(iter(found.groupby("_table", sort=False))) if len(found) else {}
-        out = {}
+        out = SCD2Tables()
         for table in plan.tables_in_replay_order():
             versions = _Versions.of_rows(events, by_table.get(table)).joined(walked.get(table, []))
             if len(versions.positions):
                 out[table] = versions.frame(plan.columns(table), table, None if declared is None
                                             else declared.get(table, {}))
-        return out
+        out.keyless = plan.keyless_tables()
+    for said in keyless_left_out(out.keyless, key_columns_of(events) if out.keyless else ()):
+        warnings.warn(said, stacklevel=2)
+    return out
 
 
 class _Versions:

@@ -413,5 +413,25 @@ def history_frame(steps: Iterable[Step], wanted: str, columns: list[str]) -> pd.
                       "source": step.event["source"], "offset": step.event["offset"], "changed": changed,
                       "problem": step.problem, **{f"{c}": (new or {}).get(c) for c in columns}})
     out = pd.DataFrame(lines, columns=["op", "event_time", "seq", "source", "offset", "changed", "problem", *columns])
+    for column in columns:  # whole numbers stay whole where a version has none (a delete, a key moved away)
+        whole = whole_numbers([line[column] for line in lines])
+        if whole is not None:
+            out[column] = whole
     out.insert(0, "version", range(1, len(out) + 1))
     return out
+
+
+def whole_numbers(column: list[Any]) -> pd.api.extensions.ExtensionArray | None:
+    """A column of JSON whole numbers and nulls as nullable ``Int64`` (the kind the typed state gives them),
+    not float with NaN; None when the column holds anything else (or a number past 64 bits).
+
+    >>> whole_numbers([5, None]).tolist(), whole_numbers([5, 2.5]), whole_numbers([True, None])
+    ([5, <NA>], None, None)
+    """
+    found = [v for v in column if v is not None]
+    if not found or not all(type(v) is int for v in found):
+        return None
+    try:
+        return pd.array(column, dtype="Int64")
+    except (OverflowError, TypeError, ValueError):
+        return None

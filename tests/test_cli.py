@@ -793,3 +793,58 @@ def test_the_command_line_does_not_import_spark():
                           env={**os.environ, "PYTHONPATH": str(Path(cdckit.__file__).parent.parent)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+# ---------------------------------------------------------------- issue 25: what the commands say
+
+
+def _big_capture(tmp_path: Path, count: int = 30_000) -> Path:
+    path = tmp_path / "big.jsonl"
+    path.write_text("\n".join(debezium_line("t", i) for i in range(count)) + "\n", encoding="utf-8")
+    return path
+
+
+def test_read_head_reports_the_number_the_filters_chose(capsys):
+    events = cdckit.read(samples.path(SHOP))
+    chosen = int((events["table"] == "customers").sum())
+    code, out, err = run(capsys, "read", samples.path(SHOP), "--table", "customers", "--head", "2")
+    assert code == 0 and len(out.splitlines()) == 3
+    assert f"{chosen:,} events chosen by the filters (--head 2 shows the first 2)" in err
+
+
+def test_read_head_stops_reading_once_it_has_the_events_and_says_so(capsys, tmp_path):
+    path = _big_capture(tmp_path)
+    code, out, err = run(capsys, "read", path, "--head", "1")
+    assert code == 0 and len(out.splitlines()) == 2
+    messages = int(re.search(r": ([\d,]+) messages", err).group(1).replace(",", ""))
+    assert messages < 30_000 and "the read stopped early" in err and "messages read so far" in err
+    code, _, err = run(capsys, "read", path, "--head", "0")  # no events to show: the whole input
+    assert "30,000 messages" in err and "stopped" not in err
+    code, _, err = run(capsys, "read", samples.path(SHOP), "--head", "1")  # all read before the first chunk
+    assert "320 messages" in err and "stopped" not in err
+
+
+def test_read_with_a_row_filter_and_head_stops_too(capsys, tmp_path):
+    code, out, err = run(capsys, "read", _big_capture(tmp_path), "--op", "insert", "--head", "3")
+    assert len(out.splitlines()) == 4 and "the read stopped early" in err
+    assert "events chosen by the filters in the messages read" in err
+
+
+def test_scd2_of_a_capture_without_key_columns_is_an_error_saying_what_to_do(capsys, tmp_path):
+    path = tmp_path / "keyless.txt"
+    path.write_text("BEGIN 7\ntable shop.customers: INSERT: id[integer]:1 name[text]:'a'\nCOMMIT 7\n")
+    code, out, err = run(capsys, "scd2", path, "--dialect", "pg_test_decoding")
+    assert code == cli_exit_codes.EXIT_INPUT and "(no versions)" not in out
+    assert "shop.customers has no key columns" in err and "with_keys" in err and "Traceback" not in err
+
+
+def test_report_says_it_wrote_a_report_of_the_events(capsys, tmp_path):
+    out = tmp_path / "r.html"
+    code, stdout, _ = run(capsys, "report", samples.path(SHOP), "-o", out)
+    assert code == 0 and f"wrote the report of 320 events to {out}" in stdout and "rows" not in stdout
+
+
+def test_read_head_with_a_row_filter_counts_every_chosen_event(capsys):
+    inserts = int((cdckit.read(samples.path(SHOP))["op"] == "insert").sum())
+    code, out, err = run(capsys, "read", samples.path(SHOP), "--op", "insert", "--head", "2")
+    assert len(out.splitlines()) == 3 and f"{inserts:,} events chosen by the filters (--head 2" in err

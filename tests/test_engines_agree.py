@@ -8,6 +8,8 @@ and SCD2 row must be the same, and so must the columns and their order.
 
 from __future__ import annotations
 
+import warnings
+
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
@@ -45,6 +47,17 @@ def assert_same_reports(got, want, label) -> None:
         assert plain(got[name]) == plain(want[name]), (label, name)
 
 
+def scd2_or_none(scd2, events, **options):
+    """scd2's tables; none where no table has key columns (scd2 says so: the oracle answers none)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the keyless tables left out
+        try:
+            return scd2(events, **options)
+        except cdckit.KeylessTableError as err:
+            assert err.tables and "with_keys" in str(err)
+            return {}
+
+
 def _cut(events: pd.DataFrame):
     times = events["event_time"].dropna().sort_values()
     return times.iloc[len(times) // 2] if len(times) else None
@@ -65,7 +78,7 @@ def test_pandas_replay_agrees_with_the_oracle(events):
     if cut is not None:
         assert_same_states(cdckit.materialize(events, as_of=cut, typed=False), oracle.materialize(events, as_of=cut),
                            "as_of")
-    assert_same_tables(cdckit.scd2(events, typed=False), oracle.scd2(events), "scd2")
+    assert_same_tables(scd2_or_none(cdckit.scd2, events, typed=False), oracle.scd2(events), "scd2")
     keyed = events[events["key"].notna() & events["table"].notna()].drop_duplicates(["table", "key"])
     for table, key in keyed[["table", "key"]].head(4).itertuples(index=False):
         assert plain(cdckit.history(events, table, key)) == plain(oracle.history(events, table, key)), (table, key)
@@ -136,7 +149,7 @@ def test_spark_agrees_with_the_oracle(spark, events, by):
         assert row_texts(got[table]) == row_texts(want[table]), table
     assert plain(got.problems) == plain(want.problems)
     assert got.keyless == want.keyless
-    spark_scd2 = cdcspark.scd2(frame)
+    spark_scd2 = scd2_or_none(cdcspark.scd2, frame)
     want_scd2 = oracle.scd2(events)
     assert sorted(spark_scd2) == sorted(want_scd2)
     for table in want_scd2:

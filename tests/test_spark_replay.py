@@ -143,11 +143,24 @@ def test_materialize_agrees(spark, captures, name):
     _assert_states_agree(cdcspark.materialize(on_spark), oracle.materialize(events), name)
 
 
+#: The captures where no table has key columns.
+KEYLESS = ["keyless", "lindorm_keyless", "debezium"]
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_scd2_agrees(spark, captures, name):
     events, on_spark = _events(spark, captures[name])
-    want, got = oracle.scd2(events), cdcspark.scd2(on_spark)
+    want = oracle.scd2(events)
+    if name in KEYLESS:  # no table has key columns: both say so, with how to give them
+        with pytest.raises(cdckit.KeylessTableError) as on_pandas:
+            cdckit.scd2(events)
+        with pytest.raises(cdckit.KeylessTableError) as on_spark_too:
+            cdcspark.scd2(on_spark)
+        assert str(on_spark_too.value) == str(on_pandas.value) and want == {}
+        return
+    got = cdcspark.scd2(on_spark)
     assert sorted(got) == sorted(want), name
+    assert got.keyless == cdckit.scd2(events).keyless, name
     for table in want:
         assert list(got[table].columns) == list(want[table].columns), (name, table)
         assert row_texts(got[table]) == row_texts(want[table]), (name, table)
@@ -220,3 +233,29 @@ def test_as_of_agrees(spark, captures, name, at):
     _assert_states_agree(cdcspark.materialize(on_spark, as_of=cut), want, name)
     final = oracle.materialize(events)  # the cut matters: the state at it is not the final one
     assert [row_texts(want[t]) for t in want] != [row_texts(final[t]) for t in want]
+
+
+def test_keyless_tables_are_named_not_dropped(spark, captures, tmp_path):
+    folder = tmp_path / "some_keyless"
+    folder.mkdir()
+    (folder / "keyless.jsonl").write_bytes(captures["keyless"].read_bytes())
+    (folder / "shop.jsonl").write_bytes(cdckit.samples.path("canal/shop").read_bytes())
+    events, on_spark = _events(spark, folder)
+    with pytest.warns(UserWarning, match="scd2 leaves out shop.items: .*with_keys"):
+        got = cdcspark.scd2(on_spark)
+    assert sorted(got) == ["shop.customers", "shop.order_items"] and got.keyless == ["shop.items"]
+    for key in (1, 3):
+        with pytest.raises(cdckit.KeylessTableError) as on_spark_too:
+            cdcspark.history(cdcspark.read(spark, str(captures["keyless"])), "items", key)
+        with pytest.raises(cdckit.KeylessTableError) as on_pandas:
+            cdckit.history(cdckit.read(captures["keyless"]), "items", key)
+        assert str(on_spark_too.value) == str(on_pandas.value)
+
+
+@pytest.mark.parametrize("key", [3, 1])  # 3 ends in a delete; 1 moves to 4, 5 and back
+def test_history_keeps_whole_numbers_whole(spark, captures, key):
+    events, on_spark = _events(spark, captures["moved"])
+    got, want = cdcspark.history(on_spark, "items", key), cdckit.history(events, "items", key)
+    assert got["id"].isna().any() or key == 1
+    assert got["id"].dtype == want["id"].dtype == got["qty"].dtype == "Int64"
+    assert rows(got) == rows(want)

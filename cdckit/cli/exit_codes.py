@@ -45,7 +45,8 @@ EXIT_CODES = {
     "     ordering findings of severity warning or error (order), differences (compare, reconcile)",
     EXIT_USAGE: "usage error (bad option or argument: format, suffix, --op, --key, --since/--until, --table)",
     EXIT_INPUT: "input problem: missing or unreadable file, unknown dialect name, no dialect detected\n"
-    "     (detect), undecodable message with --errors raise, output that cannot be written",
+    "     (detect), undecodable message with --errors raise, output that cannot be written, a table without\n"
+    "     key columns where rows need an identity (scd2)",
     EXIT_OUTPUT_EXISTS: "the output exists (pass --force to replace it)",
     EXIT_NO_JAVA: "--engine spark, but Spark cannot start (no Java 17+); the message says what to install",
     EXIT_INTERNAL: "internal error (a bug: --debug shows the traceback)",

@@ -119,8 +119,10 @@ examples:
   cdckit scd2 capture.jsonl -o history/ --to csv
 
 Every version of every row, valid_from / valid_to / is_current (cdckit.scd2):
-printed as tables, or written with -o as state does. Exits 1 when some
-messages were quarantined, 4 when OUT exists (without --force).
+printed as tables, or written with -o as state does. A table whose changes
+name no key columns has no versions: a warning names it, and when no table
+has key columns scd2 says so and exits 3. Exits 1 when some messages were
+quarantined, 4 when OUT exists (without --force).
 """,
     "schema": """\
 examples:

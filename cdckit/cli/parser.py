@@ -63,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("read", "Show the first events of a capture and its read summary.", run_read)
     _add_input(sub)
-    sub.add_argument("--head", type=count, default=20, metavar="N", help="events to show (default 20)")
+    sub.add_argument("--head", type=count, default=None, metavar="N",
+                     help="events to show (default 20); given, the read stops once it has them (0: reads it all)")
     sub.add_argument("--columns", action="append", metavar="A,B,...",
                      help=f"columns to show (default {','.join(READ_COLUMNS)}); any of: {', '.join(COLUMN_NAMES)}")
     _add_width(sub)

@@ -20,12 +20,15 @@ from ..detect import FLOOR, LOW, detect
 from ..errors import CdcError, UnknownDialectError
 from .exit_codes import EXIT_INPUT, EXIT_OK
 from .options import checked, columns, is_events_file, unavailable_values
-from .reading import read_events
+from .reading import read_counted
 from .summary import summary_of
 from .text import events_table, printable
 from .words import cli_words
 
-__all__ = ["run_detect", "run_read", "run_samples"]
+__all__ = ["run_detect", "run_read", "run_samples", "DEFAULT_HEAD"]
+
+#: Events ``read`` shows without ``--head`` (it then reads the whole input for the summary).
+DEFAULT_HEAD = 20
 
 
 def run_detect(args: argparse.Namespace) -> int:
@@ -79,11 +82,12 @@ def run_read(args: argparse.Namespace) -> int:
     """``cdckit read PATH...``: the first events as a table on stdout, the summary on stderr."""
     shown = columns(args.columns)
     source, chosen = checked(args, args.paths)
-    capture = read_events(source, args.dialect, args.errors, chosen, keep=args.head,
-                          unavailable_value=unavailable_values(args))
-    if args.head:
-        print(events_table(capture.events.head(args.head), shown, args.width))
-    return summary_of(source, capture, chosen)
+    head = DEFAULT_HEAD if args.head is None else args.head
+    capture, counted = read_counted(source, args.dialect, args.errors, chosen, keep=head,
+                                    unavailable_value=unavailable_values(args), stop=args.head is not None)
+    if head:
+        print(events_table(capture.events.head(head), shown, args.width))
+    return summary_of(source, capture, chosen, counted, head)
 
 
 def run_samples(args: argparse.Namespace) -> int:

@@ -31,10 +31,23 @@ from .summary import summary_of
 from .text import printable
 from .words import cli_words
 
-__all__ = ["CHUNK_EVENTS", "read_events", "by_table", "read_exported", "load"]
+__all__ = ["CHUNK_EVENTS", "STOP_CHUNK_EVENTS", "Counted", "read_events", "read_counted", "by_table",
+           "read_exported", "load"]
 
 #: Events per chunk of a read.
 CHUNK_EVENTS = 20_000
+#: Events per chunk of a read that stops at ``--head N`` events without filters (at least N).
+STOP_CHUNK_EVENTS = 1_000
+
+
+@dataclasses.dataclass
+class Counted:
+    """What a read counted beside its events: ``chosen``, how many events the filters chose (before ``--head``
+    kept the first of them); ``stopped``, whether the read stopped early, once it had the events it was to show
+    (its report then counts the messages read so far)."""
+
+    chosen: int = 0
+    stopped: bool = False
 
 
 def read_events(source: Input, dialect: str | None, errors: str, chosen: Selection | None = None,
@@ -44,28 +57,53 @@ def read_events(source: Input, dialect: str | None, errors: str, chosen: Selecti
 
     ``keep`` keeps only the first ``keep`` events chosen (the read still goes to the end, for the summary).
     """
+    return read_counted(source, dialect, errors, chosen, keep, unavailable_value=unavailable_value)[0]
+
+
+def read_counted(source: Input, dialect: str | None, errors: str, chosen: Selection | None = None,
+                 keep: int | None = None, *, unavailable_value: tuple[str, ...] = (),
+                 stop: bool = False) -> tuple[Capture, Counted]:
+    """:func:`read_events`, and what it counted (:class:`Counted`). ``stop``: with ``keep``, stop reading once
+    ``keep`` events are chosen, where no filter needs the whole capture (``--table`` does: it names tables
+    among all those read); the report and quarantine are then those of the messages read so far.
+
+    >>> from cdckit import samples
+    >>> source = Input([str(samples.path("canal/shop"))], [str(samples.path("canal/shop"))], False)
+    >>> capture, counted = read_counted(source, None, "quarantine", keep=2, stop=True)
+    >>> len(capture.events), counted.chosen, counted.stopped  # a small file is read whole before its first chunk
+    (2, 320, False)
+    """
     chosen = chosen or Selection()
     if source.exported:
-        return read_exported(source, chosen, keep)
+        capture = read_exported(source, chosen, None)
+        return capture.replace(capture.events.head(keep)) if keep is not None else capture, \
+            Counted(len(capture.events))
+    stop = bool(stop and keep and chosen.tables is None)
     rows = dataclasses.replace(chosen, tables=None)  # what each chunk can be filtered by on its own
     names: set[str] = set()
     frames: list[pd.DataFrame] = []
-    kept = 0
+    counted = Counted()
+    size = min(CHUNK_EVENTS, max(keep or 0, STOP_CHUNK_EVENTS)) if stop and not rows else CHUNK_EVENTS
     paths = [Path(f) for f in source.files]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        chunks = read(paths, dialect=dialect, errors=errors, chunksize=CHUNK_EVENTS,
-                      unavailable_value=unavailable_value)
+        chunks = read(paths, dialect=dialect, errors=errors, chunksize=size, unavailable_value=unavailable_value)
         with ReadProgress(source.files) as progress:
             for frame in chunks:
                 progress.sources_seen(frame.attrs["report"]["sources"])
                 if chosen.tables is not None:
                     names.update(table_names(frame).dropna().unique())
                 part = rows.apply(frame) if rows else frame
-                if keep is None or chosen.tables is not None or kept < keep:
-                    part = part if keep is None or chosen.tables is not None else part.head(keep - kept)
-                    frames.append(plain(part))  # the chunk's attrs (its quarantine) are freed with it
-                    kept += len(part)
+                if keep is None or chosen.tables is not None or counted.chosen < keep:
+                    kept = part if keep is None or chosen.tables is not None else part.head(keep - counted.chosen)
+                    frames.append(plain(kept))  # the chunk's attrs (its quarantine) are freed with it
+                counted.chosen += len(part)
+                if stop and counted.chosen >= keep:  # type: ignore[operator]
+                    after = next(chunks, None)  # one chunk more: is there more to read at all?
+                    if after is not None:
+                        counted.chosen += len(rows.apply(after) if rows else after)
+                        counted.stopped = True
+                    break
             report = chunks.report
     for warning in caught:
         print(f"cdckit: warning: {printable(cli_words(str(warning.message)))}", file=sys.stderr)
@@ -73,9 +111,10 @@ def read_events(source: Input, dialect: str | None, errors: str, chosen: Selecti
     capture = Capture(events, chunks.quarantine, report, chunks.column_types)
     if chosen.tables is not None:
         capture = capture.replace(by_table(capture.events, chosen, names))
+        counted.chosen = len(capture.events)
     if keep is not None:
         capture = capture.replace(capture.events.head(keep))
-    return capture
+    return capture, counted
 
 
 def by_table(events: pd.DataFrame, chosen: Selection, names: Any) -> pd.DataFrame:

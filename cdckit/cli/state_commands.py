@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from typing import Any, Callable
 
 import pandas as pd
@@ -20,7 +21,8 @@ from .formats import table_format
 from .options import checked, refuse_existing
 from .reading import load
 from .summary import QUARANTINE_SHOWN, print_written
-from .text import print_tables, text_table
+from .text import print_tables, printable, text_table
+from .words import cli_words
 
 __all__ = ["run_state", "run_scd2"]
 
@@ -35,7 +37,11 @@ def _tables_command(args: argparse.Namespace, make: Callable[[pd.DataFrame], Any
     if args.output:
         refuse_existing(args.output, args.force)
     capture, code = load(args, source, chosen)
-    tables = make(capture)
+    with warnings.catch_warnings(record=True) as caught:  # what the replay says (a table without key columns)
+        warnings.simplefilter("always")
+        tables = make(capture)
+    for warning in caught:
+        print(f"cdckit: warning: {printable(cli_words(str(warning.message)))}", file=sys.stderr)
     problems = getattr(tables, "problems", None)
     if problems is not None and len(problems):
         print(f"cdckit: {len(problems):,} change(s) did not fit the replay (an update or delete of a key that "

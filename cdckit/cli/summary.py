@@ -26,10 +26,19 @@ QUARANTINE_SHOWN = 3
 
 
 def summary(label: str, report: dict[str, Any], quarantine: pd.DataFrame | None,
-            chosen: int | None = None) -> int:
+            chosen: int | None = None, *, head: int | None = None, stopped: bool = False) -> int:
     """Print the read summary on stderr; returns 1 when messages were quarantined, else 0.
 
-    ``chosen``: how many events the filters kept, when some were given.
+    ``chosen``: how many events the filters chose, when some were given; ``head``: how many of the events
+    are shown (``--head N``); ``stopped``: the read stopped once it had them (the counts are of the
+    messages read so far).
+
+    >>> import contextlib, io
+    >>> err = io.StringIO()
+    >>> with contextlib.redirect_stderr(err):
+    ...     code = summary("c.jsonl", {"messages": 9, "events": 9, "quarantined": 0}, None, 7, head=2)
+    >>> err.getvalue()
+    'c.jsonl: 9 messages -> 9 events, 0 quarantined; 7 events chosen by the filters (--head 2 shows the first 2)\\n'
     """
     dialects = report.get("dialects") or {}
     named = ", ".join(f"{d} ({n:,})" for d, n in sorted(dialects.items())) if len(dialects) > 1 else "".join(dialects)
@@ -41,7 +50,13 @@ def summary(label: str, report: dict[str, Any], quarantine: pd.DataFrame | None,
     if named:
         line += f"; dialect {named}"
     if chosen is not None:
-        line += f"; {chosen:,} events chosen by the filters"
+        line += f"; {chosen:,} events chosen by the filters" + (" in the messages read" if stopped else "")
+        if head is not None and chosen > head:
+            line += f" (--head {head:,} shows the first {head:,})"
+    if stopped:
+        shown = f"{head:,} event" + ("" if head == 1 else "s")
+        line += (f"; the read stopped early, once it had the first {shown} to show: the counts are of the "
+                 "messages read so far, not of the whole input (--head 0 reads it all)")
     print(printable(line), file=sys.stderr)
     if quarantine is not None and len(quarantine):
         for row in quarantine.head(QUARANTINE_SHOWN).itertuples():
@@ -57,9 +72,13 @@ def summary(label: str, report: dict[str, Any], quarantine: pd.DataFrame | None,
     return EXIT_QUARANTINED if report["quarantined"] else EXIT_OK
 
 
-def summary_of(source: Input, capture: Capture, chosen: Selection) -> int:
-    """:func:`summary` of the capture a command read from ``source`` (its report and quarantine)."""
-    return summary(source.label, capture.report, capture.quarantine, len(capture.events) if chosen else None)
+def summary_of(source: Input, capture: Capture, chosen: Selection, counted: Any = None,
+               head: int | None = None) -> int:
+    """:func:`summary` of the capture a command read from ``source`` (its report and quarantine); ``counted``:
+    what the read counted (:class:`cdckit.cli.reading.Counted`), where it kept only the first ``head`` events."""
+    number = counted.chosen if counted is not None else len(capture.events)
+    return summary(source.label, capture.report, capture.quarantine, number if chosen else None, head=head,
+                   stopped=bool(counted is not None and counted.stopped))
 
 
 def print_written(written: Any) -> None:

@@ -14,10 +14,13 @@ __all__ = ["Written"]
 
 @dataclass
 class Written:
-    """What a write did: where, in which format, how many rows, which files, how many bytes, and notes.
+    """What a write did: where, in which format, how many rows, which files, how many bytes, and notes;
+    ``what``: what was written, where it is not rows (a report of the events).
 
     >>> print(Written(Path("out/events.parquet"), "parquet", 4684, [Path("out/events.parquet")], 215_040))
     wrote 4,684 rows to out/events.parquet (parquet, 1 file, 210 KB)
+    >>> print(Written(Path("r.html"), "html", 20, [Path("r.html")], 9_000, what="the report of 20 events"))
+    wrote the report of 20 events to r.html (html, 1 file, 9 KB)
     """
 
     path: Path
@@ -26,10 +29,12 @@ class Written:
     files: list[Path]
     bytes: int
     notes: list[str] = field(default_factory=list)
+    what: str = ""
 
     def __str__(self) -> str:
         files = f"{len(self.files):,} file" + ("" if len(self.files) == 1 else "s")
-        return f"wrote {self.rows:,} rows to {self.path} ({self.format}, {files}, {_size(self.bytes)})"
+        what = self.what or f"{self.rows:,} rows"
+        return f"wrote {what} to {self.path} ({self.format}, {files}, {_size(self.bytes)})"
 
 
 def _size(count: int) -> str:

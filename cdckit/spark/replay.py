@@ -25,6 +25,7 @@ kinds) and problem rows reach the driver.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -472,17 +473,22 @@ def _places(positions: list[Any]) -> list[int]:
     return places
 
 
-def scd2(events: DataFrame, order: str = "seq", types: Any = None) -> dict[str, DataFrame]:
+def scd2(events: DataFrame, order: str = "seq", types: Any = None) -> replay.SCD2Tables:
     """A type 2 history per table (see :func:`cdckit.scd2`): ``{"database.table": Spark DataFrame}``.
 
     Columns: the source columns, then ``valid_from``, ``valid_to``,
     ``is_current``, ``op``, ``seq``; one row per version, in no particular
-    order. Tables with no versions (no key, nothing live ever) are left out.
-    ``types``: the kinds of columns, as for :func:`materialize`.
+    order. Tables with no versions (nothing live ever) are left out; tables whose changes name no key
+    columns too, named in a warning and in ``.keyless`` (:class:`cdckit.KeylessTableError` when no table
+    has a key), as pandas does. ``types``: the kinds of columns, as for :func:`materialize`.
     """
     changes, prepared, tables = _plan(events, None, order, types)
+    keyless = sorted(n for n, t in tables.items() if t.keyless)
+    keyed = [r[0] for r in changes.filter(F.col("key").isNotNull()).select("_table").distinct().collect()] \
+        if keyless else []
+    said = replay.keyless_left_out(keyless, keyed)  # raises when no table has a key
     walked = _walk(prepared, tables, order)
-    out = {}
+    out = replay.SCD2Tables()
     for name, table in tables.items():
         if table.walked:
             rows = _parsed(walked.filter((F.col("kind") == "version") & (F.col("table") == name)), table)
@@ -492,6 +498,9 @@ def scd2(events: DataFrame, order: str = "seq", types: Any = None) -> dict[str, 
                 out[name] = table.typed(frame)
         elif table.versions:
             out[name] = table.typed(_versions(prepared, table))
+    out.keyless = keyless
+    for sentence in said:
+        warnings.warn(sentence, stacklevel=2)
     return out
 
 
@@ -506,6 +515,8 @@ def history(events: DataFrame, table: str, key: Any, order: str = "seq") -> pd.D
     names = [r[0] for r in frame.select("_table").distinct().collect()]  # as pandas: tables that have changes
     name = replay.find_table(names, table)
     frame = frame.filter(F.col("_table") == name)
+    keyless, keyed = frame.agg(F.max(F.col("key").isNull() & (F.col("op") != "truncate")),
+                               F.max(F.col("key").isNotNull())).first()
     moves = frame.filter(_moved()).select("op", "key", "key_columns", "before").collect()
     linked: dict[str, set[str]] = {}
     for move in moves:
@@ -530,5 +541,7 @@ def history(events: DataFrame, table: str, key: Any, order: str = "seq") -> pd.D
         small[column] = pd.to_datetime(small[column]).dt.tz_localize("UTC")
     small["partition"] = small["partition"].astype("Int64")
     small["key_columns"] = _listed(small["key_columns"])
+    if keyless and not small["key"].notna().any():
+        raise replay.keyless_key_error(name, key, bool(keyed))  # the key's changes name it: none here
     return replay.history(small, name, key, order)
 

@@ -537,5 +537,6 @@ def write_report(source: Any, path: str | os.PathLike[str], *, dialect: str | No
     with atomic_path(target, overwrite=overwrite) as tmp:
         Path(tmp).write_text(page, encoding="utf-8")
     size = target.stat().st_size
-    return Written(path=target, format="html", rows=len(Capture.of(events).events), files=[target], bytes=size,
-                   notes=[])
+    count = len(Capture.of(events).events)
+    return Written(path=target, format="html", rows=count, files=[target], bytes=size, notes=[],
+                   what=f"the report of {count:,} event" + ("" if count == 1 else "s"))
