@@ -37,7 +37,7 @@ def plain_debezium(index: int = 2) -> dict:
 
 def accounted(events: pd.DataFrame, messages: int | None = None) -> pd.DataFrame:
     """Check the accounting of a read; returns its quarantine."""
-    report, quarantine = events.attrs["report"], events.attrs["quarantine"]
+    report, quarantine = events.attrs["report"], cdckit.quarantine(events)
     assert report["messages"] == report["decoded"] + report["quarantined"], report
     assert len(quarantine) == report["quarantined"] and len(events) == report["events"]
     assert list(events.columns) == COLUMN_NAMES
@@ -173,7 +173,7 @@ def test_the_fast_path_lets_nothing_out(bad, code, tmp_path):
     events = cdckit.read(path, dialect="debezium")
     assert accounted(events, 3)["reason_code"].tolist() == [code]
     payload = cdckit.read(path.read_bytes(), dialect="debezium")  # the same bytes as a payload agree
-    assert payload.attrs["quarantine"]["reason_code"].tolist() == [code]
+    assert cdckit.quarantine(payload)["reason_code"].tolist() == [code]
 
 
 def test_a_schema_whose_fields_is_a_number_is_quarantined(tmp_path):
@@ -519,7 +519,7 @@ def test_spark_reads_the_same_damaged_directory_as_pandas(spark, tmp_path):
     report = cdcspark.report(events)
     assert {k: report[k] for k in ("messages", "decoded", "quarantined", "events")} == \
         {k: want.attrs["report"][k] for k in ("messages", "decoded", "quarantined", "events")}
-    quarantine = want.attrs["quarantine"]
+    quarantine = cdckit.quarantine(want)
     assert sorted((r["source"], r["offset"], r["reason_code"]) for r in cdcspark.quarantine(events).collect()) == \
         sorted(zip(quarantine["source"], quarantine["offset"].astype(int), quarantine["reason_code"]))
     assert set(quarantine["reason_code"]) == {"truncated_json", "damaged_container", "unreadable_file",

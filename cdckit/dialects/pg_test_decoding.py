@@ -55,6 +55,7 @@ from typing import Any, Iterator
 import pandas as pd
 
 from .. import values
+from ..capture import column_types_of
 from ..io import Message
 from ..frame import Event
 from .base import BadMessage, Columns, Decoded, Dialect, Match, Record, SkipMessage, rows_of, table_name
@@ -537,7 +538,7 @@ class PgTestDecoding(Dialect):
         tombstone events and ``other`` events that are not messages.
         """
         rows = list(rows_of(events))
-        types = _declared_types(events.attrs.get("column_types"))
+        types = _declared_types(column_types_of(events))
         images: dict[str | None, list[dict]] = {}
         parsed = []
         for row in rows:

@@ -40,6 +40,7 @@ import orjson
 import pandas as pd
 
 from .. import values
+from ..capture import column_types_of
 from ..io import Message
 from ..errors import InvalidValue
 from ..frame import Event
@@ -350,7 +351,7 @@ def _transactional(event: Event) -> bool:
 def _declared_types(events: pd.DataFrame) -> dict[str, dict[str, str]]:
     """``{table: {column: PostgreSQL type}}`` from ``events.attrs["column_types"]``: the raw type when the events
     came from PostgreSQL, else the type of the declared kind."""
-    frame = events.attrs.get("column_types")
+    frame = column_types_of(events)
     if not isinstance(frame, pd.DataFrame) or frame.empty:
         return {}
     from_pg = "dialect" in events and not events.empty and set(events["dialect"]) <= _PG_DIALECTS
