@@ -98,7 +98,7 @@ COLUMNS: list[tuple[str, pa.DataType, str]] = [
 COLUMN_NAMES: list[str] = [name for name, _, _ in COLUMNS]
 ARROW_SCHEMA = pa.schema([pa.field(name, typ) for name, typ, _ in COLUMNS])
 
-#: Columns of ``events.attrs["quarantine"]``.
+#: Columns of ``cdckit.quarantine(events)``.
 QUARANTINE_SCHEMA = pa.schema(
     [
         pa.field("source", pa.string()),

@@ -3,7 +3,7 @@
 :func:`schema_history` walks the events in input order and writes one row per
 change it sees (:data:`HISTORY_COLUMNS`), from three sources:
 
-- the declarations a read kept (``events.attrs["column_types"]``): a table's
+- the declarations a read kept (``cdckit.column_types_of(events)``): a table's
   first declaration sets its columns; a later one that adds, drops or retypes
   a column gives ``column added``, ``column dropped`` or ``type changed``
   (placed at the first event of the message that declared it; declarations of

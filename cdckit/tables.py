@@ -2,7 +2,7 @@
 
 Each column of a table gets one kind (:mod:`cdckit.column_types`):
 
-- the latest declaration of the column in ``events.attrs["column_types"]``
+- the latest declaration of the column in ``cdckit.column_types_of(events)``
   (what the dialect said: Canal's MySQL types, Debezium's schema...). When a
   column's declared type changed during the capture, the last one types every
   value of it; an earlier value that does not fit it is null and reported;
