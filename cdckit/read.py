@@ -325,7 +325,7 @@ class _ReadJob(FrameSink):
             if not any(m.error is None for m in head):
                 return None, "unreadable message and no readable one to detect a dialect from"
             warnings.warn(f"{name}: {err}; each message is detected on its own", stacklevel=4)
-            return None, str(err)
+            return None, err.brief  # each quarantined message says it briefly; the report holds the whole
         self.sources[name] = found.dialect
         self.detection[name] = {"dialect": found.dialect, "confidence": found.confidence,
                                 "runner_up": found.runner_up, "runner_up_confidence": found.runner_up_confidence,
