@@ -35,6 +35,19 @@ def test_empty_input_gives_an_empty_frame_with_the_columns():
     assert events.attrs["report"]["messages"] == 0
 
 
+@pytest.mark.parametrize("payload", ["", b"", "\n", b"\n", " \r\n", [], ()])
+def test_an_empty_payload_is_an_empty_capture(payload):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        capture = cdckit.read(payload, capture=True)
+    assert list(capture.events.columns) == COLUMN_NAMES and capture.events.empty
+    assert capture.quarantine.empty
+    assert {k: capture.report[k] for k in ("messages", "events", "quarantined")} == \
+        {"messages": 0, "events": 0, "quarantined": 0}
+
+
 def test_every_message_is_accounted_for_over_all_samples():
     events = cdckit.read(cdckit.samples.DATA)
     report = events.attrs["report"]
