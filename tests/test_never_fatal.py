@@ -541,3 +541,25 @@ def test_the_read_report_and_the_html_report_flag_a_weak_verdict_and_show_reason
     page = build_report(events, sources=[str(weak)])
     assert "(low)" in page and "LOW CONFIDENCE" in page
     assert "invalid_message" in page  # the quarantined message's reason_code
+
+
+@pytest.mark.parametrize("first, second", [("debezium_flat/examples.jsonl", "debezium_mongodb/examples.jsonl"),
+                                           ("debezium_mongodb/shop.jsonl", "debezium_flat/shop.jsonl"),
+                                           ("maxwell/examples_bootstrap.jsonl", "canal/shop.jsonl")])
+@pytest.mark.parametrize("dialect", [None, "first"])
+def test_lines_of_two_dialects_alternating_are_each_accounted_for(tmp_path, first, second, dialect):
+    """Issue 25 item 16 (a regression guard: not reproduced here): every line of a file whose lines alternate two
+    dialects is decoded or quarantined, and a decoded one gives an event or a skip reason."""
+    one, two = sample_lines(first)[:8], sample_lines(second)[:8]
+    lines = [line for pair in zip(one, two) for line in pair]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    given = first.split("/")[0] if dialect else None
+    for source in (path, "\n".join(lines) + "\n", lines):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            capture = cdckit.read(source, dialect=given, capture=True)
+        report = capture.report
+        assert report["messages"] == len(lines) == report["decoded"] + report["quarantined"], report
+        assert len(capture.quarantine) == report["quarantined"] and not report.get("pending")
+        assert report["decoded"] - sum(report["skipped"].values()) <= len(capture.events), report
