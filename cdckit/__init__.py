@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from . import dialects, notebook, samples
-from .capture import Capture
+from .capture import Capture, column_types_of, quarantine
 from .detect import Detection, detect
 from .export import convert
 from .filters import select
@@ -46,6 +46,8 @@ def explore(events, **options):  # type: ignore[no-untyped-def]
 __all__ = [
     "read",
     "Capture",
+    "quarantine",
+    "column_types_of",
     "detect",
     "select",
     "with_keys",

@@ -7,6 +7,13 @@ derived from those events (a filter, a concat) may lose them, a ``Capture``
 cannot. The report's counts are built and added up here, the one place that
 knows its keys.
 
+``attrs`` stay JSON-serializable, as every pandas writer needs (Parquet and
+Feather write them as JSON): the report is a dict of plain values, and the
+quarantine and column types are each an :class:`Attached` text, a short summary
+that carries the frame along. :func:`quarantine` and :func:`column_types_of`
+give the frames back, also from frames derived from the events (a slice, a
+copy, a pickle); a file written by another writer keeps only the summary.
+
 >>> import cdckit
 >>> capture = cdckit.read(cdckit.samples.path("canal"), capture=True)
 >>> r = capture.report
@@ -25,7 +32,8 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-__all__ = ["Capture", "new_report", "added_reports", "merged_keys", "events_of", "plain"]
+__all__ = ["Capture", "Attached", "quarantine", "column_types_of", "new_report", "added_reports", "merged_keys",
+           "events_of", "plain"]
 
 #: The report's counts (integers) and tallies (name -> count); ``sources`` and ``detection`` map a
 #: source to what was found in it, and ``pending`` (update halves still waiting) appears only when not 0.
@@ -134,13 +142,13 @@ class Capture:
         if isinstance(events, Capture):
             return events
         attrs = events.attrs
-        quarantine = attrs.get("quarantine")
-        types = attrs.get("column_types")
+        quarantined = _attached(attrs.get("quarantine"))
+        types = _attached(attrs.get("column_types"))
         report = attrs.get("report")
         return cls(plain(events),
-                   pd.DataFrame(quarantine) if quarantine is not None else empty_quarantine(),
-                   dict(report) if report is not None else new_report(events=len(events)),
-                   pd.DataFrame(types) if types is not None else column_types_frame([]))
+                   quarantined if quarantined is not None else empty_quarantine(),
+                   dict(report) if isinstance(report, Mapping) else new_report(events=len(events)),
+                   types if types is not None else column_types_frame([]))
 
     @classmethod
     def combined(cls, captures: list["Capture"]) -> "Capture":
@@ -160,18 +168,143 @@ class Capture:
         return dataclasses.replace(self, events=plain(events))
 
     def with_attrs(self) -> pd.DataFrame:
-        """The events carrying quarantine, report and column types in ``attrs``, as ``cdckit.read`` returns them."""
-        from .frame import SharedFrame
-
+        """The events carrying quarantine, report and column types in ``attrs``, as ``cdckit.read`` returns them:
+        JSON-serializable values (see :class:`Attached`)."""
         events = plain(self.events)
-        events.attrs = {"quarantine": SharedFrame(self.quarantine), "report": self.report,
-                        "column_types": SharedFrame(self.column_types)}
+        count = len(self.quarantine)
+        events.attrs = {
+            "quarantine": Attached(self.quarantine, f"{count:,} message{'' if count == 1 else 's'} quarantined: "
+                                                    "cdckit.quarantine(events) gives them"),
+            "report": json_safe(self.report),
+            "column_types": Attached(self.column_types, f"{len(self.column_types):,} column declarations: "
+                                                        "cdckit.column_types_of(events) gives them"),
+        }
         return events
 
     def __repr__(self) -> str:
         r = self.report
         return (f"Capture({r['messages']:,} messages -> {len(self.events):,} events, "
                 f"{len(self.quarantine):,} quarantined)")
+
+
+class Attached(str):
+    """A frame kept in another frame's ``attrs`` (the quarantine and column types ``cdckit.read`` attaches to its
+    events): to JSON and to every writer a short text (a summary), to :func:`quarantine` and
+    :func:`column_types_of` the frame itself, as :attr:`frame`.
+
+    pandas deep-copies ``attrs`` into every derived frame and compares them with ``==`` when concatenating; an
+    ``Attached`` is shared, not copied (a slice of a large capture stays cheap), and two compare equal only when
+    they are the same (frames of two reads joined keep neither's). A pickle keeps the frame.
+
+    >>> import json
+    >>> a = Attached(pd.DataFrame({"x": [1]}), "1 row")
+    >>> json.dumps({"q": a}), len(a.frame), a == Attached(a.frame, "1 row"), a == a
+    ('{"q": "1 row"}', 1, False, True)
+    """
+
+    frame: pd.DataFrame
+
+    def __new__(cls, frame: pd.DataFrame, text: str) -> "Attached":
+        attached = super().__new__(cls, text)
+        attached.frame = frame
+        return attached
+
+    def __deepcopy__(self, memo: Any = None) -> "Attached":
+        return self
+
+    def __copy__(self) -> "Attached":
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Attached, (self.frame, str(self)))
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(getattr(other, "frame", None), pd.DataFrame):  # another Attached (duck-typed: see _attached)
+            return self is other
+        return str.__eq__(self, other)
+
+    def __ne__(self, other: Any) -> bool:
+        return not self == other
+
+    __hash__ = str.__hash__
+
+
+def quarantine(events: "pd.DataFrame | Capture") -> pd.DataFrame:
+    """The quarantined messages of the read behind ``events`` (the frame ``cdckit.read`` returned, or one derived
+    from it: a slice, a selection, a copy, a pickle), or of a :class:`Capture`: one row per message, with its
+    source, offset, line, dialect, reason, ``reason_code`` and raw text. Empty for a frame no read made.
+
+    Raises ValueError where the frame names a quarantine it no longer holds (it was written to a file that keeps
+    ``attrs`` as JSON, such as Parquet): the quarantine must be written beside the events.
+
+    >>> import cdckit
+    >>> events = cdckit.read(["not json"], dialect="maxwell")
+    >>> cdckit.quarantine(events.head(0))["reason_code"].tolist()
+    ['invalid_message']
+    """
+    if not isinstance(events, Capture):
+        _require_held(events, "quarantine")
+    return Capture.of(events).quarantine.copy(deep=False)
+
+
+def column_types_of(events: "pd.DataFrame | Capture") -> pd.DataFrame:
+    """The column types the dialects declared in the read behind ``events`` (found as :func:`quarantine` finds the
+    quarantine): one row per declared column, :data:`cdckit.column_types.TYPE_COLUMNS`. Empty where the events
+    hold none (a frame no read made, or read back from a Parquet file): the kinds are then inferred from values.
+
+    >>> import cdckit
+    >>> types = cdckit.column_types_of(cdckit.read(cdckit.samples.path("maxwell"))[["op"]])
+    >>> list(types.columns)[:3]
+    ['table', 'column', 'type']
+    """
+    from .decoding import column_types_frame
+
+    if isinstance(events, Capture):
+        return events.column_types.copy(deep=False)
+    types = _attached(getattr(events, "attrs", {}).get("column_types"))
+    return types.copy(deep=False) if types is not None else column_types_frame([])
+
+
+def _attached(value: Any) -> pd.DataFrame | None:
+    """The frame an ``attrs`` value holds: an :class:`Attached`'s, a frame itself (set by hand), else None."""
+    # Duck-typed, not isinstance: a module imported twice (pytest's importlib mode) makes two Attached classes.
+    if isinstance(value, str) and isinstance(getattr(value, "frame", None), pd.DataFrame):
+        return value.frame
+    if isinstance(value, pd.DataFrame):
+        return pd.DataFrame(value)
+    return None
+
+
+def _require_held(events: pd.DataFrame, name: str) -> None:
+    """Raise where ``events`` name their ``name`` in ``attrs`` but hold only its summary."""
+    value = getattr(events, "attrs", {}).get(name)
+    if value is not None and _attached(value) is None:
+        raise ValueError(
+            f"these events name their {name} ({value!r}) but no longer hold it: they were read back from a file "
+            f"that keeps attrs as text (Parquet, Feather). Read the capture again, or write the {name} beside the "
+            f"events (cdckit.read(..., capture=True) gives it as a frame).")
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` (a report) with plain Python values only: numpy numbers as int/float/bool, tuples and sets as
+    lists, keys as text; what JSON (and so Parquet's ``attrs``) can hold.
+
+    >>> import numpy as np
+    >>> json_safe({"n": np.int64(2), "k": (1, np.float64(0.5)), 3: {np.bool_(True)}})
+    {'n': 2, 'k': [1, 0.5], '3': [True]}
+    """
+    if isinstance(value, Mapping):
+        return {k if isinstance(k, str) else str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [json_safe(v) for v in value]
+    if value is None or type(value) in (str, bool, int, float):
+        return value
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return json_safe(value.item())
+    for kind in (bool, int, float, str):  # subclasses (IntEnum, Attached...) as the plain value
+        if isinstance(value, kind):
+            return kind(value)
+    return str(value)
 
 
 def events_of(data: "Capture | pd.DataFrame") -> pd.DataFrame:
@@ -181,7 +314,7 @@ def events_of(data: "Capture | pd.DataFrame") -> pd.DataFrame:
 
     >>> import cdckit
     >>> capture = Capture.of(cdckit.read(cdckit.samples.path("maxwell")))
-    >>> events_of(capture).attrs["report"] is capture.report
+    >>> events_of(capture).attrs["report"] == capture.report
     True
     """
     return data.with_attrs() if isinstance(data, Capture) else data

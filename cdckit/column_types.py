@@ -27,7 +27,7 @@ kind                    values in the images
 ``time(us)``            ... microseconds when a number (``(ms)``, ``(ns)`` likewise)
 ======================  ======================================================
 
-A read keeps the declarations it met in ``events.attrs["column_types"]``: a
+A read keeps the declarations it met in ``cdckit.column_types_of(events)``: a
 DataFrame with one row per column each time a table's declared types change
 (the first time a table is seen included), columns ``table`` (``"db.table"``
 as :func:`cdckit.ordering.table_names` names it), ``column``, ``type`` (raw),
@@ -61,7 +61,7 @@ __all__ = ["KINDS", "TYPE_COLUMNS", "parse_kind", "is_kind", "arrow_type", "deci
 #: The canonical kind names (a kind may carry arguments in parentheses, see the module docstring).
 KINDS = ("int", "float", "decimal", "bool", "string", "enum", "binary", "json", "date", "timestamp", "time")
 
-#: The columns of ``events.attrs["column_types"]``.
+#: The columns of ``cdckit.column_types_of(events)``.
 TYPE_COLUMNS = ("table", "column", "type", "kind", "source", "offset")
 
 _KIND = re.compile(r"^([a-z]+)(?:\(([^)]*)\))?$")

@@ -156,7 +156,7 @@ class FrameSink(Sink):
                                                          for table in found}])
 
     def column_types(self) -> pd.DataFrame:
-        """The declarations as ``events.attrs["column_types"]`` holds them (:func:`column_types_frame`)."""
+        """The declarations as ``cdckit.column_types_of(events)`` holds them (:func:`column_types_frame`)."""
         return column_types_frame(self.declarations)
 
 

@@ -167,9 +167,9 @@ def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None, *
         if not looked and first_error is not None:
             what += f"; the first: {first_error.error}"
         shape = f"; the first looks like {first_shape}" if first_shape else ""
-        raise UnknownDialectError(
-            f"no dialect recognises this input ({what}{shape}); tried: {', '.join(tried)}", tried
-        )
+        brief = f"no dialect recognises this input ({what}{shape})"
+        raise UnknownDialectError(f"{brief}; tried: {', '.join(tried)}", tried,
+                                  brief=f"{brief}; the dialects tried are in the report's detection")
     ranked = sorted(totals.items(), key=lambda item: (-item[1], first_seen[item[0]]))
     winner, total = ranked[0]
     runner, runner_total = ranked[1] if len(ranked) > 1 else (None, None)

@@ -85,10 +85,18 @@ class UnknownDialectError(CdcError, LookupError):
     ``tried`` lists the dialects that were tried, ``suggestion`` the nearest
     registered name for a misspelt one. When some dialect matched but below
     the confidence floor, ``best`` and ``runner_up`` are ``(name, confidence)``.
+    ``brief`` is the message without the list of dialects tried: what each
+    quarantined message of such an input says (the list goes once into the
+    read's report).
+
+    >>> UnknownDialectError("none fits; tried: a, b", ("a", "b"), brief="none fits").brief
+    'none fits'
     """
 
     def __init__(self, message: str, tried: tuple[str, ...] = (), suggestion: str | None = None, *,
-                 best: tuple[str, float] | None = None, runner_up: tuple[str, float] | None = None) -> None:
+                 best: tuple[str, float] | None = None, runner_up: tuple[str, float] | None = None,
+                 brief: str | None = None) -> None:
+        self.brief = brief or message
         self.tried = tried
         self.suggestion = suggestion
         self.best = best

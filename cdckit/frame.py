@@ -98,7 +98,7 @@ COLUMNS: list[tuple[str, pa.DataType, str]] = [
 COLUMN_NAMES: list[str] = [name for name, _, _ in COLUMNS]
 ARROW_SCHEMA = pa.schema([pa.field(name, typ) for name, typ, _ in COLUMNS])
 
-#: Columns of ``events.attrs["quarantine"]``.
+#: Columns of ``cdckit.quarantine(events)``.
 QUARANTINE_SCHEMA = pa.schema(
     [
         pa.field("source", pa.string()),
@@ -399,41 +399,6 @@ def _to_arrow(values: Any, typ: pa.DataType) -> pa.Array:
     if typ == _TIME:
         return pa.array(values, pa.int64()).cast(typ)
     return pa.array(values, typ)
-
-
-class SharedFrame(pd.DataFrame):
-    """A frame kept in another frame's ``attrs`` (the quarantine and column types ``cdckit.read``
-    attaches to its events): shared, not copied, by the frames derived from it.
-
-    pandas deep-copies ``attrs`` into every derived frame and compares them
-    with ``==`` when concatenating (which printing a wide frame does); a plain
-    DataFrame in ``attrs`` makes that comparison raise and every slice copy
-    the whole quarantine. This subclass is shared instead of copied, and
-    anything computed from it is a plain DataFrame. Only
-    :meth:`cdckit.capture.Capture.with_attrs` makes one: a :class:`~cdckit.capture.Capture`
-    holds plain frames.
-
-    >>> q = SharedFrame(empty_quarantine())
-    >>> q == q, q == SharedFrame(empty_quarantine())
-    (True, False)
-    """
-
-    @property
-    def _constructor(self) -> type[pd.DataFrame]:
-        return pd.DataFrame
-
-    def __deepcopy__(self, memo: Any = None) -> "SharedFrame":
-        return self
-
-    def __eq__(self, other: Any) -> Any:
-        # Two shared frames compare by identity, so that pandas' comparison
-        # of attrs (pd.concat of frames from different reads) gives a plain
-        # bool; against anything else, == is elementwise as for any DataFrame.
-        if isinstance(other, SharedFrame):
-            return self is other
-        return super().__eq__(other)
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 class QuarantineBuilder:

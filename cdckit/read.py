@@ -64,7 +64,7 @@ def read(
             ``bytes``, parsed ``dict`` or Kafka records).
         dialect: a registry name, or None to detect each source's dialect.
         errors: ``"quarantine"`` keeps bad messages in
-            ``events.attrs["quarantine"]``; ``"raise"`` raises
+            ``cdckit.quarantine(events)``; ``"raise"`` raises
             :class:`~cdckit.DecodeError` at the first one.
         chunksize: when given, return an iterator of frames of at most this
             many events, so a capture larger than memory can be decoded.
@@ -85,8 +85,9 @@ def read(
 
     Returns:
         The canonical frame (see :mod:`cdckit.frame`), with
-        ``attrs["quarantine"]``, ``attrs["report"]`` and ``attrs["column_types"]``
-        (the column types the dialects declared, see :mod:`cdckit.column_types`);
+        ``attrs["report"]`` and JSON-safe summaries of the quarantine and the column
+        types the dialects declared (:mod:`cdckit.column_types`), which
+        :func:`cdckit.quarantine` and :func:`cdckit.column_types_of` give as frames;
         a :class:`~cdckit.capture.Capture` of the same when ``capture=True``; or a
         :class:`ChunkedRead` when ``chunksize`` is given. A path to events
         cdckit itself wrote (:func:`cdckit.export.write_events`, ``cdckit
@@ -154,9 +155,9 @@ def exported_events(path: str | os.PathLike[str], capture: bool = False) -> "pd.
 class ChunkedRead:
     """Iterator of canonical frames of at most ``chunksize`` events.
 
-    Each frame's ``attrs["quarantine"]`` holds the messages quarantined since
-    the previous frame, ``attrs["report"]`` the running totals and
-    ``attrs["column_types"]`` the column types declared so far. After the
+    Each frame's quarantine (``cdckit.quarantine(frame)``) holds the messages quarantined since
+    the previous frame, ``attrs["report"]`` the running totals and its
+    ``cdckit.column_types_of(frame)`` the column types declared so far. After the
     last frame, ``report``, ``quarantine`` and ``column_types`` cover the whole read.
     """
 
@@ -324,7 +325,7 @@ class _ReadJob(FrameSink):
             if not any(m.error is None for m in head):
                 return None, "unreadable message and no readable one to detect a dialect from"
             warnings.warn(f"{name}: {err}; each message is detected on its own", stacklevel=4)
-            return None, str(err)
+            return None, err.brief  # each quarantined message says it briefly; the report holds the whole
         self.sources[name] = found.dialect
         self.detection[name] = {"dialect": found.dialect, "confidence": found.confidence,
                                 "runner_up": found.runner_up, "runner_up_confidence": found.runner_up_confidence,

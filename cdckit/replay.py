@@ -17,7 +17,7 @@ table at a time, with these rules:
 
 The tables :func:`materialize` and :func:`scd2` return are typed
 (``typed=True``, the default) by the rule of :mod:`cdckit.tables`: each
-column takes its latest declared kind (``events.attrs["column_types"]``),
+column takes its latest declared kind (``cdckit.column_types_of(events)``),
 else the kind inferred from the values returned; decimals stay exact
 (``decimal128``, ``decimal256``, or text past 76 digits), times become UTC timestamps, and a value
 that does not fit its kind stays as the capture wrote it and is listed (``TableStates.type_problems``, an scd2 frame's

@@ -3,7 +3,7 @@
 :func:`schema_history` walks the events in input order and writes one row per
 change it sees (:data:`HISTORY_COLUMNS`), from three sources:
 
-- the declarations a read kept (``events.attrs["column_types"]``): a table's
+- the declarations a read kept (``cdckit.column_types_of(events)``): a table's
   first declaration sets its columns; a later one that adds, drops or retypes
   a column gives ``column added``, ``column dropped`` or ``type changed``
   (placed at the first event of the message that declared it; declarations of
@@ -33,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from .capture import events_of
+from .capture import column_types_of, events_of
 from . import values
 from .column_types import infer_kind, is_kind
 from .ordering._shared import REPLAY_OPS, table_names
@@ -152,7 +152,7 @@ class _Walk:
 
 def _declarations(events: pd.DataFrame) -> dict[tuple[Any, Any], list[tuple[str, dict[str, str], dict[str, str]]]]:
     """``{(source, offset): [(table, {column: kind}, {column: raw type})]}`` in input order."""
-    frame = events.attrs.get("column_types")
+    frame = column_types_of(events)
     if not isinstance(frame, pd.DataFrame) or frame.empty or not declared_types(events):
         return {}
     out: dict[tuple[Any, Any], list[tuple[str, dict[str, str], dict[str, str]]]] = {}

@@ -2,7 +2,7 @@
 
 Each column of a table gets one kind (:mod:`cdckit.column_types`):
 
-- the latest declaration of the column in ``events.attrs["column_types"]``
+- the latest declaration of the column in ``cdckit.column_types_of(events)``
   (what the dialect said: Canal's MySQL types, Debezium's schema...). When a
   column's declared type changed during the capture, the last one types every
   value of it; an earlier value that does not fit it is null and reported;
@@ -44,7 +44,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .capture import Capture, events_of, plain
+from .capture import Capture, column_types_of, events_of, plain
 from . import values
 from .column_types import infer_kind, is_kind, typed_array
 from .ordering._shared import REPLAY_OPS, table_names
@@ -70,9 +70,7 @@ PROFILE_COLUMNS = ["table", "column", "kind", "declared", "values", "null_rate",
 def declared_types(events: "pd.DataFrame | Capture") -> dict[str, dict[str, str]]:
     """``{table: {column: kind}}`` of the declarations a read kept (a capture's, or the events' ``attrs``);
     see :func:`declared_kinds`."""
-    if isinstance(events, Capture):
-        return declared_kinds(events.column_types)
-    return declared_kinds(getattr(events, "attrs", {}).get("column_types"))
+    return declared_kinds(column_types_of(events))
 
 
 def declared_kinds(frame: pd.DataFrame | None) -> dict[str, dict[str, str]]:

@@ -12,7 +12,7 @@ by an earlier range would have taken a half the worker paired, the range
 is decoded again in the calling process.) Each range's column type
 declarations are replayed through the calling process's sink, whose rule
 drops a declaration equal to the last one for its table: the same
-``attrs["column_types"]`` as one process.
+``cdckit.column_types_of(events)`` as one process.
 
 >>> import cdckit
 >>> path = cdckit.samples.path("canal/shop.jsonl")

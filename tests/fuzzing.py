@@ -1135,9 +1135,13 @@ def check_frame(events: Any) -> list[str]:
         for name in COLUMN_NAMES:
             if str(events.dtypes[name]) != str(want[name]):
                 problems.append(f"[frame: dtype of {name}] {events.dtypes[name]} instead of {want[name]}")
-    quarantine = events.attrs.get("quarantine")
-    if not isinstance(quarantine, pd.DataFrame):
-        return problems + ["[frame: quarantine missing] attrs['quarantine'] is not a DataFrame"]
+    if "quarantine" not in events.attrs:
+        return problems + ["[frame: quarantine missing] attrs has no 'quarantine'"]
+    try:
+        json.dumps(events.attrs)  # as pandas writes them into Parquet and Feather
+    except (TypeError, ValueError) as err:
+        problems.append(f"[frame: attrs not JSON] {err}")
+    quarantine = cdckit.quarantine(events)
     for column in ("reason", "reason_code", "source", "offset"):
         if column not in quarantine.columns:
             problems.append(f"[quarantine: column {column} missing] {list(quarantine.columns)}")
@@ -1160,7 +1164,7 @@ def check_frame(events: Any) -> list[str]:
 def check_accounting(case: Case, events: pd.DataFrame) -> list[str]:
     """Every message decoded or quarantined; counts agree with the frames and with the fuzzer's own count."""
     report = events.attrs.get("report")
-    quarantine = events.attrs.get("quarantine")
+    quarantine = cdckit.quarantine(events)
     if not isinstance(report, dict):
         return ["[report: missing] attrs['report'] is not a dict"]
     problems: list[str] = []

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 import pandas as pd
 
+import cdckit
 from cdckit.dialects import registry
 from cdckit.frame import table_names
 from cdckit.ordering import sort_events
@@ -404,5 +405,5 @@ def order_report(events: pd.DataFrame, by: str = "source", max_gap: int = 1000,
     rows = pd.concat([key_findings(frame, snapshot_tables, stream), time_findings(frame, stream),
                       sequence_gap_findings(frame, max_gap, stream), offset_gap_findings(frame),
                       transaction_findings(frame), heartbeat_findings(frame, heartbeat_factor),
-                      keyless_findings(frame), unpaired_findings(events.attrs.get("quarantine"))])
+                      keyless_findings(frame), unpaired_findings(cdckit.quarantine(events))])
     return report_from_rows(rows, lag_summary(frame), by)

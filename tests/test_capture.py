@@ -20,7 +20,7 @@ def test_a_capture_holds_what_the_attrs_hold_as_plain_fields():
     assert isinstance(capture, Capture)
     assert capture.events.attrs == {}
     pd.testing.assert_frame_equal(capture.events, events)
-    pd.testing.assert_frame_equal(capture.quarantine, pd.DataFrame(events.attrs["quarantine"]))
+    pd.testing.assert_frame_equal(capture.quarantine, pd.DataFrame(cdckit.quarantine(events)))
     assert capture.report == events.attrs["report"]
     assert capture.report["quarantined"] == len(capture.quarantine) == 1
     assert type(capture.quarantine) is pd.DataFrame and type(capture.column_types) is pd.DataFrame
@@ -102,3 +102,76 @@ def test_a_spark_capture_keeps_quarantine_and_report_where_a_derived_frame_canno
     del events
     gc.collect()
     assert gone() is None  # remembering a frame's decode does not keep the frame alive
+
+
+def _read_frames() -> dict[str, pd.DataFrame]:
+    """What ``read`` returns (a quarantine and column types, both not empty) and frames derived from it."""
+    events = cdckit.read([*cdckit.samples.raw("canal").splitlines(), "not json"])
+    assert len(cdckit.quarantine(events)) == 1 and len(cdckit.column_types_of(events))
+    return {"read": events, "head": events.head(3), "columns": events[["op", "table", "after"]],
+            "filter": events[events["op"] == "insert"], "copy": events.copy()}
+
+
+@pytest.mark.parametrize("writer", ["parquet", "feather", "csv", "json", "pickle", "arrow"])
+def test_every_pandas_writer_takes_what_read_returns_without_a_warning(tmp_path, writer):
+    import warnings
+
+    import pyarrow as pa
+
+    for name, frame in _read_frames().items():
+        path = tmp_path / f"{name}.{writer}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            if writer == "arrow":
+                pa.Table.from_pandas(frame)
+            elif writer == "feather":
+                frame.reset_index(drop=True).to_feather(path)  # feather refuses a non-default index itself
+            else:
+                getattr(frame, f"to_{writer}")(path)
+        if writer == "parquet":  # the attrs come back as their JSON-safe summary
+            back = pd.read_parquet(path)
+            assert back.attrs["report"] == frame.attrs["report"]
+            with pytest.raises(ValueError, match="no longer hold"):
+                cdckit.quarantine(back)
+            assert cdckit.column_types_of(back).empty
+            assert Capture.of(back).quarantine.empty
+
+
+def test_the_quarantine_and_column_types_stay_reachable_from_derived_frames_and_pickles(tmp_path):
+    import copy
+    import json
+
+    frames = _read_frames()
+    want, types = cdckit.quarantine(frames["read"]), cdckit.column_types_of(frames["read"])
+    path = tmp_path / "events.pkl"
+    frames["read"].to_pickle(path)
+    frames["pickled"] = pd.read_pickle(path)
+    frames["deepcopy"] = copy.deepcopy(frames["filter"])
+    for name, frame in frames.items():
+        json.dumps(frame.attrs)
+        pd.testing.assert_frame_equal(cdckit.quarantine(frame), want, obj=name)
+        pd.testing.assert_frame_equal(cdckit.column_types_of(frame), types, obj=name)
+        assert frame.attrs["report"] == frames["read"].attrs["report"]
+    # derived frames share the attached frames rather than copy them
+    assert frames["head"].attrs["quarantine"] is frames["read"].attrs["quarantine"]
+    assert cdckit.quarantine(pd.DataFrame({"a": [1]})).empty  # a frame no read made: nothing quarantined
+    merged = pd.concat([cdckit.read(DAMAGED), cdckit.read(DAMAGED)])  # two reads: neither's quarantine kept alone
+    assert cdckit.quarantine(merged).empty or len(cdckit.quarantine(merged)) == 2
+
+
+def test_the_attrs_report_is_plain_json():
+    import json
+
+    for name in ("debezium", "pg_test_decoding", "canal"):
+        events = cdckit.read(cdckit.samples.path(name))
+        assert json.loads(json.dumps(events.attrs["report"])) == events.attrs["report"]
+
+
+def test_an_empty_quarantine_prints_as_a_dataframe_without_internal_names():
+    events = cdckit.read(cdckit.samples.path("maxwell"))
+    quarantine = cdckit.quarantine(events)
+    assert quarantine.empty and type(quarantine) is pd.DataFrame
+    for shown in (repr(quarantine), str(quarantine), repr(events.attrs), repr(events.head(0).attrs),
+                  repr(cdckit.read(cdckit.samples.path("maxwell"), capture=True).quarantine)):
+        assert "SharedFrame" not in shown and "Attached" not in shown, shown
+    assert repr(quarantine).startswith("Empty DataFrame")

@@ -188,7 +188,7 @@ def test_read_head_zero_prints_only_the_summary(capsys):
 
 def test_read_a_bad_line_exits_1_naming_file_and_offset(capsys, bad_capture):
     expected = cdckit.read(bad_capture)
-    [offset] = expected.attrs["quarantine"]["offset"].tolist()
+    [offset] = cdckit.quarantine(expected)["offset"].tolist()
     code, out, err = run(capsys, "read", bad_capture, "--head", "5")
     assert code == 1
     assert len(out.splitlines()) == 6

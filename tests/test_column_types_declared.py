@@ -1,4 +1,4 @@
-"""What the dialects declare about their columns' types, kept by ``cdckit.read`` in ``events.attrs["column_types"]``.
+"""What the dialects declare about their columns' types, kept by ``cdckit.read`` in ``cdckit.column_types_of(events)``.
 
 Each typed dialect's declarations are checked on a small message or a
 bundled sample; a type change mid-stream gives a second set of rows at the
@@ -38,7 +38,7 @@ def through_both_paths(lines: list[str], dialect: str, tmp_path) -> tuple[list[t
     batch = cdckit.read(path, dialect=dialect, workers=1)
     alone = cdckit.read([json.loads(line) for line in lines], dialect=dialect)
     assert batch.attrs["report"]["quarantined"] == alone.attrs["report"]["quarantined"] == 0
-    return rows(batch.attrs["column_types"]), rows(alone.attrs["column_types"])
+    return rows(cdckit.column_types_of(batch)), rows(cdckit.column_types_of(alone))
 
 
 # ---------------------------------------------------------------- Canal
@@ -169,7 +169,7 @@ def test_debezium_flattened_rows_declare_their_schema_less_the_added_fields(tmp_
 
 
 def sample_rows(sample: str) -> list[tuple]:
-    return rows(cdckit.read(cdckit.samples.path(sample)).attrs["column_types"])
+    return rows(cdckit.column_types_of(cdckit.read(cdckit.samples.path(sample))))
 
 
 def test_oceanbase_extend_declares_light_types():
@@ -199,14 +199,14 @@ def test_aws_dms_declares_a_control_records_table_def():
 
 
 def test_untyped_dialect_gives_an_empty_frame_with_the_columns():
-    frame = cdckit.read(cdckit.samples.path("maxwell")).attrs["column_types"]
+    frame = cdckit.column_types_of(cdckit.read(cdckit.samples.path("maxwell")))
     assert frame.empty and tuple(frame.columns) == TYPE_COLUMNS
 
 
 def test_events_cdckit_wrote_read_back_with_an_empty_frame(tmp_path):
     path = tmp_path / "events.parquet"
     write_events(cdckit.read(cdckit.samples.path("canal")), path)
-    frame = cdckit.read(path).attrs["column_types"]
+    frame = cdckit.column_types_of(cdckit.read(path))
     assert frame.empty and tuple(frame.columns) == TYPE_COLUMNS
 
 
@@ -220,7 +220,7 @@ def typed_samples() -> list[str]:
 @pytest.mark.parametrize("sample", typed_samples())
 def test_declared_tables_are_named_as_the_events_are(sample):
     events = cdckit.read(cdckit.samples.path(sample))
-    declared = set(events.attrs["column_types"]["table"])
+    declared = set(cdckit.column_types_of(events)["table"])
     assert declared <= set(table_names(events).dropna())
 
 
@@ -232,8 +232,8 @@ def test_the_batch_decoders_declare_what_decode_declares(sample):
     messages = [m for _, found in iter_sources(path) for m in found if m.error is None]
     alone = cdckit.read([m.value for m in messages], dialect=dialect)
     offsets = [m.offset for m in messages]  # a saved Kafka record keeps its offset; the value alone does not
-    assert rows(batch.attrs["column_types"]) == [row[:4] + (offsets[row[4]],)
-                                                 for row in rows(alone.attrs["column_types"])]
+    assert rows(cdckit.column_types_of(batch)) == [row[:4] + (offsets[row[4]],)
+                                                 for row in rows(cdckit.column_types_of(alone))]
 
 
 # ---------------------------------------------------------------- workers and chunks
@@ -252,8 +252,8 @@ def changing_capture(tmp_path) -> str:
 def test_workers_give_the_one_process_declarations(tmp_path, monkeypatch):
     path = changing_capture(tmp_path)
     monkeypatch.setattr(workers, "RANGE_BYTES", 2_000)  # many ranges: each worker sees every table first
-    one = cdckit.read(path, workers=1).attrs["column_types"]
-    many = cdckit.read(path, workers=2).attrs["column_types"]
+    one = cdckit.column_types_of(cdckit.read(path, workers=1))
+    many = cdckit.column_types_of(cdckit.read(path, workers=2))
     assert len(one) > 3 * len(AFTER_ALTER)
     pd.testing.assert_frame_equal(one, many)
 
@@ -264,7 +264,7 @@ def test_chunks_carry_the_declarations_met_so_far(tmp_path):
     chunks = cdckit.read(path, chunksize=10)
     seen = 0
     for chunk in chunks:
-        declared = chunk.attrs["column_types"]
+        declared = cdckit.column_types_of(chunk)
         assert len(declared) >= seen and set(chunk["offset"]) <= set(range(int(declared["offset"].max()) + 1))
         seen = len(declared)
     pd.testing.assert_frame_equal(chunks.column_types, whole)

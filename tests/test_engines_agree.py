@@ -139,7 +139,7 @@ def test_spark_agrees_with_the_oracle(spark, events, by):
     from cdckit import spark as cdcspark
 
     frame = _to_spark(spark, events).cache()
-    quarantine = spark.createDataFrame(events.attrs["quarantine"]) if len(events.attrs["quarantine"]) else None
+    quarantine = spark.createDataFrame(cdckit.quarantine(events)) if len(cdckit.quarantine(events)) else None
     assert_same_reports(cdcspark.order_report(frame, quarantine, by=by), oracle.order_report(events, by=by), by)
     want = oracle.materialize(events)
     got = cdcspark.materialize(frame)
@@ -180,7 +180,7 @@ def test_spark_problems_at_one_place_keep_the_replay_order(spark):
         builder.add(Event(op="delete", op_raw="DELETE", database="shop", table="t", seq=seq, key_columns=["id"],
                           key=f"[{key}]", before=f'{{"id":{key}}}'), "canal", "b.jsonl", 1, partition)
     events = builder.to_pandas()
-    events.attrs["quarantine"] = cdckit.frame.SharedFrame(cdckit.frame.empty_quarantine())
+    events.attrs["quarantine"] = cdckit.capture.Attached(cdckit.frame.empty_quarantine(), "none")
     want = cdckit.materialize(events).problems
     assert list(want["key"]) == ["[6]", "[5]"]
     assert plain(cdcspark.materialize(_to_spark(spark, events)).problems) == plain(want)

@@ -564,7 +564,7 @@ def without_added_markers(frame: pd.DataFrame, given: pd.DataFrame, target: str)
 
 def read_converted(converted) -> pd.DataFrame:
     back = cdckit.read(converted.kafka_records(), dialect=converted.dialect)
-    assert back.attrs["report"]["quarantined"] == 0, back.attrs["quarantine"]
+    assert back.attrs["report"]["quarantined"] == 0, cdckit.quarantine(back)
     return back
 
 

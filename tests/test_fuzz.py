@@ -139,7 +139,7 @@ def test_spark_read_agrees_with_pandas_on_fuzzed_files(spark, tmp_path):
     want_report = want.attrs["report"]
     want_messages = {str(p): cdckit.read(str(p)).attrs["report"]["messages"] for p in paths}
     want_events = want["source"].value_counts().to_dict()
-    want_quarantined = want.attrs["quarantine"]["source"].value_counts().to_dict()
+    want_quarantined = cdckit.quarantine(want)["source"].value_counts().to_dict()
 
     events = cdcspark.read(spark, str(tmp_path))
     got_report = cdcspark.report(events)
@@ -153,7 +153,7 @@ def test_spark_read_agrees_with_pandas_on_fuzzed_files(spark, tmp_path):
         {s: n for s, n in want_messages.items() if n}
     assert {r["source"]: r["events"] for r in per_source if r["events"]} == want_events
     assert got_quarantined == want_quarantined
-    quarantine = want.attrs["quarantine"]
+    quarantine = cdckit.quarantine(want)
     want_codes = sorted(zip(quarantine["source"], quarantine["offset"].astype(int), quarantine["reason_code"]))
     got_codes = sorted((r["source"], r["offset"], r["reason_code"]) for r in cdcspark.quarantine(events).collect())
     assert got_codes == want_codes  # the same messages quarantined, for the same kind of reason

@@ -37,7 +37,7 @@ def plain_debezium(index: int = 2) -> dict:
 
 def accounted(events: pd.DataFrame, messages: int | None = None) -> pd.DataFrame:
     """Check the accounting of a read; returns its quarantine."""
-    report, quarantine = events.attrs["report"], events.attrs["quarantine"]
+    report, quarantine = events.attrs["report"], cdckit.quarantine(events)
     assert report["messages"] == report["decoded"] + report["quarantined"], report
     assert len(quarantine) == report["quarantined"] and len(events) == report["events"]
     assert list(events.columns) == COLUMN_NAMES
@@ -173,7 +173,7 @@ def test_the_fast_path_lets_nothing_out(bad, code, tmp_path):
     events = cdckit.read(path, dialect="debezium")
     assert accounted(events, 3)["reason_code"].tolist() == [code]
     payload = cdckit.read(path.read_bytes(), dialect="debezium")  # the same bytes as a payload agree
-    assert payload.attrs["quarantine"]["reason_code"].tolist() == [code]
+    assert cdckit.quarantine(payload)["reason_code"].tolist() == [code]
 
 
 def test_a_schema_whose_fields_is_a_number_is_quarantined(tmp_path):
@@ -519,7 +519,7 @@ def test_spark_reads_the_same_damaged_directory_as_pandas(spark, tmp_path):
     report = cdcspark.report(events)
     assert {k: report[k] for k in ("messages", "decoded", "quarantined", "events")} == \
         {k: want.attrs["report"][k] for k in ("messages", "decoded", "quarantined", "events")}
-    quarantine = want.attrs["quarantine"]
+    quarantine = cdckit.quarantine(want)
     assert sorted((r["source"], r["offset"], r["reason_code"]) for r in cdcspark.quarantine(events).collect()) == \
         sorted(zip(quarantine["source"], quarantine["offset"].astype(int), quarantine["reason_code"]))
     assert set(quarantine["reason_code"]) == {"truncated_json", "damaged_container", "unreadable_file",
@@ -541,3 +541,25 @@ def test_the_read_report_and_the_html_report_flag_a_weak_verdict_and_show_reason
     page = build_report(events, sources=[str(weak)])
     assert "(low)" in page and "LOW CONFIDENCE" in page
     assert "invalid_message" in page  # the quarantined message's reason_code
+
+
+@pytest.mark.parametrize("first, second", [("debezium_flat/examples.jsonl", "debezium_mongodb/examples.jsonl"),
+                                           ("debezium_mongodb/shop.jsonl", "debezium_flat/shop.jsonl"),
+                                           ("maxwell/examples_bootstrap.jsonl", "canal/shop.jsonl")])
+@pytest.mark.parametrize("dialect", [None, "first"])
+def test_lines_of_two_dialects_alternating_are_each_accounted_for(tmp_path, first, second, dialect):
+    """Issue 25 item 16 (a regression guard: not reproduced here): every line of a file whose lines alternate two
+    dialects is decoded or quarantined, and a decoded one gives an event or a skip reason."""
+    one, two = sample_lines(first)[:8], sample_lines(second)[:8]
+    lines = [line for pair in zip(one, two) for line in pair]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    given = first.split("/")[0] if dialect else None
+    for source in (path, "\n".join(lines) + "\n", lines):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            capture = cdckit.read(source, dialect=given, capture=True)
+        report = capture.report
+        assert report["messages"] == len(lines) == report["decoded"] + report["quarantined"], report
+        assert len(capture.quarantine) == report["quarantined"] and not report.get("pending")
+        assert report["decoded"] - sum(report["skipped"].values()) <= len(capture.events), report

@@ -35,12 +35,25 @@ def test_empty_input_gives_an_empty_frame_with_the_columns():
     assert events.attrs["report"]["messages"] == 0
 
 
+@pytest.mark.parametrize("payload", ["", b"", "\n", b"\n", " \r\n", [], ()])
+def test_an_empty_payload_is_an_empty_capture(payload):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        capture = cdckit.read(payload, capture=True)
+    assert list(capture.events.columns) == COLUMN_NAMES and capture.events.empty
+    assert capture.quarantine.empty
+    assert {k: capture.report[k] for k in ("messages", "events", "quarantined")} == \
+        {"messages": 0, "events": 0, "quarantined": 0}
+
+
 def test_every_message_is_accounted_for_over_all_samples():
     events = cdckit.read(cdckit.samples.DATA)
     report = events.attrs["report"]
     assert report["messages"] == report["decoded"] + report["quarantined"]
     assert report["events"] == len(events)
-    assert report["quarantined"] == len(events.attrs["quarantine"])
+    assert report["quarantined"] == len(cdckit.quarantine(events))
     assert sum(report["dialects"].values()) == report["messages"]
     # every source was given a dialect, and it is the folder the sample lives in
     for source, dialect in report["sources"].items():
@@ -65,7 +78,7 @@ def test_chunks_have_at_most_chunksize_events_and_add_up_to_the_whole(tmp_path):
     chunks = list(cdckit.read(path, chunksize=10))
     assert [len(c) for c in chunks] == [10, 10, 4]
     pd.testing.assert_frame_equal(pd.concat(chunks, ignore_index=True), whole)
-    assert [len(c.attrs["quarantine"]) for c in chunks] == [1, 0, 0]
+    assert [len(cdckit.quarantine(c)) for c in chunks] == [1, 0, 0]
     assert chunks[-1].attrs["report"] == whole.attrs["report"]
 
 
@@ -109,9 +122,14 @@ def test_an_unrecognised_source_is_quarantined_whole_with_a_warning(tmp_path):
     path.write_text("hello\nworld\n")
     with pytest.warns(UserWarning, match="no dialect recognises"):
         events = cdckit.read(path)
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert events.empty and quarantine["offset"].tolist() == [0, 1]
-    assert quarantine["reason"].str.contains("tried: ").all()
+    assert quarantine["reason_code"].tolist() == ["unknown_dialect"] * 2
+    # the dialects tried are named once, in the report, not on every quarantined row
+    assert not quarantine["reason"].str.contains("tried: |canal|maxwell").any()
+    assert quarantine["reason"].str.contains("no dialect recognises this input").all()
+    tried = events.attrs["report"]["detection"][str(path)]["reason"]
+    assert "tried: " in tried and all(name in tried for name in cdckit.dialects.names())
     assert events.attrs["report"]["sources"] == {str(path): None}
 
 
@@ -133,10 +151,10 @@ def test_a_bad_message_is_not_said_to_look_like_its_own_family():
     # a broken Extend record scores highest as Default (it lacks __light_type), but that is its own family
     bad = {"allMetaData": {"table_name": "t"}, "recordType": "UPSERT", "prevStruct": None, "postStruct": {"id": "1"}}
     events = cdckit.read([bad], dialect="oceanbase_extend")
-    reason = events.attrs["quarantine"]["reason"].tolist()[0]
+    reason = cdckit.quarantine(events)["reason"].tolist()[0]
     assert "UPSERT" in reason and "looks like" not in reason
     events = cdckit.read([bad], dialect="canal")
-    assert "looks like a oceanbase_default message" in events.attrs["quarantine"]["reason"].tolist()[0]
+    assert "looks like a oceanbase_default message" in cdckit.quarantine(events)["reason"].tolist()[0]
 
 
 def test_demo_prints_a_table_per_dialect_and_writes_parquet(tmp_path, capsys):

@@ -158,7 +158,7 @@ def test_a_test_decoding_value_left_open_is_quarantined_line_by_line_as_in_panda
     assert cdcspark.report(events) == {k: v for k, v in expected.attrs["report"].items()
                                        if k not in ("sources", "detection")}
     got = sorted((r["offset"], r["raw"]) for r in cdcspark.quarantine(events).collect())
-    assert got == sorted(zip(expected.attrs["quarantine"]["offset"], expected.attrs["quarantine"]["raw"]))
+    assert got == sorted(zip(cdckit.quarantine(expected)["offset"], cdckit.quarantine(expected)["raw"]))
 
 
 @pytest.mark.parametrize("name", ["two_phase.txt", "two_phase_ts_copy.txt"])

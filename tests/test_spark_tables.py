@@ -28,7 +28,7 @@ def test_spark_table_equals_the_pandas_table(spark):
                       ("delete", ROW, None)], DEBEZIUM_TYPES)
     frame = _to_spark(spark, events)
     want = cdckit.table(events, "items", before=True)
-    got = cdcspark.table(frame, "items", types=events.attrs["column_types"], before=True)
+    got = cdcspark.table(frame, "items", types=cdckit.column_types_of(events), before=True)
     assert got.columns == list(want.columns)
     types = dict(got.dtypes)
     assert types["price"] == "decimal(20,2)" and types["born"] == "date" and types["seen"] == "timestamp"
@@ -61,7 +61,7 @@ def _typed_rows(frame: pd.DataFrame, columns: list[str]) -> list[dict]:
 
 def test_spark_states_take_the_declared_types_of_the_pandas_states(spark):
     events, on_spark = _sample_on_spark(spark, "canal/examples")
-    types = events.attrs["column_types"]
+    types = cdckit.column_types_of(events)
     want = cdckit.materialize(events)
     got = cdcspark.materialize(on_spark, types=types)
     assert sorted(got) == list(want)
@@ -81,7 +81,7 @@ def test_spark_states_take_the_declared_types_of_the_pandas_states(spark):
 def test_spark_scd2_takes_the_declared_types(spark):
     events, on_spark = _sample_on_spark(spark, "dataworks/examples_payments")
     want = cdckit.scd2(events)
-    got = cdcspark.scd2(on_spark, types=events.attrs["column_types"])
+    got = cdcspark.scd2(on_spark, types=cdckit.column_types_of(events))
     assert sorted(got) == sorted(want)
     for name in want:
         columns = [c for c in want[name].columns if c not in ("valid_from", "valid_to")]
@@ -101,7 +101,7 @@ def test_written_spark_states_are_typed_parquet(spark, tmp_path):
     from cdckit import export
 
     events, on_spark = _sample_on_spark(spark, "canal/examples")
-    export.write_state(cdcspark.materialize(on_spark, types=events.attrs["column_types"]), tmp_path / "state")
+    export.write_state(cdcspark.materialize(on_spark, types=cdckit.column_types_of(events)), tmp_path / "state")
     table = pq.read_table(tmp_path / "state" / "shop.products.parquet")
     want = cdckit.materialize(events)["shop.products"]
     assert sorted(table.column("price").to_pylist()) == sorted(want["price"].tolist())
@@ -121,7 +121,7 @@ def test_spark_typed_views_keep_every_value(spark):
                      [(0, "id", "int"), (0, "t", "timestamp"), (0, "d", "decimal(50,2)"), (0, "w", "decimal(1000,10)"),
                       (0, "n", "float")])
     frame = _to_spark(spark, events)
-    types = events.attrs["column_types"]
+    types = cdckit.column_types_of(events)
     typed = cdcspark.table(frame, "items", types=types)
     states = cdcspark.materialize(frame, types=types)
     for got in (typed, states["shop.items"]):

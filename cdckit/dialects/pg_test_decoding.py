@@ -55,6 +55,7 @@ from typing import Any, Iterator
 import pandas as pd
 
 from .. import values
+from ..capture import column_types_of
 from ..io import Message
 from ..frame import Event
 from .base import BadMessage, Columns, Decoded, Dialect, Match, Record, SkipMessage, rows_of, table_name
@@ -527,7 +528,7 @@ class PgTestDecoding(Dialect):
         say where (the made-up COMMIT carries the last change's event time);
         changes without a ``txn_id`` get none, since a made-up transaction id
         would read back as one. Column types are the declared ones
-        (``events.attrs["column_types"]``) when they are PostgreSQL names of
+        (``cdckit.column_types_of(events)``) when they are PostgreSQL names of
         the column's kind, else a type for the kind, else one guessed from
         the values (lists as arrays of their elements' type, objects as
         ``jsonb``: such values read back as text). An update's before image
@@ -537,7 +538,7 @@ class PgTestDecoding(Dialect):
         tombstone events and ``other`` events that are not messages.
         """
         rows = list(rows_of(events))
-        types = _declared_types(events.attrs.get("column_types"))
+        types = _declared_types(column_types_of(events))
         images: dict[str | None, list[dict]] = {}
         parsed = []
         for row in rows:
@@ -810,7 +811,7 @@ def _guessed_types(images: list[dict]) -> dict[str, str]:
 
 
 def _declared_types(frame: Any) -> dict[str | None, dict[str, str]]:
-    """``{table name: {column: PostgreSQL type}}`` from ``events.attrs["column_types"]``: the raw type when
+    """``{table name: {column: PostgreSQL type}}`` from ``cdckit.column_types_of(events)``: the raw type when
     PostgreSQL reads it as the declared kind, else a type of that kind."""
     found: dict[str | None, dict[str, str]] = {}
     if not isinstance(frame, pd.DataFrame) or frame.empty:

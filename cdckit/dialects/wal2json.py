@@ -40,6 +40,7 @@ import orjson
 import pandas as pd
 
 from .. import values
+from ..capture import column_types_of
 from ..io import Message
 from ..errors import InvalidValue
 from ..frame import Event
@@ -255,7 +256,7 @@ class Wal2Json(Dialect):
         ``lsn`` is written when ``seq`` is one this dialect made (the
         change's own LSN; the commit LSN for B and C). Column types are the
         declared PostgreSQL types of events read from PostgreSQL, else the
-        type of the declared kind (``events.attrs["column_types"]``), else
+        type of the declared kind (``cdckit.column_types_of(events)``), else
         one guessed from the value (:func:`postgres.type_of_value`). Key
         columns are written as ``pk``; an update's and a delete's before image
         as ``identity``.
@@ -348,9 +349,9 @@ def _transactional(event: Event) -> bool:
 
 
 def _declared_types(events: pd.DataFrame) -> dict[str, dict[str, str]]:
-    """``{table: {column: PostgreSQL type}}`` from ``events.attrs["column_types"]``: the raw type when the events
+    """``{table: {column: PostgreSQL type}}`` from ``cdckit.column_types_of(events)``: the raw type when the events
     came from PostgreSQL, else the type of the declared kind."""
-    frame = events.attrs.get("column_types")
+    frame = column_types_of(events)
     if not isinstance(frame, pd.DataFrame) or frame.empty:
         return {}
     from_pg = "dialect" in events and not events.empty and set(events["dialect"]) <= _PG_DIALECTS

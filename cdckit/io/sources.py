@@ -4,6 +4,8 @@ r"""What a source names: paths, globs, directories, ``str``/``bytes`` payloads o
 [(0, {'a': 1}), (1, {'a': 2})]
 >>> [m.value for name, msgs in iter_sources([{"a": 1}, "op=c"]) for m in msgs]
 [{'a': 1}, 'op=c']
+>>> [(name, list(msgs)) for name, msgs in iter_sources("")]
+[('<string>', [])]
 """
 
 from __future__ import annotations
@@ -64,7 +66,9 @@ def _path_sources(specs: list[str], container: str | None) -> Iterator[tuple[str
 
 
 def _looks_like_payload(text: str) -> bool:
-    if "\n" in text or "\xfe" in text:
+    """True for text that is a payload rather than a path: several lines, a JSON start, or no text at all (an
+    empty capture, never a file name)."""
+    if "\n" in text or "\xfe" in text or (not text.strip() and not os.path.exists(text)):
         return True
     stripped = text.lstrip("\ufeff \t\r")
     return stripped[:1] in ("{", "[", '"')

@@ -136,7 +136,7 @@ def order_report(events: "Capture | pd.DataFrame", by: str = "source", max_gap: 
     (``cdckit.ordering._shared.STREAMS``): ``"source"`` (default: within each
     file or topic), ``"partition"`` or ``"capture"`` (within each dialect
     across all sources). Unpaired update halves come from the capture's
-    quarantine (``events.attrs["quarantine"]`` when given events).
+    quarantine (``cdckit.quarantine(events)`` when given events).
 
     >>> import cdckit
     >>> events = cdckit.read(cdckit.samples.path("oceanbase_extend/examples_idle"))

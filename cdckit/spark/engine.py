@@ -189,7 +189,7 @@ def _plan(path: Any, dialect: str | None, options: DialectOptions, container: st
             messages.close()
             detection = choose_for_read(head, all_dialects)
             if isinstance(detection, UnknownDialectError):
-                found, unknown = None, str(detection)
+                found, unknown = None, detection.brief
             else:
                 found = detection.dialect
         unit = {"path": name, "container": kind, "dialect": found, "unknown": unknown,
@@ -397,7 +397,7 @@ def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialec
                 for r in prepared.limit(sample).collect()]
         detection = choose_for_read(head, registry.all_dialects(options=options))
         if isinstance(detection, UnknownDialectError):
-            unknown = str(detection)
+            unknown = detection.brief
         else:
             dialect = detection.dialect
     else:

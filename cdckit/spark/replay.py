@@ -435,7 +435,7 @@ def materialize(events: DataFrame, as_of: Any = None, order: str = "seq", types:
     fit; ``.keyless`` lists the tables kept as a multiset of rows.
 
     ``types``: the kinds of columns, as for :func:`cdckit.spark.table` (a
-    column types frame such as ``events.attrs["column_types"]`` of the pandas
+    column types frame such as ``cdckit.column_types_of(events)`` of the pandas
     read, ``{column: kind}`` or ``{table: {column: kind}}``). A column given a
     kind has the Spark type of the pandas typed state (``decimal(P,S)``, UTC
     ``timestamp``, ``date``, ``bigint``...; a time of day is text) and its

@@ -1,6 +1,6 @@
 """One table's changes as typed Spark columns, by the rules of :mod:`cdckit.tables`.
 
-The kinds come from ``types`` (a frame laid out like ``events.attrs["column_types"]``,
+The kinds come from ``types`` (a frame laid out like ``cdckit.column_types_of(events)``,
 or ``{column: kind}``), else they are inferred from a sample of the table's
 images with :func:`cdckit.column_types.infer_kind`; a kind whose Arrow type
 depends on the values (a decimal without scale, whole numbers beyond 64
@@ -188,7 +188,7 @@ def table(events: DataFrame, name: str, *, types: Any = None, before: bool = Fal
     """One table's changes in a Spark events frame as typed columns: the columns of :func:`cdckit.table`.
 
     ``name``: ``"database.table"`` or the bare name; ``types``: a column types
-    frame (as ``events.attrs["column_types"]``) or ``{column: kind}`` (see :func:`kinds_given`); columns
+    frame (as ``cdckit.column_types_of(events)``) or ``{column: kind}`` (see :func:`kinds_given`); columns
     nothing declares are inferred from the first ``sample`` changes.
     """
     check_workers(events.sparkSession)

@@ -280,7 +280,7 @@ def test_bad_messages_are_quarantined_with_reason():
     ]
     events = cdckit.read("\n".join(lines), dialect="arcion")
     assert events["offset"].tolist() == [0, 8]
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert quarantine["offset"].tolist() == [1, 2, 3, 4, 5, 6, 7]
     assert set(quarantine["source"]) == {"<string>"}
     assert set(quarantine["dialect"]) == {"arcion"}
@@ -301,7 +301,7 @@ def test_a_maxwell_message_is_named_in_the_reason():
     # needs the maxwell dialect to be written: until then no hint can name it
     events = cdckit.read('{"database": "d", "table": "t", "type": "insert", "ts": 1, "data": {"id": 1}}',
                          dialect="arcion")
-    assert "looks like a maxwell message" in events.attrs["quarantine"].loc[0, "reason"]
+    assert "looks like a maxwell message" in cdckit.quarantine(events).loc[0, "reason"]
 
 
 def test_bad_kcat_record_is_quarantined_with_its_kafka_offset():
@@ -309,7 +309,7 @@ def test_bad_kcat_record_is_quarantined_with_its_kafka_offset():
     record = json.loads(good)
     record.update(offset=125, payload=record["payload"][:300])
     events = cdckit.read(good + "\n" + json.dumps(record) + "\n", dialect="arcion")
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert quarantine["offset"].tolist() == [125] and quarantine["partition"].tolist() == [0]
     assert quarantine.loc[0, "reason"].startswith("truncated JSON")
     assert events.attrs["report"]["messages"] == 2

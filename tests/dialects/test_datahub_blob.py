@@ -157,7 +157,7 @@ def test_update_halves_of_different_tables_or_sequence_ids_do_not_pair():
                  message("UPDATE_AFTER", seq="1605339516000000006", after=JOE_1))
     events = cdckit.read(text, dialect="datahub_blob")
     assert events.empty
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert quarantine["offset"].tolist() == [0, 1, 2]
     assert all("with no partner half" in r for r in quarantine["reason"])
 
@@ -175,7 +175,7 @@ def test_unpaired_update_befor_is_quarantined_at_end_of_stream_and_accounted_for
     events = cdckit.read(jsonl(insert, message("UPDATE_BEFOR", before=JOE), delete), dialect="datahub_blob")
     assert events["op"].tolist() == ["insert", "delete"]
     assert events["offset"].tolist() == [0, 2]
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert quarantine["offset"].tolist() == [1]
     assert quarantine.loc[0, "reason"] == ("UPDATE_BEFOR with no partner half "
                                            "(table t_shiyu_pk, seq 01605339516000000005)")
@@ -418,7 +418,7 @@ def test_bad_messages_are_quarantined_with_reason():
     ]
     events = cdckit.read("\n".join(lines) + "\n", dialect="datahub_blob")
     assert events["offset"].tolist() == [0, 12]
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert quarantine["offset"].tolist() == list(range(1, 12))
     assert set(quarantine["source"]) == {"<string>"}
     reasons = dict(zip(quarantine["offset"], quarantine["reason"]))

@@ -102,7 +102,7 @@ def test_unpaired_update_row_is_quarantined_and_accounted_for():
             tuple_row("D", "3", "Y", "N", **JOE)]
     events = cdckit.read(rows, dialect="datahub_tuple")
     assert events["offset"].tolist() == [0, 2]
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert quarantine["offset"].tolist() == [1]
     assert quarantine.loc[0, "reason"] == "U with no partner half (table t_shiyu_pk, seq 00000000000000000002)"
     assert json.loads(quarantine.loc[0, "raw"])["_before_image_"] == "Y"
@@ -126,7 +126,7 @@ def test_excute_time_is_spelled_so_and_is_milliseconds():
     assert read_clean([as_text], dialect="datahub_tuple").loc[0, "event_time"].isoformat() == (
         "2022-04-15T03:02:06+00:00")
     spelled_right = {("_execute_time_" if k == "_excute_time_" else k): v for k, v in good.items()}
-    quarantine = cdckit.read([spelled_right], dialect="datahub_tuple").attrs["quarantine"]
+    quarantine = cdckit.quarantine(cdckit.read([spelled_right], dialect="datahub_tuple"))
     assert quarantine.loc[0, "reason"] == "missing required field _excute_time_"
 
 
@@ -307,7 +307,7 @@ def test_bad_rows_are_quarantined_with_reason():
     ]
     events = cdckit.read("\n".join(lines) + "\n", dialect="datahub_tuple")
     assert events["offset"].tolist() == [0, 9]
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert quarantine["offset"].tolist() == list(range(1, 9))
     assert set(quarantine["source"]) == {"<string>"} and set(quarantine["dialect"]) == {"datahub_tuple"}
     reasons = dict(zip(quarantine["offset"], quarantine["reason"]))
@@ -326,7 +326,7 @@ def test_bad_rows_are_quarantined_with_reason():
 
 def test_a_text_line_is_not_a_row():
     events = cdckit.read(["just some text"], dialect="datahub_tuple")
-    assert events.attrs["quarantine"].loc[0, "reason"] == (
+    assert cdckit.quarantine(events).loc[0, "reason"] == (
         "expected a DataHub Tuple row (an object of columns), got text")
 
 

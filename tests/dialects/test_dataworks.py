@@ -155,7 +155,7 @@ def test_ops_are_case_sensitive_and_mapped():
     ddl = events[events["op"] == "ddl"]
     assert ddl["ddl"].tolist() == [f"-- {op}" for op, kind in expected.items() if kind == "ddl"]
     lower = cdckit.read([message("insert", after={"id": 1})], dialect="dataworks")
-    assert lower.attrs["quarantine"]["reason"].tolist() == ["unknown op 'insert'"]
+    assert cdckit.quarantine(lower)["reason"].tolist() == ["unknown op 'insert'"]
 
 
 def test_heartbeat_has_no_schema():
@@ -279,7 +279,7 @@ def test_bad_messages_are_quarantined_with_reason():
     ])
     events = cdckit.read(text, dialect="dataworks")
     assert events["offset"].tolist() == [0, 9]
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert quarantine["offset"].tolist() == [1, 2, 3, 4, 5, 6, 7, 8]
     assert set(quarantine["source"]) == {"<string>"} and set(quarantine["dialect"]) == {"dataworks"}
     reasons = quarantine["reason"].tolist()
@@ -299,7 +299,7 @@ def test_bad_messages_are_quarantined_with_reason():
 def test_a_blob_message_read_as_dataworks_is_named_as_blob():
     # needs the datahub_blob dialect (written separately) to recognise its own message
     events = cdckit.read([BLOB_INSERT], dialect="dataworks")
-    reason = events.attrs["quarantine"]["reason"].tolist()[0]
+    reason = cdckit.quarantine(events)["reason"].tolist()[0]
     assert reason.startswith("missing required field payload.after.data")
     assert "looks like a datahub_blob message" in reason
 

@@ -101,7 +101,7 @@ def test_bad_messages_are_quarantined_with_reason():
                       '{"database": "d", "table": "t", "type": "insert", "ts": 1, "data": {"id": 1}}', good])
     events = cdckit.read(text, dialect="debezium")
     assert events["offset"].tolist() == [0, 5]
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert quarantine["offset"].tolist() == [1, 2, 3, 4]
     reasons = quarantine["reason"].tolist()
     assert reasons[0].startswith("truncated JSON")
@@ -238,7 +238,7 @@ def test_flink_cdc_schema_change_records_carry_the_history_record_as_text():
             after=CUSTOMERS_TABLE, ddl="ALTER TABLE customers ADD COLUMN middle_name VARCHAR(2000)"),
     ])
     bad = cdckit.read([json.dumps(dict(record, historyRecord="{not json"))], dialect="debezium")
-    assert bad.attrs["quarantine"]["reason"].str.startswith("historyRecord is not JSON").all()
+    assert cdckit.quarantine(bad)["reason"].str.startswith("historyRecord is not JSON").all()
 
 
 def test_schema_change_events_round_trip(tmp_path):

@@ -114,7 +114,7 @@ def test_a_bare_row_is_quarantined_with_what_is_missing(tmp_path):
 @pytest.mark.filterwarnings("ignore:.*no dialect recognises")
 def test_a_bare_row_read_without_a_dialect_names_the_transform():
     events = cdckit.read([{"id": 1, "name": "x", "price": 2.5}])
-    (reason,) = events.attrs["quarantine"]["reason"]
+    (reason,) = cdckit.quarantine(events)["reason"]
     assert "ExtractNewRecordState" in reason and "add.fields" in reason
 
 
@@ -122,7 +122,7 @@ def test_a_flattened_row_is_detected_and_named_when_another_dialect_was_asked():
     flat = {"id": 1, "name": "x", "__op": "c", "__table": "t"}
     events = cdckit.read([flat])
     assert events["dialect"].tolist() == ["debezium_flat"] and events["op"].tolist() == ["insert"]
-    (reason,) = cdckit.read([flat], dialect="maxwell").attrs["quarantine"]["reason"]
+    (reason,) = cdckit.quarantine(cdckit.read([flat], dialect="maxwell"))["reason"]
     assert reason == "missing required field type (it looks like a debezium_flat message)"
 
 

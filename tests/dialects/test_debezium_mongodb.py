@@ -92,7 +92,7 @@ def test_bad_documents_are_quarantined_with_the_reason():
            dict(good, op="d", after=None, before=None), dict(good, after=json.dumps([1, 2]))]
     events = cdckit.read([json.dumps(m) for m in [good, *bad]], dialect="debezium_mongodb")
     assert len(events) == 1
-    reasons = list(events.attrs["quarantine"]["reason"])
+    reasons = list(cdckit.quarantine(events)["reason"])
     assert reasons[0].startswith("after is not extended JSON")
     assert reasons[1] == "update with neither a document, an updateDescription nor a patch"
     assert reasons[2].startswith("delete without a document")

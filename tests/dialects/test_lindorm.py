@@ -261,7 +261,7 @@ def test_bad_messages_are_quarantined_with_reason():
     ]
     events = cdckit.read("\n".join(lines), dialect="lindorm")
     assert events["offset"].tolist() == [0, 7]
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert quarantine["offset"].tolist() == [1, 2, 3, 4, 5, 6]
     assert set(quarantine["source"]) == {"<string>"} and set(quarantine["dialect"]) == {"lindorm"}
     reasons = quarantine["reason"].tolist()
@@ -280,7 +280,7 @@ def test_a_maxwell_message_is_named_in_the_reason():
     # needs the maxwell dialect to be written: until then no hint can name it
     events = cdckit.read('{"database": "d", "table": "t", "type": "insert", "ts": 1, "data": {"id": 1}}',
                          dialect="lindorm")
-    assert "looks like a maxwell message" in events.attrs["quarantine"].loc[0, "reason"]
+    assert "looks like a maxwell message" in cdckit.quarantine(events).loc[0, "reason"]
 
 
 def test_errors_raise_names_source_offset_reason_and_keeps_what_was_decoded(tmp_path):

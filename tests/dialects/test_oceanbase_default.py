@@ -197,7 +197,7 @@ def test_ddl_statement_is_read_from_post_struct():
     assert events["ddl"].tolist() == ["CREATE TABLE t (id INT PRIMARY KEY)", "DROP TABLE t"]
     assert events[["before", "after", "key_columns", "key"]].isna().all().all()
     bad = cdckit.read([json.dumps(record("DDL", post=None))], dialect="oceanbase_default")
-    assert bad.attrs["quarantine"]["reason"].tolist() == ["DDL record without its statement in postStruct.ddl"]
+    assert cdckit.quarantine(bad)["reason"].tolist() == ["DDL record without its statement in postStruct.ddl"]
 
 
 def test_heartbeat_has_only_a_time():
@@ -291,7 +291,7 @@ def test_bad_messages_are_quarantined_with_reason():
     ]
     events = cdckit.read("\n".join(lines), dialect="oceanbase_default")
     assert events["offset"].tolist() == [0, 13]
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert quarantine["offset"].tolist() == list(range(1, 13))
     reasons = quarantine["reason"].tolist()
     assert reasons[0].startswith("truncated JSON")

@@ -196,7 +196,7 @@ def test_bad_messages_are_quarantined_with_reason():
     ]
     events = cdckit.read("\n".join(lines), dialect="oceanbase_extend")
     assert events["offset"].tolist() == [0, 7]
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert quarantine["offset"].tolist() == [1, 2, 3, 4, 5, 6]
     reasons = quarantine["reason"].tolist()
     assert reasons[0].startswith("truncated JSON")

@@ -149,7 +149,7 @@ def test_pg_recvlogical_examples_decode_to_the_same_events_without_seq():
 
 
 def test_column_types_are_declared_from_the_type_annotations():
-    types = read_clean(cdckit.samples.path(f"{NAME}/examples.txt")).attrs["column_types"]
+    types = cdckit.column_types_of(read_clean(cdckit.samples.path(f"{NAME}/examples.txt")))
     p = types[types["table"] == "public.p"].drop_duplicates("column").set_index("column")
     assert p.loc["n", ["type", "kind"]].tolist() == ["numeric", "decimal"]
     assert p.loc["a", ["type", "kind"]].tolist() == ["integer[]", "json"]
@@ -293,7 +293,7 @@ def test_an_unfinished_value_is_quarantined_when_a_whole_line_follows_or_the_inp
                     "table public.t: INSERT: v[text]:'cut\nat the end\n")
     events = cdckit.read(path, dialect=NAME)
     assert events["op"].tolist() == ["commit"]
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     # each line of a value given up is quarantined as itself, not counted as skipped any more
     assert quarantine["raw"].tolist() == ["table public.t: INSERT: v[text]:'never closed",
                                           "table public.t: INSERT: v[text]:'cut", "at the end"]

@@ -227,7 +227,7 @@ def test_bad_messages_are_quarantined_with_reason():
     ])
     events = cdckit.read(text, dialect="shareplex")
     assert events["offset"].tolist() == [0, 9]
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert quarantine["offset"].tolist() == [1, 2, 3, 4, 5, 6, 7, 8]
     assert set(quarantine["source"]) == {"<string>"} and set(quarantine["dialect"]) == {"shareplex"}
     reasons = quarantine["reason"].tolist()
@@ -247,7 +247,7 @@ def test_bad_messages_are_quarantined_with_reason():
 def test_a_maxwell_message_read_as_shareplex_is_named_as_maxwell():
     # needs the maxwell dialect (written separately) to recognise its own message
     events = cdckit.read([MAXWELL], dialect="shareplex")
-    reason = events.attrs["quarantine"]["reason"].tolist()[0]
+    reason = cdckit.quarantine(events)["reason"].tolist()[0]
     assert reason.startswith("missing required field meta")
     assert "looks like a maxwell message" in reason
 

@@ -263,7 +263,7 @@ def test_bad_messages_are_quarantined_with_reason():
     ]
     events = cdckit.read(messages, dialect="universe")
     assert events["offset"].tolist() == [0, 11]
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert quarantine["offset"].tolist() == list(range(1, 11))
     assert set(quarantine["source"]) == {"<iterable>"}
     reasons = quarantine["reason"].tolist()
@@ -288,7 +288,7 @@ def test_bad_lines_in_a_latin1_file_are_quarantined_with_line_numbers(tmp_path):
     path.write_bytes("\n".join([GOOD, "src=cssþns=Tþop=zþdata=ý_id=1ýþ", "", GOOD, ""]).encode("latin-1"))
     events = cdckit.read(path)
     assert events.attrs["report"]["sources"] == {str(path): "universe"}
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert quarantine[["source", "offset", "line", "dialect", "reason"]].values.tolist() == [
         [str(path), 1, 2, "universe", "unknown op 'z'"]]
     assert quarantine["raw"].tolist() == ["src=cssþns=Tþop=zþdata=ý_id=1ýþ"]

@@ -186,7 +186,7 @@ def test_the_v1_non_transactional_message_wal2json_writes_is_not_json_and_is_qua
     # real output of wal2json 2.5, format-version 1: pg_logical_emit_message(false, 'cdckit', '...')
     raw = '{"change":[,{"kind":"message","transactional":false,"prefix":"cdckit","content":"outside any transaction"}]}'
     events = cdckit.read([raw], dialect="wal2json")
-    assert events.empty and len(events.attrs["quarantine"]) == 1
+    assert events.empty and len(cdckit.quarantine(events)) == 1
     # the same message as JSON: an other event without begin and commit
     fixed = json.loads(raw.replace("[,", "["))
     got = rows(read_clean([json.dumps(fixed)], dialect="wal2json"))
@@ -292,7 +292,7 @@ def test_partial_updates_merge_unchanged_toast_columns():
 
 
 def test_column_types_are_declared():
-    declared = sample("examples").attrs["column_types"]
+    declared = cdckit.column_types_of(sample("examples"))
     p = declared[declared["table"] == "public.p"].set_index("column")
     assert p.loc["n", "type"] == "numeric(38,10)" and p.loc["n", "kind"] == "decimal"
     assert p.loc["ts", "kind"] == "timestamp" and p.loc["b", "kind"] == "binary" and p.loc["a", "kind"] == "json"

@@ -43,7 +43,7 @@ def row(offset: int, op: str, op_raw: str, **fields: Any) -> dict[str, Any]:
 def read_clean(source: Any, **options: Any) -> pd.DataFrame:
     """``cdckit.read`` that fails the test if anything was quarantined."""
     events = cdckit.read(source, **options)
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert quarantine.empty, f"unexpected quarantine:\n{quarantine[['offset', 'reason']].to_string()}"
     report = events.attrs["report"]
     assert report["messages"] == report["decoded"] + report["quarantined"], report
@@ -98,7 +98,7 @@ def assert_quarantined(dialect: str, good: str, bad: list[tuple[str, str]], tmp_
     path.write_text("\n".join([good] + [raw for raw, _ in bad] + [good]) + "\n")
     events = cdckit.read(path, dialect=dialect)
     assert events["offset"].tolist() == [0, len(bad) + 1]
-    quarantine = events.attrs["quarantine"]
+    quarantine = cdckit.quarantine(events)
     assert quarantine["offset"].tolist() == list(range(1, len(bad) + 1))
     assert set(quarantine["source"]) == {str(path)}
     for (raw, reason), got_reason, got_raw in zip(bad, quarantine["reason"], quarantine["raw"]):
