@@ -108,6 +108,9 @@ class Replayer:
         self.partial = partial
         self.rows: dict[str, dict[str, Any]] = {}
         self.bag: Counter[str] = Counter()
+        #: The live keyless rows' texts by their set of columns, so a before image that is not a whole row
+        #: as it stands is looked up shape by shape (:meth:`_holding`), not by reading every row.
+        self.shapes: dict[frozenset, set[str]] = {}
         self._deleted: tuple[Any, str, dict[str, Any]] | None = None  # the last step, when a delete: seq, key, row
 
     def apply(self, event: dict[str, Any]) -> Step:
@@ -129,6 +132,7 @@ class Replayer:
                 return Step(event, key, None, old, None) if old is not None else Step(event, None, None, None, None)
             cleared, self.rows = self.rows, {}
             self.bag.clear()
+            self.shapes.clear()
             return Step(event, None, None, None, None, cleared=cleared)
         if key is None:
             return self._apply_keyless(event, op, before, after)
@@ -172,6 +176,7 @@ class Replayer:
                 self.bag[text] -= 1
                 if not self.bag[text]:
                     del self.bag[text]
+                    self.shapes[frozenset(row)].discard(text)
             else:
                 problem = f"{op} of a row not in the table"
         elif op in ("update", "delete"):
@@ -179,16 +184,38 @@ class Replayer:
         if op != "delete" and after is not None:
             if self.partial and op == "update" and row is not None:
                 after = {**row, **after}
-            self.bag[_canonical(after)] += 1
+            text = _canonical(after)
+            if not self.bag[text]:
+                self.shapes.setdefault(frozenset(after), set()).add(text)
+            self.bag[text] += 1
         return Step(event, None, None, before, after if op != "delete" else None, problem)
 
     def _holding(self, image: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
-        """The first row of the multiset (in text order) that ``image`` describes (:func:`describes`)."""
-        for text in sorted(self.bag):
-            row = values.loads(text)
-            if describes(image, row):
-                return text, row
-        return None, None
+        """The first row of the multiset (in text order) that ``image`` describes (:func:`describes`), when no
+        row is the image itself.
+
+        Rows with the image's own columns are described only by an equal image (already looked up); rows
+        whose columns the image all holds are found by the image cut to their columns (the image's other
+        columns must be null); only rows with columns the image lacks (a partial image) are read one by one.
+        """
+        columns = frozenset(image)
+        found: list[tuple[str, dict[str, Any]]] = []
+        for shape, texts in self.shapes.items():
+            if not texts or shape == columns:
+                continue
+            if shape <= columns:
+                if any(image[name] is not None for name in columns - shape):
+                    continue
+                cut = {name: image[name] for name in shape}
+                text = _canonical(cut)
+                if text in texts:
+                    found.append((text, cut))
+                continue
+            for text in texts:
+                row = values.loads(text)
+                if describes(image, row):
+                    found.append((text, row))
+        return min(found, key=lambda pair: pair[0]) if found else (None, None)
 
     def state_rows(self) -> list[dict[str, Any]]:
         """The live rows: keyed rows in key order, then keyless rows in text order."""
