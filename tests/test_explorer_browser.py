@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 import cdckit
-from test_report import ARTIFACTS, CHROMIUM, ROOT, SCRIPT, _browser, hostile_capture
+from test_report import ARTIFACTS, CHROMIUM, ROOT, SCRIPT, _browser, hostile_capture, launched
 
 TOKEN = secrets.token_hex(16)
 WIDTH = 1400
@@ -189,10 +189,7 @@ def agree(box) -> bool:
 def test_explorer_in_jupyterlab_in_headless_chromium(lab):
     events = cdckit.samples.load("canal/shop")
     with _browser() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run", "--disable-quic"])
+        browser = launched(pw)
         try:
             lab_page = Page(browser, lab)
             page = lab_page.page

@@ -18,7 +18,7 @@ import pandas as pd
 
 from cdckit import notebook
 from test_interactive import ipython  # noqa: F401 - the fixture
-from test_report import ARTIFACTS, CHROMIUM, _browser
+from test_report import ARTIFACTS, _browser, launched
 
 # What JupyterLab does with an HTML output: set it as innerHTML, then run each script (a fresh <script> copy).
 SHOW = """async (outputs) => {
@@ -47,10 +47,7 @@ def test_setup_outputs_run_without_error_in_headless_chromium(ipython, tmp_path)
     page_file = tmp_path / "outputs.html"
     page_file.write_text("<!doctype html><html><head><meta charset='utf-8'></head><body></body></html>", encoding="utf-8")
     with _browser() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run", "--disable-quic"])
+        browser = launched(pw)
         try:
             page = browser.new_page(viewport={"width": 900, "height": 500})
             problems: list[str] = []

@@ -231,16 +231,21 @@ def _browser():
     return sync_playwright()
 
 
+def launched(pw):
+    """Debian's Chromium, headless, with nothing of its own reaching out (this machine has no network)."""
+    return pw.chromium.launch(
+        executable_path=CHROMIUM,
+        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+              "--disable-sync", "--no-first-run", "--disable-quic"])
+
+
 def _open(pw, out: Path, width: int, height: int):
     """The report in headless Chromium: (browser, page, problems, dialogs, requests), every request recorded.
 
     Requests other than the page itself and the ``blob:`` URLs the page makes
     of its own embedded libraries are aborted (and recorded: none may happen).
     """
-    browser = pw.chromium.launch(
-        executable_path=CHROMIUM,
-        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-              "--disable-sync", "--no-first-run", "--disable-quic"])
+    browser = launched(pw)
     page = browser.new_page(viewport={"width": width, "height": height})
     problems: list[str] = []
     dialogs: list[str] = []

@@ -69,12 +69,6 @@ LISTED = 200
 #: With one table chosen the timeline has a lane per key, up to this many keys (one lane per table beyond).
 MAX_LANES = 500
 
-#: The timeline's height at most, in pixels, so the event list and the details sit right under it (lanes thin out).
-MAX_HEIGHT = 520
-
-#: History columns shown after the row's values in the details (where the change came from).
-_HISTORY_LAST = ("changed", "problem", "seq", "source", "offset")
-
 #: The time slider has at most this many stops (evenly spaced among the event times, first and last included).
 TIME_STEPS = 200
 
@@ -149,8 +143,7 @@ class Explorer(widgets.VBox):
                                                  disabled=len(stops) < 2, continuous_update=False, readout=False,
                                                  layout=widgets.Layout(width="60%"))
         self.time_range = widgets.Label()
-        self.figure = go.FigureWidget(timeline_figure(self.events[self._times.notna().to_numpy()],
-                                                      max_points=max_points, webgl=self._webgl))
+        self.figure = go.FigureWidget(timeline_figure(self.events, max_points=max_points, webgl=self._webgl))
         self.figure.update_traces(selected={"marker": {"size": 15}}, unselected={"marker": {"opacity": 0.3}})
         self.event_list = widgets.Select(options=[], rows=12, description="events",
                                          layout=widgets.Layout(width="45%"))
@@ -226,11 +219,10 @@ class Explorer(widgets.VBox):
         """
         frame = self.filtered()
         self._shown = frame
-        timed = frame[self._times.loc[frame.index].notna().to_numpy()]  # the timeline draws these; the list has all
         by, table = "table", None
-        if self.table.value is not None and timed["key"].nunique() <= MAX_LANES:
+        if self.table.value is not None and frame["key"].nunique() <= MAX_LANES:
             by, table = "key", self.table.value
-        fresh = timeline_figure(timed, table=table if len(timed) else None, by=by if len(timed) else "table",
+        fresh = timeline_figure(frame, table=table if len(frame) else None, by=by if len(frame) else "table",
                                  max_points=self.max_points, webgl=self._webgl)
         traces = {trace.name: trace for trace in fresh.data}
         with self.figure.batch_update():
@@ -242,13 +234,10 @@ class Explorer(widgets.VBox):
                 trace.customdata = new.customdata if new is not None else []
             self.figure.layout.title = fresh.layout.title
             self.figure.layout.yaxis = fresh.layout.yaxis
-            self.figure.layout.height = min(fresh.layout.height or MAX_HEIGHT, MAX_HEIGHT)
-            self.figure.layout.annotations = fresh.layout.annotations + self._empty_note(frame, timed)
-            self.figure.layout.xaxis.range = self._time_span() if not len(timed) else None
+            self.figure.layout.height = fresh.layout.height
+            self.figure.layout.annotations = fresh.layout.annotations
         notes = [a.text for a in fresh.layout.annotations if a.name == "note"]
-        status = f"{len(timed):,} of {len(self.events):,} events shown"
-        if len(frame) > len(timed):
-            notes.insert(0, f"{len(frame) - len(timed):,} more match but have no time (listed, not drawn)")
+        status = f"{len(frame):,} of {len(self.events):,} events shown"
         if not len(frame):
             status = f"<b style='color:#c92a2a'>{status}: {_NOTHING}</b>"
         self.status.value = status + "".join(f"; {html.escape(note)}" for note in notes)
@@ -256,25 +245,6 @@ class Explorer(widgets.VBox):
             self.selected = None
             self.details.value = _HINT if len(frame) else f"<p><b>{_NOTHING}</b>{self._filters_html()}</p>"
         self._show_selected()
-
-    def _time_span(self) -> list[str] | None:
-        """The x range of an empty timeline: the capture's whole time span (plotly's own default is -1..6)."""
-        times = self._times.dropna()
-        if not len(times):
-            return None
-        low, high = times.min(), times.max()
-        pad = max(high - low, pd.Timedelta(seconds=1)) * 0.02
-        return [str((low - pad).tz_localize(None) if low.tzinfo else low - pad),
-                str((high + pad).tz_localize(None) if high.tzinfo else high + pad)]
-
-    @staticmethod
-    def _empty_note(frame: pd.DataFrame, timed: pd.DataFrame) -> tuple[dict[str, Any], ...]:
-        """A message in the middle of an empty timeline: nothing matches, or nothing that matches has a time."""
-        if len(timed):
-            return ()
-        text = _NOTHING if not len(frame) else "no event that matches has a time: see the list"
-        return ({"text": text, "name": "empty", "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5,
-                 "showarrow": False, "font": {"size": 14, "color": "#868e96"}},)
 
     def _filters_html(self) -> str:
         """The filters that are set, as escaped text for the 'nothing matches' message."""
@@ -349,10 +319,9 @@ class Explorer(widgets.VBox):
         if not is_missing(row["before"]) or not is_missing(row["after"]):
             parts.append(diff(row)._repr_html_())
         if row["op"] in CHANGE_OPS and not is_missing(name) and not is_missing(row["key"]):
-            rows = _values_first(history(self.events[(self._names == name).to_numpy()], name, row["key"]))
-            where = rows.iloc[:, [len(rows.columns) - 2, len(rows.columns) - 1]]  # source, offset (by place: a
-            mark = ["▶" if (s, o) == (row["source"], row["offset"]) else "" for s, o in  # capture may name a
-                    where.itertuples(index=False, name=None)]  # column "source" too)
+            rows = history(self.events[(self._names == name).to_numpy()], name, row["key"])
+            mark = ["▶" if (s, o) == (row["source"], row["offset"]) else "" for s, o in
+                    zip(rows["source"], rows["offset"])]
             rows.insert(0, "", mark, allow_duplicates=True)  # a capture may name a column "" too
             parts.append(f"<h4>history of {escaped_text(name)} key {escaped_text(row['key'])}</h4><div class='cdckit-history'>"
                          + rows.to_html(index=False, escape=True, na_rep="", border=0, max_rows=100) + "</div>")
@@ -370,19 +339,6 @@ class Explorer(widgets.VBox):
         cells = "".join(f"<tr><th style='text-align:left'>{f}</th><td style='text-align:left'>{escaped_text(v)}</td></tr>"
                         for f, v in fields if not is_missing(v))
         return f"<table class='cdckit-event'>{cells}</table>"
-
-
-def _values_first(rows: pd.DataFrame) -> pd.DataFrame:
-    """A history with the row's values right after version, op and time; where each change came from last.
-
-    >>> h = pd.DataFrame([[1, "insert", None, "1", "f", 0, ["a"], None, 2]],
-    ...                  columns=["version", "op", "event_time", "seq", "source", "offset", "changed", "problem", "a"])
-    >>> list(_values_first(h).columns)
-    ['version', 'op', 'event_time', 'a', 'changed', 'problem', 'seq', 'source', 'offset']
-    """
-    names = list(rows.columns)
-    last = [names.index(c) for c in _HISTORY_LAST]  # the first of each name: history's own columns come first
-    return rows.iloc[:, [i for i in range(len(names)) if i not in last] + last]
 
 
 def explore(events: pd.DataFrame, *, max_points: int = MAX_POINTS) -> Explorer:
