@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -40,7 +41,7 @@ def click(ex: Explorer, op: str, position: int = 0) -> object:
 def test_explore_returns_a_widget_with_its_parts():
     ex = explore(shop())
     assert isinstance(ex, Explorer) and isinstance(ex.figure, go.FigureWidget)
-    assert ex.figure in ex.children
+    assert ex.figure in ex.children[3].children  # in its scrolling box
     assert len(ex.filtered()) == len(ex.events) == 320
     assert ex.status.value == "320 of 320 events shown"
     counts = shop()["op"].value_counts().to_dict()
@@ -146,9 +147,65 @@ def test_big_capture_samples_and_says_so():
     events = synthetic(1200)
     ex = explore(events, max_points=300)
     assert sum(points_by_op(ex).values()) == 300
-    assert ex.status.value.startswith("1,200 of 1,200 events shown; showing 300 of 1,200 events (sampled evenly")
+    assert ex.status.value == ("1,200 of 1,200 events shown; 300 drawn "
+                               "(the rest sampled evenly per lane and op; small groups kept whole)")
     assert len(ex.event_list.options) == LISTED
     assert viz.describe(ex.figure).count("note: showing 300") == 1
+
+
+def untimed(count: int) -> pd.DataFrame:
+    """The Canal shop's first 20 events, the first ``count`` of them with no time at all."""
+    events = shop().head(20).copy()
+    events.loc[events.index[:count], ["event_time", "emit_time"]] = pd.NaT
+    return events
+
+
+def test_the_status_counts_the_events_drawn_and_those_without_a_time():
+    ex = explore(untimed(2))
+    assert sum(points_by_op(ex).values()) == 18
+    assert ex.status_text() == "20 of 20 events shown; 18 drawn (2 without a time)"
+    ex.ops.value = (ex.events.loc[ex.events.index[0], "op"],)
+    shown = ex.filtered()
+    missing = int(shown["event_time"].isna().sum())
+    assert missing and ex.status_text() == f"{len(shown)} of 20 events shown; {len(shown) - missing} drawn " \
+                                          f"({missing} without a time)"
+    ex = explore(untimed(0))
+    assert ex.status_text() == "20 of 20 events shown"
+
+
+def test_a_figure_with_no_match_keeps_the_time_span_of_the_capture():
+    events = synthetic(50)
+    ex = explore(events)
+    first, last = (t.tz_convert("UTC").tz_localize(None) for t in (events["event_time"].min(),
+                                                                     events["event_time"].max()))
+    ex.key.value = "no such key"
+    low, high = (pd.Timestamp(x) for x in ex.figure.layout.xaxis.range)
+    assert (low, high) == (first, last)
+    ex.key.value = ""
+    assert ex.figure.layout.xaxis.range is None  # plotly fits the axis to the points again
+    single = explore(untimed(0).head(1))
+    single.key.value = "no such key"
+    low, high = (pd.Timestamp(x) for x in single.figure.layout.xaxis.range)
+    assert low < high
+
+
+def test_the_timeline_scrolls_in_a_box_so_the_details_stay_close():
+    ex = explore(shop())
+    ex.table.value = "shop.customers"
+    box = next(child for child in ex.children if ex.figure in getattr(child, "children", ()))
+    assert box.layout.max_height == "560px" and box.layout.overflow == "hidden auto"
+    assert ex.figure.layout.height > 560  # a lane per key keeps its height (no lane label dropped)
+    assert ex.children.index(box) + 1 == len(ex.children) - 1  # the list and details come right after
+
+
+def test_the_history_shows_the_values_before_seq_source_and_offset():
+    ex = explore(shop())
+    click(ex, "update", 3)
+    header = ex.details.value.split("history of")[1].split("</thead>")[0]
+    names = re.findall(r"<th>([^<]*)</th>", header)
+    assert names[:4] == ["", "version", "op", "event_time"] and names[-3:] == ["seq", "source", "offset"]
+    values = set(names) - {"", "version", "op", "event_time", "changed", "problem", "seq", "source", "offset"}
+    assert len(values) >= 3  # the row's own columns, all before seq
 
 
 def test_nothing_is_printed(capsys):

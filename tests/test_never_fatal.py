@@ -563,3 +563,14 @@ def test_lines_of_two_dialects_alternating_are_each_accounted_for(tmp_path, firs
         assert report["messages"] == len(lines) == report["decoded"] + report["quarantined"], report
         assert len(capture.quarantine) == report["quarantined"] and not report.get("pending")
         assert report["decoded"] - sum(report["skipped"].values()) <= len(capture.events), report
+        assert capture.quarantine["line"].dropna().is_unique  # from a file or a text: each at its own line
+        if len({json.loads(line).get("topic") for line in lines} - {None}) > 1:
+            continue  # two topics' records in one file share Kafka offsets: a position is (topic, partition, offset)
+        # each message is found at its own place: kcat records at their Kafka partition and offset, bare lines at
+        # their line (no partition), so a record's offset never hides a bare line's, decoded or quarantined
+        events, quarantine = capture.events, capture.quarantine
+        places = set(zip(events["partition"].astype(object).where(events["partition"].notna(), None),
+                         events["offset"].astype(int)))
+        places |= set(zip(quarantine["partition"].astype(object).where(quarantine["partition"].notna(), None),
+                          quarantine["offset"].astype(int)))
+        assert len(places) == len(lines), sorted(places, key=str)

@@ -51,6 +51,7 @@ from ..replay import history
 from ..values import is_missing
 
 from .diffs import diff
+from .figures import date_strings, naive_utc
 from .sampling import MAX_POINTS
 from .style import WEBGL_ABOVE
 from .timelines import timeline_figure
@@ -61,13 +62,16 @@ widgets = require("ipywidgets", "viz", what="cdckit.explore")
 require("anywidget", "viz", what="cdckit.explore")
 go = require("plotly.graph_objects", "viz", what="cdckit.explore")
 
-__all__ = ["explore", "Explorer", "LISTED", "MAX_LANES", "TIME_STEPS"]
+__all__ = ["explore", "Explorer", "FIGURE_BOX_HEIGHT", "LISTED", "MAX_LANES", "TIME_STEPS"]
 
 #: The event list shows this many of the filtered events (in time order).
 LISTED = 200
 
 #: With one table chosen the timeline has a lane per key, up to this many keys (one lane per table beyond).
 MAX_LANES = 500
+
+#: The timeline sits in a box at most this tall (it scrolls inside), so the details below stay close to a click.
+FIGURE_BOX_HEIGHT = "560px"
 
 #: The time slider has at most this many stops (evenly spaced among the event times, first and last included).
 TIME_STEPS = 200
@@ -111,6 +115,21 @@ def _time_options(times: pd.Series) -> list[tuple[str, pd.Timestamp]]:
     return list(stops.items())
 
 
+def _span(times: pd.Series) -> list[str] | None:
+    """The time axis range of the whole capture (a second either side of a single time); None without times."""
+    timed = naive_utc(times.dropna())
+    if not len(timed):
+        return None
+    pad = pd.Timedelta(seconds=1) if timed.min() == timed.max() else pd.Timedelta(0)
+    return list(date_strings(pd.Series([timed.min() - pad, timed.max() + pad])))
+
+
+def _values_first(rows: pd.DataFrame) -> pd.DataFrame:
+    """A row's history with the row's values right after version, op and time; seq, source and offset last."""
+    where = [c for c in ("seq", "source", "offset") if c in rows.columns]
+    return rows[[c for c in rows.columns if c not in where] + where]
+
+
 class Explorer(widgets.VBox):
     """The explorer widget; see the module notes. Build it with :func:`explore`.
 
@@ -129,6 +148,7 @@ class Explorer(widgets.VBox):
         self._names = table_names(self.events)
         self._times = self.events["event_time"].where(self.events["event_time"].notna(), self.events["emit_time"])
         self._webgl = len(self.events) > WEBGL_ABOVE
+        self._span = _span(self._times)
         self._quiet = False
 
         present = set(self.events["op"].dropna().astype(str))
@@ -150,11 +170,14 @@ class Explorer(widgets.VBox):
         self.details = widgets.HTML(value=_HINT, layout=widgets.Layout(width="55%", min_width="0",
                                                                        overflow="auto"))
         self.status = widgets.HTML()
+        # a tall figure (a lane per key) keeps its height, so no lane label is dropped, and scrolls in its box
+        figure_box = widgets.Box([self.figure], layout=widgets.Layout(max_height=FIGURE_BOX_HEIGHT,
+                                                                      overflow="hidden auto"))
         self.children = [
             widgets.HBox([self.table, self.ops, self.key]),
             widgets.HBox([self.time, self.time_range]),
             self.status,
-            self.figure,
+            figure_box,
             widgets.HBox([self.event_list, self.details]),
         ]
         for control in (self.table, self.ops, self.key, self.time):
@@ -233,18 +256,31 @@ class Explorer(widgets.VBox):
                 trace.hovertext = new.hovertext if new is not None else []
                 trace.customdata = new.customdata if new is not None else []
             self.figure.layout.title = fresh.layout.title
+            self.figure.layout.xaxis = fresh.layout.xaxis
             self.figure.layout.yaxis = fresh.layout.yaxis
             self.figure.layout.height = fresh.layout.height
             self.figure.layout.annotations = fresh.layout.annotations
-        notes = [a.text for a in fresh.layout.annotations if a.name == "note"]
-        status = f"{len(frame):,} of {len(self.events):,} events shown"
-        if not len(frame):
-            status = f"<b style='color:#c92a2a'>{status}: {_NOTHING}</b>"
-        self.status.value = status + "".join(f"; {html.escape(note)}" for note in notes)
+            if not len(frame):  # an empty figure keeps the capture's time span, not plotly's default axis
+                self.figure.layout.xaxis.range = self._span
+        drawn = sum(len(trace.x) for trace in fresh.data)
+        self.status.value = self._status_html(frame, drawn)
         if self.selected is None or self.selected not in frame.index:
             self.selected = None
             self.details.value = _HINT if len(frame) else f"<p><b>{_NOTHING}</b>{self._filters_html()}</p>"
         self._show_selected()
+
+    def _status_html(self, frame: pd.DataFrame, drawn: int) -> str:
+        """How many events the filters show, and how many of those the timeline draws (and why not all)."""
+        status = f"{len(frame):,} of {len(self.events):,} events shown"
+        if not len(frame):
+            return f"<b style='color:#c92a2a'>{status}: {_NOTHING}</b>"
+        if drawn == len(frame):
+            return status
+        untimed = int(self._times.loc[frame.index].isna().sum())
+        why = [f"{untimed:,} without a time"] if untimed else []
+        if drawn < len(frame) - untimed:
+            why.append("the rest sampled evenly per lane and op; small groups kept whole")
+        return f"{status}; {drawn:,} drawn ({'; '.join(why)})"
 
     def _filters_html(self) -> str:
         """The filters that are set, as escaped text for the 'nothing matches' message."""
@@ -319,7 +355,7 @@ class Explorer(widgets.VBox):
         if not is_missing(row["before"]) or not is_missing(row["after"]):
             parts.append(diff(row)._repr_html_())
         if row["op"] in CHANGE_OPS and not is_missing(name) and not is_missing(row["key"]):
-            rows = history(self.events[(self._names == name).to_numpy()], name, row["key"])
+            rows = _values_first(history(self.events[(self._names == name).to_numpy()], name, row["key"]))
             mark = ["▶" if (s, o) == (row["source"], row["offset"]) else "" for s, o in
                     zip(rows["source"], rows["offset"])]
             rows.insert(0, "", mark, allow_duplicates=True)  # a capture may name a column "" too
