@@ -14,6 +14,7 @@ from .detect import Detection, detect
 from .export import convert
 from .filters import select
 from .keys import with_keys
+from .infer_keys import InferredKeys, infer_keys
 from .errors import (AmbiguousDialectError, CdcError, DecodeError, InvalidValue, KeylessTableError,
                      UnknownDialectError)
 from .optional import MissingExtraError
@@ -51,6 +52,8 @@ __all__ = [
     "detect",
     "select",
     "with_keys",
+    "infer_keys",
+    "InferredKeys",
     "sort_events",
     "order_report",
     "OrderReport",

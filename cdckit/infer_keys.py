@@ -1,0 +1,388 @@
+"""Key columns proposed for the tables a capture names no key for, with the evidence for each.
+
+:func:`infer_keys` looks, table by table, first at what the capture itself
+shows, then at the data:
+
+- **named by the capture**: a table whose changes carry key columns is listed,
+  never re-proposed (``replica identity (at read)`` where the reader proved
+  them from a PostgreSQL capture's old tuples: ``report["inferred_keys"]``);
+- **replica identity**: the old tuples of a PostgreSQL capture (a delete's, or
+  an update's old key) hold exactly the identity columns under ``REPLICA
+  IDENTITY DEFAULT``: when every one holds the same columns, fewer than the
+  rows', those are the key (the rule of
+  :class:`cdckit.dialects.postgres.IdentityEvidence`, applied to the frame's
+  images; a connector's nulls and type defaults filled into a delete's
+  image, :func:`cdckit.replayer.known_values`, are not held values);
+- **pk-update pair**: a delete followed by a create of the same table at the
+  same ``seq`` (a key change sent as two records, as Debezium sends it) must
+  change a column of the key: a candidate both leave alike loses;
+- **data**: the smallest set of columns (1, then 2, then 3), never null, that
+  no update changes (an update's before and after images agree on it, where
+  the before image is there) and that identifies the live rows at every point
+  of the replay: replaying the table in canonical order as a multiset, no two
+  live rows share its values and every delete or update finds exactly one live
+  row with them. A value first met in a delete or update is a row live
+  before the capture began (counted in the evidence). At equal size a column
+  named ``id`` (then ``*_id``, ``*id``), an integer or text column, an earlier
+  column in the image is preferred.
+
+The check is columnar: the images are parsed once, each column's values
+factorized, and a candidate's running count per value (+1 per row it adds,
+-1 per row it removes, in replay order) must stay 0 or 1.
+
+>>> import cdckit
+>>> lines = ("BEGIN 7\\ntable public.t: INSERT: id[integer]:1 name[text]:'a'\\n"
+...          "table public.t: INSERT: id[integer]:2 name[text]:'a'\\n"
+...          "table public.t: UPDATE: id[integer]:1 name[text]:'b'\\nCOMMIT 7")
+>>> proposal = infer_keys(cdckit.read(lines, dialect="pg_test_decoding"))
+>>> dict(proposal)
+{'public.t': ['id']}
+>>> proposal.evidence.loc[0, ["how", "runner_up", "runner_up_lost"]].tolist()
+['data', 'name', 'an update changes it (1 of 1 updates with a before image)']
+"""
+
+from __future__ import annotations
+
+import html
+from itertools import combinations
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from . import values
+from .dialects.postgres import IdentityEvidence
+from .ordering import sort_events
+from .ordering._shared import CHANGE_OPS, REDELIVERY_IDENTITY, table_names
+from .replayer import known_values
+
+__all__ = ["infer_keys", "InferredKeys", "EVIDENCE_COLUMNS", "MAX_WIDTH", "MAX_COLUMNS"]
+
+#: The columns of :attr:`InferredKeys.evidence`.
+EVIDENCE_COLUMNS = ["table", "columns", "how", "changes", "detail", "runner_up", "runner_up_lost"]
+#: The most columns a proposed key has.
+MAX_WIDTH = 3
+#: Combinations of 2 and 3 columns are drawn from this many preferred columns (every single column is tried).
+MAX_COLUMNS = {2: 8, 3: 6}
+
+_REMOVES = np.array(["delete", "update"])
+_ADDS = np.array(["insert", "read", "update"])
+
+
+class InferredKeys(dict):
+    """The proposal: table name -> key columns for each keyless table a key was found for, usable as
+    ``keys=`` or in :func:`cdckit.with_keys`; :attr:`evidence` says how each table was decided."""
+
+    def __init__(self, keys: dict[str, list[str]], evidence: pd.DataFrame) -> None:
+        super().__init__(keys)
+        #: One row per table with row changes: ``table``, ``columns`` (proposed or named), ``how``
+        #: (``named by the capture``, ``replica identity (at read)``, ``replica identity``, ``pk-update pair``,
+        #: ``data``, ``none``), ``changes`` (row changes checked), ``detail``, ``runner_up``, ``runner_up_lost``.
+        self.evidence = evidence
+
+    def _lines(self) -> list[tuple[str, str, str]]:
+        out = []
+        for row in self.evidence.itertuples(index=False):
+            columns = ", ".join(row.columns) if row.columns else "no key"
+            text = f"{row.how}; {row.changes} changes; {row.detail}"
+            if row.runner_up:
+                text += f"; runner-up {row.runner_up}: {row.runner_up_lost}"
+            out.append((row.table, columns, text))
+        return out
+
+    def __repr__(self) -> str:
+        head = f"InferredKeys({dict.__repr__(self)})"
+        return "\n".join([head] + [f"  {table}: {columns} ({text})" for table, columns, text in self._lines()])
+
+    def _repr_html_(self) -> str:
+        rows = "".join(f"<tr><th style='text-align:left'>{html.escape(table)}</th>"
+                       f"<td style='text-align:left'>{html.escape(columns)}</td>"
+                       f"<td style='text-align:left'>{html.escape(text)}</td></tr>"
+                       for table, columns, text in self._lines())
+        return ("<table><tr><th style='text-align:left'>table</th><th style='text-align:left'>key</th>"
+                f"<th style='text-align:left'>evidence</th></tr>{rows}</table>")
+
+
+def infer_keys(events: pd.DataFrame, by: str = "seq") -> InferredKeys:
+    """Propose key columns for each table of ``events`` whose changes name none, with the evidence.
+
+    ``by`` is the replay order (as :func:`cdckit.sort_events`). The result maps
+    ``"schema.table"`` to its key columns (feed it to :func:`cdckit.with_keys`
+    or ``keys=``) and has ``.evidence`` (see :class:`InferredKeys`).
+
+    >>> import cdckit
+    >>> events = cdckit.read(cdckit.samples.path("debezium/shop"))
+    >>> proposal = infer_keys(events.assign(key=None, key_columns=None))
+    >>> dict(proposal)
+    {'shop.customers': ['id'], 'shop.order_items': ['id']}
+    >>> infer_keys(events).evidence["how"].tolist()
+    ['named by the capture', 'named by the capture']
+    """
+    names = table_names(events)
+    changes = events["op"].isin(CHANGE_OPS + ("truncate",)).to_numpy() & names.notna().to_numpy()
+    frame = events.loc[changes].assign(_table=names[changes])
+    frame = sort_events(frame, by=by)
+    identity = ["dialect", "_table", *REDELIVERY_IDENTITY]
+    redelivered = frame["seq"].notna() & frame.duplicated(identity)
+    frame = frame.loc[~redelivered.to_numpy()]
+    read_keys = (events.attrs.get("report") or {}).get("inferred_keys") or {}
+    keys: dict[str, list[str]] = {}
+    rows: list[dict[str, Any]] = []
+    for name, table in frame.groupby("_table", sort=True):
+        named = table["key_columns"].dropna()
+        rows_ = table[table["op"] != "truncate"]
+        if len(named):
+            found = read_keys.get(name)
+            rows.append(_row(name, list(named.iloc[0]), "replica identity (at read)" if found else
+                             "named by the capture", len(rows_),
+                             found["evidence"] if found else "the capture names the key columns"))
+            continue
+        row = _infer_table(name, table)
+        rows.append(row)
+        if row["columns"]:
+            keys[name] = row["columns"]
+    return InferredKeys(keys, pd.DataFrame(rows, columns=EVIDENCE_COLUMNS))
+
+
+def _row(table: str, columns: list[str] | None, how: str, changes: int, detail: str,
+         runner_up: str | None = None, lost: str | None = None) -> dict[str, Any]:
+    return {"table": table, "columns": columns, "how": how, "changes": changes, "detail": detail,
+            "runner_up": runner_up, "runner_up_lost": lost}
+
+
+class _Images:
+    """One keyless table's changes, in replay order, with their images parsed into factorized columns."""
+
+    def __init__(self, table: pd.DataFrame) -> None:
+        ops = table["op"].to_numpy(dtype=object)
+        self.segment = np.cumsum(ops == "truncate")  # a truncate empties the table: counts start again
+        keep = ops != "truncate"
+        self.segment = self.segment[keep]
+        self.ops = ops[keep].astype(str)
+        self.n = n = len(self.ops)
+        self.before = [values.loads(t) if isinstance(t, str) else None for t in table["before"].to_numpy()[keep]]
+        self.after = [values.loads(t) if isinstance(t, str) else None for t in table["after"].to_numpy()[keep]]
+        befores = pd.DataFrame([b if isinstance(b, dict) else {} for b in self.before], dtype=object)
+        afters = pd.DataFrame([a if isinstance(a, dict) else {} for a in self.after], dtype=object)
+        self.columns = list(dict.fromkeys([*afters.columns, *befores.columns]))
+        self.is_update = self.ops == "update"
+        self.removes = np.isin(self.ops, _REMOVES)
+        self.adds = np.isin(self.ops, _ADDS)
+        self.has_before = np.array([isinstance(b, dict) for b in self.before], dtype=bool)
+        # a delete right before a create of the table at the same seq (and transaction): a key change in two records
+        seq = table["seq"].astype(object).reset_index(drop=True)[keep]
+        txn = table["txn_id"].astype(object).fillna("").reset_index(drop=True)[keep]
+        same = (seq.notna() & (seq == seq.shift(-1)) & (txn == txn.shift(-1))).to_numpy(dtype=bool)
+        self.pairs = np.flatnonzero(same[:-1] & (self.ops[:-1] == "delete") & (self.ops[1:] == "insert"))
+        self.codes: dict[str, np.ndarray] = {}
+        self.kind: dict[str, int] = {}  # 0 integer or text, 1 other, 2 floating (the preference at equal size)
+        self.unusable: dict[str, str] = {}
+        for column in self.columns:
+            b = befores[column].to_numpy() if column in befores else np.full(n, None, dtype=object)
+            a = afters[column].to_numpy() if column in afters else np.full(n, None, dtype=object)
+            both = np.concatenate([b, a])
+            missing = pd.isna(both)
+            try:
+                codes, uniques = pd.factorize(both)
+            except TypeError:
+                self.unusable[column] = "holds lists or objects"
+                continue
+            codes = np.where(missing, -1, codes).astype(np.int64)
+            self.codes[column] = codes
+            kinds = pd.api.types.infer_dtype(uniques, skipna=True)
+            self.kind[column] = 0 if kinds in ("integer", "string") else 2 if kinds == "floating" else 1
+
+    def value(self, columns: tuple[str, ...], position: int, after: bool) -> str:
+        """The columns' values at one change (its after or before image), as text."""
+        image = (self.after if after else self.before)[position] or {}
+        return values.image([image.get(c) for c in columns])
+
+    def combined(self, columns: tuple[str, ...]) -> np.ndarray:
+        """The codes of a column set over [before images; after images] (-1 where a column is null or missing)."""
+        codes = self.codes[columns[0]]
+        for column in columns[1:]:
+            other = self.codes[column]
+            joined = codes * (int(other.max()) + 2) + other
+            valid = (codes >= 0) & (other >= 0)
+            fresh = np.full(len(codes), -1, dtype=np.int64)
+            fresh[valid] = pd.factorize(joined[valid])[0]
+            codes = fresh
+        return codes
+
+
+def _never_null(images: _Images, column: str) -> str | None:
+    """Why ``column`` cannot be a key column (null or missing where a change needs it), or None."""
+    codes = images.codes[column]
+    b, a = codes[:images.n], codes[images.n:]
+    inserts = images.adds & ~images.is_update
+    deletes = images.removes & ~images.is_update
+    if (a[inserts] < 0).any():
+        return "null or missing in an inserted row"
+    if (b[deletes] < 0).any():
+        return "null or missing in a deleted row's before image"
+    if ((b[images.is_update] < 0) & (a[images.is_update] < 0)).any():
+        return "null or missing in an update"
+    return None
+
+
+def _check(images: _Images, columns: tuple[str, ...], moves: bool = False) -> tuple[str | None, int]:
+    """Why ``columns`` do not identify the live rows (None when they do), and how many of their values a
+    change first removes (rows live before the capture). ``moves``: an update may change them (a replica
+    identity's key), else an update that changes them disqualifies them."""
+    n = images.n
+    codes = images.combined(columns)
+    b, a = codes[:n], codes[n:]
+    name = ", ".join(columns)
+    changed = images.is_update & (b >= 0) & (a >= 0) & (b != a)
+    if changed.any() and not moves:
+        return (f"an update changes it ({int(changed.sum())} of {int((images.is_update & images.has_before).sum())}"
+                f" updates with a before image)"), 0
+    pairs = images.pairs
+    if len(pairs) and not moves:
+        kept = b[pairs] == a[pairs + 1]
+        if kept.any():
+            at = int(pairs[kept][0])
+            return (f"a key change sent as a delete and a create at one seq keeps it ({name} = "
+                    f"{images.value(columns, at, False)})"), 0
+    old = np.where(images.removes, np.where(b >= 0, b, a), -1)
+    new = np.where(images.adds, np.where(a >= 0, a, old), -1)
+    position = np.arange(n, dtype=np.int64)
+    taken, given = old >= 0, new >= 0
+    value = np.concatenate([old[taken], new[given]])
+    segment = np.concatenate([images.segment[taken], images.segment[given]]).astype(np.int64)
+    step = np.concatenate([2 * position[taken], 2 * position[given] + 1])  # a change removes, then adds
+    delta = np.concatenate([np.full(taken.sum(), -1), np.full(given.sum(), 1)]).astype(np.int64)
+    span = int(codes.max()) + 2 if len(codes) else 1
+    order = np.argsort((segment * span + value) * (2 * n + 2) + step, kind="stable")
+    value, segment, step, delta = value[order], segment[order], step[order], delta[order]
+    group = np.r_[True, (value[1:] != value[:-1]) | (segment[1:] != segment[:-1])] if len(value) else value
+    starts = np.flatnonzero(group)
+    running = np.cumsum(delta)
+    base = np.repeat(running[starts] - delta[starts], np.diff(np.r_[starts, len(value)]))
+    prior = np.repeat((delta[starts] < 0) & (segment[starts] == 0), np.diff(np.r_[starts, len(value)]))
+    count = running - base + prior
+    bad = (count < 0) | (count > 1)
+    prior_rows = int(((delta[starts] < 0) & (segment[starts] == 0)).sum())
+    if not bad.any():
+        return None, prior_rows
+    first = int(np.argmin(np.where(bad, step, np.iinfo(np.int64).max)))
+    at = int(step[first] // 2)
+    shown = images.value(columns, at, after=delta[first] > 0 or images.before[at] is None)
+    if count[first] > 1:
+        return f"two live rows share {name} = {shown} (change {at + 1} of {n}: {images.ops[at]})", 0
+    return f"a {images.ops[at]} finds no live row with {name} = {shown} (change {at + 1} of {n})", 0
+
+
+def _before_capture(rows: int) -> str:
+    return f" ({rows} first met in a delete or update: live before the capture began)" if rows else ""
+
+
+def _preference(images: _Images, columns: tuple[str, ...]) -> tuple:
+    """Sort key of a candidate: id-named columns first, then integer or text, then earlier in the image."""
+    def named(column: str) -> int:
+        low = column.lower()
+        return 0 if low == "id" else 1 if low.endswith("_id") else 2 if low.endswith("id") else 3
+    return (sum(named(c) for c in columns), sum(images.kind[c] for c in columns),
+            sorted(images.columns.index(c) for c in columns))
+
+
+def _identity(images: _Images) -> tuple[list[str] | None, str, bool]:
+    """What the table's old tuples prove of its replica identity (:class:`IdentityEvidence`), why, and whether
+    any old tuple holds fewer columns than the rows (whether the evidence is worth telling)."""
+    evidence = IdentityEvidence()
+    for op, before, after in zip(images.ops, images.before, images.after):
+        if isinstance(after, dict):
+            evidence.row(tuple(after))
+        if op == "delete":
+            held = known_values(before, None) if isinstance(before, dict) else None
+            evidence.old(tuple(held) if held is not None else None)
+        elif op == "update" and isinstance(before, dict) and isinstance(after, dict):
+            # an old tuple equal to the row on its columns is the identity the plugin repeats on every update
+            # (wal2json) unless it is the whole (non-null) row: only then does it look like REPLICA IDENTITY FULL
+            whole = sum(v is not None for v in after.values())
+            changed = any(after.get(c) != v for c, v in before.items()) or len(before) < whole
+            evidence.old(tuple(before), changed=changed)
+    width = len(set().union(*evidence.rows)) if evidence.rows else 0
+    return (*evidence.key(), any(len(old) < width for old in evidence.olds))
+
+
+def _candidates(images: _Images, usable: list[str]) -> Iterable[tuple[str, ...]]:
+    """The column sets tried, smallest first, each size in order of preference, pairs and triples from the
+    preferred columns only (:data:`MAX_COLUMNS`). Sets with a floating-point column come after every other:
+    a measure whose values happen to differ is no key (a price beside an order's id and line number)."""
+    ranked = sorted(usable, key=lambda c: _preference(images, (c,)))
+    exact = [c for c in ranked if images.kind[c] != 2]
+    for pool, floats in ((exact, False), (ranked, True)):
+        for width in range(1, MAX_WIDTH + 1):
+            chosen = pool if width == 1 else pool[:MAX_COLUMNS[width]]
+            for columns in sorted(combinations(chosen, width), key=lambda cs: _preference(images, cs)):
+                if floats == any(images.kind[c] == 2 for c in columns):
+                    yield columns
+
+
+def _infer_table(name: str, table: pd.DataFrame) -> dict[str, Any]:
+    """The evidence row of one table without key columns."""
+    images = _Images(table)
+    n = images.n
+    if not n:
+        return _row(name, None, "none", 0, "no row changes (only truncates)")
+    proved, why, shows_identity = _identity(images)
+    if proved is not None and all(c in images.codes for c in proved):
+        lost, prior = _check(images, tuple(proved), moves=True)
+        if lost is None:
+            if _check(images, tuple(proved))[0] is None or len(proved) == 1:
+                return _row(name, proved, "replica identity", n, f"{why}; they identify the live rows"
+                            f"{_before_capture(prior)}")
+            # an update changes them: a key change, or a FULL identity whose NULL columns are left out (the
+            # old tuples then hold every column but those): a part of them the data rule takes comes first
+            fallback = _row(name, proved, "replica identity", n, f"{why}; they identify the live rows"
+                            f"{_before_capture(prior)}; updates change them (key changes)")
+            for width in range(1, len(proved)):
+                for part in combinations(proved, width):
+                    if _check(images, part)[0] is None:
+                        return _row(name, list(part), "data", n, f"old tuples hold {', '.join(proved)} but updates "
+                                    f"change them, and {', '.join(part)} alone identifies the live rows (REPLICA "
+                                    f"IDENTITY FULL, NULL columns left out)", ", ".join(proved),
+                                    "an update changes it")
+            return fallback
+        why = f"old tuples hold {', '.join(proved)}, but: {lost}"
+    usable, skipped = [], []
+    for column in images.columns:
+        reason = images.unusable.get(column) or _never_null(images, column)
+        (skipped if reason else usable).append((column, reason) if reason else column)
+    tried: list[tuple[tuple[str, ...], str | None]] = []
+    winner = None
+    for columns in _candidates(images, usable):
+        if winner is not None and (len(columns) != len(winner) or len(tried) > 1):
+            break  # the runner-up is the best that lost before the winner, else the next of its size
+        reason, rows_before = _check(images, columns)
+        tried.append((columns, reason))
+        if reason is None and winner is None:
+            winner, prior = columns, rows_before
+    cap = f"{len(tried)} candidate(s) tried of {len(usable)} usable column(s)"
+    if max((len(c) for c, _ in tried), default=0) > 1:
+        cap += f"; pairs from the {MAX_COLUMNS[2]} and triples from the {MAX_COLUMNS[3]} preferred columns"
+    if skipped:
+        cap += "; never null: not " + ", ".join(f"{c} ({r})" for c, r in skipped[:4])
+    old_tuples = f"; old tuples: {why}" if proved is not None or shows_identity else ""
+    if winner is None:
+        if not usable:
+            reasons = "; ".join(f"{c}: {r}" for c, r in skipped[:4]) or "no columns"
+            return _row(name, None, "none", n, f"no column set identifies the live rows: no column is never null "
+                        f"({reasons}); {why}")
+        first, reason = tried[0] if tried else ((), "nothing tried")
+        return _row(name, None, "none", n, f"no column set identifies the live rows: {cap}{old_tuples}",
+                    ", ".join(first), reason)
+    others = [(c, r) for c, r in tried if c != winner]
+    runner, lost = others[0] if others else (None, None)
+    if runner is not None and lost is None:
+        lost = f"identifies the rows too, ranked lower (named, typed or placed less like a key than {', '.join(winner)})"
+    how = "pk-update pair" if len(images.pairs) else "data"
+    detail = (f"no update changes it ({int((images.is_update & images.has_before).sum())} updates with a before "
+              f"image) and it identifies the live rows{_before_capture(prior)}")
+    if len(images.pairs):
+        detail = f"each of {len(images.pairs)} key change(s) sent as a delete and a create changes it; " + detail
+    if not (images.is_update & images.has_before).any() and images.is_update.any():
+        detail += "; no update has a before image, so whether updates change it is not shown"
+    return _row(name, list(winner), how, n, f"{detail}; {cap}{old_tuples}",
+                ", ".join(runner) if runner else None, lost)
