@@ -38,7 +38,7 @@ factorized, and a candidate's running count per value (+1 per row it adds,
 >>> dict(proposal)
 {'public.t': ['id']}
 >>> proposal.evidence.loc[0, ["how", "runner_up", "runner_up_lost"]].tolist()
-['data', 'name', 'an update changes it (1 of 1 updates with a before image)']
+['data', 'name', 'two live rows share name = ["a"] (change 2 of 3: insert)']
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from itertools import combinations
 from typing import Any, Iterable
 
 import numpy as np
+import orjson
 import pandas as pd
 
 from . import values
@@ -150,6 +151,18 @@ def _row(table: str, columns: list[str] | None, how: str, changes: int, detail: 
             "runner_up": runner_up, "runner_up_lost": lost}
 
 
+def _parse(text: Any) -> Any:
+    """An image text parsed (None for none): orjson, or :func:`cdckit.values.loads` for what orjson refuses
+    (an integer beyond 64 bits). Digits beyond a double's are not kept exact: floating-point columns are
+    tried last, and only on equal values."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return values.loads(text)
+
+
 class _Images:
     """One keyless table's changes, in replay order, with their images parsed into factorized columns."""
 
@@ -160,8 +173,8 @@ class _Images:
         self.segment = self.segment[keep]
         self.ops = ops[keep].astype(str)
         self.n = n = len(self.ops)
-        self.before = [values.loads(t) if isinstance(t, str) else None for t in table["before"].to_numpy()[keep]]
-        self.after = [values.loads(t) if isinstance(t, str) else None for t in table["after"].to_numpy()[keep]]
+        self.before = [_parse(t) for t in table["before"].to_numpy()[keep]]
+        self.after = [_parse(t) for t in table["after"].to_numpy()[keep]]
         befores = pd.DataFrame([b if isinstance(b, dict) else {} for b in self.before], dtype=object)
         afters = pd.DataFrame([a if isinstance(a, dict) else {} for a in self.after], dtype=object)
         self.columns = list(dict.fromkeys([*afters.columns, *befores.columns]))
@@ -291,16 +304,19 @@ def _identity(images: _Images) -> tuple[list[str] | None, str, bool]:
     any old tuple holds fewer columns than the rows (whether the evidence is worth telling)."""
     evidence = IdentityEvidence()
     for op, before, after in zip(images.ops, images.before, images.after):
-        if isinstance(after, dict):
-            evidence.row(tuple(after))
+        if isinstance(after, dict):  # the columns a row holds: a FULL identity's old tuples leave its NULLs out
+            evidence.row(tuple(c for c, v in after.items() if v is not None))
         if op == "delete":
             held = known_values(before, None) if isinstance(before, dict) else None
             evidence.old(tuple(held) if held is not None else None)
         elif op == "update" and isinstance(before, dict) and isinstance(after, dict):
             # an old tuple equal to the row on its columns is the identity the plugin repeats on every update
             # (wal2json) unless it is the whole (non-null) row: only then does it look like REPLICA IDENTITY FULL
-            whole = sum(v is not None for v in after.values())
-            changed = any(after.get(c) != v for c, v in before.items()) or len(before) < whole
+            if len(before) < len(after):
+                whole = sum(v is not None for v in after.values())
+                changed = len(before) < whole or any(after.get(c) != v for c, v in before.items())
+            else:
+                changed = before != after
             evidence.old(tuple(before), changed=changed)
     width = len(set().union(*evidence.rows)) if evidence.rows else 0
     return (*evidence.key(), any(len(old) < width for old in evidence.olds))
@@ -330,21 +346,8 @@ def _infer_table(name: str, table: pd.DataFrame) -> dict[str, Any]:
     if proved is not None and all(c in images.codes for c in proved):
         lost, prior = _check(images, tuple(proved), moves=True)
         if lost is None:
-            if _check(images, tuple(proved))[0] is None or len(proved) == 1:
-                return _row(name, proved, "replica identity", n, f"{why}; they identify the live rows"
-                            f"{_before_capture(prior)}")
-            # an update changes them: a key change, or a FULL identity whose NULL columns are left out (the
-            # old tuples then hold every column but those): a part of them the data rule takes comes first
-            fallback = _row(name, proved, "replica identity", n, f"{why}; they identify the live rows"
-                            f"{_before_capture(prior)}; updates change them (key changes)")
-            for width in range(1, len(proved)):
-                for part in combinations(proved, width):
-                    if _check(images, part)[0] is None:
-                        return _row(name, list(part), "data", n, f"old tuples hold {', '.join(proved)} but updates "
-                                    f"change them, and {', '.join(part)} alone identifies the live rows (REPLICA "
-                                    f"IDENTITY FULL, NULL columns left out)", ", ".join(proved),
-                                    "an update changes it")
-            return fallback
+            return _row(name, proved, "replica identity", n, f"{why}; they identify the live rows"
+                        f"{_before_capture(prior)}")
         why = f"old tuples hold {', '.join(proved)}, but: {lost}"
     usable, skipped = [], []
     for column in images.columns:

@@ -1,0 +1,180 @@
+"""``cdckit.infer_keys``: keys proposed for keyless tables, from the capture's own evidence first, then the data."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import cdckit
+from cdckit.frame import Event, FrameBuilder
+
+T0 = 1_714_554_000 * 10**9
+
+
+def frame(changes: list[tuple], table: str = "t") -> pd.DataFrame:
+    """A canonical frame of one table's changes: (op, before, after) or (op, before, after, seq)."""
+    builder = FrameBuilder()
+    for number, change in enumerate(changes):
+        op, before, after = change[:3]
+        seq = change[3] if len(change) > 3 else f"{number:06d}"
+        builder.add(Event(op=op, op_raw=op, database="shop", table=table, event_time=T0 + number * 10**9,
+                          seq=seq, before=None if before is None else json.dumps(before),
+                          after=None if after is None else json.dumps(after)), "canonical", "s", number)
+    return builder.to_pandas()
+
+
+def keyless(events: pd.DataFrame) -> pd.DataFrame:
+    """The capture as a value-only one holds it: no key anywhere."""
+    return events.assign(key=None, key_columns=None)
+
+
+def evidence(proposal: cdckit.InferredKeys, table: str) -> dict:
+    rows = proposal.evidence[proposal.evidence["table"] == table]
+    assert len(rows) == 1, proposal.evidence
+    return rows.iloc[0].to_dict()
+
+
+def state(events: pd.DataFrame) -> dict[str, list]:
+    """Each table's final rows as sorted JSON texts."""
+    return {name: sorted(json.dumps(row, sort_keys=True, default=str) for row in rows.to_dict("records"))
+            for name, rows in cdckit.materialize(events).items()}
+
+
+@pytest.mark.parametrize("sample", ["debezium/shop", "canal/shop", "maxwell/shop"])
+def test_single_and_composite_keys_of_a_value_only_capture(sample: str) -> None:
+    events = cdckit.read(cdckit.samples.path(sample))
+    proposal = cdckit.infer_keys(keyless(events))
+    named = events[events["key_columns"].notna()].groupby(cdckit.frame.table_names(events))["key_columns"].first()
+    assert dict(proposal) == {table: list(columns) for table, columns in named.items()}
+    assert dict(proposal)["shop.order_items"] == ["order_id", "line_no"]
+    lines = evidence(proposal, "shop.order_items")
+    # no single column identifies the order lines: the runner-up is one, and the reason says two live rows share it
+    assert lines["how"] == "data" and len(lines["runner_up"].split(", ")) == 1
+    assert lines["runner_up_lost"].startswith("two live rows share")
+
+
+def test_the_proposal_replays_as_the_keyed_capture() -> None:
+    events = cdckit.read(cdckit.samples.path("debezium/shop"))
+    bare = keyless(events)
+    proposal = cdckit.infer_keys(bare)
+    assert state(cdckit.with_keys(bare, proposal)) == state(events)
+    keyed = cdckit.with_keys(bare, proposal)
+    assert keyed["key"].tolist() == events["key"].tolist()
+
+
+def test_tables_that_name_keys_are_listed_not_proposed() -> None:
+    events = cdckit.read(cdckit.samples.path("debezium/shop"))
+    proposal = cdckit.infer_keys(events)
+    assert dict(proposal) == {}
+    assert set(proposal.evidence["how"]) == {"named by the capture"}
+    assert evidence(proposal, "shop.order_items")["columns"] == ["order_id", "line_no"]
+
+
+def test_an_update_that_changes_a_candidate_rejects_it_and_names_it() -> None:
+    changes = [("insert", None, {"id": 1, "sku": "a", "qty": 1}),
+               ("insert", None, {"id": 2, "sku": "b", "qty": 1}),
+               ("update", {"id": 2, "sku": "b", "qty": 1}, {"id": 3, "sku": "b", "qty": 2})]
+    proposal = cdckit.infer_keys(frame(changes))
+    assert dict(proposal) == {"shop.t": ["sku"]}
+    row = evidence(proposal, "shop.t")
+    assert (row["how"], row["runner_up"]) == ("data", "id")
+    assert row["runner_up_lost"].startswith("an update changes it")
+
+
+def test_duplicate_whole_rows_have_no_key() -> None:
+    changes = [("insert", None, {"a": 1, "b": "x"}), ("insert", None, {"a": 1, "b": "x"}),
+               ("insert", None, {"a": 2, "b": "y"})]
+    proposal = cdckit.infer_keys(frame(changes))
+    assert dict(proposal) == {}
+    row = evidence(proposal, "shop.t")
+    assert row["how"] == "none" and row["columns"] is None
+    assert row["detail"].startswith("no column set identifies the live rows")
+    assert "no key" in repr(proposal)
+
+
+def test_a_delete_that_finds_no_live_row_rejects_a_candidate() -> None:
+    # "name" is unique among live rows, but the second delete of "a" finds none: only id follows the rows
+    changes = [("insert", None, {"name": "a", "id": 1}), ("insert", None, {"name": "b", "id": 2}),
+               ("delete", {"name": "a", "id": 1}, None), ("insert", None, {"name": "a", "id": 3}),
+               ("delete", {"name": "a", "id": 3}, None), ("insert", None, {"name": "a", "id": 4})]
+    assert dict(cdckit.infer_keys(frame(changes))) == {"shop.t": ["id"]}
+    rows = [("insert", None, {"n": 1, "v": "a"}), ("insert", None, {"n": 2, "v": "a"}),
+            ("delete", {"n": 1, "v": "a"}, None), ("delete", {"n": 1, "v": "a"}, None)]
+    row = evidence(cdckit.infer_keys(frame(rows)), "shop.t")
+    assert row["columns"] is None and "finds no live row with n = [1]" in row["runner_up_lost"]
+
+
+def test_a_composite_key_when_no_single_column_is_unique() -> None:
+    changes = [("insert", None, {"order_id": o, "line_no": n, "qty": 1}) for o in (1, 2) for n in (1, 2)]
+    changes.append(("update", {"order_id": 1, "line_no": 2, "qty": 1}, {"order_id": 1, "line_no": 2, "qty": 5}))
+    proposal = cdckit.infer_keys(frame(changes))
+    assert dict(proposal) == {"shop.t": ["order_id", "line_no"]}
+
+
+def test_rows_live_before_the_capture_are_counted() -> None:
+    changes = [("update", {"id": 7, "v": "a"}, {"id": 7, "v": "b"}), ("delete", {"id": 7, "v": "b"}, None),
+               ("insert", None, {"id": 8, "v": "b"})]
+    row = evidence(cdckit.infer_keys(frame(changes)), "shop.t")
+    assert row["columns"] == ["id"] and "1 first met in a delete or update" in row["detail"]
+
+
+def test_a_key_change_sent_as_a_delete_and_a_create() -> None:
+    # ref_id is named like a key, but the key change (a delete and a create at one seq) keeps it: num is the key
+    changes = [("insert", None, {"ref_id": "a", "num": 1}, "1"), ("insert", None, {"ref_id": "b", "num": 2}, "2"),
+               ("delete", {"ref_id": "a", "num": 1}, None, "3"), ("insert", None, {"ref_id": "a", "num": 5}, "3")]
+    proposal = cdckit.infer_keys(frame(changes))
+    assert dict(proposal) == {"shop.t": ["num"]}
+    row = evidence(proposal, "shop.t")
+    assert row["how"] == "pk-update pair" and row["runner_up"] == "ref_id"
+    assert "a key change sent as a delete and a create" in row["runner_up_lost"]
+
+
+def test_replica_identity_read_from_test_decoding_is_named_not_proposed() -> None:
+    events = cdckit.read(cdckit.samples.path("pg_test_decoding/postgres"))
+    proposal = cdckit.infer_keys(events)
+    row = evidence(proposal, "sales.order_lines")
+    assert row["how"] == "replica identity (at read)" and row["columns"] == ["order_id", "line_no"]
+    assert "sales.order_lines" not in proposal
+    assert proposal["public.inventory"] == ["sku"]  # REPLICA IDENTITY FULL: the data decides
+
+
+def test_replica_identity_from_a_capture_s_old_tuples() -> None:
+    # wal2json without include-pk: the old keys of deletes and updates hold the identity columns only
+    events = cdckit.read(cdckit.samples.path("wal2json/examples_v1_plain"))
+    proposal = cdckit.infer_keys(events)
+    row = evidence(proposal, "public.p")
+    assert proposal["public.p"] == ["id"] and row["how"] == "replica identity"
+    # Debezium values of a PostgreSQL capture: deletes under REPLICA IDENTITY DEFAULT hold the key, the rest null
+    values = cdckit.infer_keys(cdckit.read(cdckit.samples.path("debezium/postgres_values")))
+    assert values["sales.order_lines"] == ["order_id", "line_no"]
+    assert evidence(values, "sales.order_lines")["how"] == "replica identity"
+
+
+def test_test_decoding_stripped_of_its_read_keys_finds_them_again() -> None:
+    events = cdckit.read(cdckit.samples.path("pg_test_decoding/postgres"))
+    found = events.attrs["report"]["inferred_keys"]
+    bare = keyless(events)
+    bare.attrs = {**events.attrs, "report": {k: v for k, v in events.attrs["report"].items() if k != "inferred_keys"}}
+    proposal = cdckit.infer_keys(bare)
+    for table, entry in found.items():
+        assert proposal[table] == entry["columns"]
+        assert evidence(proposal, table)["how"] == "replica identity"
+    assert state(cdckit.with_keys(bare, proposal)) == state(cdckit.with_keys(events, proposal))
+
+
+def test_html_escapes_capture_values() -> None:
+    changes = [("insert", None, {"id": 1, "tag": "<b>x</b>"}), ("insert", None, {"id": 2, "tag": "<b>x</b>"})]
+    proposal = cdckit.infer_keys(frame(changes, table="<i>t</i>"))
+    page = proposal._repr_html_()
+    assert "<b>x" not in page and "&lt;b&gt;x" in page and "&lt;i&gt;t" in page
+    assert "two live rows share tag" in repr(proposal)
+
+
+def test_the_proposal_is_a_mapping_keys_accepts() -> None:
+    events = keyless(cdckit.read(cdckit.samples.path("debezium/shop")))
+    proposal = cdckit.infer_keys(events)
+    assert isinstance(proposal, dict) and list(proposal.evidence.columns) == cdckit.infer_keys.__globals__[
+        "EVIDENCE_COLUMNS"]
+    assert cdckit.with_keys(events, proposal)["key"].notna().sum() > 0
