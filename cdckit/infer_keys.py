@@ -115,7 +115,7 @@ def infer_keys(events: pd.DataFrame, by: str = "seq") -> InferredKeys:
     >>> events = cdckit.read(cdckit.samples.path("debezium/shop"))
     >>> proposal = infer_keys(events.assign(key=None, key_columns=None))
     >>> dict(proposal)
-    {'shop.customers': ['id'], 'shop.order_items': ['id']}
+    {'shop.customers': ['id'], 'shop.order_items': ['order_id', 'line_no']}
     >>> infer_keys(events).evidence["how"].tolist()
     ['named by the capture', 'named by the capture']
     """
