@@ -14,7 +14,7 @@ from .detect import Detection, detect
 from .export import convert
 from .filters import select
 from .keys import with_keys
-from .infer_keys import InferredKeys, infer_keys
+from .keys_inferred import InferredKeys, infer_keys
 from .errors import (AmbiguousDialectError, CdcError, DecodeError, InvalidValue, KeylessTableError,
                      UnknownDialectError)
 from .optional import MissingExtraError

@@ -9,6 +9,7 @@ import pytest
 
 import cdckit
 from cdckit.frame import Event, FrameBuilder
+from cdckit.keys_inferred import EVIDENCE_COLUMNS
 
 T0 = 1_714_554_000 * 10**9
 
@@ -175,6 +176,5 @@ def test_html_escapes_capture_values() -> None:
 def test_the_proposal_is_a_mapping_keys_accepts() -> None:
     events = keyless(cdckit.read(cdckit.samples.path("debezium/shop")))
     proposal = cdckit.infer_keys(events)
-    assert isinstance(proposal, dict) and list(proposal.evidence.columns) == cdckit.infer_keys.__globals__[
-        "EVIDENCE_COLUMNS"]
+    assert isinstance(proposal, dict) and list(proposal.evidence.columns) == EVIDENCE_COLUMNS
     assert cdckit.with_keys(events, proposal)["key"].notna().sum() > 0
