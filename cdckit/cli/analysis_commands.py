@@ -1,5 +1,6 @@
 """The commands that print an analysis of a capture as text: ``order`` (the ordering report: each finding with
-its meaning and first rows, then the lag) and ``schema`` (each table's columns now, then how they changed).
+its meaning and first rows, then the lag), ``schema`` (each table's columns now, then how they changed) and
+``keys`` (the key proposed for each table the capture names no key for, with its evidence).
 
 >>> from cdckit import samples
 >>> from cdckit.cli.parser import build_parser
@@ -18,7 +19,7 @@ from .options import checked
 from .reading import load
 from .text import printable, text_table
 
-__all__ = ["run_order", "run_schema"]
+__all__ = ["run_order", "run_schema", "run_keys", "keys_options"]
 
 
 def run_order(args: argparse.Namespace) -> int:
@@ -64,4 +65,38 @@ def run_schema(args: argparse.Namespace) -> int:
         print(text_table(columns[["column", "type", "kind"]].fillna(""), args.width))
     print("\nchanges:")
     print(text_table(schema_history(capture), args.width))
+    return code
+
+
+def keys_options(keys: dict[str, list[str]]) -> str:
+    """The ``--keys`` options that give ``keys`` to any command that reads.
+
+    >>> keys_options({"public.customers": ["id"], "sales.order_lines": ["order_id", "line_no"]})
+    '--keys public.customers=id --keys sales.order_lines=order_id,line_no'
+    """
+    return " ".join(f"--keys {table}={','.join(columns)}" for table, columns in keys.items())
+
+
+def run_keys(args: argparse.Namespace) -> int:
+    """``cdckit keys PATH...``: the key proposed for each table without one (``cdckit.infer_keys``), its
+    evidence and runner-up, and the ``--keys`` options that give it."""
+    from ..keys_inferred import infer_keys
+
+    source, chosen = checked(args, args.paths)
+    capture, code = load(args, source, chosen)
+    proposal = infer_keys(capture.events)
+    evidence = proposal.evidence
+    if not len(evidence):
+        print("(no table with row changes)")
+        return code
+    shown = evidence.assign(columns=evidence["columns"].map(lambda c: ", ".join(c) if c is not None else ""))
+    print(text_table(shown[["table", "columns", "how", "changes", "runner_up"]].fillna(""), args.width))
+    for row in evidence.itertuples(index=False):
+        lost = f"; runner-up {row.runner_up}: {row.runner_up_lost}" if row.runner_up else ""
+        print(printable(f"\n{row.table}: {row.detail}{lost}"))
+    if len(proposal):
+        print(printable(f"\ngive these keys to any command that reads: {keys_options(dict(proposal))}"))
+        print("(in Python: cdckit.read(..., keys=cdckit.infer_keys(events)) or cdckit.with_keys(events, keys))")
+    else:
+        print("\nno key proposed: every table names its key already, or no column set identifies its rows")
     return code

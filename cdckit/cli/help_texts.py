@@ -22,6 +22,7 @@ examples:
   cdckit convert capture.jsonl -o out.jsonl --to debezium
   cdckit report capture.jsonl -o report.html      a self-contained HTML report
   cdckit order capture.jsonl                      what is wrong with the order?
+  cdckit keys values.jsonl                        propose keys for tables that name none
   cdckit state capture.jsonl -o state/            the final rows of each table, as Parquet
   cdckit compare before.jsonl after.jsonl         two captures of one source
 
@@ -132,6 +133,19 @@ examples:
 The columns of each table now (name and type, the key), then every change of
 the column set, a type or the key over time, beside the DDL that made it
 (cdckit.schema_history). Exits 1 when some messages were quarantined.
+""",
+    "keys": """\
+examples:
+  cdckit keys values.jsonl
+  cdckit keys values.jsonl --table customers
+
+For each table whose changes name no key columns (Kafka values saved without
+their keys, Maxwell, test_decoding, ...), the key cdckit.infer_keys proposes:
+first from what the capture shows (a PostgreSQL capture's old tuples, a key
+change sent as a delete and a create), then from the data (the smallest set of
+columns no update changes that identifies the live rows at every point), with
+the runner-up and why it lost. Prints the --keys options that give the keys
+to any command that reads. Exits 1 when some messages were quarantined.
 """,
     "compare": """\
 examples:

@@ -15,7 +15,7 @@ from ..dialects import registry
 from ..frame import COLUMN_NAMES, OPS
 from ..io.write import LAYOUTS
 from ..ordering._shared import STREAMS
-from .analysis_commands import run_order, run_schema
+from .analysis_commands import run_keys, run_order, run_schema
 from .compare_commands import run_compare, run_reconcile
 from .exit_codes import EXIT_CODES
 from .formats import formats
@@ -108,6 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
         _add_width(sub)
 
     sub = command("schema", "Show each table's columns and how they changed over time.", run_schema)
+    _add_input(sub)
+    _add_width(sub)
+
+    sub = command("keys", "Propose key columns for the tables a capture names no key for, with the evidence.",
+                  run_keys)
     _add_input(sub)
     _add_width(sub)
 
