@@ -20,6 +20,7 @@ __all__ = [
     "AmbiguousDialectError",
     "SparkSetupError",
     "KeylessTableError",
+    "how_to_give_keys",
     "REASON_CODES",
 ]
 
@@ -119,25 +120,42 @@ class SparkSetupError(CdcError, RuntimeError):
     """Spark cannot start here (no Java 17+, say); the message says what to install."""
 
 
+def how_to_give_keys(tables: "list[str] | tuple[str, ...]") -> str:
+    """How to find and give the key columns of ``tables`` (full ``database.table`` names), said once for the
+    ``keyless_tables`` finding (pandas and Spark) and :class:`KeylessTableError`: the call that proposes keys and
+    how to give them, each with its command-line form in ``(CLI: ...)`` (which the command line says instead).
+
+    >>> print(how_to_give_keys(["shop.notes"]))
+    cdckit.infer_keys(events) proposes its key columns (CLI: cdckit keys FILE); give them with \
+keys={'shop.notes': [...]} on read, materialize, scd2, history, explore or the report, as cdckit.with_keys does \
+(CLI: --keys shop.notes=COL,...)
+    """
+    its = "its" if len(tables) == 1 else "their"
+    example = ", ".join(f"{t!r}: [...]" for t in tables)
+    options = " ".join(f"--keys {t}=COL,..." for t in tables)
+    return (f"cdckit.infer_keys(events) proposes {its} key columns (CLI: cdckit keys FILE); give them with "
+            f"keys={{{example}}} on read, materialize, scd2, history, explore or the report, as cdckit.with_keys "
+            f"does (CLI: {options})")
+
+
 class KeylessTableError(CdcError, LookupError):
     """A table whose changes name no key columns, asked for what needs a row's identity (``scd2``, ``history``).
 
     ``tables`` names the tables; the message says what is missing (``what``, by default that no change of
-    theirs names key columns) and how to give their key columns.
+    theirs names key columns) and how to find and give their key columns (:func:`how_to_give_keys`).
 
     >>> err = KeylessTableError(["shop.customers"])
-    >>> str(err).split(": give ")
-    ['shop.customers has no key columns (its changes name none), so its rows have no identity', \
-"its key columns with cdckit.with_keys(events, {'shop.customers': [...]})"]
+    >>> str(err).split(": ")[0]
+    'shop.customers has no key columns (its changes name none), so its rows have no identity'
+    >>> "cdckit.infer_keys(events)" in str(err) and "keys={'shop.customers': [...]}" in str(err)
+    True
     """
 
     def __init__(self, tables: list[str] | tuple[str, ...], what: str = "") -> None:
         self.tables = tuple(tables)
         its, has = ("its", "has") if len(self.tables) == 1 else ("their", "have")
         what = what or f"{', '.join(self.tables)} {has} no key columns ({its} changes name none)"
-        example = ", ".join(f"{t!r}: [...]" for t in self.tables)
-        super().__init__(f"{what}, so {its} rows have no identity: give {its} key columns with "
-                         f"cdckit.with_keys(events, {{{example}}})")
+        super().__init__(f"{what}, so {its} rows have no identity: {how_to_give_keys(self.tables)}")
 
     def __str__(self) -> str:  # LookupError would quote the message
         return str(self.args[0])

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -53,6 +53,7 @@ __all__ = [
     "arrow_to_pandas",
     "empty_events",
     "table_names",
+    "find_table",
     "empty_quarantine",
 ]
 
@@ -473,6 +474,22 @@ def table_names(events: pd.DataFrame) -> pd.Series:
     names = [None if t is None or t is pd.NA else (t if p is None or p is pd.NA else f"{p}.{t}")
              for p, t in zip(prefix.tolist(), table.tolist())]
     return pd.Series(names, index=events.index, dtype=object)
+
+
+def find_table(names: Iterable[Any], table: str) -> str:
+    """The full name in ``names`` that ``table`` means: the full ``database.table`` name or the bare table name.
+
+    >>> find_table(["shop.customers", "shop.orders"], "orders")
+    'shop.orders'
+    """
+    known = sorted({n for n in names if isinstance(n, str)})
+    if table in known:
+        return table
+    matches = [n for n in known if n.rsplit(".", 1)[-1] == table]
+    if len(matches) == 1:
+        return matches[0]
+    raise KeyError(f"table {table!r} not in the events; tables: {known}" if not matches else
+                   f"table {table!r} is ambiguous: {matches}")
 
 
 def empty_events() -> pd.DataFrame:

@@ -34,6 +34,7 @@ from .dialects.options import DialectOptions
 from .errors import DecodeError, UnknownDialectError
 from .frame import (ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas, empty_quarantine,
                     rows_inserted)
+from .keys import Keys, given_keys, key_columns_given, with_keys
 from .io import LineBlock, Message, file_container, file_pieces, iter_sources
 from .pairing import PAIRED, Pairer, unpaired_reason
 
@@ -54,6 +55,7 @@ def read(
     sample: int = DEFAULT_SAMPLE,
     workers: int | None = None,
     capture: bool = False,
+    keys: "Keys | None" = None,
 ) -> "pd.DataFrame | Capture | ChunkedRead":
     """Decode a capture into the canonical event frame.
 
@@ -82,6 +84,14 @@ def read(
             chunked reads use one unless given.
         capture: return a :class:`~cdckit.capture.Capture` (events, quarantine,
             report and column types as fields) instead of the events alone.
+        keys: the key columns of tables whose capture names none (or other
+            ones: what is given wins), ``{"customers": "id", "order_lines":
+            ["order_id", "line_no"]}`` (``schema.table`` or the bare table
+            name), applied after decoding as :func:`cdckit.with_keys` does,
+            so every later call (replay, history, explorer) sees them. A
+            name that matches no table raises ValueError naming the tables;
+            a chunked read applies them to each chunk, skipping names a chunk
+            does not hold.
 
     Returns:
         The canonical frame (see :mod:`cdckit.frame`), with
@@ -103,8 +113,10 @@ def read(
         raise ValueError("workers must be at least 1")
     if workers is None and (errors == "raise" or chunksize is not None):
         workers = 1  # stop at the first bad message; keep a chunked read's memory to one process
+    if keys is not None:
+        key_columns_given(keys)  # a malformed mapping fails now, before the (long) read
     if dialect is None and chunksize is None and container is None and holds_exported_events(source):
-        found = exported_events(source, capture=True)
+        found = given_keys(exported_events(source, capture=True), keys)
         return found if capture else found.with_attrs()
     job = _ReadJob(dialect, errors, options, container, sample, workers)
     if chunksize is not None:
@@ -112,7 +124,7 @@ def read(
             raise ValueError("capture=True gives the whole read: a chunked read has no single capture")
         if chunksize < 1:
             raise ValueError("chunksize must be at least 1")
-        return ChunkedRead(job, source, chunksize)
+        return ChunkedRead(job, source, chunksize, keys)
     tables: list[pa.Table] = []
     try:
         for table in job.tables(source, _BATCH):
@@ -122,7 +134,7 @@ def read(
         err.partial = arrow_to_pandas(pa.concat_tables(tables))
         raise
     events = arrow_to_pandas(pa.concat_tables(tables) if tables else ARROW_SCHEMA.empty_table())
-    found = Capture(events, job.quarantine.to_pandas(), job.report(), job.column_types())
+    found = given_keys(Capture(events, job.quarantine.to_pandas(), job.report(), job.column_types()), keys)
     return found if capture else found.with_attrs()
 
 
@@ -161,8 +173,9 @@ class ChunkedRead:
     last frame, ``report``, ``quarantine`` and ``column_types`` cover the whole read.
     """
 
-    def __init__(self, job: "_ReadJob", source: Any, chunksize: int) -> None:
+    def __init__(self, job: "_ReadJob", source: Any, chunksize: int, keys: "Keys | None" = None) -> None:
         self._job = job
+        self._keys = keys
         self._tables = job.tables(source, chunksize)
         self._quarantine_seen = 0
 
@@ -179,8 +192,8 @@ class ChunkedRead:
         recent = QuarantineBuilder()
         recent.rows = rows[self._quarantine_seen :]
         self._quarantine_seen = len(rows)
-        return Capture(arrow_to_pandas(table), recent.to_pandas(), self._job.report(),
-                       self._job.column_types()).with_attrs()
+        found = Capture(arrow_to_pandas(table), recent.to_pandas(), self._job.report(), self._job.column_types())
+        return (with_keys(found, self._keys, strict=False) if self._keys else found).with_attrs()
 
     @property
     def report(self) -> dict[str, Any]:

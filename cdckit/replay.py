@@ -51,6 +51,8 @@ import pandas as pd
 
 from .capture import events_of
 from .errors import KeylessTableError
+from .keys import Keys, given_keys
+from .frame import find_table  # noqa: F401  (named here too: replay.find_table is how many modules take it)
 from . import values
 from .ordering._shared import REPLAY_OPS, table_names
 from .replay_plan import plan_replay
@@ -137,7 +139,8 @@ def problems_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 # --------------------------------------------------------------------------- public functions
 
 
-def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typed: bool = True) -> TableStates:
+def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typed: bool = True, *,
+                keys: Keys | None = None) -> TableStates:
     """The state of every table after the changes (or at ``as_of``): ``{"database.table": DataFrame}``.
 
     One column per source column, one row per live key (rows in key order).
@@ -145,6 +148,9 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
     only changes with ``event_time`` at or before it count. ``order``:
     ``"seq"`` (default), ``"event_time"`` or ``"arrival"``. ``typed``: typed
     columns (see the module docstring), or the image values as they are.
+    ``keys``: key columns of tables whose capture names none,
+    ``{"customers": "id", "order_lines": ["order_id", "line_no"]}``, as
+    :func:`cdckit.with_keys` gives them.
 
     >>> import cdckit
     >>> events = cdckit.read(cdckit.samples.path("shareplex/examples"))
@@ -152,7 +158,7 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
     >>> state["sales.order_lines"][["order_id", "line_no", "product"]].values.tolist()
     [['1001', '3', 'Gadget XL']]
     """
-    events = events_of(events)
+    events = given_keys(events_of(events), keys)
     declared = declared_types(events) if typed else {}
     type_problems: list[dict[str, Any]] = []
     with plan_replay(events, as_of, order) as plan:
@@ -196,22 +202,6 @@ def _in_key_order(keys: Iterable[str]) -> list[str]:
         return sorted(keys, key=lambda key: float(key[1:-1]))
     except ValueError:
         return sorted(keys, key=key_order)
-
-
-def find_table(names: Iterable[Any], table: str) -> str:
-    """The full name in ``names`` that ``table`` means: the full ``database.table`` name or the bare table name.
-
-    >>> find_table(["shop.customers", "shop.orders"], "orders")
-    'shop.orders'
-    """
-    known = sorted({n for n in names if isinstance(n, str)})
-    if table in known:
-        return table
-    matches = [n for n in known if n.rsplit(".", 1)[-1] == table]
-    if len(matches) == 1:
-        return matches[0]
-    raise KeyError(f"table {table!r} not in the events; tables: {known}" if not matches else
-                   f"table {table!r} is ambiguous: {matches}")
 
 
 def given_key_text(key: Any) -> str:
@@ -260,15 +250,16 @@ def keyless_key_error(table: str, key: Any, keyed: bool) -> KeylessTableError:
                                       "some of its changes name none" if keyed else "")
 
 
-def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq") -> pd.DataFrame:
+def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq", *,
+            keys: Keys | None = None) -> pd.DataFrame:
     """Every version of one row: one line per change, the row after it and the columns that changed.
 
     ``table``: ``"database.table"`` or the bare table name; ``key``: the key
     value, a list of values for a composite key, or the key text (``3`` and
     ``"3"`` both name key 3; an unknown key raises ``KeyError``, and
     :class:`cdckit.KeylessTableError` where the table's changes name no key
-    columns). Only the changes of that key (and of the keys it moved from
-    or to) are walked.
+    columns: give them with ``keys``, as in :func:`materialize`). Only the
+    changes of that key (and of the keys it moved from or to) are walked.
 
     >>> import cdckit
     >>> events = cdckit.read(cdckit.samples.path("canal/shop"))
@@ -276,7 +267,7 @@ def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq") -> p
     >>> h["op"].iloc[0], list(h.columns[:7])
     ('insert', ['version', 'op', 'event_time', 'seq', 'source', 'offset', 'changed'])
     """
-    events = events_of(events)
+    events = given_keys(events_of(events), keys)
     with plan_replay(events, None, order) as plan:
         name = find_table(plan.tables, table)
         try:
@@ -291,7 +282,7 @@ def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq") -> p
         return history_frame(steps, wanted, columns)
 
 
-def scd2(events: pd.DataFrame, order: str = "seq", typed: bool = True) -> SCD2Tables:
+def scd2(events: pd.DataFrame, order: str = "seq", typed: bool = True, *, keys: Keys | None = None) -> SCD2Tables:
     """A type 2 history per table: one row per version of each row, ``valid_from``/``valid_to``/``is_current``.
 
     A version starts at the ``event_time`` of the insert, snapshot read or
@@ -300,7 +291,7 @@ def scd2(events: pd.DataFrame, order: str = "seq", typed: bool = True) -> SCD2Ta
     without a key has no identity, so no versions: the tables whose changes
     name no key columns are left out, named in a warning and in the result's
     ``keyless``; when no table has a key, :class:`cdckit.KeylessTableError`
-    says how to give them (``cdckit.with_keys``). ``typed``: typed
+    says how to give them (``keys``, as in :func:`materialize`). ``typed``: typed
     source columns (see the module docstring), the values that did not fit in
     each frame's ``attrs["type_problems"]`` (a list of
     :data:`cdckit.tables.TYPE_PROBLEM_COLUMNS` records).
@@ -311,7 +302,7 @@ def scd2(events: pd.DataFrame, order: str = "seq", typed: bool = True) -> SCD2Ta
     >>> int(customers.groupby("id")["is_current"].sum().max())
     1
     """
-    events = events_of(events)
+    events = given_keys(events_of(events), keys)
     declared = declared_types(events) if typed else None
     with plan_replay(events, None, order) as plan:
         found = plan.versions()

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import how_to_give_keys
 from .exit_codes import EXIT_FOUND
 from .options import checked
 from .reading import load
 from .text import printable, text_table
+from .words import cli_words
 
 __all__ = ["run_order", "run_schema", "run_keys", "keys_options"]
 
@@ -41,6 +43,8 @@ def run_order(args: argparse.Namespace) -> int:
             print(text_table(finding.frame.head(args.head), args.width))
         if len(finding) > args.head:
             print(f"... and {len(finding) - args.head:,} more (--head N shows more)")
+        if name == "keyless_tables":  # the detail's advice, whole and in command-line words
+            print(printable(cli_words(how_to_give_keys(sorted(finding.frame["table"].dropna().unique())))))
     lag = report["lag"]
     if len(lag):
         print("\nlag (seconds from event_time to emit_time):")

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..frame import table_names
 from .exit_codes import EXIT_FOUND, UsageError
 from .formats import SNAPSHOT_SUFFIXES
-from .options import checked, inputs, unavailable_values
+from .options import checked, given_keys, inputs, unavailable_values
 from .reading import by_table, load, read_events
 from .summary import summary_of
 from .text import printable
@@ -35,7 +35,7 @@ def run_compare(args: argparse.Namespace) -> int:
     sides = []
     for source in (first, second):
         sides.append((source, read_events(source, args.dialect, args.errors, rows,
-                                          unavailable_value=unavailable_values(args))))
+                                          unavailable_value=unavailable_values(args), keys=given_keys(args))))
     if chosen.tables is not None:  # a table may be on one side only: look the names up in both
         names = set().union(*(table_names(capture.events).dropna().unique() for _, capture in sides))
         sides = [(source, capture.replace(by_table(capture.events, chosen, names))) for source, capture in sides]

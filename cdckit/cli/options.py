@@ -21,7 +21,7 @@ from ..frame import COLUMN_NAMES
 from .exit_codes import UsageError
 
 __all__ = ["READ_COLUMNS", "Input", "count", "columns", "inputs", "selection", "check_dialect", "refuse_existing",
-           "checked", "is_events_file", "unavailable_values"]
+           "checked", "is_events_file", "unavailable_values", "given_keys"]
 
 #: Columns ``cdckit read`` shows by default.
 READ_COLUMNS = ("op", "table", "key", "seq", "event_time", "before", "after")
@@ -149,6 +149,27 @@ def unavailable_values(args: argparse.Namespace) -> tuple[str, ...]:
     return given
 
 
+def given_keys(args: argparse.Namespace) -> dict[str, list[str]] | None:
+    """The key columns ``--keys TABLE=COL,...`` gives (repeatable), or None when none are given.
+
+    >>> given_keys(argparse.Namespace(keys=["customers=id", "shop.order_lines=order_id, line_no"]))
+    {'customers': ['id'], 'shop.order_lines': ['order_id', 'line_no']}
+    >>> given_keys(argparse.Namespace(keys=["customers"]))
+    Traceback (most recent call last):
+    cdckit.cli.exit_codes.UsageError: --keys customers: write TABLE=COL or TABLE=COL1,COL2 (customers=id)
+    """
+    keys: dict[str, list[str]] = {}
+    for text in getattr(args, "keys", None) or ():
+        table, _, named = text.partition("=")
+        columns = [c.strip() for c in named.split(",")]
+        if not table.strip() or not all(columns):
+            raise UsageError(f"--keys {text}: write TABLE=COL or TABLE=COL1,COL2 (customers=id)")
+        if table.strip() in keys:
+            raise UsageError(f"--keys {text}: {table.strip()} is given twice")
+        keys[table.strip()] = columns
+    return keys or None
+
+
 def refuse_existing(output: str, force: bool) -> None:
     """Fail before the (long) read when the output exists and --force was not given.
 
@@ -162,5 +183,6 @@ def checked(args: argparse.Namespace, specs: list[str], **given: Any) -> tuple[I
     """The common checks of a reading command, all before any decoding: dialect, filters, input paths."""
     check_dialect(args.dialect)
     unavailable_values(args)
+    given_keys(args)
     chosen = selection(args, **given)
     return inputs(specs, args.dialect), chosen

@@ -151,6 +151,9 @@ def _add_read_options(sub: argparse.ArgumentParser) -> None:
                      help="Debezium: the connector's unavailable.value.placeholder when set to another text "
                      "(repeat for several; __debezium_unavailable_value is always recognised): a column holding "
                      "it is an unchanged TOASTed value")
+    sub.add_argument("--keys", action="append", metavar="TABLE=COL,...",
+                     help="the key columns of a table whose capture names none (repeat for several tables): "
+                     "customers=id, order_lines=order_id,line_no; TABLE is schema.table or the bare name")
 
 
 def _add_filters(sub: argparse.ArgumentParser, tables: bool = True, keys: bool = True) -> None:

@@ -19,7 +19,7 @@ from ..io import expand_paths
 from ..detect import FLOOR, LOW, detect
 from ..errors import CdcError, UnknownDialectError
 from .exit_codes import EXIT_INPUT, EXIT_OK
-from .options import checked, columns, is_events_file, unavailable_values
+from .options import checked, columns, given_keys, is_events_file, unavailable_values
 from .reading import read_counted
 from .summary import summary_of
 from .text import events_table, printable
@@ -84,7 +84,8 @@ def run_read(args: argparse.Namespace) -> int:
     source, chosen = checked(args, args.paths)
     head = DEFAULT_HEAD if args.head is None else args.head
     capture, counted = read_counted(source, args.dialect, args.errors, chosen, keep=head,
-                                    unavailable_value=unavailable_values(args), stop=args.head is not None)
+                                    unavailable_value=unavailable_values(args), stop=args.head is not None,
+                                    keys=given_keys(args))
     if head:
         print(events_table(capture.events.head(head), shown, args.width))
     return summary_of(source, capture, chosen, counted, head)

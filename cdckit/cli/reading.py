@@ -23,9 +23,10 @@ from ..capture import Capture, plain
 from ..filters import Selection
 from ..frame import empty_events
 from ..frame import table_names
+from ..keys import Keys, tables_keyed, with_keys
 from ..read import exported_events, read
 from .exit_codes import UsageError
-from .options import Input, unavailable_values
+from .options import Input, given_keys, unavailable_values
 from .progress import ReadProgress
 from .summary import summary_of
 from .text import printable
@@ -51,21 +52,24 @@ class Counted:
 
 
 def read_events(source: Input, dialect: str | None, errors: str, chosen: Selection | None = None,
-                keep: int | None = None, *, unavailable_value: tuple[str, ...] = ()) -> Capture:
+                keep: int | None = None, *, unavailable_value: tuple[str, ...] = (),
+                keys: Keys | None = None) -> Capture:
     """Read ``source`` in chunks with a progress bar and keep the events ``chosen`` selects, with the whole
-    read's report and quarantine (``unavailable_value`` as in :func:`cdckit.read`).
+    read's report and quarantine (``unavailable_value`` and ``keys`` as in :func:`cdckit.read`).
 
     ``keep`` keeps only the first ``keep`` events chosen (the read still goes to the end, for the summary).
     """
-    return read_counted(source, dialect, errors, chosen, keep, unavailable_value=unavailable_value)[0]
+    return read_counted(source, dialect, errors, chosen, keep, unavailable_value=unavailable_value, keys=keys)[0]
 
 
 def read_counted(source: Input, dialect: str | None, errors: str, chosen: Selection | None = None,
                  keep: int | None = None, *, unavailable_value: tuple[str, ...] = (),
-                 stop: bool = False) -> tuple[Capture, Counted]:
+                 stop: bool = False, keys: Keys | None = None) -> tuple[Capture, Counted]:
     """:func:`read_events`, and what it counted (:class:`Counted`). ``stop``: with ``keep``, stop reading once
     ``keep`` events are chosen, where no filter needs the whole capture (``--table`` does: it names tables
-    among all those read); the report and quarantine are then those of the messages read so far.
+    among all those read); the report and quarantine are then those of the messages read so far. ``keys``
+    (``--keys``) are given to each chunk before the filters (so ``--key`` finds keyless rows by them); a table
+    they name that the whole read does not hold is a usage error.
 
     >>> from cdckit import samples
     >>> source = Input([str(samples.path("canal/shop"))], [str(samples.path("canal/shop"))], False)
@@ -75,7 +79,7 @@ def read_counted(source: Input, dialect: str | None, errors: str, chosen: Select
     """
     chosen = chosen or Selection()
     if source.exported:
-        capture = read_exported(source, chosen, None)
+        capture = read_exported(source, chosen, None, keys=keys)
         return capture.replace(capture.events.head(keep)) if keep is not None else capture, \
             Counted(len(capture.events))
     stop = bool(stop and keep and chosen.tables is None)
@@ -87,12 +91,13 @@ def read_counted(source: Input, dialect: str | None, errors: str, chosen: Select
     paths = [Path(f) for f in source.files]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        chunks = read(paths, dialect=dialect, errors=errors, chunksize=size, unavailable_value=unavailable_value)
+        chunks = read(paths, dialect=dialect, errors=errors, chunksize=size, unavailable_value=unavailable_value,
+                      keys=keys)
         with ReadProgress(source.files) as progress:
             for frame in chunks:
                 progress.sources_seen(frame.attrs["report"]["sources"])
-                if chosen.tables is not None:
-                    names.update(table_names(frame).dropna().unique())
+                if chosen.tables is not None or keys:
+                    names.update(table_names(_table_parts(frame)).dropna().unique())
                 part = rows.apply(frame) if rows else frame
                 if keep is None or chosen.tables is not None or counted.chosen < keep:
                     kept = part if keep is None or chosen.tables is not None else part.head(keep - counted.chosen)
@@ -107,6 +112,8 @@ def read_counted(source: Input, dialect: str | None, errors: str, chosen: Select
             report = chunks.report
     for warning in caught:
         print(f"cdckit: warning: {printable(cli_words(str(warning.message)))}", file=sys.stderr)
+    if keys and not counted.stopped:
+        keyed_tables(names, keys)
     events = pd.concat(frames, ignore_index=True) if frames else empty_events()
     capture = Capture(events, chunks.quarantine, report, chunks.column_types)
     if chosen.tables is not None:
@@ -125,15 +132,38 @@ def by_table(events: pd.DataFrame, chosen: Selection, names: Any) -> pd.DataFram
         raise UsageError(f"--table: {err.args[0]}") from None
 
 
-def read_exported(source: Input, chosen: Selection, keep: int | None) -> Capture:
+def _table_parts(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per distinct (database, schema, table) of ``frame``: what its table names are made of."""
+    return frame[["database", "schema", "table"]].drop_duplicates()
+
+
+def keyed_tables(names: Any, keys: Keys) -> dict[str, list[str]]:
+    """The tables among ``names`` that ``--keys`` names, each with its key columns; a name matching none (or
+    several) is a usage error naming the tables there are.
+
+    >>> keyed_tables(["shop.customers"], {"customer": ["id"]})
+    Traceback (most recent call last):
+    cdckit.cli.exit_codes.UsageError: --keys: keys names table 'customer', which is not in the events; \
+tables: shop.customers
+    """
+    try:
+        return tables_keyed(names, keys)
+    except ValueError as err:
+        raise UsageError(f"--keys: {err}") from None
+
+
+def read_exported(source: Input, chosen: Selection, keep: int | None, *, keys: Keys | None = None) -> Capture:
     """Canonical events that ``cdckit convert`` (or :func:`cdckit.export.write_events`) wrote, read back as
-    they are; several files as one, their reports added up."""
+    they are; several files as one, their reports added up; ``keys`` given to them first."""
     parts = []
     for spec in source.specs:
         parts.append(exported_events(spec, capture=True))
         print(f"cdckit: {printable(spec)} holds canonical events (written by cdckit); read without dialect "
               "detection", file=sys.stderr)
     capture = Capture.combined(parts)
+    if keys:
+        keyed_tables(table_names(_table_parts(capture.events)).dropna().unique(), keys)
+        capture = with_keys(capture, keys)
     events = capture.events
     if chosen:
         events = by_table(dataclasses.replace(chosen, tables=None).apply(events), chosen,
@@ -146,5 +176,6 @@ def read_exported(source: Input, chosen: Selection, keep: int | None) -> Capture
 
 def load(args: argparse.Namespace, source: Input, chosen: Selection) -> tuple[Capture, int]:
     """The chosen events of a whole capture and the code of its summary (printed on stderr)."""
-    capture = read_events(source, args.dialect, args.errors, chosen, unavailable_value=unavailable_values(args))
+    capture = read_events(source, args.dialect, args.errors, chosen, unavailable_value=unavailable_values(args),
+                          keys=given_keys(args))
     return capture, summary_of(source, capture, chosen)

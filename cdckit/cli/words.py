@@ -24,6 +24,8 @@ _CLI_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) f
     (r"\bpartition_by=['\"](\w+)['\"]", r"--partition-by \1"),
     (r"\(see states\.problems\)", "(counted on stderr)"),
     (r"; see cdckit\.samples\.list\(\)", "; cdckit samples lists them"),
+    (r"cdckit\.infer_keys\(events\) (proposes \w+ key columns) \(CLI: ([^)]*)\)", r"\2 \1"),
+    (r"keys=\{[^}]*\} on read, [^(]*\(CLI: ([^)]*)\)", r"\1"),
     (r"tables: \[([^\]]*)\]", lambda m: "tables: " + m.group(1).replace("'", "")),  # type: ignore[list-item]
 ))
 
@@ -35,6 +37,9 @@ def cli_words(text: str) -> str:
     '--layout csv does not fit debezium messages; choose one of jsonl, kcat'
     >>> cli_words("out.parquet exists; pass overwrite=True to replace it (CLI: --force)")
     'out.parquet exists; pass --force to replace it'
+    >>> from cdckit.errors import how_to_give_keys
+    >>> cli_words(how_to_give_keys(["shop.notes"]))
+    'cdckit keys FILE proposes its key columns; give them with --keys shop.notes=COL,...'
     """
     for pattern, replacement in _CLI_WORDS:
         text = pattern.sub(replacement, text)

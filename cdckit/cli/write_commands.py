@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import CdcError
 from .exit_codes import UsageError
 from .formats import target as output_target
-from .options import checked, refuse_existing, unavailable_values
+from .options import checked, given_keys, refuse_existing, unavailable_values
 from .progress import bar
 from .reading import load
 from .summary import QUARANTINE_SHOWN, print_written, summary
@@ -77,7 +77,8 @@ def _convert_on_spark(args: argparse.Namespace, kind: str, target: str) -> int:
 
     written, report, quarantine = convert_capture(args.paths[0], lambda events: write(events, kind, target, args),
                                                   dialect=args.dialect, shown=QUARANTINE_SHOWN,
-                                                  unavailable_value=unavailable_values(args))
+                                                  unavailable_value=unavailable_values(args),
+                                                  keys=given_keys(args))
     code = summary(args.paths[0], report, quarantine)
     print_written(written)
     return code

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["FindingSpec", "FINDINGS", "FINDING_COLUMNS", "LAG_COLUMNS"]
+from ..errors import how_to_give_keys
+
+__all__ = ["FindingSpec", "FINDINGS", "FINDING_COLUMNS", "LAG_COLUMNS", "keyless_detail"]
 
 #: Columns every finding row may fill, with their pandas dtypes.
 FINDING_COLUMNS: dict[str, str] = {
@@ -94,11 +96,23 @@ FINDINGS: dict[str, FindingSpec] = {
         ("source", "offset", "other_offset", "value", "count", "detail")),
     "keyless_tables": FindingSpec(
         "warning",
-        "Changes without a primary key: replay keeps these tables as a multiset of rows, and per-row checks "
-        "compare whole rows.",
+        "Changes without a primary key: replay keeps these tables as a multiset of rows, per-row checks "
+        "compare whole rows, and scd2, history and the explorer's row history need keys: each row's detail says "
+        "how to find and give them.",
         ("table", "count", "detail")),
     "lag": FindingSpec(
         "info",
         "Capture lag (emit_time - event_time) per table in seconds; negative values mean the clocks disagree.",
         tuple(LAG_COLUMNS)),
 }
+
+
+def keyless_detail(table: str, count: int) -> str:
+    """The detail of a ``keyless_tables`` row (both engines write it with this): how many changes of ``table``
+    name no key, and how to find and give its key columns (:func:`cdckit.errors.how_to_give_keys`).
+
+    >>> keyless_detail("shop.notes", 3).split("; ")[0]
+    '3 change(s) of shop.notes without a key: replayed as a multiset of rows'
+    """
+    return (f"{count} change(s) of {table} without a key: replayed as a multiset of rows; "
+            f"{how_to_give_keys([table])}")

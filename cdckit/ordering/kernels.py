@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..dialects import registry
 from ._shared import CHANGE_IDENTITY, CHANGE_OPS, HEARTBEAT_FACTOR, REDELIVERY_IDENTITY, ROW_KEY, none_if_missing
-from .catalogue import FINDING_COLUMNS, LAG_COLUMNS
+from .catalogue import FINDING_COLUMNS, LAG_COLUMNS, keyless_detail
 from .codes import (MISSING, Codes, first_alike, previous_in_group, run_starts, running_top, sorted_groups,
                     stable_order)
 from .narrow import ARRIVAL, SEQ_ORDER
@@ -423,8 +423,10 @@ def _heartbeat_rows(codes: Codes, factor: float) -> pd.DataFrame:
 def keyless_findings(frame: pd.DataFrame) -> pd.DataFrame:
     """Tables with changes that carry no key.
 
-    >>> keyless_findings(pd.DataFrame({"op": ["insert"], "key": [None], "_table": ["t"]}))["detail"].tolist()
-    ['1 change(s) without a key: replayed as a multiset of rows']
+    >>> detail = keyless_findings(pd.DataFrame({"op": ["insert"], "key": [None], "_table": ["t"]}))["detail"]
+    >>> detail.iat[0].split("; ")[0]
+    '1 change(s) of t without a key: replayed as a multiset of rows'
+
     """
     keyless = frame[frame["op"].isin(CHANGE_OPS) & frame["key"].isna() & frame["_table"].notna()]
     return keyless_rows(keyless.groupby("_table").size().to_dict())
@@ -433,7 +435,7 @@ def keyless_findings(frame: pd.DataFrame) -> pd.DataFrame:
 def keyless_rows(counts: dict[str, int]) -> pd.DataFrame:
     """Finding rows for ``{table: changes without a key}``."""
     return finding_frame({"finding": "keyless_tables", "table": table, "count": int(n),
-                          "detail": f"{n} change(s) without a key: replayed as a multiset of rows"}
+                          "detail": keyless_detail(table, int(n))}
                          for table, n in sorted(counts.items()))
 
 

@@ -32,8 +32,10 @@ from ..errors import CdcError, UnknownDialectError
 from ..frame import ARROW_SCHEMA, EVENT_FIELDS, Event, FrameBuilder
 from ..io import (LineBlock, Message, expand_paths, file_container, file_messages, file_pieces, is_gzip, line_ranges,
                   record_message, text_encoding)
+from ..keys import Keys
 from ..pairing import PAIRED, Pairer, unpaired_reason
 from .capture import SparkCapture, capture_of
+from .keys import given_keys
 from .session import check_workers, ship_cdckit
 
 __all__ = ["read", "decode", "quarantine", "report", "combined", "COMBINED_COLUMNS", "COMBINED_ARROW"]
@@ -263,7 +265,8 @@ _UNIT_FIELDS = ["path", "container", "dialect", "unknown", "start", "end", "firs
 
 def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = None, container: str | None = None,
          split_bytes: int = SPLIT_BYTES, split_messages: int | None = None, sample: int = DEFAULT_SAMPLE,
-         capture: bool = False, unavailable_value: str | tuple[str, ...] | list[str] = ()) -> Any:
+         capture: bool = False, unavailable_value: str | tuple[str, ...] | list[str] = (),
+         keys: "Keys | None" = None) -> Any:
     """Decode files into a Spark DataFrame with exactly the canonical columns (a
     :class:`~cdckit.spark.capture.SparkCapture` of events, quarantine and report when ``capture=True``).
 
@@ -273,8 +276,10 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
     the driver from its first ``sample`` messages unless ``dialect`` is given.
     JSON Lines and text files larger than ``split_bytes`` are cut at line
     ends into several tasks (``split_messages`` cuts every N messages instead,
-    for tests); offsets stay those of the whole file. ``tz`` and
-    ``unavailable_value`` are those of :func:`cdckit.read`.
+    for tests); offsets stay those of the whole file. ``tz``,
+    ``unavailable_value`` and ``keys`` are those of :func:`cdckit.read` (keys
+    given with :func:`cdckit.spark.keys.with_keys`: one job collects the
+    table names the names in ``keys`` are matched with).
 
     >>> from cdckit import spark as cdcspark                      # doctest: +SKIP
     >>> events = cdcspark.read(cdcspark.get_spark(), "capture.jsonl")  # doctest: +SKIP
@@ -301,7 +306,7 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
         tasks = spark.createDataFrame(rows, schema).withColumn("_n", F.monotonically_increasing_id())
         tasks = tasks.repartitionByRange(len(rows), "_n").drop("_n")
     all_rows = tasks.mapInArrow(_unit_reader(options), spark_schema(COMBINED_ARROW))
-    return _result(_paired(all_rows) if splits else all_rows, capture)
+    return _result(given_keys(_paired(all_rows) if splits else all_rows, keys), capture)
 
 
 # ---------------------------------------------------------------- decoding a Kafka-shaped DataFrame
@@ -356,7 +361,7 @@ def _stream_runs(sources: list, partitions: list) -> list[tuple[int, int]]:
 
 def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialect: str | None = None, *,
            tz: str | None = None, sample: int = DEFAULT_SAMPLE, capture: bool = False,
-           unavailable_value: str | tuple[str, ...] | list[str] = ()) -> Any:
+           unavailable_value: str | tuple[str, ...] | list[str] = (), keys: "Keys | None" = None) -> Any:
     """Decode a DataFrame of messages (Kafka-shaped) into the canonical Spark DataFrame (a
     :class:`~cdckit.spark.capture.SparkCapture` when ``capture=True``).
 
@@ -367,8 +372,8 @@ def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialec
     a unique increasing id. The dialect is detected on the driver from the
     first ``sample`` rows unless given. A dialect whose messages depend on
     the ones before them (``whole_files``: wal2json, test_decoding) decodes
-    each topic partition in one task, in offset order. ``tz`` and
-    ``unavailable_value`` are those of :func:`cdckit.read`.
+    each topic partition in one task, in offset order. ``tz``,
+    ``unavailable_value`` and ``keys`` are those of :func:`cdckit.read` (as for :func:`read`).
 
     >>> raw = spark.read.format("kafka").option("subscribe", "shop").load()   # doctest: +SKIP
     >>> events = cdcspark.decode(raw, dialect="debezium")                     # doctest: +SKIP
@@ -407,7 +412,7 @@ def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialec
         prepared = prepared.repartition("source", "partition").sortWithinPartitions("source", "partition", "offset")
     all_rows = prepared.mapInArrow(_decode_records(dialect, options, unknown, each), spark_schema(COMBINED_ARROW))
     splits = registry.flag(dialect, "splits_updates")
-    return _result(_paired(all_rows) if splits else all_rows, capture)
+    return _result(given_keys(_paired(all_rows) if splits else all_rows, keys), capture)
 
 
 # ---------------------------------------------------------------- pairing halves across tasks

@@ -23,7 +23,7 @@ from pyspark.sql import types as T
 from ..dialects import registry
 from ..ordering._shared import (CHANGE_IDENTITY, CHANGE_OPS, HEARTBEAT_FACTOR, REDELIVERY_IDENTITY, ROW_KEY, STREAMS,
                                 stream_columns)
-from ..ordering.catalogue import FINDING_COLUMNS, LAG_COLUMNS
+from ..ordering.catalogue import FINDING_COLUMNS, LAG_COLUMNS, keyless_detail
 from ..ordering.report import OrderReport, report_from_rows
 from .columns import table_name_column
 
@@ -277,9 +277,7 @@ def heartbeat_findings(frame: DataFrame, factor: float) -> DataFrame:
 def keyless_findings(changes: DataFrame) -> DataFrame:
     """Tables with changes that carry no key."""
     counts = changes.filter(F.col("key").isNull() & F.col("_table").isNotNull()).groupBy("_table").count()
-    return _rows(counts, "keyless_tables", table=F.col("_table"), count=F.col("count"),
-                 detail=F.concat(F.col("count").cast("string"),
-                                 F.lit(" change(s) without a key: replayed as a multiset of rows")))
+    return _rows(counts, "keyless_tables", table=F.col("_table"), count=F.col("count"))  # detail: _details
 
 
 def unpaired_findings(quarantine: DataFrame) -> DataFrame:
@@ -307,9 +305,12 @@ def _details(rows: pd.DataFrame) -> pd.DataFrame:
     """The detail texts written with Python number formatting (as the pandas report writes them)."""
     rows = rows.copy()
     detail = rows["detail"].astype(object).tolist()
-    for i, (name, value, count, other_seq, dialect, usual) in enumerate(zip(
-            rows["finding"], rows["value"], rows["count"], rows["other_seq"], rows["_dialect"], rows["_usual"])):
-        if name == "time_inversions":
+    for i, (name, table, value, count, other_seq, dialect, usual) in enumerate(zip(
+            rows["finding"], rows["table"], rows["value"], rows["count"], rows["other_seq"], rows["_dialect"],
+            rows["_usual"])):
+        if name == "keyless_tables":
+            detail[i] = keyless_detail(table, int(count))
+        elif name == "time_inversions":
             detail[i] = f"event_time {value:g} s earlier than an event before it in seq order"
         elif name == "sequence_gaps":
             detail[i] = f"{dialect}: {count} number(s) missing after {int(other_seq)}"

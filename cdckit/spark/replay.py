@@ -38,7 +38,9 @@ from pyspark.sql import types as T
 from .. import replay
 from ..ordering._shared import REPLAY_OPS
 from ..replayer import is_partial, problem_rows
+from ..keys import Keys
 from .columns import table_name_column
+from .keys import given_keys
 from .ordering import filled_seq
 from .session import check_workers
 from .tables import kinds_given, typed_json
@@ -426,7 +428,8 @@ def _plan(events: DataFrame, as_of: Any, order: str, types: Any) -> tuple[DataFr
     return changes.filter(F.col("_table").isNotNull()).withColumn("_position", position), prepared, tables
 
 
-def materialize(events: DataFrame, as_of: Any = None, order: str = "seq", types: Any = None) -> replay.TableStates:
+def materialize(events: DataFrame, as_of: Any = None, order: str = "seq", types: Any = None, *,
+                keys: Keys | None = None) -> replay.TableStates:
     """The state of every table (see :func:`cdckit.materialize`): ``{"database.table": Spark DataFrame}``.
 
     Each frame has one typed column per source column (in the pandas
@@ -443,8 +446,11 @@ def materialize(events: DataFrame, as_of: Any = None, order: str = "seq", types:
     capture wrote it: never null).
     The other columns keep the JSON typing above: long, double, boolean,
     ``decimal(38,0)`` for whole numbers beyond 64 bits, else string.
+
+    ``keys``: key columns of tables whose capture names none, as for :func:`cdckit.materialize`
+    (:func:`cdckit.spark.keys.with_keys`).
     """
-    changes, prepared, tables = _plan(events, as_of, order, types)
+    changes, prepared, tables = _plan(given_keys(events, keys), as_of, order, types)
     walked = _walk(prepared, tables, order)
     states = replay.TableStates()
     for name, table in tables.items():
@@ -473,16 +479,16 @@ def _places(positions: list[Any]) -> list[int]:
     return places
 
 
-def scd2(events: DataFrame, order: str = "seq", types: Any = None) -> replay.SCD2Tables:
+def scd2(events: DataFrame, order: str = "seq", types: Any = None, *, keys: Keys | None = None) -> replay.SCD2Tables:
     """A type 2 history per table (see :func:`cdckit.scd2`): ``{"database.table": Spark DataFrame}``.
 
     Columns: the source columns, then ``valid_from``, ``valid_to``,
     ``is_current``, ``op``, ``seq``; one row per version, in no particular
     order. Tables with no versions (nothing live ever) are left out; tables whose changes name no key
     columns too, named in a warning and in ``.keyless`` (:class:`cdckit.KeylessTableError` when no table
-    has a key), as pandas does. ``types``: the kinds of columns, as for :func:`materialize`.
+    has a key), as pandas does. ``types`` and ``keys``: as for :func:`materialize`.
     """
-    changes, prepared, tables = _plan(events, None, order, types)
+    changes, prepared, tables = _plan(given_keys(events, keys), None, order, types)
     keyless = sorted(n for n, t in tables.items() if t.keyless)
     keyed = [r[0] for r in changes.filter(F.col("key").isNotNull()).select("_table").distinct().collect()] \
         if keyless else []
@@ -504,14 +510,14 @@ def scd2(events: DataFrame, order: str = "seq", types: Any = None) -> replay.SCD
     return out
 
 
-def history(events: DataFrame, table: str, key: Any, order: str = "seq") -> pd.DataFrame:
+def history(events: DataFrame, table: str, key: Any, order: str = "seq", *, keys: Keys | None = None) -> pd.DataFrame:
     """Every version of one row (see :func:`cdckit.history`), as a pandas frame.
 
     Only that key's changes reach the driver, with those of the keys it
     moved from or to (found from the key-changing updates of the table),
-    where the pandas code replays them.
+    where the pandas code replays them. ``keys``: as for :func:`materialize`.
     """
-    frame = events.withColumn("_table", table_name_column()).filter(F.col("op").isin(*REPLAY_OPS))
+    frame = given_keys(events, keys).withColumn("_table", table_name_column()).filter(F.col("op").isin(*REPLAY_OPS))
     names = [r[0] for r in frame.select("_table").distinct().collect()]  # as pandas: tables that have changes
     name = replay.find_table(names, table)
     frame = frame.filter(F.col("_table") == name)

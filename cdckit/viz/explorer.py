@@ -45,6 +45,7 @@ import pandas as pd
 from ..filters import key_mask
 from ..frame import OPS
 from ..frame import table_names
+from ..keys import Keys, given_keys
 from ..optional import require
 from ..ordering._shared import CHANGE_OPS
 from ..replay import history
@@ -377,10 +378,12 @@ class Explorer(widgets.VBox):
         return f"<table class='cdckit-event'>{cells}</table>"
 
 
-def explore(events: pd.DataFrame, *, max_points: int = MAX_POINTS) -> Explorer:
+def explore(events: pd.DataFrame, *, max_points: int = MAX_POINTS, keys: Keys | None = None) -> Explorer:
     """An :class:`Explorer` of the events: filters, a timeline, and the diff and history of one event.
 
     ``max_points``: the timeline samples above this many events (see :mod:`cdckit.viz.sampling`).
+    ``keys``: key columns of tables whose capture names none, as for :func:`cdckit.read`: the key box and
+    a row's history then find their rows.
 
     >>> import cdckit
     >>> ex = explore(cdckit.samples.load("canal/shop"))
@@ -390,4 +393,4 @@ def explore(events: pd.DataFrame, *, max_points: int = MAX_POINTS) -> Explorer:
     """
     if not isinstance(events, pd.DataFrame):
         raise TypeError(f"explore takes the events frame cdckit.read returns, not {type(events).__name__}")
-    return Explorer(events, max_points=max_points)
+    return Explorer(given_keys(events, keys), max_points=max_points)

@@ -46,6 +46,7 @@ from ..capture import Capture
 from ..detect import detect
 from ..errors import CdcError
 from ..frame import table_names
+from ..keys import Keys, given_keys
 from ..optional import require
 from ..ordering import order_report
 from ..ordering._shared import stream_columns
@@ -458,12 +459,14 @@ def _diffs_section(events: pd.DataFrame, sample_diffs: int) -> str:
 
 
 def build_report(events: "Capture | pd.DataFrame", *, title: str | None = None, sources: list[str] | None = None,
-                 sample_diffs: int = SAMPLE_DIFFS, max_points: int = REPORT_POINTS) -> str:
+                 sample_diffs: int = SAMPLE_DIFFS, max_points: int = REPORT_POINTS, keys: "Keys | None" = None) -> str:
     """The report page of a capture (or decoded ``events``) as one HTML string (DataTables and plotly.js
     inline, compressed).
 
     ``sources``: the files to show detection for (default: the sources of the
-    events and the quarantine that exist as files).
+    events and the quarantine that exist as files). ``keys``: key columns of
+    tables whose capture names none, as for :func:`cdckit.read` (the state,
+    diffs and ordering sections then follow rows by them).
 
     >>> import cdckit
     >>> page = build_report(cdckit.read(cdckit.samples.path("lindorm")))
@@ -471,7 +474,7 @@ def build_report(events: "Capture | pd.DataFrame", *, title: str | None = None, 
     (True, False)
     """
     _require_viz()
-    capture = Capture.of(events)
+    capture = given_keys(Capture.of(events), keys)
     events, quarantine = capture.with_attrs(), capture.quarantine
     if sources is None:
         names = list(events["source"].dropna().unique())
@@ -509,12 +512,13 @@ def build_report(events: "Capture | pd.DataFrame", *, title: str | None = None, 
 
 def write_report(source: Any, path: str | os.PathLike[str], *, dialect: str | None = None,
                  overwrite: bool = False, title: str | None = None,
-                 events: "Capture | pd.DataFrame | None" = None) -> Any:
+                 events: "Capture | pd.DataFrame | None" = None, keys: "Keys | None" = None) -> Any:
     """Read ``source`` (anything :func:`cdckit.read` takes) and write its report to ``path``.
 
     The page is written to a temporary file and renamed into place; an
     existing ``path`` raises ``FileExistsError`` unless ``overwrite``.
-    ``events``: the already decoded capture (or events) of ``source`` (skips the read).
+    ``events``: the already decoded capture (or events) of ``source`` (skips the read). ``keys``: key columns
+    of tables whose capture names none (see :func:`build_report`).
     Returns :class:`cdckit.export.Written`.
 
     >>> import cdckit, tempfile, pathlib
@@ -529,7 +533,9 @@ def write_report(source: Any, path: str | os.PathLike[str], *, dialect: str | No
     _require_viz()
     target = Path(path)
     if events is None:
-        events = read(source, dialect=dialect, capture=True)
+        events = read(source, dialect=dialect, capture=True, keys=keys)
+    elif keys:
+        events = given_keys(Capture.of(events), keys)
     sources = None
     if isinstance(source, (str, os.PathLike)) and os.path.isfile(source):
         sources = [str(source)]

@@ -1,0 +1,236 @@
+"""Keys given once, used everywhere (issue 26 item 3): ``keys=`` on read, materialize, scd2, history, explore
+and the report, ``--keys`` on every command that reads, the same rule on Spark, and the keyless finding (both
+engines) and KeylessTableError saying how to find and give keys."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import cdckit
+from cdckit import samples
+from cdckit.cli import EXIT_CODES, main
+from cdckit.cli import exit_codes
+from comparable import row_texts
+
+KEYED = "canal/shop"
+KEYLESS_FILE = "pg_test_decoding/shop.txt"
+KEYS = {"customers": "id", "order_items": ["order_id", "line_no"]}
+
+
+def stripped(events: pd.DataFrame) -> pd.DataFrame:
+    """``events`` as a capture that names no key (key and key_columns empty), attrs kept."""
+    out = events.assign(key=pd.Series([None] * len(events), index=events.index, dtype=events["key"].dtype),
+                        key_columns=pd.Series([None] * len(events), index=events.index, dtype=object))
+    out.attrs = dict(events.attrs)
+    return out
+
+
+@pytest.fixture(scope="module")
+def keyed():
+    return cdckit.read(samples.path(KEYED))
+
+
+@pytest.fixture(scope="module")
+def keyless(keyed):
+    return stripped(keyed)
+
+
+def test_the_capture_is_keyless_without_keys(keyless):
+    assert keyless["key"].isna().all()
+    with pytest.raises(cdckit.KeylessTableError):
+        cdckit.scd2(keyless)
+
+
+def test_materialize_with_keys_is_the_keyed_state(keyed, keyless):
+    want, got = cdckit.materialize(keyed), cdckit.materialize(keyless, keys=KEYS)
+    assert list(got) == list(want) and got.keyless == [] and got.key_columns == want.key_columns
+    for table in want:
+        pd.testing.assert_frame_equal(got[table], want[table])
+    pd.testing.assert_frame_equal(got.problems, want.problems)
+
+
+def test_scd2_and_history_with_keys_are_the_keyed_ones(keyed, keyless):
+    want, got = cdckit.scd2(keyed), cdckit.scd2(keyless, keys=KEYS)
+    assert list(got) == list(want)
+    for table in want:
+        pd.testing.assert_frame_equal(got[table], want[table])
+    for table, key in (("customers", 3), ("shop.order_items", [101, 1])):
+        pd.testing.assert_frame_equal(cdckit.history(keyless, table, key, keys=KEYS), cdckit.history(keyed, table, key))
+
+
+def test_read_with_keys_keeps_quarantine_report_and_capture():
+    path = samples.path(KEYLESS_FILE)
+    plain = cdckit.read(path)
+    events = cdckit.read(path, keys=KEYS)
+    assert plain["key"].isna().all() and events["key"].notna().sum() > 0
+    assert events.attrs["report"] == plain.attrs["report"]
+    assert len(cdckit.quarantine(events)) == len(cdckit.quarantine(plain))
+    capture = cdckit.read(path, keys=KEYS, capture=True)
+    assert capture.events["key"].tolist() == events["key"].tolist() and capture.report == plain.attrs["report"]
+    chunks = list(cdckit.read(path, keys=KEYS, chunksize=100))
+    assert pd.concat(chunks, ignore_index=True)["key"].tolist() == events["key"].tolist()
+    assert cdckit.scd2(events).keyless == []  # every later call sees the keys
+
+
+def test_unknown_table_and_unknown_column_are_clear_errors(keyless):
+    with pytest.raises(ValueError, match=r"'custmers', which is not in the events; tables: shop.customers, "
+                                         r"shop.order_items"):
+        cdckit.materialize(keyless, keys={"custmers": "id"})
+    with pytest.raises(ValueError, match=r"no image of shop.customers holds .*'idd'.*its columns: id, name"):
+        cdckit.history(keyless, "customers", 3, keys={"customers": "idd"})
+    with pytest.raises(ValueError, match="names no key column"):
+        cdckit.read(samples.path(KEYLESS_FILE), keys={"customers": []})
+
+
+def test_explorer_key_box_and_row_history_work_with_keys(keyed, keyless):
+    pytest.importorskip("ipywidgets")
+    bare = cdckit.explore(keyless)
+    bare.table.value, bare.key.value = "shop.customers", "3"
+    assert len(bare.filtered()) == 0
+    given, want = cdckit.explore(keyless, keys=KEYS), cdckit.explore(keyed)
+    for ex in (given, want):
+        ex.table.value, ex.key.value = "shop.customers", "3"
+    assert given.filtered().index.tolist() == want.filtered().index.tolist() != []
+    given.select(given.filtered().index[0])
+    want.select(want.filtered().index[0])
+    assert "history of shop.customers key [3]" in given.details.value and given.details.value == want.details.value
+
+
+def test_report_with_keys_is_the_keyed_report(keyed, keyless):
+    pytest.importorskip("plotly")
+    from cdckit.viz.report import build_report
+
+    def page(events, **options):
+        made = re.compile(r"made \d{4}-\d\d-\d\d \d\d:\d\d UTC")
+        return made.sub("", build_report(events, title="shop", sources=[], **options))
+
+    assert page(keyless, keys=KEYS) == page(keyed)
+    said = "change(s) of shop.customers without a key"
+    assert said in page(keyless) and said not in page(keyless, keys=KEYS)
+
+
+# --------------------------------------------------------------------------- what the warnings say
+
+
+def test_keyless_finding_names_the_table_the_proposal_and_how_to_give_keys(keyless):
+    found = cdckit.order_report(keyless)["keyless_tables"]
+    detail = dict(zip(found["table"], found["detail"]))["shop.customers"]
+    assert detail.startswith("161 change(s) of shop.customers without a key")
+    for said in ("cdckit.infer_keys(events)", "cdckit keys FILE", "keys={'shop.customers': [...]}",
+                 "--keys shop.customers=COL"):
+        assert said in detail
+    with pytest.raises(cdckit.KeylessTableError) as err:
+        cdckit.history(keyless, "customers", 3)
+    assert cdckit.errors.how_to_give_keys(["shop.customers"]) in str(err.value)
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_state_and_scd2_with_keys(capsys, tmp_path):
+    path = samples.path(KEYLESS_FILE)
+    events = cdckit.read(path, keys=KEYS)
+    code, _, err = run(capsys, "scd2", path)
+    assert code == exit_codes.EXIT_INPUT and "--keys shop.customers=COL" in err and "cdckit keys FILE" in err
+    for command, replay in (("state", cdckit.materialize), ("scd2", cdckit.scd2)):
+        out = tmp_path / command
+        code, _, err = run(capsys, command, path, "--keys", "customers=id", "--keys", "order_items=order_id,line_no",
+                           "-o", out, "--to", "csv")
+        assert code == 0, err
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no table left keyless
+            want = replay(events)
+        for table, frame in want.items():
+            written = pd.read_csv(next(Path(out).rglob(f"*{table}*")))
+            assert len(written) == len(frame) and list(written.columns) == list(frame.columns), (command, table)
+
+
+def test_cli_read_filters_by_the_given_keys(capsys):
+    path = samples.path(KEYLESS_FILE)
+    code, out, _ = run(capsys, "read", path, "--keys", "customers=id", "--table", "customers", "--key", "3",
+                       "--columns", "op,key", "--head", "0")
+    want = cdckit.read(path, keys=KEYS)
+    want = want[(want["table"] == "customers") & (want["key"] == "[3]")]
+    code, out, _ = run(capsys, "read", path, "--keys", "customers=id", "--table", "customers", "--key", "3",
+                       "--columns", "op,key", "--head", "100")
+    assert code == 0 and len(want) > 0 and len(out.splitlines()) == len(want) + 1
+    assert all(line.split()[1] == "[3]" for line in out.splitlines()[1:])
+
+
+@pytest.mark.parametrize("given, said", [
+    ("customers", "--keys customers: write TABLE=COL"),
+    ("=id", "--keys =id: write TABLE=COL"),
+    ("customers=id,", "--keys customers=id,: write TABLE=COL"),
+    ("custmers=id", "'custmers', which is not in the events; tables: shop.customers, shop.order_items"),
+])
+def test_cli_bad_keys_are_usage_errors(capsys, given, said):
+    code, _, err = run(capsys, "state", samples.path(KEYLESS_FILE), "--keys", given)
+    assert code == exit_codes.EXIT_USAGE and said in err and "Traceback" not in err
+    assert exit_codes.EXIT_USAGE in EXIT_CODES
+
+
+def test_every_reading_command_takes_keys():
+    from cdckit.cli.parser import build_parser
+
+    parser = build_parser()
+    for command in ("read", "convert", "report", "order", "state", "scd2", "schema", "compare", "reconcile"):
+        argv = {"compare": ["a", "b"], "reconcile": ["a", "b", "--table", "t"],
+                "convert": ["a", "-o", "x"], "report": ["a", "-o", "x"]}.get(command, ["a"])
+        assert parser.parse_args([command, *argv, "--keys", "t=id"]).keys == ["t=id"], command
+
+
+# --------------------------------------------------------------------------- Spark
+
+
+TRICKY = """BEGIN 7
+table public.t: INSERT: id[numeric]:12345678901234567890.5 name[text]:'é😀 ''q''' n[integer]:null k[integer]:1
+table public.t: INSERT: id[numeric]:2.50 name[text]:'a' n[integer]:3 k[integer]:-9223372036854775807
+table public.t: UPDATE: id[numeric]:2.50 name[text]:'a' n[integer]:4 k[integer]:-9223372036854775807
+table public.t: DELETE: id[numeric]:2.50 name[text]:'a' n[integer]:4 k[integer]:-9223372036854775807
+COMMIT 7
+"""
+
+
+def test_spark_key_texts_are_the_pandas_ones(spark, tmp_path):
+    from cdckit import spark as cdcspark
+
+    path = tmp_path / "tricky.txt"
+    path.write_text(TRICKY, encoding="utf-8")
+    keys = {"t": ["id", "name", "n", "k"]}
+    want = cdckit.read(path, keys=keys)
+    got = cdcspark.read(spark, str(path), keys=keys).toPandas()
+    assert got["key"].astype(object).where(got["key"].notna(), None).tolist() == \
+        want["key"].astype(object).where(want["key"].notna(), None).tolist()
+    assert [list(c) if c is not None else None for c in got["key_columns"]] == want["key_columns"].tolist()
+    assert want["key"].notna().sum() == 4 and "é😀" in want["key"].iat[1]
+
+
+def test_spark_replay_and_finding_with_and_without_keys(spark):
+    from cdckit import spark as cdcspark
+
+    path = samples.path(KEYLESS_FILE)
+    pandas_events, events = cdckit.read(path), cdcspark.read(spark, str(path))
+    want, got = cdckit.order_report(pandas_events)["keyless_tables"], cdcspark.order_report(events)["keyless_tables"]
+    assert got["detail"].tolist() == want["detail"].tolist() and "cdckit.infer_keys(events)" in want["detail"].iat[0]
+    states, want_states = cdcspark.materialize(events, keys=KEYS), cdckit.materialize(pandas_events, keys=KEYS)
+    assert states.keyless == [] and sorted(states) == list(want_states)
+    for table in want_states:
+        assert row_texts(states[table]) == row_texts(want_states[table]), table
+    versions = cdcspark.scd2(events, keys=KEYS)
+    assert {t: versions[t].count() for t in versions} == {t: len(f) for t, f in cdckit.scd2(pandas_events,
+                                                                                                keys=KEYS).items()}
+    assert row_texts(cdcspark.history(events, "customers", 3, keys=KEYS)[["op", "seq", "version"]]) == \
+        row_texts(cdckit.history(pandas_events, "customers", 3, keys=KEYS)[["op", "seq", "version"]])
+    with pytest.raises(ValueError, match="not in the events; tables: shop.customers"):
+        cdcspark.materialize(events, keys={"nosuch": "id"})
