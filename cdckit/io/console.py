@@ -1,0 +1,243 @@
+r"""Lines ``kafka-console-consumer`` prints with ``--property print.key=true``: the key, a separator, the value.
+
+Kafka's ``DefaultMessageFormatter`` writes, in this order and each followed by
+the key separator (``key.separator``, a tab unless set), the fields asked for:
+the timestamp (``CreateTime:1714554000000``, ``LogAppendTime:...`` or
+``NO_TIMESTAMP``, with ``print.timestamp``), ``Partition:0``
+(``print.partition``), ``Offset:42`` (``print.offset``), the headers
+(``h1:v1,h2:v2`` or ``NO_HEADERS``, with ``print.headers``), the key
+(``print.key``) and last the value; a null key or value prints as ``null``.
+
+Such a line is read as the Kafka record it shows, as a kcat ``-J`` line is:
+the message is the value, its Kafka key the key, and the printed partition
+and offset are the message's. A line counts only when the value is a whole
+JSON object or array (or ``null``, a tombstone) and the key is JSON, ``null``
+or text without the separator, so the text lines of other dialects (UniVerse,
+test_decoding) are never taken for one. The timestamp and headers are read
+past (no dialect takes them from a Kafka record).
+
+>>> line = console_line(b'CreateTime:1714554000000\tPartition:2\tOffset:42\t{"id":1}\t{"op":"c"}')
+>>> line.key, line.value, line.partition, line.offset
+('{"id":1}', b'{"op":"c"}', 2, 42)
+>>> console_line(b'null\tnull').value is None, console_line(b'id[integer]:1\tname[text]:x') is None
+(True, True)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from .. import values
+from .message import Message
+from .records import kafka_key, value_message
+
+__all__ = ["TAB", "ConsoleLine", "console_line", "console_lines", "console_message", "console_messages",
+           "console_head", "LAYOUT_WITH_KEY", "LAYOUT_WITHOUT_KEY"]
+
+#: The separator the console consumer prints between fields unless ``key.separator`` is set.
+TAB = "\t"
+#: How detection names a message read from such a line (with and without a printed key).
+LAYOUT_WITH_KEY = "kafka-console-consumer layout with key"
+LAYOUT_WITHOUT_KEY = "kafka-console-consumer layout"
+
+_TIMESTAMP = re.compile(rb"(?:CreateTime|LogAppendTime):-?\d+|NO_TIMESTAMP")
+_NUMBER = re.compile(rb"-?\d{1,19}")
+_OPENERS = (b"{", b"[", b'"')
+#: The reason codes of a line that did not parse as one JSON value: it may be a console-consumer line.
+_NOT_JSON = ("invalid_json", "truncated_json")
+
+
+@dataclass(slots=True)
+class ConsoleLine:
+    """One console-consumer line: ``key`` as printed (None for ``null`` or no key printed), ``value`` the
+    JSON text of the value (None for ``null``), ``partition`` and ``offset`` when printed."""
+
+    key: str | None
+    value: bytes | None
+    partition: int | None = None
+    offset: int | None = None
+    keyed: bool = True
+
+    # what the batch path asks of a saved Kafka record (see :class:`cdckit.io.SavedRecord`)
+
+    def message_bytes(self) -> bytes | None:
+        """The value as raw JSON object text, or None when it is anything else (null, an array)."""
+        value = self.value
+        return value if value is not None and value[:1] == b"{" else None
+
+    def key_text(self) -> str | None:
+        return self.key
+
+    def topic_text(self) -> str | None:
+        return None
+
+
+def console_line(raw: bytes, separator: str | None = None) -> ConsoleLine | None:
+    r"""``raw`` (one line, no line end) as a console-consumer line, or None when it is not one.
+
+    ``separator`` is the ``key.separator`` the consumer printed with (a tab when None).
+
+    >>> console_line(b'k1 => {"a": 1}', " => ").key
+    'k1'
+    >>> console_line(b'{"id":"a|b"}|{"a":1}', "|").key
+    '{"id":"a|b"}'
+    >>> console_line(b'Partition:0\tNO_HEADERS\tk\t{}').partition
+    0
+    """
+    sep = (separator or TAB).encode("utf-8")
+    if sep not in raw:
+        return None
+    rest, partition, offset, prefixed = raw, None, None, False
+    field, after = _field(rest, sep)
+    if after is not None and _TIMESTAMP.fullmatch(field):
+        rest, prefixed = after, True
+        field, after = _field(rest, sep)
+    if after is not None and field.startswith(b"Partition:") and _NUMBER.fullmatch(field, 10):
+        partition, rest, prefixed = int(field[10:]), after, True
+        field, after = _field(rest, sep)
+    if after is not None and field.startswith(b"Offset:") and _NUMBER.fullmatch(field, 7):
+        offset, rest, prefixed = int(field[7:]), after, True
+        field, after = _field(rest, sep)
+        if not values.INT64_MIN <= offset <= values.INT64_MAX:
+            return None
+    if after is not None and (field == b"NO_HEADERS" or (b":" in field and field[:1] not in _OPENERS)):
+        found = _key_and_value(after, sep, prefixed=False)  # headers are followed by a key
+        if found is not None:
+            return ConsoleLine(found[0], found[1], partition, offset)
+    found = _key_and_value(rest, sep, prefixed)
+    if found is None:
+        return None
+    return ConsoleLine(found[0], found[1], partition, offset, keyed=found[2])
+
+
+def _field(text: bytes, sep: bytes) -> tuple[bytes, bytes | None]:
+    """The first field of ``text`` and what follows its separator (None when there is no separator)."""
+    cut = text.find(sep)
+    return (text, None) if cut < 0 else (text[:cut], text[cut + len(sep):])
+
+
+def _key_and_value(rest: bytes, sep: bytes, prefixed: bool) -> tuple[str | None, bytes | None, bool] | None:
+    """``(key, value, keyed)`` of what follows the prefix fields, or None. With ``prefixed`` (a prefix field
+    was printed), a lone value (no key printed) counts too."""
+    start, plain = 0, None
+    while True:
+        cut = rest.find(sep, start)
+        if cut < 0:
+            break
+        key, value = rest[:cut], rest[cut + len(sep):]
+        whole = _whole_value(value)
+        if key[:1] not in _OPENERS or key == b"null":
+            plain = (key, value) if whole and plain is None and start == 0 else plain
+            break
+        if whole and _json(key):
+            return key.decode("utf-8"), _value_bytes(value), True
+        if start == 0 and whole:
+            plain = (key, value)  # text that opens like JSON: a plain key unless a longer JSON key fits
+        start = cut + 1  # a JSON key may hold the separator in its quotes
+    if plain is not None:
+        key, value = plain
+        if key == b"null":
+            return None, _value_bytes(value), True
+        if not key and not prefixed:
+            return None
+        try:
+            return key.decode("utf-8"), _value_bytes(value), True
+        except UnicodeDecodeError:
+            return None
+    if prefixed and _whole_value(rest):
+        return None, _value_bytes(rest), False
+    return None
+
+
+def _whole_value(value: bytes) -> bool:
+    """True when ``value`` is shaped as a whole JSON object or array on one line, or ``null``."""
+    value = value.rstrip(b"\r ")
+    first, last = value[:1], value[-1:]
+    return (first == b"{" and last == b"}") or (first == b"[" and last == b"]") or value == b"null"
+
+
+def _value_bytes(value: bytes) -> bytes | None:
+    value = value.rstrip(b"\r ")
+    return None if value == b"null" else value
+
+
+def _json(text: bytes) -> bool:
+    try:
+        values.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def console_lines(lines: list[bytes], separator: str | None = None) -> list[ConsoleLine | None] | None:
+    r"""The lines of a block as console-consumer lines (None for a line that is not one), or None at once
+    when the first line is not one: the block is not in that layout.
+
+    >>> [line.offset for line in console_lines([b'Offset:1\tk\t{}', b'Offset:2\tk\t{}'])]
+    [1, 2]
+    >>> console_lines([b'{"a": 1}']) is None
+    True
+    """
+    out: list[ConsoleLine | None] = []
+    for raw in lines:
+        line = console_line(raw.strip(b"\r\n"), separator)
+        if line is None and not out:
+            return None
+        out.append(line)
+    return out
+
+
+def console_message(msg: Message, separator: str | None = None) -> Message:
+    r"""``msg`` unwrapped when its text is a console-consumer line (see :func:`console_line`), else ``msg``.
+
+    Only a message read as text, or one whose JSON did not parse, can be one.
+
+    >>> from cdckit.io import parse_line
+    >>> msg = console_message(parse_line(b'{"id": 1}\t{"op": "c"}', "f", 0, 1))
+    >>> msg.value, msg.key, msg.offset
+    ({'op': 'c'}, {'id': 1}, 0)
+    """
+    if msg.code in _NOT_JSON or (msg.error is None and msg.value.__class__ is str):
+        raw = msg.raw
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8", "surrogatepass")
+        if not isinstance(raw, (bytes, bytearray)):
+            return msg
+        line = console_line(bytes(raw).rstrip(b"\r\n"), separator)
+        if line is None:
+            return msg
+        return unwrapped(line, msg.source, msg.offset, msg.line, raw=msg.raw, partition=msg.partition) or msg
+    return msg
+
+
+def unwrapped(line: ConsoleLine, source: str, offset: int, number: int | None, raw: bytes | str | None = None,
+              partition: int | None = None) -> Message | None:
+    """The message a console-consumer line carries (its value parsed), with its key, partition and offset."""
+    inner = value_message(line.value, source, offset if line.offset is None else line.offset, number)
+    if inner is None:
+        return None
+    inner.key = None if line.key is None else kafka_key(line.key)
+    inner.partition = partition if line.partition is None else line.partition
+    inner.layout = LAYOUT_WITH_KEY if line.keyed else LAYOUT_WITHOUT_KEY
+    if raw is not None:
+        inner.raw = raw
+    return inner
+
+
+def console_messages(messages: Iterable[Message], separator: str | None = None) -> Iterator[Message]:
+    """``messages``, each unwrapped by :func:`console_message`."""
+    for msg in messages:
+        yield console_message(msg, separator)
+
+
+def console_head(head: bytes, separator: str | None = None) -> bool:
+    r"""True when most of the first lines of ``head`` (a file's first bytes) are console-consumer lines.
+
+    >>> console_head(b'CreateTime:1\tk\t{"a": 1}\nCreateTime:2\tk\t{"a": 2}\n'), console_head(b"op=c\n")
+    (True, False)
+    """
+    lines = [ln.rstrip(b"\r") for ln in head.split(b"\n")[:-1] if ln.strip()][:10] or [head.strip()]
+    found = sum(1 for ln in lines if console_line(ln, separator) is not None)
+    return found > 0 and found * 2 >= len(lines)
