@@ -146,6 +146,9 @@ def _add_read_options(sub: argparse.ArgumentParser) -> None:
                      help="Debezium: the connector's unavailable.value.placeholder when set to another text "
                      "(repeat for several; __debezium_unavailable_value is always recognised): a column holding "
                      "it is an unchanged TOASTed value")
+    sub.add_argument("--key-separator", metavar="SEP",
+                     help="the key.separator kafka-console-consumer printed its fields with, when not a tab "
+                     "(lines of key, separator, value are read as the Kafka records they show)")
 
 
 def _add_filters(sub: argparse.ArgumentParser, tables: bool = True, keys: bool = True) -> None:

@@ -77,7 +77,8 @@ def _convert_on_spark(args: argparse.Namespace, kind: str, target: str) -> int:
 
     written, report, quarantine = convert_capture(args.paths[0], lambda events: write(events, kind, target, args),
                                                   dialect=args.dialect, shown=QUARANTINE_SHOWN,
-                                                  unavailable_value=unavailable_values(args))
+                                                  unavailable_value=unavailable_values(args),
+                                                  key_separator=args.key_separator)
     code = summary(args.paths[0], report, quarantine)
     print_written(written)
     return code
