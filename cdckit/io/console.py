@@ -45,6 +45,7 @@ LAYOUT_WITHOUT_KEY = "kafka-console-consumer layout"
 _TIMESTAMP = re.compile(rb"(?:CreateTime|LogAppendTime):-?\d+|NO_TIMESTAMP")
 _NUMBER = re.compile(rb"-?\d{1,19}")
 _OPENERS = (b"{", b"[", b'"')
+_CLOSERS = {b"{": b"}", b"[": b"]", b'"': b'"'}
 #: The reason codes of a line that did not parse as one JSON value: it may be a console-consumer line.
 _NOT_JSON = ("invalid_json", "truncated_json")
 
@@ -89,78 +90,83 @@ def console_line(raw: bytes, separator: str | None = None) -> ConsoleLine | None
     sep = (separator or TAB).encode("utf-8")
     if sep not in raw:
         return None
-    rest, partition, offset, prefixed = raw, None, None, False
-    field, after = _field(rest, sep)
-    if after is not None and _TIMESTAMP.fullmatch(field):
-        rest, prefixed = after, True
-        field, after = _field(rest, sep)
-    if after is not None and field.startswith(b"Partition:") and _NUMBER.fullmatch(field, 10):
-        partition, rest, prefixed = int(field[10:]), after, True
-        field, after = _field(rest, sep)
-    if after is not None and field.startswith(b"Offset:") and _NUMBER.fullmatch(field, 7):
-        offset, rest, prefixed = int(field[7:]), after, True
-        field, after = _field(rest, sep)
+    width = len(sep)
+    pos, partition, offset, prefixed = 0, None, None, False
+    cut = raw.find(sep)
+    if cut >= 0 and _TIMESTAMP.fullmatch(raw, 0, cut):
+        pos, prefixed = cut + width, True
+        cut = raw.find(sep, pos)
+    if cut >= 0 and raw.startswith(b"Partition:", pos) and _NUMBER.fullmatch(raw, pos + 10, cut):
+        partition, pos, prefixed = int(raw[pos + 10:cut]), cut + width, True
+        cut = raw.find(sep, pos)
+    if cut >= 0 and raw.startswith(b"Offset:", pos) and _NUMBER.fullmatch(raw, pos + 7, cut):
+        offset, pos, prefixed = int(raw[pos + 7:cut]), cut + width, True
+        cut = raw.find(sep, pos)
         if not values.INT64_MIN <= offset <= values.INT64_MAX:
             return None
-    if after is not None and (field == b"NO_HEADERS" or (b":" in field and field[:1] not in _OPENERS)):
-        found = _key_and_value(after, sep, prefixed=False)  # headers are followed by a key
+    if cut >= 0 and raw[pos:pos + 1] not in _OPENERS and (raw.startswith(b"NO_HEADERS", pos) and cut == pos + 10
+                                                          or raw.find(b":", pos, cut) >= 0):
+        found = _key_and_value(raw, cut + width, sep, prefixed=False)  # headers are followed by a key
         if found is not None:
             return ConsoleLine(found[0], found[1], partition, offset)
-    found = _key_and_value(rest, sep, prefixed)
+    found = _key_and_value(raw, pos, sep, prefixed)
     if found is None:
         return None
     return ConsoleLine(found[0], found[1], partition, offset, keyed=found[2])
 
 
-def _field(text: bytes, sep: bytes) -> tuple[bytes, bytes | None]:
-    """The first field of ``text`` and what follows its separator (None when there is no separator)."""
-    cut = text.find(sep)
-    return (text, None) if cut < 0 else (text[:cut], text[cut + len(sep):])
-
-
-def _key_and_value(rest: bytes, sep: bytes, prefixed: bool) -> tuple[str | None, bytes | None, bool] | None:
-    """``(key, value, keyed)`` of what follows the prefix fields, or None. With ``prefixed`` (a prefix field
-    was printed), a lone value (no key printed) counts too."""
-    start, plain = 0, None
+def _key_and_value(raw: bytes, pos: int, sep: bytes, prefixed: bool) -> tuple[str | None, bytes | None, bool] | None:
+    """``(key, value, keyed)`` of what follows the prefix fields (from ``pos``), or None. With ``prefixed`` (a
+    prefix field was printed), a lone value (no key printed) counts too."""
+    start, plain, width = pos, None, len(sep)
     while True:
-        cut = rest.find(sep, start)
+        cut = raw.find(sep, start)
         if cut < 0:
             break
-        key, value = rest[:cut], rest[cut + len(sep):]
-        whole = _whole_value(value)
+        key = raw[pos:cut]
+        whole = _whole_value(raw, cut + width)
         if key[:1] not in _OPENERS or key == b"null":
-            plain = (key, value) if whole and plain is None and start == 0 else plain
+            plain = (key, cut + width) if whole and plain is None and start == pos else plain
             break
-        if whole and _json(key):
-            return key.decode("utf-8"), _value_bytes(value), True
-        if start == 0 and whole:
-            plain = (key, value)  # text that opens like JSON: a plain key unless a longer JSON key fits
+        if whole and (_closed(key) if start == pos else _json(key)):  # a longer key holds the separator:
+            return key.decode("utf-8"), _value_bytes(raw, cut + width), True  # it must be JSON to count
+        if start == pos and whole:
+            plain = (key, cut + width)  # text that opens like JSON: a plain key unless a longer JSON key fits
         start = cut + 1  # a JSON key may hold the separator in its quotes
     if plain is not None:
-        key, value = plain
+        key, at = plain
         if key == b"null":
-            return None, _value_bytes(value), True
+            return None, _value_bytes(raw, at), True
         if not key and not prefixed:
             return None
         try:
-            return key.decode("utf-8"), _value_bytes(value), True
+            return key.decode("utf-8"), _value_bytes(raw, at), True
         except UnicodeDecodeError:
             return None
-    if prefixed and _whole_value(rest):
-        return None, _value_bytes(rest), False
+    if prefixed and _whole_value(raw, pos):
+        return None, _value_bytes(raw, pos), False
     return None
 
 
-def _whole_value(value: bytes) -> bool:
-    """True when ``value`` is shaped as a whole JSON object or array on one line, or ``null``."""
-    value = value.rstrip(b"\r ")
-    first, last = value[:1], value[-1:]
-    return (first == b"{" and last == b"}") or (first == b"[" and last == b"]") or value == b"null"
+def _whole_value(raw: bytes, pos: int) -> bool:
+    """True when ``raw`` from ``pos`` is shaped as a whole JSON object or array on one line, or ``null``."""
+    end = len(raw)
+    while end > pos and raw[end - 1] in b"\r ":
+        end -= 1
+    first, last = raw[pos:pos + 1], raw[end - 1:end]
+    return end > pos and ((first == b"{" and last == b"}") or (first == b"[" and last == b"]")
+                          or (end - pos == 4 and raw.startswith(b"null", pos)))
 
 
-def _value_bytes(value: bytes) -> bytes | None:
-    value = value.rstrip(b"\r ")
+def _value_bytes(raw: bytes, pos: int) -> bytes | None:
+    value = raw[pos:].rstrip(b"\r ")
     return None if value == b"null" else value
+
+
+def _closed(key: bytes) -> bool:
+    """True when ``key`` closes as it opens (``{...}``, ``[...]``, ``"..."``): the key, when it ends at the first
+    separator (read as text if it is not JSON after all)."""
+    return len(key) > 1 and key[-1:] == _CLOSERS[key[:1]]
 
 
 def _json(text: bytes) -> bool:
