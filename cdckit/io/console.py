@@ -208,6 +208,8 @@ def console_message(msg: Message, separator: str | None = None) -> Message:
     if msg.code in _NOT_JSON or (msg.error is None and msg.value.__class__ is str):
         raw = msg.raw
         if isinstance(raw, str):
+            if (separator or TAB) not in raw:  # the common case of a text dialect's line: nothing to do
+                return msg
             raw = raw.encode("utf-8", "surrogatepass")
         if not isinstance(raw, (bytes, bytearray)):
             return msg
