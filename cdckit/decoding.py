@@ -30,6 +30,7 @@ import pyarrow as pa
 
 from . import shapes
 from .io import LineBlock, Message, parse_line, record_message, saved_records
+from .io.console import console_lines, console_message
 from .detect import FLOOR, score_message
 from .dialects import registry
 from .column_types import TYPE_COLUMNS
@@ -365,9 +366,12 @@ class MessageDecoder:
         """Decode a block of JSON Lines, through the dialect's batch decoder when it has one."""
         lines = block.lines
 
+        separator = self.options.key_separator
+
         def slow(index: int) -> None:
-            msg = parse_line(lines[index].strip(), source, block.first_offset + index, block.line_of(index))
-            if partition is not None:
+            msg = console_message(parse_line(lines[index].strip(), source, block.first_offset + index,
+                                             block.line_of(index)), separator)
+            if partition is not None and msg.partition is None:
                 msg.partition = partition
             self.message(msg)
 
@@ -381,6 +385,10 @@ class MessageDecoder:
         if saved is not None:  # kcat -J lines or Kafka-shaped frames: their messages go to the batch decoder
             self._saved(saved, block, source, partition, slow)
             return
+        printed = console_lines(lines, separator) if self._batches() else None
+        if printed is not None:  # kafka-console-consumer lines: the same, their values to the batch decoder
+            self._saved(printed, block, source, partition, slow)
+            return
         results = self._batch(lines)
         if results is None:
             for index in range(count):
@@ -390,8 +398,10 @@ class MessageDecoder:
                    self._batch_types)
 
     def _saved(self, saved: list, block: LineBlock, source: str, partition: int | None, slow: Any) -> None:
-        """A block of saved Kafka records: the messages through the batch decoder, with their records'
-        offsets and partitions (a line that is not a record goes to ``slow``, which says why)."""
+        """A block of saved Kafka records (:class:`~cdckit.io.SavedRecord`, or the
+        :class:`~cdckit.io.console.ConsoleLine` of console-consumer lines): the messages through the batch
+        decoder, with their records' offsets and partitions (a line that is not a record goes to ``slow``,
+        which says why)."""
         count, first = len(saved), block.first_offset
         offsets: list[int] = []
         partitions: list[int | None] = []

@@ -131,6 +131,7 @@ def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None, *
     totals: dict[str, float] = defaultdict(float)
     evidence: dict[str, Counter] = defaultdict(Counter)
     first_seen: dict[str, int] = {}
+    layouts: Counter[str] = Counter()
     rows = []
     looked = 0
     first_shape = None
@@ -141,6 +142,8 @@ def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None, *
             continue
         looked += 1
         matches = score_message(msg.value, dialects)
+        if msg.layout is not None:  # the layout the message was unwrapped from (a console-consumer line)
+            layouts[msg.layout] += 1
         if first_shape is None:
             first_shape = _shape(msg.value)
         for name, match in matches:
@@ -188,7 +191,8 @@ def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None, *
     return Detection(
         dialect=winner,
         confidence=confidence,
-        evidence=tuple(sorted(name for name, _ in evidence[winner].most_common(8))),
+        evidence=tuple(sorted(name for name, _ in evidence[winner].most_common(8)))
+        + tuple(layout for layout, _ in layouts.most_common(1)),
         runner_up=runner,
         runner_up_confidence=runner_confidence,
         messages=pd.DataFrame(rows, columns=["source", "offset", "dialect", "confidence", "evidence", "runner_up"]),
@@ -211,17 +215,19 @@ def choose_for_read(messages: Iterable[Message], dialects: list[Dialect]) -> Det
         return UnknownDialectError(f"detection failed: {type(err).__name__}: {err}")
 
 
-def detect(source: Any, sample: int = DEFAULT_SAMPLE, container: str | None = None) -> Detection:
+def detect(source: Any, sample: int = DEFAULT_SAMPLE, container: str | None = None,
+           key_separator: str | None = None) -> Detection:
     """Detect the dialect of a source from up to ``sample`` messages of each file.
 
-    ``source`` is anything :func:`cdckit.read` accepts.
+    ``source`` is anything :func:`cdckit.read` accepts; ``key_separator`` is that of
+    ``kafka-console-consumer`` lines (:func:`cdckit.read`), whose layout the evidence names.
 
     >>> import cdckit
     >>> cdckit.detect(cdckit.samples.path("canal")).dialect
     'canal'
     """
     picked: list[Message] = []
-    for _, messages in iter_sources(source, container=container):
+    for _, messages in iter_sources(source, container=container, key_separator=key_separator):
         picked.extend(itertools.islice(messages, sample))
     return choose(picked)
 

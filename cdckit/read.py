@@ -52,6 +52,7 @@ def read(
     container: str | None = None,
     tz: str | None = None,
     unavailable_value: str | tuple[str, ...] | list[str] = (),
+    key_separator: str | None = None,
     sample: int = DEFAULT_SAMPLE,
     workers: int | None = None,
     capture: bool = False,
@@ -76,6 +77,10 @@ def read(
             another text than ``__debezium_unavailable_value`` (which is always recognised), or several
             such texts: a column holding one (as text, Base64 or hex bytes, a one-element array...) is an
             unchanged TOASTed value, left out of its image. Other dialects ignore it.
+        key_separator: the ``key.separator`` of lines ``kafka-console-consumer`` printed with their
+            keys (``--property print.key=true``), when it is not a tab: such lines are read as the
+            Kafka records they show, their value the message, with its key, partition and offset
+            (see :mod:`cdckit.io.console`; the tab layout is recognised without it).
         sample: messages per source used for detection.
         workers: processes that decode a large JSON Lines or text file
             together, each a range of its lines (see :mod:`cdckit.workers`);
@@ -108,7 +113,7 @@ def read(
         raise ValueError(f"errors must be 'quarantine' or 'raise', not {errors!r}")
     if dialect is not None:
         registry.get(dialect)  # a misspelt name fails now, with a suggestion
-    options = DialectOptions(tz=tz, unavailable_value=unavailable_value)
+    options = DialectOptions(tz=tz, unavailable_value=unavailable_value, key_separator=key_separator)
     if workers is not None and workers < 1:
         raise ValueError("workers must be at least 1")
     if workers is None and (errors == "raise" or chunksize is not None):
@@ -237,7 +242,8 @@ class _ReadJob(FrameSink):
         growing batch over and over would cost more than the decoding.
         """
         builder = self.builder
-        for name, messages in iter_sources(source, container=self.container):
+        separator = self.options.key_separator
+        for name, messages in iter_sources(source, container=self.container, key_separator=separator):
             head = list(itertools.islice(messages, self.sample))
             dialect, unknown = self._dialect_for(name, head)
             count, kind = self._worker_count(name)
@@ -251,7 +257,7 @@ class _ReadJob(FrameSink):
                 blocks = self._block_container(name) if dialect is not None and dialect.has_line_decoder else None
                 if blocks is not None:
                     messages.close()
-                    for piece in file_pieces(name, blocks):
+                    for piece in file_pieces(name, blocks, key_separator=separator):
                         if isinstance(piece, LineBlock):
                             decoder.block(piece, name)
                         else:
@@ -278,7 +284,7 @@ class _ReadJob(FrameSink):
         """How many processes decode source ``name``, and its container when it is a file that can be cut."""
         if self.workers == 1 or not os.path.isfile(name):
             return 1, None
-        kind = file_container(name, self.container)
+        kind = file_container(name, self.container, self.options.key_separator)
         if not workers.splittable(name, kind):
             return 1, None
         return workers.worker_count(self.workers, os.path.getsize(name)), kind
@@ -321,7 +327,7 @@ class _ReadJob(FrameSink):
         """The container of a file read in blocks for a batch decoder ("jsonl" or "json"), else None."""
         if not os.path.isfile(name):
             return None
-        container = file_container(name, self.container)
+        container = file_container(name, self.container, self.options.key_separator)
         return container if container in ("jsonl", "json") else None
 
     def _dialect_for(self, name: str, head: list[Message]) -> tuple[Dialect | None, str | None]:

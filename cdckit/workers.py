@@ -162,7 +162,8 @@ def decode_range(unit: dict[str, Any], pair: bool = True) -> dict[str, Any]:
     decoder = MessageDecoder(dialect, sink, unit["unknown"], each=unit["each"], options=unit["options"])
     with gc_paused():
         for piece in file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
-                                            unit["first_offset"], unit["first_line"], unit["encoding"]):
+                                 unit["first_offset"], unit["first_line"], unit["encoding"],
+                                 unit["options"].key_separator):
             if isinstance(piece, LineBlock):
                 decoder.block(piece, unit["path"])
             else:

@@ -637,9 +637,11 @@ def test_the_shop_blob_read_by_a_debezium_reader_is_the_same_shop(tmp_path):
 
 def test_without_kcat_a_note_says_the_kafka_keys_were_not_written(blob, tmp_path):
     written = convert(blob, "arcion", tmp_path / "a.jsonl")
-    assert written.notes == ["320 Kafka keys were not written (jsonl has no place for them; the kcat layout keeps "
-                             "them, and with them the key columns)"]  # words for the API and the CLI alike
+    assert written.notes == ["320 Kafka keys were not written (jsonl has no place for them; the kcat and console "
+                             "layouts keep them, and with them the key columns)"]  # words for the API and the CLI
     assert convert(blob, "arcion", tmp_path / "k.jsonl", layout="kcat").notes == []
+    assert convert(blob, "arcion", tmp_path / "c.txt", layout="console").notes == []
+    assert rows(cdckit.read(tmp_path / "c.txt"), ["key_columns", "key"]) == rows(blob, ["key_columns", "key"])
     assert rows(cdckit.read(tmp_path / "k.jsonl"), ["key_columns", "key"]) == rows(blob, ["key_columns", "key"])
 
 

@@ -30,7 +30,7 @@ def run_compare(args: argparse.Namespace) -> int:
     import cdckit  # looked up on the package, so that tests can stand in for it
 
     first, chosen = checked(args, [args.first])
-    second = inputs([args.second], args.dialect)
+    second = inputs([args.second], args.dialect, first.key_separator)
     rows = dataclasses.replace(chosen, tables=None)
     sides = []
     for source in (first, second):

@@ -69,6 +69,8 @@ class Input:
     specs: list[str]
     files: list[str]
     exported: bool
+    #: ``--key-separator``: that of kafka-console-consumer lines (:func:`cdckit.read`'s ``key_separator``).
+    key_separator: str | None = None
 
     @property
     def label(self) -> str:
@@ -87,7 +89,7 @@ def is_events_file(path: str) -> bool:
     return exported(path)
 
 
-def inputs(specs: list[str], dialect: str | None) -> Input:
+def inputs(specs: list[str], dialect: str | None, key_separator: str | None = None) -> Input:
     """The files of ``specs`` (each must name some; the same file twice is read once), or canonical events
     cdckit wrote; nothing is decoded yet.
 
@@ -102,7 +104,7 @@ def inputs(specs: list[str], dialect: str | None) -> Input:
     files: list[str] = []
     for spec in specs:
         files += [f for f in expand_paths(spec) if f not in files]
-    return Input(list(specs), files, False)
+    return Input(list(specs), files, False, key_separator)
 
 
 def selection(args: argparse.Namespace, **given: Any) -> Selection:
@@ -185,4 +187,7 @@ def checked(args: argparse.Namespace, specs: list[str], **given: Any) -> tuple[I
     unavailable_values(args)
     given_keys(args)
     chosen = selection(args, **given)
-    return inputs(specs, args.dialect), chosen
+    separator = getattr(args, "key_separator", None)
+    if separator is not None and (not separator or "\n" in separator):
+        raise UsageError("--key-separator takes a non-empty text without a line end")
+    return inputs(specs, args.dialect, separator), chosen

@@ -154,6 +154,9 @@ def _add_read_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--keys", action="append", metavar="TABLE=COL,...",
                      help="the key columns of a table whose capture names none (repeat for several tables): "
                      "customers=id, order_lines=order_id,line_no; TABLE is schema.table or the bare name")
+    sub.add_argument("--key-separator", metavar="SEP",
+                     help="the key.separator kafka-console-consumer printed its fields with, when not a tab "
+                     "(lines of key, separator, value are read as the Kafka records they show)")
 
 
 def _add_filters(sub: argparse.ArgumentParser, tables: bool = True, keys: bool = True) -> None:

@@ -92,7 +92,7 @@ def read_counted(source: Input, dialect: str | None, errors: str, chosen: Select
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         chunks = read(paths, dialect=dialect, errors=errors, chunksize=size, unavailable_value=unavailable_value,
-                      keys=keys)
+                      keys=keys, key_separator=source.key_separator)
         with ReadProgress(source.files) as progress:
             for frame in chunks:
                 progress.sources_seen(frame.attrs["report"]["sources"])

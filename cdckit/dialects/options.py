@@ -4,11 +4,14 @@
 - ``unavailable_value``: the texts a connector writes for a value it could not read, besides Debezium's
   default ``__debezium_unavailable_value`` (its ``unavailable.value.placeholder`` setting; see
   :mod:`cdckit.dialects.debezium.unavailable`). Only the Debezium family reads it.
+- ``key_separator``: the ``key.separator`` ``kafka-console-consumer`` printed between its fields, when
+  not a tab (see :mod:`cdckit.io.console`). The readers follow it, not the dialects; it travels here
+  with the rest of a read's settings (to the worker processes and Spark tasks).
 
 >>> DialectOptions(unavailable_value="__unchanged__")
-DialectOptions(tz=None, unavailable_value=('__unchanged__',))
->>> resolved(DialectOptions(unavailable_value=("a", "b")), tz="Asia/Tokyo")
-DialectOptions(tz='Asia/Tokyo', unavailable_value=('a', 'b'))
+DialectOptions(tz=None, unavailable_value=('__unchanged__',), key_separator=None)
+>>> resolved(DialectOptions(unavailable_value=("a", "b")), tz="Asia/Tokyo").unavailable_value
+('a', 'b')
 """
 
 from __future__ import annotations
@@ -26,8 +29,12 @@ class DialectOptions:
 
     tz: str | None = None
     unavailable_value: tuple[str, ...] = ()
+    key_separator: str | None = None
 
     def __post_init__(self) -> None:
+        if self.key_separator is not None and (not isinstance(self.key_separator, str) or not self.key_separator
+                                               or "\n" in self.key_separator):
+            raise ValueError(f"key_separator takes a non-empty text without a line end, not {self.key_separator!r}")
         given: str | Iterable[str] | None = self.unavailable_value
         texts = (given,) if isinstance(given, str) else tuple(dict.fromkeys(given or ()))
         for text in texts:

@@ -161,9 +161,9 @@ def convert(events: Any, to: str, path: str | os.PathLike[str] | None = None, *,
         return converted
     notes = list(converted.notes)
     keyed = sum(record.key is not None for record in records)
-    if keyed and layout != "kcat":
-        notes.append(f"{keyed:,} Kafka keys were not written ({layout} has no place for them; the kcat layout "
-                     "keeps them, and with them the key columns)")
+    if keyed and layout not in ("kcat", "console"):
+        notes.append(f"{keyed:,} Kafka keys were not written ({layout} has no place for them; the kcat and "
+                     "console layouts keep them, and with them the key columns)")
     with atomic_path(target, overwrite) as staged:
         if target.suffix.lower() == ".gz":
             plain = staged.with_suffix("")
@@ -183,7 +183,7 @@ def _layout(dialect: Dialect, path: Path, layout: str | None) -> str:
     elif dialect.layout == "text":
         allowed, default = ("text",), "text"
     else:
-        allowed, default = ("jsonl", "kcat"), "jsonl"
+        allowed, default = ("jsonl", "kcat", "console"), "jsonl"
     chosen = layout or default
     if chosen not in allowed:
         raise ValueError(f"layout {chosen!r} does not fit {dialect.name} messages; choose one of {', '.join(allowed)}")

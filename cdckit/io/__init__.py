@@ -16,6 +16,7 @@ One module per job:
 - :mod:`~cdckit.io.json_lines`, :mod:`~cdckit.io.json_values`, :mod:`~cdckit.io.text`,
   :mod:`~cdckit.io.tables`: the readers of each container;
 - :mod:`~cdckit.io.records`: one message from its raw form, Kafka records unwrapped;
+- :mod:`~cdckit.io.console`: the lines ``kafka-console-consumer`` prints with keys, unwrapped alike;
 - :mod:`~cdckit.io.ranges`: byte ranges of whole lines, to read a file in pieces;
 - :mod:`~cdckit.io.message`: :class:`Message` and :class:`LineBlock`;
 - :mod:`~cdckit.io.write`: writing messages to a file.
@@ -36,7 +37,7 @@ from .sniff import CONTAINERS, file_container, is_binary, sniff_container
 from .sources import expand_paths, iter_sources
 from .streams import damage_of, is_gzip, open_file
 from .text import text_encoding, text_messages
-from .write import LAYOUTS, write_messages
+from .write import LAYOUTS, ConsoleLayout, write_messages
 
 __all__ = [
     "Message",
@@ -64,5 +65,6 @@ __all__ = [
     "SavedRecord",
     "saved_records",
     "LAYOUTS",
+    "ConsoleLayout",
     "write_messages",
 ]

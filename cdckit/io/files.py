@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import IO, Any, Iterator
 
+from .console import console_message
 from .json_lines import jsonl_blocks, jsonl_messages
 from .json_values import json_value_messages, json_value_pieces
 from .message import LineBlock, Message, error_message, unreadable_message
@@ -29,29 +30,33 @@ from .text import head_encoding, text_messages
 __all__ = ["file_messages", "file_pieces"]
 
 
-def file_messages(path: str, container: str | None = None) -> Iterator[Message]:
-    """The messages of one file (see :func:`cdckit.io.iter_sources`); ``container`` forces one."""
+def file_messages(path: str, container: str | None = None, key_separator: str | None = None) -> Iterator[Message]:
+    """The messages of one file (see :func:`cdckit.io.iter_sources`); ``container`` forces one;
+    ``key_separator``: that of ``kafka-console-consumer`` lines (:mod:`cdckit.io.console`)."""
     try:
         stream = open_file(path)
     except OSError as err:
         yield unreadable_message(path, 0, err)
         return
-    yield from stream_messages_guarded(stream, path, container or container_by_name(path), csv_delimiter(path))
+    yield from stream_messages_guarded(stream, path, container or container_by_name(path), csv_delimiter(path),
+                                       key_separator)
 
 
 def stream_messages_guarded(stream: IO[bytes], name: str, container: str | None,
-                            delimiter: str = ",") -> Iterator[Message]:
+                            delimiter: str = ",", key_separator: str | None = None) -> Iterator[Message]:
     """The messages of a stream; a damaged container ends them with one error message.
 
     Every message before the damage is kept. The error names where the
-    damage is (messages and bytes read) and why; nothing is raised.
+    damage is (messages and bytes read) and why; nothing is raised. A line
+    ``kafka-console-consumer`` printed is unwrapped to the record it shows
+    (:func:`cdckit.io.console.console_message`).
     """
     count = 0
     try:
         with stream:
             try:
-                for msg in _stream_messages(stream, name, container, delimiter):
-                    yield msg
+                for msg in _stream_messages(stream, name, container, delimiter, key_separator):
+                    yield console_message(msg, key_separator)
                     count += 1
             except Exception as err:  # csv.Error, pyarrow's errors on a damaged Parquet file, I/O errors...
                 yield _damage(name, count, container, f"{type(err).__name__}: {err}", stream)
@@ -63,7 +68,8 @@ def stream_messages_guarded(stream: IO[bytes], name: str, container: str | None,
         yield _damage(name, count, container, f"{type(err).__name__}: {err}", None)
 
 
-def _stream_messages(stream: IO[bytes], name: str, container: str | None, delimiter: str) -> Iterator[Message]:
+def _stream_messages(stream: IO[bytes], name: str, container: str | None, delimiter: str,
+                     key_separator: str | None) -> Iterator[Message]:
     if container == "parquet":
         yield from parquet_messages(stream, name)
         return
@@ -73,7 +79,7 @@ def _stream_messages(stream: IO[bytes], name: str, container: str | None, delimi
     head = stream.read(HEAD)
     stream.seek(0)
     if container is None:
-        container = sniff_container(head)
+        container = sniff_container(head, key_separator)
     if container == "binary":
         yield binary_message(head, name)
         return
@@ -86,17 +92,20 @@ def _stream_messages(stream: IO[bytes], name: str, container: str | None, delimi
 
 
 def file_pieces(path: str, container: str, start: int = 0, end: int = -1, first_offset: int = 0,
-                first_line: int = 1, encoding: str | None = None) -> Iterator[LineBlock | Message]:
+                first_line: int = 1, encoding: str | None = None,
+                key_separator: str | None = None) -> Iterator[LineBlock | Message]:
     """A file (or bytes ``start`` to ``end`` of it) as blocks of messages or, for other containers, messages.
 
     JSON Lines, and runs of whole objects in a JSON array or in JSON values
     one after another, come as :class:`LineBlock` (for batch decoders); text
     lines and every other container as :class:`Message`. A file that cannot be read or
-    is damaged ends with one error message (see :func:`cdckit.io.iter_sources`).
+    is damaged ends with one error message (see :func:`cdckit.io.iter_sources`). A message read as text
+    that ``kafka-console-consumer`` printed is unwrapped (``key_separator``: its separator); a block's lines
+    are left as they are, for :class:`~cdckit.decoding.MessageDecoder` to unwrap.
     """
     if container not in ("jsonl", "text", "json") or (end < 0 and container == "text" and encoding is None) \
             or (container == "json" and end >= 0):
-        yield from file_messages(path, container)
+        yield from file_messages(path, container, key_separator)
         return
     try:
         stream = open_range(path, start, end) if end >= 0 else open_file(path)
@@ -108,7 +117,7 @@ def file_pieces(path: str, container: str, start: int = 0, end: int = -1, first_
         with stream:
             if container == "text":
                 for msg in text_messages(stream, path, encoding or "utf-8", first_offset, first_line):
-                    yield msg
+                    yield console_message(msg, key_separator)
                     offset += 1
             else:
                 pieces = jsonl_blocks(stream, first_offset, first_line) if container == "jsonl" \

@@ -27,7 +27,9 @@ class Message:
     ``error`` is set instead when the container could not read the message
     (bad JSON, invalid UTF-8, a damaged file); such a message goes straight
     to quarantine with ``code`` (one of :data:`cdckit.errors.REASON_CODES`).
-    ``topic`` is the Kafka topic of a record that names it (kcat ``-J``, a client's record).
+    ``topic`` is the Kafka topic of a record that names it (kcat ``-J``, a client's record);
+    ``layout`` names the layout the message was unwrapped from when detection should say so
+    (a ``kafka-console-consumer`` line, :mod:`cdckit.io.console`).
     """
 
     value: Any
@@ -40,6 +42,7 @@ class Message:
     error: str | None = None
     code: str | None = None
     topic: str | None = None
+    layout: str | None = None
 
     def raw_text(self) -> str:
         """The message as text, for quarantine and error messages."""

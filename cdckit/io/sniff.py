@@ -9,6 +9,7 @@ the modules of :mod:`cdckit.io` (not public).
 
 from __future__ import annotations
 
+from .console import console_head
 from .message import Message, error_message
 from .streams import HEAD, open_file
 
@@ -22,8 +23,9 @@ _CONTROL = bytes(c for c in range(32) if c not in (9, 10, 12, 13, 27)) + b"\x7f"
 _RAW_KEPT = 1024
 
 
-def file_container(path: str, container: str | None = None) -> str:
-    """The container of a file: forced, by its name (CSV, Parquet), or sniffed from its first bytes.
+def file_container(path: str, container: str | None = None, key_separator: str | None = None) -> str:
+    """The container of a file: forced, by its name (CSV, Parquet), or sniffed from its first bytes
+    (``key_separator``: that of ``kafka-console-consumer`` lines, see :func:`sniff_container`).
 
     >>> file_container("rows.tsv.gz"), file_container("anything", "text")
     ('csv', 'text')
@@ -35,7 +37,7 @@ def file_container(path: str, container: str | None = None) -> str:
         return by_name
     try:
         with open_file(path) as stream:
-            return sniff_container(stream.read(HEAD))
+            return sniff_container(stream.read(HEAD), key_separator)
     except OSError:
         return "jsonl"  # unreadable: reading it says so, as one quarantined entry
 
@@ -59,8 +61,12 @@ def _plain_name(path: str) -> str:
     return path.lower().removesuffix(".gz")
 
 
-def sniff_container(head: bytes) -> str:
+def sniff_container(head: bytes, key_separator: str | None = None) -> str:
     """Guess the container from the first bytes of a file.
+
+    Lines ``kafka-console-consumer`` printed (key, separator, value; see
+    :mod:`cdckit.io.console`, ``key_separator`` a tab when None) are JSON Lines:
+    each line holds one message.
 
     >>> sniff_container(b'{"a": 1}\\n{"a": 2}\\n'), sniff_container(b'{\\n  "a": 1\\n}\\n')
     ('jsonl', 'json')
@@ -68,6 +74,8 @@ def sniff_container(head: bytes) -> str:
     'json'
     >>> sniff_container(b"src=css\\xfens=X"), sniff_container(bytes(range(256)))
     ('text', 'binary')
+    >>> sniff_container(b'Offset:0\\tnull\\t{"a": 1}\\n')
+    'jsonl'
     """
     if head.startswith(b"PAR1"):
         return "parquet"
@@ -80,10 +88,12 @@ def sniff_container(head: bytes) -> str:
     if first == b"[":
         return "json"
     if first not in (b"{", b'"'):
-        return "text"
+        return "jsonl" if console_head(text, key_separator) else "text"
     lines = [ln for ln in head.split(b"\n")[:-1] if ln.strip()][:10] or [text]
     complete = sum(1 for ln in lines if _one_line_value(ln.rstrip(b"\r")))
-    return "jsonl" if complete * 2 >= len(lines) else "json"
+    if complete * 2 >= len(lines) or console_head(text, key_separator):
+        return "jsonl"
+    return "json"
 
 
 def _one_line_value(line: bytes) -> bool:

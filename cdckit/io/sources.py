@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from .console import console_message
 from .files import file_messages, stream_messages_guarded
 from .message import Message, safe_repr
 from .records import record_object, unwrap_record, value_message
@@ -24,7 +25,8 @@ from .streams import payload_stream
 __all__ = ["iter_sources", "expand_paths"]
 
 
-def iter_sources(source: Any, container: str | None = None) -> Iterator[tuple[str, Iterator[Message]]]:
+def iter_sources(source: Any, container: str | None = None,
+                 key_separator: str | None = None) -> Iterator[tuple[str, Iterator[Message]]]:
     """Yield ``(source name, messages)`` for each file or payload in ``source``.
 
     ``source`` may be a path (file, directory or glob), a list of
@@ -32,23 +34,28 @@ def iter_sources(source: Any, container: str | None = None) -> Iterator[tuple[st
     payload, or an iterable of messages (``str``, ``bytes``, ``dict`` or Kafka
     record objects with ``value``/``key``/``offset``/``partition``).
     ``container`` forces one of :data:`CONTAINERS` instead of sniffing.
+    Lines ``kafka-console-consumer`` printed with their keys are read as the
+    records they show (:mod:`cdckit.io.console`; ``key_separator`` is its
+    ``key.separator``, a tab when None).
     """
     if container is not None and container not in CONTAINERS:
         raise ValueError(f"unknown container {container!r}; expected one of {', '.join(CONTAINERS)}")
     if isinstance(source, os.PathLike):
-        yield from _path_sources([os.fspath(source)], container)
+        yield from _path_sources([os.fspath(source)], container, key_separator)
     elif isinstance(source, (list, tuple)) and source and all(isinstance(s, os.PathLike) for s in source):
-        yield from _path_sources([os.fspath(spec) for spec in source], container)  # several paths: one capture
+        yield from _path_sources([os.fspath(spec) for spec in source], container, key_separator)  # one capture
     elif isinstance(source, str):
         if _looks_like_payload(source):
             data = source.encode("utf-8", "surrogatepass")  # a lone surrogate becomes invalid UTF-8, quarantined
-            yield "<string>", stream_messages_guarded(payload_stream(data), "<string>", container)
+            yield "<string>", stream_messages_guarded(payload_stream(data), "<string>", container,
+                                                      key_separator=key_separator)
         else:
-            yield from _path_sources([source], container)
+            yield from _path_sources([source], container, key_separator)
     elif isinstance(source, (bytes, bytearray)):
-        yield "<bytes>", stream_messages_guarded(payload_stream(bytes(source)), "<bytes>", container)
+        yield "<bytes>", stream_messages_guarded(payload_stream(bytes(source)), "<bytes>", container,
+                                                 key_separator=key_separator)
     elif isinstance(source, dict):
-        yield "<iterable>", _iterable_messages([source])
+        yield "<iterable>", _iterable_messages([source], key_separator)
     else:
         try:
             items = iter(source)
@@ -56,13 +63,14 @@ def iter_sources(source: Any, container: str | None = None) -> Iterator[tuple[st
             raise TypeError(
                 f"cannot read a {type(source).__name__}: pass a path, a str/bytes payload or an iterable of messages"
             ) from None
-        yield "<iterable>", _iterable_messages(items)
+        yield "<iterable>", _iterable_messages(items, key_separator)
 
 
-def _path_sources(specs: list[str], container: str | None) -> Iterator[tuple[str, Iterator[Message]]]:
+def _path_sources(specs: list[str], container: str | None,
+                  key_separator: str | None) -> Iterator[tuple[str, Iterator[Message]]]:
     for spec in specs:
         for path in expand_paths(spec):
-            yield path, file_messages(path, container)
+            yield path, file_messages(path, container, key_separator)
 
 
 def _looks_like_payload(text: str) -> bool:
@@ -101,13 +109,13 @@ def expand_paths(spec: str) -> list[str]:
     raise FileNotFoundError(f"no such file or directory: {spec}")
 
 
-def _iterable_messages(items: Iterable[Any]) -> Iterator[Message]:
+def _iterable_messages(items: Iterable[Any], key_separator: str | None = None) -> Iterator[Message]:
     name = "<iterable>"
     for offset, item in enumerate(items):
         if isinstance(item, dict):
             yield unwrap_record(Message(item, name, offset))
         elif isinstance(item, (str, bytes, bytearray, memoryview)) or item is None:
-            yield value_message(item, name, offset)
+            yield console_message(value_message(item, name, offset), key_separator)
         elif hasattr(item, "value") and hasattr(item, "offset"):
             yield record_object(item, name, offset)
         else:

@@ -26,21 +26,23 @@ Written = TypeVar("Written")
 
 
 def convert_capture(path: str, write: Callable[[Any], Written], dialect: str | None = None,
-                    shown: int = 3, unavailable_value: tuple[str, ...] = (), keys: Any = None
+                    shown: int = 3, unavailable_value: tuple[str, ...] = (), keys: Any = None,
+                    key_separator: str | None = None
                     ) -> tuple[Written, dict[str, Any], pd.DataFrame | None]:
     """Decode the capture at ``path`` (a file, folder or glob) with Spark and hand its events to ``write``.
 
     Returns what ``write`` returned, the read's report (as ``cdckit.spark.report``) and the first ``shown``
     quarantined messages as a pandas frame (None when nothing was quarantined). Uses the active Spark
     session, or starts one (``cdckit.spark.get_spark``: Java 17+ is checked first) and then stops it.
-    ``unavailable_value`` and ``keys`` are those of :func:`cdckit.read`.
+    ``unavailable_value``, ``keys`` and ``key_separator`` are those of :func:`cdckit.read`.
     """
     from pyspark.sql import SparkSession
 
     started = SparkSession.getActiveSession() is None
     session = get_spark()
     try:
-        events = read(session, path, dialect=dialect, unavailable_value=unavailable_value, keys=keys)
+        events = read(session, path, dialect=dialect, unavailable_value=unavailable_value, keys=keys,
+                      key_separator=key_separator)
         written = write(events)
         counts = report(events)
         first = quarantine(events).limit(shown).toPandas() if counts["quarantined"] else None

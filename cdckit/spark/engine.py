@@ -183,10 +183,10 @@ def _plan(path: Any, dialect: str | None, options: DialectOptions, container: st
     units = []
     all_dialects = registry.all_dialects(options=options)
     for name in expand_paths(os.fspath(path)):
-        kind = file_container(name, container)
+        kind = file_container(name, container, options.key_separator)
         found, unknown = dialect, None
         if found is None:
-            messages = file_messages(name, kind)
+            messages = file_messages(name, kind, options.key_separator)
             head = list(itertools.islice(messages, sample))
             messages.close()
             detection = choose_for_read(head, all_dialects)
@@ -240,7 +240,7 @@ def _decode_unit(unit: dict[str, Any], options: DialectOptions) -> Iterator[pa.R
     dialect = registry.create(unit["dialect"], options=options) if unit["dialect"] else None
     decoder = MessageDecoder(dialect, sink, unit["unknown"], each=bool(unit["each"]), options=options)
     pieces = file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
-                                    unit["first_offset"], unit["first_line"], unit["encoding"])
+                         unit["first_offset"], unit["first_line"], unit["encoding"], options.key_separator)
     for piece in pieces:
         if isinstance(piece, LineBlock):
             decoder.block(piece, unit["path"])
@@ -266,7 +266,7 @@ _UNIT_FIELDS = ["path", "container", "dialect", "unknown", "start", "end", "firs
 def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = None, container: str | None = None,
          split_bytes: int = SPLIT_BYTES, split_messages: int | None = None, sample: int = DEFAULT_SAMPLE,
          capture: bool = False, unavailable_value: str | tuple[str, ...] | list[str] = (),
-         keys: "Keys | None" = None) -> Any:
+         keys: "Keys | None" = None, key_separator: str | None = None) -> Any:
     """Decode files into a Spark DataFrame with exactly the canonical columns (a
     :class:`~cdckit.spark.capture.SparkCapture` of events, quarantine and report when ``capture=True``).
 
@@ -277,7 +277,7 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
     JSON Lines and text files larger than ``split_bytes`` are cut at line
     ends into several tasks (``split_messages`` cuts every N messages instead,
     for tests); offsets stay those of the whole file. ``tz``,
-    ``unavailable_value`` and ``keys`` are those of :func:`cdckit.read` (keys
+    ``unavailable_value``, ``keys`` and ``key_separator`` are those of :func:`cdckit.read` (keys
     given with :func:`cdckit.spark.keys.with_keys`: one job collects the
     table names the names in ``keys`` are matched with).
 
@@ -286,7 +286,7 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
     """
     if dialect is not None:
         registry.get(dialect)
-    options = DialectOptions(tz=tz, unavailable_value=unavailable_value)
+    options = DialectOptions(tz=tz, unavailable_value=unavailable_value, key_separator=key_separator)
     ship_cdckit(spark)
     check_workers(spark)
     parallelism = spark.sparkContext.defaultParallelism if getattr(spark, "sparkContext", None) else 1
