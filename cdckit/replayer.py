@@ -43,7 +43,7 @@ from . import values
 from .dialects import registry
 from .ordering._shared import none_if_missing
 
-__all__ = ["Step", "Replayer", "replay_rows", "column_order", "key_order", "old_key", "problem_rows",
+__all__ = ["Step", "Replayer", "replay_rows", "canonical_text", "column_order", "key_order", "old_key", "problem_rows",
            "parse_image", "is_partial", "history_frame", "describes",
            "moved_row", "known_values", "is_type_default"]
 
@@ -79,9 +79,14 @@ def _key_of(row: dict[str, Any] | None, columns: Any) -> str | None:
     return values.key_of(row, list(columns))
 
 
-def _canonical(row: dict[str, Any] | None) -> str:
-    """A row as JSON text with sorted columns: equal rows, equal texts."""
+def canonical_text(row: dict[str, Any] | None) -> str:
+    """A row as JSON text with sorted columns: equal rows, equal texts (the text order of keyless rows).
+
+    >>> canonical_text({"b": 1, "a": None})
+    '{"a":null,"b":1}'
+    """
     return orjson.dumps(row, option=orjson.OPT_SORT_KEYS).decode()
+
 
 
 def old_key(op: Any, key: Any, key_columns: Any, before: Any) -> str | None:
@@ -169,7 +174,7 @@ class Replayer:
         problem = None
         row = before
         if op in ("update", "delete") and before is not None:
-            text = _canonical(before)
+            text = canonical_text(before)
             if self.bag[text] <= 0:  # not the whole row as it stands: the first row the image describes
                 text, row = self._holding(before)
             if text is not None and self.bag[text] > 0:
@@ -184,7 +189,7 @@ class Replayer:
         if op != "delete" and after is not None:
             if self.partial and op == "update" and row is not None:
                 after = {**row, **after}
-            text = _canonical(after)
+            text = canonical_text(after)
             if not self.bag[text]:
                 self.shapes.setdefault(frozenset(after), set()).add(text)
             self.bag[text] += 1
@@ -207,7 +212,7 @@ class Replayer:
                 if any(image[name] is not None for name in columns - shape):
                     continue
                 cut = {name: image[name] for name in shape}
-                text = _canonical(cut)
+                text = canonical_text(cut)
                 if text in texts:
                     found.append((text, cut))
                 continue
