@@ -105,31 +105,40 @@ def _counted(con: duckdb.DuckDBPyConnection, name: str, items: str, params: dict
     con.execute(_COUNTED.format(name=name, items=items), params)
 
 
-#: Removals that failed as normal forms: the first image (in text order) they describe, live before them.
+#: Removals that failed as normal forms (``kl_wanting``): the first image (in text order) each describes, live
+#: just before it by the counts of ``{counts}`` (the exact pass, then each pass with the targets found so far).
+_WANTING = """
+CREATE OR REPLACE TEMP TABLE kl_wanting AS
+SELECT _row, _pos, _table, _seg, t, list_sort(coalesce(try(json_keys(raw)), [])) AS shape
+FROM kl_exact WHERE failed
+"""
+
+_CUTS = """
+CREATE OR REPLACE TEMP TABLE kl_cuts AS  -- every image added, in normal form, cut to each shape of its table
+WITH shapes AS (SELECT DISTINCT _table, _seg, shape FROM kl_wanting)
+SELECT DISTINCT i._table, i._seg, i.t, s.shape, {cut} AS cut
+FROM (SELECT DISTINCT _table, _seg, t FROM kl_exact WHERE d > 0) i
+JOIN shapes s ON s._table = i._table AND s._seg = i._seg
+"""
+
 _TARGETS = """
 CREATE OR REPLACE TEMP TABLE kl_targets AS
-WITH wanting AS (
-    SELECT _row, _pos, _table, _seg, t, list_sort(coalesce(try(json_keys(raw)), [])) AS shape
-    FROM kl_exact WHERE failed
-), shapes AS (
-    SELECT DISTINCT _table, _seg, shape FROM wanting
-), images AS (  -- every image added, in normal form, cut to each shape its table's partial images have
-    SELECT DISTINCT i._table, i._seg, i.t, s.shape,
-        {cut} AS cut
-    FROM (SELECT DISTINCT _table, _seg, t FROM kl_exact WHERE d > 0) i
-    JOIN shapes s ON s._table = i._table AND s._seg = i._seg
-), candidates AS (
-    SELECT w._row, w._pos, c.t AS target
-    FROM wanting w JOIN images c ON c._table = w._table AND c._seg = w._seg AND c.shape = w.shape
+WITH candidates AS (
+    SELECT w._row, w._pos, w._table, w._seg, c.t AS target
+    FROM kl_wanting w JOIN kl_cuts c ON c._table = w._table AND c._seg = w._seg AND c.shape = w.shape
         AND c.cut = w.t AND c.t <> w.t
-), counted AS (  -- the candidate's count just before the removal, from the exact pass
-    SELECT c._row, c.target, (SELECT arg_max(x.live, x._pos * 2 + x.sub) FROM kl_exact x
-                              WHERE x._table = w._table AND x._seg = w._seg AND x.ident = c.target
+), counted AS (  -- each candidate's count just before the removal (its own removal, if it has one, left out)
+    SELECT c._row, c.target, (SELECT arg_max(x.live, x._pos * 2 + x.sub) FROM {counts} x
+                              WHERE x._table = c._table AND x._seg = c._seg AND x.ident = c.target
                                 AND x._pos < c._pos) AS live
-    FROM candidates c JOIN wanting w USING (_row)
+    FROM candidates c
 )
 SELECT _row, min(target) AS target FROM counted WHERE live > 0 GROUP BY _row
 """
+
+#: How many times the targets are looked for again with the counts the previous targets give (a row updated
+#: many times with partial images needs one pass per update that follows another on it).
+MAX_PASSES = 10_000
 
 
 def keyless_state(con: duckdb.DuckDBPyConnection, tables: list[str], partial: list[str]
@@ -181,8 +190,16 @@ def _normal_forms(con: duckdb.DuckDBPyConnection, slow: list[str], partial: list
     items = _ITEMS.format(before=normal, after=merged, where="AND list_contains($slow, _table)")
     _counted(con, "kl_exact", items, params)
     cut = _text("list_filter(" + NORMAL_FORM.format(t="i.t") + ", lambda e: list_contains(s.shape, e.key))")
-    con.execute(_TARGETS.format(cut=cut))
+    con.execute(_WANTING)
+    con.execute(_CUTS.format(cut=cut))
     retargeted = f"SELECT i.* EXCLUDE (target), k.target FROM ({items}) i LEFT JOIN kl_targets k " \
                  f"ON k._row = i._row AND i.d < 0"
-    _counted(con, "kl_final", retargeted, params)
+    counts, found = "kl_exact", None
+    for _ in range(MAX_PASSES):  # until the targets hold: each pass settles at least the first removal left
+        con.execute(_TARGETS.format(counts=counts))
+        targets = con.execute("SELECT _row, target FROM kl_targets ORDER BY _row").fetchall()
+        if targets == found:
+            break
+        found, counts = targets, "kl_final"
+        _counted(con, "kl_final", retargeted, params)
     return con.execute(_FINAL.format(name="kl_final"), {"tables": slow}).fetchall()
