@@ -468,21 +468,23 @@ def spark_side(events: pd.DataFrame, keys: int, repeat: int) -> list[Goal]:
 # --------------------------------------------------------------------------- keyless tables (issue 26 item 4)
 
 
-def keyless_events(count: int, seed: int = 2) -> pd.DataFrame:
-    """``count`` changes of one table without a key: inserts (some rows twice), updates and deletes with whole
-    before images, and one delete in ten with a partial before image (the ``id`` only)."""
+def keyless_events(count: int, seed: int = 2, partial: float = 0.0) -> pd.DataFrame:
+    """``count`` changes of one table without a key: inserts (one in ten inserts a row already live again: a
+    duplicate), updates and deletes with whole before images; ``partial``: the share of deletes whose before
+    image holds the ``id`` only (as a ``REPLICA IDENTITY DEFAULT`` delete does)."""
     from cdckit.frame import Event, FrameBuilder
     from cdckit import values as cdc_values
 
     rng = np.random.default_rng(seed)
-    builder, live, number = FrameBuilder(), [], 0
+    builder, live = FrameBuilder(), []
     for number in range(count):
         pick = rng.random()
         if pick < 0.5 or not live:
-            row = {"id": number, "name": f"n{number % 97}", "qty": int(rng.integers(0, 100))}
+            if pick < 0.05 and live:
+                row = live[int(rng.integers(0, len(live)))]  # the same row again
+            else:
+                row = {"id": number, "name": f"n{number % 97}", "qty": int(rng.integers(0, 100))}
             live.append(row)
-            if pick < 0.05:
-                live.append(row)  # the same row inserted twice
             op, before, after = "insert", None, row
         else:
             place = int(rng.integers(0, len(live)))
@@ -495,7 +497,7 @@ def keyless_events(count: int, seed: int = 2) -> pd.DataFrame:
                 op = "update"
             else:
                 op, after = "delete", None
-                if pick > 0.98:
+                if rng.random() < partial:
                     before = {"id": before["id"]}
         builder.add(Event(op=op, op_raw=op.upper(), database="shop", table="t", event_time=None, seq=f"{number:09d}",
                           key_columns=None, key=None, before=cdc_values.image(before), after=cdc_values.image(after)),

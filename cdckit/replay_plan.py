@@ -13,7 +13,7 @@ falls in one of three lanes:
 - **chain**: the keys of a primary-key change and every key linked to them,
   walked together by :class:`cdckit.replayer.Replayer`;
 - **keyless**: changes without a key, a multiset of row images counted with windows
-  (:mod:`cdckit.replay_keyless`).
+  (:mod:`cdckit.replay_keyless`), or walked where a before image is not a live row as written.
 
 >>> import cdckit
 >>> events = cdckit.read(cdckit.samples.path("shareplex/examples"))
@@ -34,7 +34,8 @@ import pyarrow as pa
 from . import values
 from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS
 from .replay_keyless import keyless_state
-from .replayer import Replayer, Step, canonical_text, is_partial, old_key, parse_image, replay_rows
+from .replayer import (Replayer, Step, canonical_text, is_partial, old_key, parse_image, problem_rows,
+                       replay_rows)
 
 __all__ = ["plan_replay", "ReplayPlan", "ORDERS"]
 
@@ -232,6 +233,7 @@ class ReplayPlan:
             raise ValueError(f"order must be 'seq', 'event_time' or 'arrival', not {order!r}")
         self.events = events
         self.con = duckdb.connect()
+        self.con.execute("SET enable_progress_bar = false")  # no bar drawn over a notebook or a terminal
         self.con.register("events", _frame_for_sql(events))
         cut = "" if as_of is None else f"AND _time IS NOT NULL AND _time <= {_timestamp(as_of).value}"
         changes = _CHANGES.format(cut=cut)
@@ -339,7 +341,7 @@ class ReplayPlan:
         """The live rows of the keyless changes per table (each as many times as it is live, in text order), and
         the problem rows of the changes that remove a row not there (see :mod:`cdckit.replay_keyless`)."""
         partial = [t for t in self._keyless if self.partial.get(t)]
-        found, wanting = keyless_state(self.con, self._keyless, partial)
+        found, wanting, walked = keyless_state(self.con, self._keyless, partial)
         rows: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         for table, text, count in found:
             row = values.loads(text)
@@ -350,7 +352,24 @@ class ReplayPlan:
         problems = [{"table": table, "key": None, "source": _plain(source), "offset": offset, "seq": _plain(seq),
                      "op": op, "problem": problem, "_pos": pos}
                     for (_, pos, table, op, problem), source, offset, seq in zip(wanting, sources, offsets, seqs)]
+        for table, replayer, steps in self._walk_keyless(walked):
+            bags[table] = [values.loads(text) for text, n in sorted(replayer.bag.items()) for _ in range(n)]
+            problems.extend(problem_rows(table, steps))
         return bags, problems
+
+    def _walk_keyless(self, tables: list[str]) -> Iterator[tuple[str, Replayer, list[Step]]]:
+        """The keyless changes (truncates included) of ``tables``, walked as a multiset of rows."""
+        if not tables:
+            return
+        found = self.con.execute(
+            "SELECT _row, _pos, _table, _seq FROM prep WHERE key IS NULL AND NOT _cleared "
+            "AND list_contains($tables, _table) ORDER BY _pos", {"tables": tables}).fetchall()
+        frame = self.events.iloc[[r[0] for r in found]].reset_index(drop=True)
+        frame["_table"] = [r[2] for r in found]
+        frame["_seq"] = [r[3] for r in found]
+        frame["_pos"] = [r[1] for r in found]
+        for table, replayer, steps, _ in replay_rows(frame, self.partial):
+            yield table, replayer, steps
 
     def final_rows(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
         """``(table, key, row)`` for every live keyed-lane row; only the images that make it are parsed."""
