@@ -465,6 +465,88 @@ def spark_side(events: pd.DataFrame, keys: int, repeat: int) -> list[Goal]:
 # --------------------------------------------------------------------------- main
 
 
+# --------------------------------------------------------------------------- keyless tables (issue 26 item 4)
+
+
+def keyless_events(count: int, seed: int = 2, partial: float = 0.0) -> pd.DataFrame:
+    """``count`` changes of one table without a key: inserts (one in ten inserts a row already live again: a
+    duplicate), updates and deletes with whole before images; ``partial``: the share of deletes whose before
+    image holds the ``id`` only (as a ``REPLICA IDENTITY DEFAULT`` delete does)."""
+    from cdckit.frame import Event, FrameBuilder
+    from cdckit import values as cdc_values
+
+    rng = np.random.default_rng(seed)
+    builder, live = FrameBuilder(), []
+    for number in range(count):
+        pick = rng.random()
+        if pick < 0.5 or not live:
+            if pick < 0.05 and live:
+                row = live[int(rng.integers(0, len(live)))]  # the same row again
+            else:
+                row = {"id": number, "name": f"n{number % 97}", "qty": int(rng.integers(0, 100))}
+            live.append(row)
+            op, before, after = "insert", None, row
+        else:
+            place = int(rng.integers(0, len(live)))
+            before = live[place]
+            live[place] = live[-1]
+            live.pop()
+            if pick < 0.8:
+                after = dict(before, qty=number)
+                live.append(after)
+                op = "update"
+            else:
+                op, after = "delete", None
+                if rng.random() < partial:
+                    before = {"id": before["id"]}
+        builder.add(Event(op=op, op_raw=op.upper(), database="shop", table="t", event_time=None, seq=f"{number:09d}",
+                          key_columns=None, key=None, before=cdc_values.image(before), after=cdc_values.image(after)),
+                    "canal", "a.jsonl", number)
+    return builder.to_pandas()
+
+
+def duckdb_net_counts(events: pd.DataFrame) -> Any:
+    """What an analyst writes for a keyless table: the net count of each image, the live ones."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.register("events", events[["op", "before", "after"]])
+    return con.sql("""
+        SELECT image, sum(d) AS n FROM (
+            SELECT after AS image, 1 AS d FROM events WHERE after IS NOT NULL AND op <> 'delete'
+            UNION ALL SELECT before, -1 FROM events WHERE before IS NOT NULL)
+        GROUP BY image HAVING sum(d) > 0""").to_arrow_table()
+
+
+def keyless_side(count: int, repeat: int, spark: bool) -> list[Goal]:
+    """pandas materialize of a keyless table vs the net counts query; Spark materialize vs a sort to ``noop``."""
+    events = keyless_events(count)
+    print(f"\nkeyless table: {len(events):,} changes")
+    query, _ = attempt("duckdb net counts", repeat, lambda: duckdb_net_counts(events))
+    ours, state = attempt("cdckit.materialize", repeat, lambda: cdckit.materialize(events))
+    print(f"  duckdb net counts  {query:.2f} s\n  materialize        {ours:.2f} s ({ratio(ours, query)})"
+          f"  rows {len(state['shop.t']):,}")
+    goals = [ratio_goal("keyless pandas materialize vs net counts", ours, query, 1.0, "pandas")]
+    if spark:
+        from cdckit import spark as cdcspark
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        session = cdcspark.get_spark()
+        folder = tempfile.mkdtemp()
+        path = os.path.join(folder, "keyless.parquet")
+        pq.write_table(pa.Table.from_pandas(events, schema=ARROW_SCHEMA, preserve_index=False), path,
+                       coerce_timestamps="us", allow_truncated_timestamps=True)
+        frame = session.read.parquet(path)
+        frame.count()
+        sort, _ = attempt("spark sort to noop", repeat,
+                          lambda: frame.sort("seq").write.format("noop").mode("overwrite").save())
+        replayed, _ = attempt("spark materialize", repeat, lambda: force(cdcspark.materialize(frame)))
+        print(f"  spark sort to noop {sort:.2f} s\n  spark materialize  {replayed:.2f} s ({ratio(replayed, sort)})")
+        goals.append(ratio_goal("keyless Spark materialize vs a sort to noop", replayed, sort, 2.0, "spark"))
+    return goals
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=200_000)
@@ -475,6 +557,7 @@ def main() -> None:
     parser.add_argument("--memory", action="store_true", help="peak memory of each function, in fresh processes")
     parser.add_argument("--repeat", type=int, default=1, help="best of this many runs")
     parser.add_argument("--probe", help=argparse.SUPPRESS)
+    parser.add_argument("--keyless", type=int, default=0, help="also time a keyless table of this many changes")
     args = parser.parse_args()
     if args.keys > args.events:
         parser.error("--keys must not exceed --events (every key is inserted once)")
@@ -497,6 +580,8 @@ def main() -> None:
         goals += scaling(args.events, args.keys, [int(f) for f in args.scale.split(",")], args.repeat)
     if args.memory:
         goals += memory(args.events, args.keys)
+    if args.keyless:
+        goals += keyless_side(args.keyless, args.repeat, not args.no_spark)
     print("\nsummary")
     for goal in goals:
         print(f"  {goal.line()}")

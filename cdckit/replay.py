@@ -169,8 +169,10 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
             rows[table][key] = row
         for table, replayer, steps, _ in plan.walk():
             rows[table].update(replayer.rows)
-            bags[table] = [values.loads(text) for text, n in sorted(replayer.bag.items()) for _ in range(n)]
             problems.extend(problem_rows(table, steps))
+        live, wanting = plan.keyless_rows()
+        bags.update(live)
+        problems.extend(wanting)
         states = TableStates()
         for table in sorted(plan.tables):
             columns = plan.columns(table)

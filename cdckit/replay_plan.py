@@ -12,7 +12,8 @@ falls in one of three lanes:
   ``valid_to``);
 - **chain**: the keys of a primary-key change and every key linked to them,
   walked together by :class:`cdckit.replayer.Replayer`;
-- **keyless**: changes without a key, walked as a multiset of rows.
+- **keyless**: changes without a key, a multiset of row images counted with windows
+  (:mod:`cdckit.replay_keyless`), or walked where a before image is not a live row as written.
 
 >>> import cdckit
 >>> events = cdckit.read(cdckit.samples.path("shareplex/examples"))
@@ -32,7 +33,9 @@ import pyarrow as pa
 
 from . import values
 from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS
-from .replayer import Replayer, Step, is_partial, old_key, parse_image, replay_rows
+from .replay_keyless import keyless_state
+from .replayer import (Replayer, Step, canonical_text, is_partial, old_key, parse_image, problem_rows,
+                       replay_rows)
 
 __all__ = ["plan_replay", "ReplayPlan", "ORDERS"]
 
@@ -230,6 +233,7 @@ class ReplayPlan:
             raise ValueError(f"order must be 'seq', 'event_time' or 'arrival', not {order!r}")
         self.events = events
         self.con = duckdb.connect()
+        self.con.execute("SET enable_progress_bar = false")  # no bar drawn over a notebook or a terminal
         self.con.register("events", _frame_for_sql(events))
         cut = "" if as_of is None else f"AND _time IS NOT NULL AND _time <= {_timestamp(as_of).value}"
         changes = _CHANGES.format(cut=cut)
@@ -333,6 +337,40 @@ class ReplayPlan:
                  "op": op, "problem": problem, "_pos": pos}
                 for (_, pos, table, key, op, problem), source, offset, seq in zip(found, sources, offsets, seqs)]
 
+    def keyless_rows(self) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+        """The live rows of the keyless changes per table (each as many times as it is live, in text order), and
+        the problem rows of the changes that remove a row not there (see :mod:`cdckit.replay_keyless`)."""
+        partial = [t for t in self._keyless if self.partial.get(t)]
+        found, wanting, walked = keyless_state(self.con, self._keyless, partial)
+        rows: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        for table, text, count in found:
+            row = values.loads(text)
+            rows.setdefault(table, []).extend([(canonical_text(row), row)] * int(count))
+        bags = {t: [row for _, row in sorted(found, key=lambda pair: pair[0])] for t, found in rows.items()}
+        numbers = [r[0] for r in wanting]
+        sources, offsets, seqs = (self._fetch(numbers, c) for c in ("source", "offset", "seq"))
+        problems = [{"table": table, "key": None, "source": _plain(source), "offset": offset, "seq": _plain(seq),
+                     "op": op, "problem": problem, "_pos": pos}
+                    for (_, pos, table, op, problem), source, offset, seq in zip(wanting, sources, offsets, seqs)]
+        for table, replayer, steps in self._walk_keyless(walked):
+            bags[table] = [values.loads(text) for text, n in sorted(replayer.bag.items()) for _ in range(n)]
+            problems.extend(problem_rows(table, steps))
+        return bags, problems
+
+    def _walk_keyless(self, tables: list[str]) -> Iterator[tuple[str, Replayer, list[Step]]]:
+        """The keyless changes (truncates included) of ``tables``, walked as a multiset of rows."""
+        if not tables:
+            return
+        found = self.con.execute(
+            "SELECT _row, _pos, _table, _seq FROM prep WHERE key IS NULL AND NOT _cleared "
+            "AND list_contains($tables, _table) ORDER BY _pos", {"tables": tables}).fetchall()
+        frame = self.events.iloc[[r[0] for r in found]].reset_index(drop=True)
+        frame["_table"] = [r[2] for r in found]
+        frame["_seq"] = [r[3] for r in found]
+        frame["_pos"] = [r[1] for r in found]
+        for table, replayer, steps, _ in replay_rows(frame, self.partial):
+            yield table, replayer, steps
+
     def final_rows(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
         """``(table, key, row)`` for every live keyed-lane row; only the images that make it are parsed."""
         partial = [t for t, merge in self.partial.items() if merge]
@@ -371,12 +409,12 @@ class ReplayPlan:
 
     def walk(self, table: str | None = None, key: str | None = None, partial_tables: bool = False
              ) -> Iterator[tuple[str, Replayer, list[Step], dict[str, str]]]:
-        """Walk, change by change, the chain and keyless lanes (and, with ``partial_tables``, the keyed changes
+        """Walk, change by change, the chain lane and the truncates (and, with ``partial_tables``, the keyed changes
         of partial-image tables); with ``table`` and ``key``, only that key's changes and its chain's."""
-        where = ["(key IS NULL OR EXISTS (SELECT 1 FROM chain_keys c WHERE c._table = prep._table "
-                 "AND c.key = prep.key))"]
+        where = ["(op = 'truncate' AND key IS NULL) OR EXISTS (SELECT 1 FROM chain_keys c "
+                 "WHERE c._table = prep._table AND c.key = prep.key)"]
         if partial_tables:
-            where.append("list_contains($partial, _table)")
+            where.append("(list_contains($partial, _table) AND key IS NOT NULL)")
         condition = " OR ".join(where)
         params: dict[str, Any] = {}
         if partial_tables:

@@ -43,7 +43,7 @@ from . import values
 from .dialects import registry
 from .ordering._shared import none_if_missing
 
-__all__ = ["Step", "Replayer", "replay_rows", "column_order", "key_order", "old_key", "problem_rows",
+__all__ = ["Step", "Replayer", "replay_rows", "canonical_text", "column_order", "key_order", "old_key", "problem_rows",
            "parse_image", "is_partial", "history_frame", "describes",
            "moved_row", "known_values", "is_type_default"]
 
@@ -79,9 +79,14 @@ def _key_of(row: dict[str, Any] | None, columns: Any) -> str | None:
     return values.key_of(row, list(columns))
 
 
-def _canonical(row: dict[str, Any] | None) -> str:
-    """A row as JSON text with sorted columns: equal rows, equal texts."""
+def canonical_text(row: dict[str, Any] | None) -> str:
+    """A row as JSON text with sorted columns: equal rows, equal texts (the text order of keyless rows).
+
+    >>> canonical_text({"b": 1, "a": None})
+    '{"a":null,"b":1}'
+    """
     return orjson.dumps(row, option=orjson.OPT_SORT_KEYS).decode()
+
 
 
 def old_key(op: Any, key: Any, key_columns: Any, before: Any) -> str | None:
@@ -111,6 +116,9 @@ class Replayer:
         #: The live keyless rows' texts by their set of columns, so a before image that is not a whole row
         #: as it stands is looked up shape by shape (:meth:`_holding`), not by reading every row.
         self.shapes: dict[frozenset, set[str]] = {}
+        #: For partial images: (a shape of rows, the columns a partial image holds of it) -> the rows' values of
+        #: those columns (as text) -> the rows' texts; built on first use, then kept up to date.
+        self._index: dict[tuple[frozenset, tuple[str, ...]], dict[str, set[str]]] = {}
         self._deleted: tuple[Any, str, dict[str, Any]] | None = None  # the last step, when a delete: seq, key, row
 
     def apply(self, event: dict[str, Any]) -> Step:
@@ -133,6 +141,7 @@ class Replayer:
             cleared, self.rows = self.rows, {}
             self.bag.clear()
             self.shapes.clear()
+            self._index.clear()
             return Step(event, None, None, None, None, cleared=cleared)
         if key is None:
             return self._apply_keyless(event, op, before, after)
@@ -169,14 +178,14 @@ class Replayer:
         problem = None
         row = before
         if op in ("update", "delete") and before is not None:
-            text = _canonical(before)
+            text = canonical_text(before)
             if self.bag[text] <= 0:  # not the whole row as it stands: the first row the image describes
                 text, row = self._holding(before)
             if text is not None and self.bag[text] > 0:
                 self.bag[text] -= 1
                 if not self.bag[text]:
                     del self.bag[text]
-                    self.shapes[frozenset(row)].discard(text)
+                    self._forget(text, row)
             else:
                 problem = f"{op} of a row not in the table"
         elif op in ("update", "delete"):
@@ -184,9 +193,9 @@ class Replayer:
         if op != "delete" and after is not None:
             if self.partial and op == "update" and row is not None:
                 after = {**row, **after}
-            text = _canonical(after)
+            text = canonical_text(after)
             if not self.bag[text]:
-                self.shapes.setdefault(frozenset(after), set()).add(text)
+                self._remember(text, after)
             self.bag[text] += 1
         return Step(event, None, None, before, after if op != "delete" else None, problem)
 
@@ -196,7 +205,8 @@ class Replayer:
 
         Rows with the image's own columns are described only by an equal image (already looked up); rows
         whose columns the image all holds are found by the image cut to their columns (the image's other
-        columns must be null); only rows with columns the image lacks (a partial image) are read one by one.
+        columns must be null); rows with columns the image lacks (a partial image) through an index of their
+        values of the columns the image holds, per shape (built on first use, kept up to date after).
         """
         columns = frozenset(image)
         found: list[tuple[str, dict[str, Any]]] = []
@@ -207,15 +217,43 @@ class Replayer:
                 if any(image[name] is not None for name in columns - shape):
                     continue
                 cut = {name: image[name] for name in shape}
-                text = _canonical(cut)
+                text = canonical_text(cut)
                 if text in texts:
                     found.append((text, cut))
                 continue
-            for text in texts:
-                row = values.loads(text)
-                if describes(image, row):
-                    found.append((text, row))
+            if any(image[name] is not None for name in columns - shape):
+                continue  # a value where the rows have no column: describes none of them
+            held = tuple(sorted(columns & shape))
+            texts = self._indexed(shape, held).get(_cut_text(image, held))
+            if texts:
+                text = min(texts)
+                found.append((text, values.loads(text)))
         return min(found, key=lambda pair: pair[0]) if found else (None, None)
+
+    def _indexed(self, shape: frozenset, held: tuple[str, ...]) -> dict[str, set[str]]:
+        """The live rows of ``shape`` by their values of the ``held`` columns (built on first use)."""
+        index = self._index.get((shape, held))
+        if index is None:
+            index = self._index[(shape, held)] = {}
+            for text in self.shapes.get(shape, ()):
+                index.setdefault(_cut_text(values.loads(text), held), set()).add(text)
+        return index
+
+    def _remember(self, text: str, row: dict[str, Any]) -> None:
+        """A row text newly live: in its shape and in every index of its shape."""
+        shape = frozenset(row)
+        self.shapes.setdefault(shape, set()).add(text)
+        for (indexed, held), index in self._index.items():
+            if indexed == shape:
+                index.setdefault(_cut_text(row, held), set()).add(text)
+
+    def _forget(self, text: str, row: dict[str, Any]) -> None:
+        """A row text no longer live: out of its shape and every index of its shape."""
+        shape = frozenset(row)
+        self.shapes[shape].discard(text)
+        for (indexed, held), index in self._index.items():
+            if indexed == shape:
+                index.get(_cut_text(row, held), set()).discard(text)
 
     def state_rows(self) -> list[dict[str, Any]]:
         """The live rows: keyed rows in key order, then keyless rows in text order."""
@@ -301,6 +339,11 @@ def known_values(image: dict[str, Any] | None, key_columns: Any) -> dict[str, An
         if name not in keys and not is_type_default(value):
             return image
     return {name: value for name, value in image.items() if name in keys}
+
+
+def _cut_text(row: dict[str, Any], held: tuple[str, ...]) -> str:
+    """The text of ``row``'s values of the ``held`` columns (equal values, equal texts)."""
+    return canonical_text({name: row[name] for name in held})
 
 
 def describes(image: dict[str, Any], row: dict[str, Any]) -> bool:
