@@ -50,7 +50,7 @@ import orjson
 import pandas as pd
 
 from .capture import events_of
-from .errors import KeylessTableError
+from .errors import KeylessTableError, how_to_give_keys
 from .keys import Keys, given_keys
 from .frame import find_table  # noqa: F401  (named here too: replay.find_table is how many modules take it)
 from . import values
@@ -173,6 +173,7 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
         live, wanting = plan.keyless_rows()
         bags.update(live)
         problems.extend(wanting)
+        _warn_unmatched(wanting)
         states = TableStates()
         for table in sorted(plan.tables):
             columns = plan.columns(table)
@@ -192,6 +193,31 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
         for table, columns in states.key_columns.items():
             states[table].attrs["key_columns"] = list(columns)
         return states
+
+
+def unmatched_warning(problems: list[dict[str, Any]]) -> str | None:
+    """What materialize says when changes of tables without a key find no row (their state is then likely
+    wrong: an update without a before image adds a row and removes none), or None when every change found one.
+
+    >>> print(unmatched_warning([{"table": "public.t", "op": "update"}]))  # doctest: +ELLIPSIS
+    materialize: 1 change(s) of public.t found no row to change: it names no key, so ... cdckit.infer_keys(events) ...
+    """
+    counts: dict[str, int] = {}
+    for problem in problems:
+        counts[problem["table"]] = counts.get(problem["table"], 0) + 1
+    if not counts:
+        return None
+    tables = sorted(counts)
+    said = ", ".join(f"{counts[t]:,} change(s) of {t}" for t in tables)
+    which = "it names" if len(tables) == 1 else "they name"
+    return f"materialize: {said} found no row to change: {which} no key, so the state is likely wrong; " \
+           f"{how_to_give_keys(tables)}"
+
+
+def _warn_unmatched(problems: list[dict[str, Any]]) -> None:
+    said = unmatched_warning(problems)
+    if said is not None:
+        warnings.warn(said, stacklevel=3)
 
 
 def _in_key_order(keys: Iterable[str]) -> list[str]:
