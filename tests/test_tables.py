@@ -5,11 +5,12 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import cdckit
@@ -216,6 +217,9 @@ def test_no_typed_view_turns_a_value_into_null(kind, picked):
     import tempfile
     from pathlib import Path
 
+    # PostgreSQL's (and Debezium's) "NaN" in a float column is the float NaN, a value, which pandas' float64
+    # column shows as missing: that case has its own test below
+    assume(not (kind == "float" and "NaN" in picked))
     images = [{"id": i, "v": v} for i, v in enumerate(picked)]
     events = _events([("insert", None, json.dumps(image)) for image in images] +
                      [("update", json.dumps(images[0]), json.dumps(images[0]))],
@@ -237,6 +241,14 @@ def test_no_typed_view_turns_a_value_into_null(kind, picked):
             write_scd2({"shop.items": history}, Path(folder) / f"scd2_{fmt}", fmt)
         back = pd.read_parquet(Path(folder) / "parquet" / "shop.items.parquet")
         assert back["v"].notna().sum() == sum(1 for image in images if image["v"] is not None)
+
+
+def test_a_nan_text_in_a_float_column_is_the_float_nan():
+    events = _events([("insert", None, '{"id":1,"v":"NaN"}'), ("insert", None, '{"id":2,"v":"-Infinity"}'),
+                      ("insert", None, '{"id":3,"v":null}')], [(0, "id", "int"), (0, "v", "float")])
+    state = cdckit.materialize(events)["shop.items"]
+    assert state["v"].dtype == "float64" and np.isnan(state["v"].iloc[0]) and state["v"].iloc[1] == -np.inf
+    assert not len(cdckit.materialize(events).type_problems)  # typed, not a misfit
 
 
 @pytest.mark.parametrize("digits, scale, declared, arrow", [
