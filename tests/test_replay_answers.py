@@ -27,7 +27,8 @@ def test_scd2_of_tables_without_key_columns_says_so_and_how_to_give_them():
         cdckit.scd2(_read(KEYLESS))
     message = str(caught.value)
     assert caught.value.tables == ("shop.customers",)
-    assert "shop.customers has no key columns" in message and "cdckit.with_keys(events, {" in message
+    assert "shop.customers has no key columns" in message and "cdckit.infer_keys(events)" in message
+    assert "keys={'shop.customers': [...]}" in message and "--keys shop.customers=" in message
     assert isinstance(caught.value, cdckit.CdcError)
 
 
