@@ -56,7 +56,7 @@ from .ordering._shared import REPLAY_OPS, table_names
 from .replay_plan import plan_replay
 from .replayer import (Replayer, Step, column_order, history_frame, key_order, old_key, problem_rows,
                        replay_rows)
-from .tables import declared_types, problems_frame as type_problems_frame, typed_records
+from .tables import declared_types, problems_frame as type_problems_frame, typed_records, typed_texts
 
 __all__ = ["materialize", "history", "scd2", "TableStates", "SCD2Tables", "PROBLEM_COLUMNS", "SCD2_COLUMNS"]
 
@@ -121,7 +121,8 @@ def key_columns_of(events: pd.DataFrame) -> dict[str, list[str]]:
     {'shop.customers': ['id'], 'shop.order_items': ['order_id', 'line_no']}
     """
     named = [isinstance(c, (list, tuple)) and len(c) > 0 for c in events["key_columns"]]
-    changes = events.loc[events["op"].isin(REPLAY_OPS).to_numpy() & np.array(named, dtype=bool)]
+    wanted = events["op"].isin(REPLAY_OPS).to_numpy() & np.array(named, dtype=bool)
+    changes = events[["database", "schema", "table", "key_columns"]].loc[wanted]  # narrow: the images stay
     last = changes.groupby(["database", "schema", "table"], dropna=False, sort=False).tail(1)
     found = [(name, columns) for name, columns in zip(table_names(last), last["key_columns"]) if name is not None]
     return {name: [str(c) for c in columns] for name, columns in sorted(found, key=lambda item: item[0])}
@@ -159,7 +160,7 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
         rows: dict[str, dict[str, dict[str, Any]]] = {table: {} for table in plan.tables}
         bags: dict[str, list[dict[str, Any]]] = {table: [] for table in plan.tables}
         problems = plan.problems()
-        for table, key, row in plan.final_rows():
+        for table, key, row in plan.final_rows(parsed=False):  # a whole image stays text until it is typed
             rows[table][key] = row
         for table, replayer, steps, _ in plan.walk():
             rows[table].update(replayer.rows)
@@ -170,6 +171,11 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
             columns = plan.columns(table)
             keys = _in_key_order(rows[table])
             live = [rows[table][key] for key in keys] + bags[table]
+            if typed and live and all(isinstance(row, str) for row in live):
+                states[table], found = typed_texts(live, columns, table, declared=declared.get(table), keys=keys)
+                type_problems += found
+                continue
+            live = [values.loads(row) if isinstance(row, str) else row for row in live]
             if typed:
                 states[table], found = typed_records(live, columns, table, declared=declared.get(table),
                                                      keys=keys + [None] * len(bags[table]))
@@ -381,7 +387,9 @@ class _Versions:
 
         With ``declared`` (a table's declared kinds, maybe none) the source columns are typed."""
         problems = None
-        if declared is not None:
+        if declared is not None and self._rows is None and self.texts:  # only whole images: typed unparsed
+            frame, problems = typed_texts(self.texts, columns, table, declared=declared, keys=self.keys)
+        elif declared is not None:
             frame, problems = typed_records(self.rows, columns, table, declared=declared, keys=self.keys)
         else:
             frame = values.images_frame(self.texts, columns) if self._rows is None and self.texts else None

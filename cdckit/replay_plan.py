@@ -333,13 +333,14 @@ class ReplayPlan:
                  "op": op, "problem": problem, "_pos": pos}
                 for (_, pos, table, key, op, problem), source, offset, seq in zip(found, sources, offsets, seqs)]
 
-    def final_rows(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
-        """``(table, key, row)`` for every live keyed-lane row; only the images that make it are parsed."""
+    def final_rows(self, parsed: bool = True) -> Iterator[tuple[str, str, dict[str, Any] | str]]:
+        """``(table, key, row)`` for every live keyed-lane row; only the images that make it are parsed, and with
+        ``parsed=False`` a row that is one image whole is its JSON text, not parsed."""
         partial = [t for t, merge in self.partial.items() if merge]
         last = self.con.execute(_LAST_FULL, {"partial": partial}).fetchall()
         afters = self._fetch([r[2] for r in last], "after")
         for (table, key, _), text in zip(last, afters):
-            yield table, key, values.loads(text)
+            yield table, key, values.loads(text) if parsed else text
         if partial:
             yield from self._merged_rows(partial)
 

@@ -688,6 +688,31 @@ def infer_kinds(rows: Iterable[Mapping[str, Any] | None]) -> dict[str, str]:
     return {name: ("text" if kind == "null" else kind) for name, kind in kinds.items()}
 
 
+def images_table(texts: list[str]) -> "pa.Table | None":
+    """Row images (JSON object texts, one per row) as an Arrow table, read by Arrow's JSON reader in one pass; None
+    when that cannot keep every value as :func:`loads` does (a number a double cannot carry) or cannot read them
+    one row per text. Arrow infers each column's type: the caller checks it is one it can use.
+
+    >>> images_table(['{"id":1,"a":"x"}', '{"id":2}']).to_pylist()
+    [{'id': 1, 'a': 'x'}, {'id': 2, 'a': None}]
+    >>> images_table(['{"id":12345678901234567890}']) is None
+    True
+    """
+    import io
+
+    import pyarrow as pa
+    import pyarrow.json as pa_json
+
+    blob = "\n".join(texts).encode()
+    if not texts or has_long_number(blob) or blob.count(b"\n") != len(texts) - 1:
+        return None
+    try:
+        table = pa_json.read_json(io.BytesIO(blob), read_options=pa_json.ReadOptions(block_size=1 << 26))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    return table if table.num_rows == len(texts) else None
+
+
 def images_frame(texts: list[str], columns: list[str]) -> "pd.DataFrame | None":
     """Row images (JSON object texts) as a frame of ``columns``, typed as pandas types the parsed rows.
 
@@ -702,20 +727,11 @@ def images_frame(texts: list[str], columns: list[str]) -> "pd.DataFrame | None":
     >>> images_frame(['{"id":12345678901234567890}'], ["id"]) is None
     True
     """
-    import io
-
     import pandas as pd
     import pyarrow as pa
-    import pyarrow.json as pa_json
 
-    blob = "\n".join(texts).encode()
-    if not texts or has_long_number(blob):
-        return None
-    try:
-        table = pa_json.read_json(io.BytesIO(blob), read_options=pa_json.ReadOptions(block_size=1 << 26))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
-    if table.num_rows != len(texts):
+    table = images_table(texts)
+    if table is None:
         return None
     plain = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean, pa.types.is_string, pa.types.is_null)
     if not all(any(kind(field.type) for kind in plain) for field in table.schema):
