@@ -48,6 +48,7 @@ from typing import Any, Iterable
 import numpy as np
 import orjson
 import pandas as pd
+import pyarrow as pa
 
 from .capture import events_of
 from .errors import KeylessTableError
@@ -157,25 +158,30 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
     declared = declared_types(events) if typed else {}
     type_problems: list[dict[str, Any]] = []
     with plan_replay(events, as_of, order) as plan:
-        rows: dict[str, dict[str, dict[str, Any]]] = {table: {} for table in plan.tables}
+        rows: dict[str, dict[str, Any]] = {table: {} for table in plan.tables}  # a row, or its after image's number
         bags: dict[str, list[dict[str, Any]]] = {table: [] for table in plan.tables}
         problems = plan.problems()
-        for table, key, row in plan.final_rows(parsed=False):  # a whole image stays text until it is typed
+        for table, key, row in plan.final_rows(parsed=False):  # a whole image: its row, read when typed
             rows[table][key] = row
         for table, replayer, steps, _ in plan.walk():
             rows[table].update(replayer.rows)
             bags[table] = [values.loads(text) for text, n in sorted(replayer.bag.items()) for _ in range(n)]
             problems.extend(problem_rows(table, steps))
         states = TableStates()
+        afters = None  # the after images as Arrow text, once
         for table in sorted(plan.tables):
             columns = plan.columns(table)
             keys = _in_key_order(rows[table])
             live = [rows[table][key] for key in keys] + bags[table]
-            if typed and live and all(isinstance(row, str) for row in live):
-                states[table], found = typed_texts(live, columns, table, declared=declared.get(table), keys=keys)
+            if typed and live and all(isinstance(row, int) for row in live):
+                afters = pa.array(events["after"], pa.string(), from_pandas=True) if afters is None else afters
+                texts = afters.take(live)
+                states[table], found = typed_texts(texts, columns, table, declared=declared.get(table), keys=keys)
                 type_problems += found
                 continue
-            live = [values.loads(row) if isinstance(row, str) else row for row in live]
+            numbered = [i for i, row in enumerate(live) if isinstance(row, int)]
+            for i, text in zip(numbered, events["after"].iloc[[live[i] for i in numbered]].tolist()):
+                live[i] = values.loads(text)
             if typed:
                 states[table], found = typed_records(live, columns, table, declared=declared.get(table),
                                                      keys=keys + [None] * len(bags[table]))

@@ -64,6 +64,8 @@ def _names_other_key(parts: str) -> str:
 
 _NAMES = ("list_concat(coalesce(key_columns, []), coalesce(try(json_keys(before)), []), "
           "coalesce(try(json_keys(after)), []))")
+#: The same, from the names :data:`_PREPARE` reads once per image.
+_READ_NAMES = "list_concat(coalesce(key_columns, []), coalesce(_before_names, []), coalesce(_after_names, []))"
 
 _CHANGES = "op IN (" + ", ".join(f"'{op}'" for op in REPLAY_OPS) + ") {cut}"
 _IDENTITY = ", ".join(['dialect', 'database', 'schema', '"table"', 'key', *REDELIVERY_IDENTITY])  # ordering's rule, per row
@@ -91,19 +93,22 @@ CREATE TEMP TABLE prep AS
 WITH kept AS (  -- narrow from here on: windows sort whole rows, so the images stay behind
     SELECT _row, dialect, {table_name} AS _table, key, op, seq, source, "partition", "offset", _time,
         after IS NOT NULL AS has_after, hash({names}) AS _sig,
+        {before_shape} AS _before_shape, {after_shape} AS _after_shape,
         {before_parts} AS _before_key, {after_parts} AS _after_key
-    FROM events WHERE {changes} AND _row NOT IN (SELECT _row FROM redelivered)
+    FROM (SELECT *, try(json_keys(before)) AS _before_names, try(json_keys(after)) AS _after_names  -- parsed once
+          FROM events WHERE {changes} AND _row NOT IN (SELECT _row FROM redelivered))
 ), filled AS (  -- an update may move its row when an image names a whole key other than the event's
     SELECT * EXCLUDE (_before_key, _after_key), {filled_seq} AS _seq,
         {before_moves} OR {after_moves} AS may_move
     FROM kept
 ), placed AS (
     SELECT _row, dialect, _table, key, op, has_after, _seq, source, "partition", "offset", _sig, may_move,
-        row_number() OVER (ORDER BY {order}) AS _pos, false AS _cleared
+        _before_shape, _after_shape, row_number() OVER (ORDER BY {order}) AS _pos, false AS _cleared
     FROM filled WHERE _table IS NOT NULL
 ), cleared AS (  -- a truncate deletes every key of its table changed before it: a delete of each, in its place
     SELECT t._row, t.dialect, t._table, k.key, 'delete' AS op, false AS has_after, t._seq, t.source,
-        t."partition", t."offset", t._sig, false AS may_move, t._pos, true AS _cleared
+        t."partition", t."offset", t._sig, false AS may_move, t._before_shape, t._after_shape, t._pos,
+        true AS _cleared
     FROM placed t JOIN (SELECT _table, key, min(_pos) AS _first FROM placed WHERE key IS NOT NULL GROUP BY ALL) k
         ON k._table = t._table AND k._first < t._pos
     WHERE t.op = 'truncate'
@@ -116,18 +121,18 @@ SELECT *,  -- whether the key was live before the change (1), dead (0) or never 
 FROM every
 """
 
-def _image_shape(image: str) -> str:
-    """SQL: a hash of an image's column names in name order (NULL for no image or one without columns)."""
-    names = f"coalesce(try(json_keys({image})), [])"
+def _image_shape(names: str) -> str:
+    """SQL: a hash of an image's column ``names`` (its ``json_keys``) in name order (NULL for no image or one
+    without columns)."""
+    names = f"coalesce({names}, [])"
     return f"CASE WHEN len({names}) > 0 THEN hash(list_sort({names})) END"
 
 
 #: Tables (of dialects whose images may leave unchanged columns out) whose images do not all have the same
 #: columns: only these are merged (where every image has the same columns, merging is replacing).
-_VARIED = f"""
+_VARIED = """
 SELECT _table FROM (
-    SELECT p._table, unnest([{_image_shape("e.before")}, {_image_shape("e.after")}]) AS shape
-    FROM prep p JOIN events e USING (_row) WHERE list_contains($partial, p._table))
+    SELECT _table, unnest([_before_shape, _after_shape]) AS shape FROM prep WHERE list_contains($partial, _table))
 GROUP BY _table HAVING count(DISTINCT shape) > 1
 """
 
@@ -235,7 +240,9 @@ class ReplayPlan:
         changes = _CHANGES.format(cut=cut)
         self.con.execute(_REDELIVERED.format(identity=_IDENTITY, arrival=_ARRIVAL, changes=changes))
         gaps = self.con.execute(f"SELECT bool_or(seq IS NULL) FROM events WHERE {changes}").fetchone()[0]
-        self.con.execute(_PREPARE.format(changes=changes, filled_seq=_FILLED_SEQ if gaps else "seq", arrival=_ARRIVAL, table_name=_TABLE_NAME, names=_NAMES,
+        self.con.execute(_PREPARE.format(changes=changes, filled_seq=_FILLED_SEQ if gaps else "seq", arrival=_ARRIVAL, table_name=_TABLE_NAME, names=_READ_NAMES,
+                                         before_shape=_image_shape("_before_names"),
+                                         after_shape=_image_shape("_after_names"),
                                          before_parts=_key_parts("before"), after_parts=_key_parts("after"),
                                          before_moves=_names_other_key("_before_key"),
                                          after_moves=_names_other_key("_after_key"),
@@ -333,14 +340,16 @@ class ReplayPlan:
                  "op": op, "problem": problem, "_pos": pos}
                 for (_, pos, table, key, op, problem), source, offset, seq in zip(found, sources, offsets, seqs)]
 
-    def final_rows(self, parsed: bool = True) -> Iterator[tuple[str, str, dict[str, Any] | str]]:
+    def final_rows(self, parsed: bool = True) -> Iterator[tuple[str, str, dict[str, Any] | int]]:
         """``(table, key, row)`` for every live keyed-lane row; only the images that make it are parsed, and with
-        ``parsed=False`` a row that is one image whole is its JSON text, not parsed."""
+        ``parsed=False`` a row that is one after image whole is the events' row number of that image."""
         partial = [t for t, merge in self.partial.items() if merge]
         last = self.con.execute(_LAST_FULL, {"partial": partial}).fetchall()
-        afters = self._fetch([r[2] for r in last], "after")
-        for (table, key, _), text in zip(last, afters):
-            yield table, key, values.loads(text) if parsed else text
+        if not parsed:
+            yield from last
+        else:
+            for (table, key, _), text in zip(last, self._fetch([r[2] for r in last], "after")):
+                yield table, key, values.loads(text)
         if partial:
             yield from self._merged_rows(partial)
 

@@ -148,7 +148,7 @@ def typed_records(rows: Sequence[Mapping[str, Any] | None], columns: Sequence[st
     return frame, problems
 
 
-def typed_texts(texts: Sequence[str], columns: Sequence[str], table: str, *,
+def typed_texts(texts: Sequence[str] | pa.Array, columns: Sequence[str], table: str, *,
                 declared: Mapping[str, str] | None = None,
                 keys: Sequence[Any] | None = None) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """:func:`typed_records` of row images given as JSON object texts, with the same result: read by Arrow
@@ -162,7 +162,7 @@ def typed_texts(texts: Sequence[str], columns: Sequence[str], table: str, *,
     >>> frame["id"].dtype, frame["d"].tolist(), [(p["key"], p["reason"]) for p in problems]
     (Int64Dtype(), [datetime.date(2024, 5, 1), 'soon'], [('[2]', "text 'soon' is not a date")])
     """
-    read = values.images_table(list(texts))
+    read = values.images_table(texts if isinstance(texts, (pa.Array, pa.ChunkedArray)) else list(texts))
     rows: list[dict[str, Any] | None] | None = None
     frame = pd.DataFrame(index=range(len(texts)))
     problems: list[dict[str, Any]] = []
@@ -173,7 +173,8 @@ def typed_texts(texts: Sequence[str], columns: Sequence[str], table: str, *,
             frame[name] = to_pandas(typed).set_axis(frame.index)
             continue
         if rows is None:
-            rows = [parse_image(text) for text in texts]
+            rows = [parse_image(text) for text in (texts.to_pylist() if isinstance(texts, (pa.Array, pa.ChunkedArray))
+                                                   else texts)]
         one, found = typed_records(rows, [name], table, declared=declared, keys=keys)
         frame[name] = one[name]
         problems += found

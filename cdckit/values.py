@@ -688,29 +688,41 @@ def infer_kinds(rows: Iterable[Mapping[str, Any] | None]) -> dict[str, str]:
     return {name: ("text" if kind == "null" else kind) for name, kind in kinds.items()}
 
 
-def images_table(texts: list[str]) -> "pa.Table | None":
-    """Row images (JSON object texts, one per row) as an Arrow table, read by Arrow's JSON reader in one pass; None
-    when that cannot keep every value as :func:`loads` does (a number a double cannot carry) or cannot read them
-    one row per text. Arrow infers each column's type: the caller checks it is one it can use.
+def images_table(texts: "list[str] | pa.Array | pa.ChunkedArray") -> "pa.Table | None":
+    """Row images (JSON object texts, one per row: a list, or an Arrow string array without nulls) as an Arrow
+    table, read by Arrow's JSON reader in one pass; None when that cannot keep every value as :func:`loads`
+    does (a number a double cannot carry) or cannot read them one row per text. Arrow infers each column's
+    type: the caller checks it is one it can use.
 
     >>> images_table(['{"id":1,"a":"x"}', '{"id":2}']).to_pylist()
     [{'id': 1, 'a': 'x'}, {'id': 2, 'a': None}]
     >>> images_table(['{"id":12345678901234567890}']) is None
     True
     """
-    import io
-
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.json as pa_json
 
-    blob = "\n".join(texts).encode()
-    if not texts or has_long_number(blob) or blob.count(b"\n") != len(texts) - 1:
+    array = pa.array(texts, pa.large_string()) if isinstance(texts, list) else texts.cast(pa.large_string())
+    array = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+    if not len(array) or array.null_count or pc.any(pc.match_substring(array, "\n")).as_py() or \
+            pc.any(pc.match_substring_regex(array, _LONG_NUMBER_RE2)).as_py():
         return None
+    empty, end = pa.scalar("", pa.large_string()), pa.scalar("\n", pa.large_string())
+    lines = pc.binary_join_element_wise(array, empty, end)  # each text and its line end, end to end in one buffer
+    _, offsets, data = lines.buffers()
+    first, last = memoryview(offsets).cast("q")[lines.offset], memoryview(offsets).cast("q")[lines.offset + len(lines)]
+    blob = data[first:last]
     try:
-        table = pa_json.read_json(io.BytesIO(blob), read_options=pa_json.ReadOptions(block_size=1 << 26))
+        table = pa_json.read_json(pa.BufferReader(blob), read_options=pa_json.ReadOptions(block_size=1 << 26))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    return table if table.num_rows == len(texts) else None
+    return table if table.num_rows == len(array) else None
+
+
+#: :data:`LONG_NUMBER` in one text, as a regular expression (RE2): 17 digits or points after any other
+#: character but a quote (a text starts with ``{``, so none is missed at its start).
+_LONG_NUMBER_RE2 = '[^0-9."][0-9.]{17}'
 
 
 def images_frame(texts: list[str], columns: list[str]) -> "pd.DataFrame | None":
