@@ -162,13 +162,14 @@ WHERE key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM chain_keys c WHERE c._table 
 """
 
 _PROBLEMS = """
+SELECT k.*, e.source, e."offset", e.seq FROM (
 SELECT _row, _pos, _table, key, op, CASE
     WHEN op IN ('insert', 'read', 'update') AND NOT has_after THEN op || ' without an after image (ignored)'
     WHEN op = 'insert' AND live_before = 1 THEN 'insert of a live key (row replaced)'
     WHEN op = 'delete' AND coalesce(live_before, 0) = 0 THEN 'delete of a key not in the table'
     WHEN op = 'update' AND coalesce(live_before, 0) = 0 THEN 'update of a key not in the table'
     END AS problem
-FROM keyed WHERE problem IS NOT NULL AND NOT _cleared ORDER BY _pos
+FROM keyed WHERE problem IS NOT NULL AND NOT _cleared) k JOIN events e USING (_row) ORDER BY _pos
 """
 
 #: The change that made each live row (full-image tables): the last change that counts, unless a delete.
@@ -333,12 +334,9 @@ class ReplayPlan:
 
     def problems(self) -> list[dict[str, Any]]:
         """Keyed-lane changes that did not apply cleanly, as problem rows with their replay position."""
-        found = self.con.execute(_PROBLEMS).fetchall()
-        rows = [r[0] for r in found]
-        sources, offsets, seqs = (self._fetch(rows, c) for c in ("source", "offset", "seq"))
-        return [{"table": table, "key": key, "source": _plain(source), "offset": offset, "seq": _plain(seq),
-                 "op": op, "problem": problem, "_pos": pos}
-                for (_, pos, table, key, op, problem), source, offset, seq in zip(found, sources, offsets, seqs)]
+        return [{"table": table, "key": key, "source": source, "offset": offset, "seq": seq, "op": op,
+                 "problem": problem, "_pos": pos}
+                for _, pos, table, key, op, problem, source, offset, seq in self.con.execute(_PROBLEMS).fetchall()]
 
     def final_rows(self, parsed: bool = True) -> Iterator[tuple[str, str, dict[str, Any] | int]]:
         """``(table, key, row)`` for every live keyed-lane row; only the images that make it are parsed, and with
@@ -418,12 +416,6 @@ class ReplayPlan:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-
-def _plain(value: Any) -> Any:
-    """None for pandas' missing markers, other values as they are."""
-    return None if value is None or value is pd.NA or value is pd.NaT or (
-        isinstance(value, float) and value != value) else value
 
 
 def plan_replay(events: pd.DataFrame, as_of: Any = None, order: str = "seq") -> ReplayPlan:
