@@ -332,8 +332,9 @@ def scd2(events: pd.DataFrame, order: str = "seq", typed: bool = True) -> SCD2Ta
             walked.setdefault(table, []).extend(step_versions(steps))
         by_table = dict(iter(found.groupby("_table", sort=False))) if len(found) else {}
         out = SCD2Tables()
+        afters = pa.array(events["after"], pa.string(), from_pandas=True)  # once, for every table
         for table in plan.tables_in_replay_order():
-            versions = _Versions.of_rows(events, by_table.get(table)).joined(walked.get(table, []))
+            versions = _Versions.of_rows(events, by_table.get(table), afters).joined(walked.get(table, []))
             if len(versions.positions):
                 out[table] = versions.frame(plan.columns(table), table, None if declared is None
                                             else declared.get(table, {}))
@@ -351,7 +352,7 @@ class _Versions:
     """
 
     def __init__(self, positions: list[int], rows: list[dict[str, Any]] | None, starts: np.ndarray, ends: np.ndarray,
-                 ops: list[Any], seqs: list[Any], keys: list[Any], texts: list[str] | None = None) -> None:
+                 ops: list[Any], seqs: list[Any], keys: list[Any], texts: pa.Array | None = None) -> None:
         self.positions, self.starts, self.ends, self.ops, self.seqs = positions, starts, ends, ops, seqs
         self.keys = keys
         self.texts = texts  # the after images, unparsed, until a walked version joins or a frame is made
@@ -360,12 +361,13 @@ class _Versions:
     @property
     def rows(self) -> list[dict[str, Any]]:
         if self._rows is None:
-            self._rows = [values.loads(text) for text in self.texts or []]
+            self._rows = [values.loads(text) for text in ([] if self.texts is None else self.texts.to_pylist())]
         return self._rows
 
     @classmethod
-    def of_rows(cls, events: pd.DataFrame, found: pd.DataFrame | None) -> "_Versions":
-        """The versions the relational plan found: images parsed, times taken from the frame as they are."""
+    def of_rows(cls, events: pd.DataFrame, found: pd.DataFrame | None, afters: pa.Array | None = None) -> "_Versions":
+        """The versions the relational plan found: images unparsed (``afters``: the events' after images as
+        Arrow text, when already made), times taken from the frame as they are."""
         if found is None:
             found = pd.DataFrame({"_pos": [], "_row": [], "next_row": []}, dtype="int64")
         rows, ends = found["_row"].to_numpy(), found["next_row"].to_numpy()
@@ -374,7 +376,9 @@ class _Versions:
         stops[ends >= 0] = times[ends[ends >= 0]]
         return cls(found["_pos"].tolist(), None, times[rows], stops, events["op"].iloc[rows].tolist(),
                    [None if s is None or s is pd.NA else s for s in events["seq"].iloc[rows].tolist()],
-                   events["key"].iloc[rows].tolist(), texts=events["after"].iloc[rows].tolist())
+                   events["key"].iloc[rows].tolist(),
+                   texts=(pa.array(events["after"], pa.string(), from_pandas=True) if afters is None else afters)
+                   .take(rows))
 
     def joined(self, walked: list[tuple[int, dict[str, Any]]]) -> "_Versions":
         """These versions and the walked ones, in replay order."""
@@ -393,12 +397,13 @@ class _Versions:
 
         With ``declared`` (a table's declared kinds, maybe none) the source columns are typed."""
         problems = None
-        if declared is not None and self._rows is None and self.texts:  # only whole images: typed unparsed
+        if declared is not None and self._rows is None and self.texts is not None and len(self.texts):  # unparsed
             frame, problems = typed_texts(self.texts, columns, table, declared=declared, keys=self.keys)
         elif declared is not None:
             frame, problems = typed_records(self.rows, columns, table, declared=declared, keys=self.keys)
         else:
-            frame = values.images_frame(self.texts, columns) if self._rows is None and self.texts else None
+            frame = values.images_frame(self.texts, columns) if self._rows is None and self.texts is not None \
+                and len(self.texts) else None
         if frame is None:
             frame = self._parsed_frame(columns)
         frame["valid_from"] = pd.to_datetime(self.starts, utc=True)
