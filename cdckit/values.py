@@ -705,14 +705,14 @@ def images_table(texts: "list[str] | pa.Array | pa.ChunkedArray") -> "pa.Table |
 
     array = pa.array(texts, pa.large_string()) if isinstance(texts, list) else texts.cast(pa.large_string())
     array = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
-    if not len(array) or array.null_count or pc.any(pc.match_substring(array, "\n")).as_py() or \
-            pc.any(pc.match_substring_regex(array, _LONG_NUMBER_RE2)).as_py():
+    if not len(array) or array.null_count:
         return None
+    texts_bytes = _text_bytes(array).to_pybytes()  # the texts end to end ({ and } part them: no number spans two)
+    if b"\n" in texts_bytes or has_long_number(texts_bytes):
+        return None
+    del texts_bytes
     empty, end = pa.scalar("", pa.large_string()), pa.scalar("\n", pa.large_string())
-    lines = pc.binary_join_element_wise(array, empty, end)  # each text and its line end, end to end in one buffer
-    _, offsets, data = lines.buffers()
-    first, last = memoryview(offsets).cast("q")[lines.offset], memoryview(offsets).cast("q")[lines.offset + len(lines)]
-    blob = data[first:last]
+    blob = _text_bytes(pc.binary_join_element_wise(array, empty, end))  # each text and its line end
     try:
         table = pa_json.read_json(pa.BufferReader(blob), read_options=pa_json.ReadOptions(block_size=1 << 26))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -720,9 +720,15 @@ def images_table(texts: "list[str] | pa.Array | pa.ChunkedArray") -> "pa.Table |
     return table if table.num_rows == len(array) else None
 
 
-#: :data:`LONG_NUMBER` in one text, as a regular expression (RE2): 17 digits or points after any other
-#: character but a quote (a text starts with ``{``, so none is missed at its start).
-_LONG_NUMBER_RE2 = '[^0-9."][0-9.]{17}'
+def _text_bytes(array: "pa.LargeStringArray") -> "pa.Buffer":
+    """The bytes of a large string array's texts, end to end (a slice of its data buffer, not a copy)."""
+    import pyarrow as pa
+
+    _, offsets, data = array.buffers()
+    if data is None:  # only empty texts
+        return pa.py_buffer(b"")
+    places = memoryview(offsets).cast("q")
+    return data[places[array.offset]:places[array.offset + len(array)]]
 
 
 def images_frame(texts: list[str], columns: list[str]) -> "pd.DataFrame | None":
