@@ -330,15 +330,18 @@ def scd2(events: pd.DataFrame, order: str = "seq", typed: bool = True) -> SCD2Ta
         walked: dict[str, list[tuple[int, dict[str, Any]]]] = {}
         for table, _, steps, _ in plan.walk(partial_tables=True):
             walked.setdefault(table, []).extend(step_versions(steps))
-        by_table = dict(iter(found.groupby("_table", sort=False))) if len(found) else {}
-        out = SCD2Tables()
-        afters = pa.array(events["after"], pa.string(), from_pandas=True)  # once, for every table
-        for table in plan.tables_in_replay_order():
-            versions = _Versions.of_rows(events, by_table.get(table), afters).joined(walked.get(table, []))
-            if len(versions.positions):
-                out[table] = versions.frame(plan.columns(table), table, None if declared is None
-                                            else declared.get(table, {}))
-        out.keyless = plan.keyless_tables()
+        columns = {table: plan.columns(table) for table in plan.tables_in_replay_order()}
+        keyless = plan.keyless_tables()
+    # the frames are made once DuckDB's copy of the changes is gone
+    by_table = dict(iter(found.groupby("_table", sort=False))) if len(found) else {}
+    del found
+    out = SCD2Tables()
+    afters = pa.array(events["after"], pa.string(), from_pandas=True)  # once, for every table
+    for table, names in columns.items():
+        versions = _Versions.of_rows(events, by_table.pop(table, None), afters).joined(walked.pop(table, []))
+        if len(versions.positions):
+            out[table] = versions.frame(names, table, None if declared is None else declared.get(table, {}))
+    out.keyless = keyless
     for said in keyless_left_out(out.keyless, key_columns_of(events) if out.keyless else ()):
         warnings.warn(said, stacklevel=2)
     return out
