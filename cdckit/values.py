@@ -707,10 +707,12 @@ def images_table(texts: "list[str] | pa.Array | pa.ChunkedArray") -> "pa.Table |
     array = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
     if not len(array) or array.null_count:
         return None
-    texts_bytes = _text_bytes(array).to_pybytes()  # the texts end to end ({ and } part them: no number spans two)
-    if b"\n" in texts_bytes or has_long_number(texts_bytes):
-        return None
-    del texts_bytes
+    data = memoryview(_text_bytes(array))  # the texts end to end ({ and } part them: no number spans two)
+    step = 1 << 24
+    for start in range(0, len(data), step):  # in slices overlapping by more than a long number, to keep memory low
+        piece = bytes(data[start:start + step + 32])
+        if b"\n" in piece or has_long_number(piece):
+            return None
     empty, end = pa.scalar("", pa.large_string()), pa.scalar("\n", pa.large_string())
     blob = _text_bytes(pc.binary_join_element_wise(array, empty, end))  # each text and its line end
     try:
