@@ -167,10 +167,12 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
             rows[table].update(replayer.rows)
             bags[table] = [values.loads(text) for text, n in sorted(replayer.bag.items()) for _ in range(n)]
             problems.extend(problem_rows(table, steps))
+        columns_of, keyless = {table: plan.columns(table) for table in plan.tables}, plan.keyless_tables()
+        plan.close()  # DuckDB's copy of the changes is freed before the frames are made
         states = TableStates()
         afters = None  # the after images as Arrow text, once
         for table in sorted(plan.tables):
-            columns = plan.columns(table)
+            columns = columns_of[table]
             keys = _in_key_order(rows[table])
             live = [rows[table][key] for key in keys] + bags[table]
             if typed and live and all(isinstance(row, int) for row in live):
@@ -190,7 +192,7 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
                 states[table] = (pd.DataFrame.from_records(live, columns=columns) if live
                                  else pd.DataFrame(columns=columns))
         states.problems = problems_frame(problems)
-        states.keyless = plan.keyless_tables()
+        states.keyless = keyless
         states.type_problems = type_problems_frame(type_problems)
         states.key_columns = {t: c for t, c in key_columns_of(events).items() if t in states}
         for table, columns in states.key_columns.items():
