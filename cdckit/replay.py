@@ -48,6 +48,7 @@ from typing import Any, Iterable
 import numpy as np
 import orjson
 import pandas as pd
+import pyarrow as pa
 
 from .capture import events_of
 from .errors import KeylessTableError, how_to_give_keys
@@ -58,7 +59,7 @@ from .ordering._shared import REPLAY_OPS, table_names
 from .replay_plan import plan_replay
 from .replayer import (Replayer, Step, column_order, history_frame, key_order, old_key, problem_rows,
                        replay_rows)
-from .tables import declared_types, problems_frame as type_problems_frame, typed_records
+from .tables import declared_types, problems_frame as type_problems_frame, typed_records, typed_texts
 
 __all__ = ["materialize", "history", "scd2", "TableStates", "SCD2Tables", "PROBLEM_COLUMNS", "SCD2_COLUMNS"]
 
@@ -123,7 +124,8 @@ def key_columns_of(events: pd.DataFrame) -> dict[str, list[str]]:
     {'shop.customers': ['id'], 'shop.order_items': ['order_id', 'line_no']}
     """
     named = [isinstance(c, (list, tuple)) and len(c) > 0 for c in events["key_columns"]]
-    changes = events.loc[events["op"].isin(REPLAY_OPS).to_numpy() & np.array(named, dtype=bool)]
+    wanted = events["op"].isin(REPLAY_OPS).to_numpy() & np.array(named, dtype=bool)
+    changes = events[["database", "schema", "table", "key_columns"]].loc[wanted]  # narrow: the images stay
     last = changes.groupby(["database", "schema", "table"], dropna=False, sort=False).tail(1)
     found = [(name, columns) for name, columns in zip(table_names(last), last["key_columns"]) if name is not None]
     return {name: [str(c) for c in columns] for name, columns in sorted(found, key=lambda item: item[0])}
@@ -162,10 +164,10 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
     declared = declared_types(events) if typed else {}
     type_problems: list[dict[str, Any]] = []
     with plan_replay(events, as_of, order) as plan:
-        rows: dict[str, dict[str, dict[str, Any]]] = {table: {} for table in plan.tables}
+        rows: dict[str, dict[str, Any]] = {table: {} for table in plan.tables}  # a row, or its after image's number
         bags: dict[str, list[dict[str, Any]]] = {table: [] for table in plan.tables}
         problems = plan.problems()
-        for table, key, row in plan.final_rows():
+        for table, key, row in plan.final_rows(parsed=False):  # a whole image: its row, read when typed
             rows[table][key] = row
         for table, replayer, steps, _ in plan.walk():
             rows[table].update(replayer.rows)
@@ -174,11 +176,23 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
         bags.update(live)
         problems.extend(wanting)
         _warn_unmatched(wanting)
+        columns_of, keyless = {table: plan.columns(table) for table in plan.tables}, plan.keyless_tables()
+        plan.close()  # DuckDB's copy of the changes is freed before the frames are made
         states = TableStates()
+        afters = None  # the after images as Arrow text, once
         for table in sorted(plan.tables):
-            columns = plan.columns(table)
+            columns = columns_of[table]
             keys = _in_key_order(rows[table])
             live = [rows[table][key] for key in keys] + bags[table]
+            if typed and live and all(isinstance(row, int) for row in live):
+                afters = pa.array(events["after"], pa.string(), from_pandas=True) if afters is None else afters
+                texts = afters.take(live)
+                states[table], found = typed_texts(texts, columns, table, declared=declared.get(table), keys=keys)
+                type_problems += found
+                continue
+            numbered = [i for i, row in enumerate(live) if isinstance(row, int)]
+            for i, text in zip(numbered, events["after"].iloc[[live[i] for i in numbered]].tolist()):
+                live[i] = values.loads(text)
             if typed:
                 states[table], found = typed_records(live, columns, table, declared=declared.get(table),
                                                      keys=keys + [None] * len(bags[table]))
@@ -187,7 +201,7 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
                 states[table] = (pd.DataFrame.from_records(live, columns=columns) if live
                                  else pd.DataFrame(columns=columns))
         states.problems = problems_frame(problems)
-        states.keyless = plan.keyless_tables()
+        states.keyless = keyless
         states.type_problems = type_problems_frame(type_problems)
         states.key_columns = {t: c for t, c in key_columns_of(events).items() if t in states}
         for table, columns in states.key_columns.items():
@@ -337,14 +351,18 @@ def scd2(events: pd.DataFrame, order: str = "seq", typed: bool = True, *, keys: 
         walked: dict[str, list[tuple[int, dict[str, Any]]]] = {}
         for table, _, steps, _ in plan.walk(partial_tables=True):
             walked.setdefault(table, []).extend(step_versions(steps))
-        by_table = dict(iter(found.groupby("_table", sort=False))) if len(found) else {}
-        out = SCD2Tables()
-        for table in plan.tables_in_replay_order():
-            versions = _Versions.of_rows(events, by_table.get(table)).joined(walked.get(table, []))
-            if len(versions.positions):
-                out[table] = versions.frame(plan.columns(table), table, None if declared is None
-                                            else declared.get(table, {}))
-        out.keyless = plan.keyless_tables()
+        columns = {table: plan.columns(table) for table in plan.tables_in_replay_order()}
+        keyless = plan.keyless_tables()
+    # the frames are made once DuckDB's copy of the changes is gone
+    by_table = dict(iter(found.groupby("_table", sort=False))) if len(found) else {}
+    del found
+    out = SCD2Tables()
+    afters = pa.array(events["after"], pa.string(), from_pandas=True)  # once, for every table
+    for table, names in columns.items():
+        versions = _Versions.of_rows(events, by_table.pop(table, None), afters).joined(walked.pop(table, []))
+        if len(versions.positions):
+            out[table] = versions.frame(names, table, None if declared is None else declared.get(table, {}))
+    out.keyless = keyless
     for said in keyless_left_out(out.keyless, key_columns_of(events) if out.keyless else ()):
         warnings.warn(said, stacklevel=2)
     return out
@@ -358,7 +376,7 @@ class _Versions:
     """
 
     def __init__(self, positions: list[int], rows: list[dict[str, Any]] | None, starts: np.ndarray, ends: np.ndarray,
-                 ops: list[Any], seqs: list[Any], keys: list[Any], texts: list[str] | None = None) -> None:
+                 ops: list[Any], seqs: list[Any], keys: list[Any], texts: pa.Array | None = None) -> None:
         self.positions, self.starts, self.ends, self.ops, self.seqs = positions, starts, ends, ops, seqs
         self.keys = keys
         self.texts = texts  # the after images, unparsed, until a walked version joins or a frame is made
@@ -367,12 +385,13 @@ class _Versions:
     @property
     def rows(self) -> list[dict[str, Any]]:
         if self._rows is None:
-            self._rows = [values.loads(text) for text in self.texts or []]
+            self._rows = [values.loads(text) for text in ([] if self.texts is None else self.texts.to_pylist())]
         return self._rows
 
     @classmethod
-    def of_rows(cls, events: pd.DataFrame, found: pd.DataFrame | None) -> "_Versions":
-        """The versions the relational plan found: images parsed, times taken from the frame as they are."""
+    def of_rows(cls, events: pd.DataFrame, found: pd.DataFrame | None, afters: pa.Array | None = None) -> "_Versions":
+        """The versions the relational plan found: images unparsed (``afters``: the events' after images as
+        Arrow text, when already made), times taken from the frame as they are."""
         if found is None:
             found = pd.DataFrame({"_pos": [], "_row": [], "next_row": []}, dtype="int64")
         rows, ends = found["_row"].to_numpy(), found["next_row"].to_numpy()
@@ -381,7 +400,9 @@ class _Versions:
         stops[ends >= 0] = times[ends[ends >= 0]]
         return cls(found["_pos"].tolist(), None, times[rows], stops, events["op"].iloc[rows].tolist(),
                    [None if s is None or s is pd.NA else s for s in events["seq"].iloc[rows].tolist()],
-                   events["key"].iloc[rows].tolist(), texts=events["after"].iloc[rows].tolist())
+                   events["key"].iloc[rows].tolist(),
+                   texts=(pa.array(events["after"], pa.string(), from_pandas=True) if afters is None else afters)
+                   .take(rows))
 
     def joined(self, walked: list[tuple[int, dict[str, Any]]]) -> "_Versions":
         """These versions and the walked ones, in replay order."""
@@ -400,10 +421,13 @@ class _Versions:
 
         With ``declared`` (a table's declared kinds, maybe none) the source columns are typed."""
         problems = None
-        if declared is not None:
+        if declared is not None and self._rows is None and self.texts is not None and len(self.texts):  # unparsed
+            frame, problems = typed_texts(self.texts, columns, table, declared=declared, keys=self.keys)
+        elif declared is not None:
             frame, problems = typed_records(self.rows, columns, table, declared=declared, keys=self.keys)
         else:
-            frame = values.images_frame(self.texts, columns) if self._rows is None and self.texts else None
+            frame = values.images_frame(self.texts, columns) if self._rows is None and self.texts is not None \
+                and len(self.texts) else None
         if frame is None:
             frame = self._parsed_frame(columns)
         frame["valid_from"] = pd.to_datetime(self.starts, utc=True)

@@ -32,7 +32,7 @@ import pandas as pd
 import pyarrow as pa
 
 from . import values
-from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS
+from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS, none_if_missing
 from .replay_keyless import keyless_state
 from .replayer import (Replayer, Step, canonical_text, is_partial, old_key, parse_image, problem_rows,
                        replay_rows)
@@ -67,6 +67,8 @@ def _names_other_key(parts: str) -> str:
 
 _NAMES = ("list_concat(coalesce(key_columns, []), coalesce(try(json_keys(before)), []), "
           "coalesce(try(json_keys(after)), []))")
+#: The same, from the names :data:`_PREPARE` reads once per image.
+_READ_NAMES = "list_concat(coalesce(key_columns, []), coalesce(_before_names, []), coalesce(_after_names, []))"
 
 _CHANGES = "op IN (" + ", ".join(f"'{op}'" for op in REPLAY_OPS) + ") {cut}"
 _IDENTITY = ", ".join(['dialect', 'database', 'schema', '"table"', 'key', *REDELIVERY_IDENTITY])  # ordering's rule, per row
@@ -94,19 +96,22 @@ CREATE TEMP TABLE prep AS
 WITH kept AS (  -- narrow from here on: windows sort whole rows, so the images stay behind
     SELECT _row, dialect, {table_name} AS _table, key, op, seq, source, "partition", "offset", _time,
         after IS NOT NULL AS has_after, hash({names}) AS _sig,
+        {before_shape} AS _before_shape, {after_shape} AS _after_shape,
         {before_parts} AS _before_key, {after_parts} AS _after_key
-    FROM events WHERE {changes} AND _row NOT IN (SELECT _row FROM redelivered)
+    FROM (SELECT *, try(json_keys(before)) AS _before_names, try(json_keys(after)) AS _after_names  -- parsed once
+          FROM events WHERE {changes} AND _row NOT IN (SELECT _row FROM redelivered))
 ), filled AS (  -- an update may move its row when an image names a whole key other than the event's
     SELECT * EXCLUDE (_before_key, _after_key), {filled_seq} AS _seq,
         {before_moves} OR {after_moves} AS may_move
     FROM kept
 ), placed AS (
     SELECT _row, dialect, _table, key, op, has_after, _seq, source, "partition", "offset", _sig, may_move,
-        row_number() OVER (ORDER BY {order}) AS _pos, false AS _cleared
+        _before_shape, _after_shape, row_number() OVER (ORDER BY {order}) AS _pos, false AS _cleared
     FROM filled WHERE _table IS NOT NULL
 ), cleared AS (  -- a truncate deletes every key of its table changed before it: a delete of each, in its place
     SELECT t._row, t.dialect, t._table, k.key, 'delete' AS op, false AS has_after, t._seq, t.source,
-        t."partition", t."offset", t._sig, false AS may_move, t._pos, true AS _cleared
+        t."partition", t."offset", t._sig, false AS may_move, t._before_shape, t._after_shape, t._pos,
+        true AS _cleared
     FROM placed t JOIN (SELECT _table, key, min(_pos) AS _first FROM placed WHERE key IS NOT NULL GROUP BY ALL) k
         ON k._table = t._table AND k._first < t._pos
     WHERE t.op = 'truncate'
@@ -119,18 +124,18 @@ SELECT *,  -- whether the key was live before the change (1), dead (0) or never 
 FROM every
 """
 
-def _image_shape(image: str) -> str:
-    """SQL: a hash of an image's column names in name order (NULL for no image or one without columns)."""
-    names = f"coalesce(try(json_keys({image})), [])"
+def _image_shape(names: str) -> str:
+    """SQL: a hash of an image's column ``names`` (its ``json_keys``) in name order (NULL for no image or one
+    without columns)."""
+    names = f"coalesce({names}, [])"
     return f"CASE WHEN len({names}) > 0 THEN hash(list_sort({names})) END"
 
 
 #: Tables (of dialects whose images may leave unchanged columns out) whose images do not all have the same
 #: columns: only these are merged (where every image has the same columns, merging is replacing).
-_VARIED = f"""
+_VARIED = """
 SELECT _table FROM (
-    SELECT p._table, unnest([{_image_shape("e.before")}, {_image_shape("e.after")}]) AS shape
-    FROM prep p JOIN events e USING (_row) WHERE list_contains($partial, p._table))
+    SELECT _table, unnest([_before_shape, _after_shape]) AS shape FROM prep WHERE list_contains($partial, _table))
 GROUP BY _table HAVING count(DISTINCT shape) > 1
 """
 
@@ -160,13 +165,14 @@ WHERE key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM chain_keys c WHERE c._table 
 """
 
 _PROBLEMS = """
+SELECT k.*, e.source, e."offset", e.seq FROM (
 SELECT _row, _pos, _table, key, op, CASE
     WHEN op IN ('insert', 'read', 'update') AND NOT has_after THEN op || ' without an after image (ignored)'
     WHEN op = 'insert' AND live_before = 1 THEN 'insert of a live key (row replaced)'
     WHEN op = 'delete' AND coalesce(live_before, 0) = 0 THEN 'delete of a key not in the table'
     WHEN op = 'update' AND coalesce(live_before, 0) = 0 THEN 'update of a key not in the table'
     END AS problem
-FROM keyed WHERE problem IS NOT NULL AND NOT _cleared ORDER BY _pos
+FROM keyed WHERE problem IS NOT NULL AND NOT _cleared) k JOIN events e USING (_row) ORDER BY _pos
 """
 
 #: The change that made each live row (full-image tables): the last change that counts, unless a delete.
@@ -239,7 +245,9 @@ class ReplayPlan:
         changes = _CHANGES.format(cut=cut)
         self.con.execute(_REDELIVERED.format(identity=_IDENTITY, arrival=_ARRIVAL, changes=changes))
         gaps = self.con.execute(f"SELECT bool_or(seq IS NULL) FROM events WHERE {changes}").fetchone()[0]
-        self.con.execute(_PREPARE.format(changes=changes, filled_seq=_FILLED_SEQ if gaps else "seq", arrival=_ARRIVAL, table_name=_TABLE_NAME, names=_NAMES,
+        self.con.execute(_PREPARE.format(changes=changes, filled_seq=_FILLED_SEQ if gaps else "seq", arrival=_ARRIVAL, table_name=_TABLE_NAME, names=_READ_NAMES,
+                                         before_shape=_image_shape("_before_names"),
+                                         after_shape=_image_shape("_after_names"),
                                          before_parts=_key_parts("before"), after_parts=_key_parts("after"),
                                          before_moves=_names_other_key("_before_key"),
                                          after_moves=_names_other_key("_after_key"),
@@ -330,12 +338,9 @@ class ReplayPlan:
 
     def problems(self) -> list[dict[str, Any]]:
         """Keyed-lane changes that did not apply cleanly, as problem rows with their replay position."""
-        found = self.con.execute(_PROBLEMS).fetchall()
-        rows = [r[0] for r in found]
-        sources, offsets, seqs = (self._fetch(rows, c) for c in ("source", "offset", "seq"))
-        return [{"table": table, "key": key, "source": _plain(source), "offset": offset, "seq": _plain(seq),
-                 "op": op, "problem": problem, "_pos": pos}
-                for (_, pos, table, key, op, problem), source, offset, seq in zip(found, sources, offsets, seqs)]
+        return [{"table": table, "key": key, "source": source, "offset": offset, "seq": seq, "op": op,
+                 "problem": problem, "_pos": pos}
+                for _, pos, table, key, op, problem, source, offset, seq in self.con.execute(_PROBLEMS).fetchall()]
 
     def keyless_rows(self) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
         """The live rows of the keyless changes per table (each as many times as it is live, in text order), and
@@ -349,7 +354,8 @@ class ReplayPlan:
         bags = {t: [row for _, row in sorted(found, key=lambda pair: pair[0])] for t, found in rows.items()}
         numbers = [r[0] for r in wanting]
         sources, offsets, seqs = (self._fetch(numbers, c) for c in ("source", "offset", "seq"))
-        problems = [{"table": table, "key": None, "source": _plain(source), "offset": offset, "seq": _plain(seq),
+        problems = [{"table": table, "key": None, "source": none_if_missing(source), "offset": offset,
+                     "seq": none_if_missing(seq),
                      "op": op, "problem": problem, "_pos": pos}
                     for (_, pos, table, op, problem), source, offset, seq in zip(wanting, sources, offsets, seqs)]
         for table, replayer, steps in self._walk_keyless(walked):
@@ -371,13 +377,16 @@ class ReplayPlan:
         for table, replayer, steps, _ in replay_rows(frame, self.partial):
             yield table, replayer, steps
 
-    def final_rows(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
-        """``(table, key, row)`` for every live keyed-lane row; only the images that make it are parsed."""
+    def final_rows(self, parsed: bool = True) -> Iterator[tuple[str, str, dict[str, Any] | int]]:
+        """``(table, key, row)`` for every live keyed-lane row; only the images that make it are parsed, and with
+        ``parsed=False`` a row that is one after image whole is the events' row number of that image."""
         partial = [t for t, merge in self.partial.items() if merge]
         last = self.con.execute(_LAST_FULL, {"partial": partial}).fetchall()
-        afters = self._fetch([r[2] for r in last], "after")
-        for (table, key, _), text in zip(last, afters):
-            yield table, key, values.loads(text)
+        if not parsed:
+            yield from last
+        else:
+            for (table, key, _), text in zip(last, self._fetch([r[2] for r in last], "after")):
+                yield table, key, values.loads(text)
         if partial:
             yield from self._merged_rows(partial)
 
@@ -446,12 +455,6 @@ class ReplayPlan:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-
-def _plain(value: Any) -> Any:
-    """None for pandas' missing markers, other values as they are."""
-    return None if value is None or value is pd.NA or value is pd.NaT or (
-        isinstance(value, float) and value != value) else value
 
 
 def plan_replay(events: pd.DataFrame, as_of: Any = None, order: str = "seq") -> ReplayPlan:

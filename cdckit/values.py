@@ -688,6 +688,51 @@ def infer_kinds(rows: Iterable[Mapping[str, Any] | None]) -> dict[str, str]:
     return {name: ("text" if kind == "null" else kind) for name, kind in kinds.items()}
 
 
+def images_table(texts: "list[str] | pa.Array | pa.ChunkedArray") -> "pa.Table | None":
+    """Row images (JSON object texts, one per row: a list, or an Arrow string array without nulls) as an Arrow
+    table, read by Arrow's JSON reader in one pass; None when that cannot keep every value as :func:`loads`
+    does (a number a double cannot carry) or cannot read them one row per text. Arrow infers each column's
+    type: the caller checks it is one it can use.
+
+    >>> images_table(['{"id":1,"a":"x"}', '{"id":2}']).to_pylist()
+    [{'id': 1, 'a': 'x'}, {'id': 2, 'a': None}]
+    >>> images_table(['{"id":12345678901234567890}']) is None
+    True
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.json as pa_json
+
+    array = pa.array(texts, pa.large_string()) if isinstance(texts, list) else texts.cast(pa.large_string())
+    array = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+    if not len(array) or array.null_count:
+        return None
+    data = memoryview(_text_bytes(array))  # the texts end to end ({ and } part them: no number spans two)
+    step = 1 << 24
+    for start in range(0, len(data), step):  # in slices overlapping by more than a long number, to keep memory low
+        piece = bytes(data[start:start + step + 32])
+        if b"\n" in piece or has_long_number(piece):
+            return None
+    empty, end = pa.scalar("", pa.large_string()), pa.scalar("\n", pa.large_string())
+    blob = _text_bytes(pc.binary_join_element_wise(array, empty, end))  # each text and its line end
+    try:
+        table = pa_json.read_json(pa.BufferReader(blob), read_options=pa_json.ReadOptions(block_size=1 << 26))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    return table if table.num_rows == len(array) else None
+
+
+def _text_bytes(array: "pa.LargeStringArray") -> "pa.Buffer":
+    """The bytes of a large string array's texts, end to end (a slice of its data buffer, not a copy)."""
+    import pyarrow as pa
+
+    _, offsets, data = array.buffers()
+    if data is None:  # only empty texts
+        return pa.py_buffer(b"")
+    places = memoryview(offsets).cast("q")
+    return data[places[array.offset]:places[array.offset + len(array)]]
+
+
 def images_frame(texts: list[str], columns: list[str]) -> "pd.DataFrame | None":
     """Row images (JSON object texts) as a frame of ``columns``, typed as pandas types the parsed rows.
 
@@ -702,20 +747,11 @@ def images_frame(texts: list[str], columns: list[str]) -> "pd.DataFrame | None":
     >>> images_frame(['{"id":12345678901234567890}'], ["id"]) is None
     True
     """
-    import io
-
     import pandas as pd
     import pyarrow as pa
-    import pyarrow.json as pa_json
 
-    blob = "\n".join(texts).encode()
-    if not texts or has_long_number(blob):
-        return None
-    try:
-        table = pa_json.read_json(io.BytesIO(blob), read_options=pa_json.ReadOptions(block_size=1 << 26))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
-    if table.num_rows != len(texts):
+    table = images_table(texts)
+    if table is None:
         return None
     plain = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean, pa.types.is_string, pa.types.is_null)
     if not all(any(kind(field.type) for kind in plain) for field in table.schema):
