@@ -626,6 +626,13 @@ def keyless_side(count: int, repeat: int, spark: bool) -> list[Goal]:
     print(f"  duckdb net counts  {query:.2f} s\n  materialize        {ours:.2f} s ({ratio(ours, query)})"
           f"  rows {len(state['shop.t']):,}")
     goals = [ratio_goal("keyless pandas materialize vs net counts", ours, query, 1.0, "pandas")]
+    values = make_value_only(count)  # the Debezium values a topic holds, replayed with no key given at all
+    print(f"\nvalue-only capture, no keys given: {len(values):,} Debezium values")
+    query, _ = attempt("duckdb net counts", repeat, lambda: duckdb_net_counts(values))
+    ours, state = attempt("cdckit.materialize", repeat, lambda: cdckit.materialize(values))
+    print(f"  duckdb net counts  {query:.2f} s\n  materialize        {ours:.2f} s ({ratio(ours, query)})"
+          f"  rows {sum(len(frame) for frame in state.values()):,}")
+    goals.append(ratio_goal("value-only, no keys: pandas materialize vs net counts", ours, query, 1.0, "pandas"))
     if spark:
         from cdckit import spark as cdcspark
         import pyarrow as pa

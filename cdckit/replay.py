@@ -165,7 +165,7 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
     type_problems: list[dict[str, Any]] = []
     with plan_replay(events, as_of, order) as plan:
         rows: dict[str, dict[str, Any]] = {table: {} for table in plan.tables}  # a row, or its after image's number
-        bags: dict[str, list[dict[str, Any]]] = {table: [] for table in plan.tables}
+        bags: dict[str, list[dict[str, Any] | str]] = {table: [] for table in plan.tables}  # a row, or its text
         problems = plan.problems()
         for table, key, row in plan.final_rows(parsed=False):  # a whole image: its row, read when typed
             rows[table][key] = row
@@ -184,15 +184,21 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
             columns = columns_of[table]
             keys = _in_key_order(rows[table])
             live = [rows[table][key] for key in keys] + bags[table]
-            if typed and live and all(isinstance(row, int) for row in live):
+            numbered = [i for i, row in enumerate(live) if isinstance(row, int)]
+            if typed and live and len(numbered) == len(live):
                 afters = pa.array(events["after"], pa.string(), from_pandas=True) if afters is None else afters
                 texts = afters.take(live)
                 states[table], found = typed_texts(texts, columns, table, declared=declared.get(table), keys=keys)
                 type_problems += found
                 continue
-            numbered = [i for i, row in enumerate(live) if isinstance(row, int)]
             for i, text in zip(numbered, events["after"].iloc[[live[i] for i in numbered]].tolist()):
-                live[i] = values.loads(text)
+                live[i] = text  # a whole after image: its text
+            if typed and live and all(isinstance(row, str) for row in live):  # keyless rows come as texts too
+                states[table], found = typed_texts(live, columns, table, declared=declared.get(table),
+                                                   keys=keys + [None] * len(bags[table]))
+                type_problems += found
+                continue
+            live = [values.loads(row) if isinstance(row, str) else row for row in live]
             if typed:
                 states[table], found = typed_records(live, columns, table, declared=declared.get(table),
                                                      keys=keys + [None] * len(bags[table]))

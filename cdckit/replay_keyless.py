@@ -14,9 +14,10 @@ table, never walked change by change. That is exact, and enough when every
 before image is a live row as it was written: the common case (MySQL's full
 row images, ``REPLICA IDENTITY FULL``, Maxwell, Canal). A table where some
 removal fails as text (a partial before image such as a ``REPLICA IDENTITY
-DEFAULT`` delete, or a row written with its columns in another order), or
-whose updates merge (:func:`cdckit.replayer.is_partial`), is left to the walk
-of :class:`cdckit.replayer.Replayer`, which finds the row a partial image
+DEFAULT`` delete, or a row written with its columns in another order: written
+unlike every image the table adds), or whose updates merge
+(:func:`cdckit.replayer.is_partial`), is left to the walk of
+:class:`cdckit.replayer.Replayer`, which finds the row a partial image
 describes through an index per shape: a before image that names the key is
 the analyst's cue to give the keys (:func:`cdckit.infer_keys`).
 
@@ -102,15 +103,30 @@ def keyless_state(con: duckdb.DuckDBPyConnection, tables: list[str], partial: li
     whole = [t for t in tables if t not in partial]
     _counted(con, "kl_text", _ITEMS.format(before="before", after="after",
                                            where="AND list_contains($whole, _table)"), {"whole": whole})
-    failing = {t for t, in con.execute("SELECT DISTINCT _table FROM kl_text WHERE failed").fetchall()}
-    walked = sorted({*partial, *failing})
-    fast = [t for t in whole if t not in failing]
+    unlike = {t for t, in con.execute(_UNLIKE).fetchall()}
+    walked = sorted({*partial, *unlike})
+    fast = [t for t in whole if t not in unlike]
     rows = con.execute(_FINAL.format(name="kl_text"), {"tables": fast}).fetchall()
     problems = con.execute(
         "SELECT _row, _pos, _table, op, op || ' without a before image cannot be matched to a row' FROM kl_changes "
         "WHERE op IN ('update', 'delete') AND before IS NULL AND list_contains($fast, _table)",
         {"fast": fast}).fetchall()
+    problems += con.execute("SELECT _row, _pos, _table, op, op || ' of a row not in the table' FROM kl_text "
+                            "WHERE failed AND list_contains($fast, _table)", {"fast": fast}).fetchall()
     return rows, problems, walked
+
+
+#: Tables with a removal that fails as text and is written unlike every image the table adds (its columns, in
+#: their order, are no added image's): a partial image, or a row written another way, which only the walk can
+#: match. A failing removal written like the added images removes a row that is not there (a capture that
+#: starts after the row was written): the counts report it, no walk finds more.
+_UNLIKE = """
+WITH failing AS (SELECT DISTINCT _table, json_keys(t) AS names FROM kl_text WHERE failed),
+     added AS (SELECT DISTINCT _table, json_keys(t) AS names FROM kl_text
+               WHERE d > 0 AND _table IN (SELECT _table FROM failing))
+SELECT DISTINCT _table FROM failing f
+WHERE NOT EXISTS (SELECT 1 FROM added a WHERE a._table = f._table AND a.names = f.names)
+"""
 
 
 #: Each live image of the last segment of each table: its count at the end, and the text of its last addition.

@@ -342,16 +342,16 @@ class ReplayPlan:
                  "problem": problem, "_pos": pos}
                 for _, pos, table, key, op, problem, source, offset, seq in self.con.execute(_PROBLEMS).fetchall()]
 
-    def keyless_rows(self) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
-        """The live rows of the keyless changes per table (each as many times as it is live, in text order), and
-        the problem rows of the changes that remove a row not there (see :mod:`cdckit.replay_keyless`)."""
+    def keyless_rows(self) -> tuple[dict[str, list[Any]], list[dict[str, Any]]]:
+        """The live rows of the keyless changes per table (each as many times as it is live, in text order:
+        the image's text where it was counted whole, the row where it was walked), and the problem rows of the
+        changes that remove a row not there (see :mod:`cdckit.replay_keyless`)."""
         partial = [t for t in self._keyless if self.partial.get(t)]
         found, wanting, walked = keyless_state(self.con, self._keyless, partial)
-        rows: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-        for table, text, count in found:
-            row = values.loads(text)
-            rows.setdefault(table, []).extend([(canonical_text(row), row)] * int(count))
-        bags = {t: [row for _, row in sorted(found, key=lambda pair: pair[0])] for t, found in rows.items()}
+        rows: dict[str, list[tuple[str, str]]] = {}
+        for table, text, count in found:  # each text as many times as it is live, in canonical text order
+            rows.setdefault(table, []).extend([(canonical_text(values.loads(text)), text)] * int(count))
+        bags: dict[str, list[Any]] = {t: [text for _, text in sorted(found)] for t, found in rows.items()}
         numbers = [r[0] for r in wanting]
         sources, offsets, seqs = (self._fetch(numbers, c) for c in ("source", "offset", "seq"))
         problems = [{"table": table, "key": None, "source": none_if_missing(source), "offset": offset,
