@@ -126,22 +126,23 @@ def partial_images(draw: Any) -> list[tuple[str, dict | None, dict | None]]:
     return out
 
 
-@settings(max_examples=60, deadline=None)
-@given(whole_images())
-def test_whole_images_replay_as_the_reference_multiset(changes):
+def replays_as_the_reference(changes: list[tuple[str, dict | None, dict | None]]) -> None:
     states = cdckit.materialize(capture(changes), typed=False)
     bag, problems = reference(changes)
     assert state_of(states) == bag
     assert problems_of(states) == problems
+
+
+@settings(max_examples=60, deadline=None)
+@given(whole_images())
+def test_whole_images_replay_as_the_reference_multiset(changes):
+    replays_as_the_reference(changes)
 
 
 @settings(max_examples=60, deadline=None)
 @given(partial_images())
 def test_partial_before_images_remove_the_row_they_describe(changes):
-    states = cdckit.materialize(capture(changes), typed=False)
-    bag, problems = reference(changes)
-    assert state_of(states) == bag
-    assert problems_of(states) == problems
+    replays_as_the_reference(changes)
 
 
 def test_removing_a_row_not_there_is_a_problem_and_removes_nothing():
