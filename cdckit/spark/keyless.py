@@ -81,9 +81,11 @@ class KeylessCounts:
         self.tables = list(tables)
         frame = changes.filter(F.col("_table").isin(*tables) & F.col("key").isNull()) if tables else changes.limit(0)
         self._changes = frame
+        self.failing: set[str] = set()
+        if not tables:  # nothing counted, nothing cached
+            return
         self._counts = _counted(_items(_segments(frame, [t for t in truncated if t in tables]))).persist()
-        self.failing: set[str] = {r[0] for r in self._counts.filter("failed").select("_table").distinct().collect()} \
-            if tables else set()
+        self.failing = {r[0] for r in self._counts.filter("failed").select("_table").distinct().collect()}
 
     def rows(self, table: str) -> DataFrame:
         """The live images of ``table`` (a column ``row``, the image text), each as many times as it is live."""

@@ -283,7 +283,7 @@ def object_fields(text: str | None) -> dict[str, str]:
 
 
 def _rows(changes: DataFrame, table: Table) -> DataFrame:
-    """The effective changes that name a key of one table, each with the row it leaves (``_r``, a struct) for its key.
+    """The effective changes that name a key of one table, each with the row it leaves (``_r``, a struct).
 
     Full images: the after image. Partial images: per column, the last image
     of the key's current life that holds it (the life starts at an insert,
@@ -337,7 +337,7 @@ def _versions(changes: DataFrame, table: Table) -> DataFrame:
 
 
 def _problems(changes: DataFrame, tables: list[str]) -> DataFrame:
-    """The changes that name a key of ``tables`` that did not fit, per the rules of :class:`cdckit.replay.Replayer`."""
+    """The changes that name a key of ``tables`` that did not fit (the rules of :class:`cdckit.replay.Replayer`)."""
     frame = changes.filter(F.col("_table").isin(*tables) & F.col("key").isNotNull()) if tables else changes.limit(0)
     before = Window.partitionBy("_table", "key").orderBy("_position").rowsBetween(Window.unboundedPreceding, -1)
     previous = F.last(F.when(_effective(), F.col("op")), ignorenulls=True).over(before)
@@ -490,7 +490,8 @@ def materialize(events: DataFrame, as_of: Any = None, order: str = "seq", types:
         else:
             states[name] = table.typed(_state_of(changes, table, counts))
     kept = [n for n, t in tables.items() if not t.walked]
-    keyed = _problems(prepared, kept).unionByName(counts.problems([n for n in counts.tables if n in kept])).toPandas()
+    counted = counts.problems([n for n in counts.tables if n in kept])
+    keyed = _problems(prepared, kept).unionByName(counted).toPandas()
     # toPandas gives a struct as a dict (with Arrow) or a Row: its values, in field order, are the position
     keyed["_sort"] = _places([tuple(p.values()) if isinstance(p, dict) else tuple(p) for p in keyed.pop("_position")])
     walked_problems = walked.filter(F.col("kind") == "problem").toPandas()
