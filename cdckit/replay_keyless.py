@@ -35,7 +35,29 @@ from typing import Any
 
 import duckdb
 
-__all__ = ["keyless_state"]
+__all__ = ["keyless_state", "FAILED_SQL", "LIVE_SQL", "NO_BEFORE", "NOT_THERE", "walked_tables"]
+
+#: The rule, as SQL that DuckDB and Spark both read, over an item's ``d`` (+1: the change adds its image, -1:
+#: removes it), ``s`` (the running sum of ``d`` over the items of that image in replay order) and ``m`` (the least
+#: ``s`` before the item): a removal that finds no image there (it is then not counted) ...
+FAILED_SQL = "d < 0 AND s < least(0, coalesce(m, 0))"
+#: ... and the image's count after the item.
+LIVE_SQL = "s - least(0, coalesce(m, 0), s)"
+#: The problem of an update or delete of a table without a key that has no before image (after its op).
+NO_BEFORE = " without a before image cannot be matched to a row"
+#: The problem of a removal that finds no image there (after the op, as above).
+NOT_THERE = " of a row not in the table"
+
+
+def walked_tables(partial: list[str], failing: set[str] | list[str]) -> list[str]:
+    """The tables without a key that are walked, not counted: those whose updates merge (``partial``) and those
+    where some removal finds no image as written and is written unlike every image the table adds (``failing``:
+    its column names, in their order, are no added image's); the same rule on every engine.
+
+    >>> walked_tables(["s.b"], {"s.a"})
+    ['s.a', 's.b']
+    """
+    return sorted({*partial, *failing})
 
 #: The keyless changes, with their segment (how many truncates of the table came before) and images.
 _CHANGES = """
@@ -79,11 +101,11 @@ WITH named AS (
                            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS m
     FROM running
 )
-SELECT *, d < 0 AND s < least(0, coalesce(m, 0)) AS failed, s - least(0, coalesce(m, 0), s) AS live FROM lowest
+SELECT *, {failed} AS failed, {live} AS live FROM lowest
 """
 
 def _counted(con: duckdb.DuckDBPyConnection, name: str, items: str, params: dict[str, Any]) -> None:
-    con.execute(_COUNTED.format(name=name, items=items), params)
+    con.execute(_COUNTED.format(name=name, items=items, failed=FAILED_SQL, live=LIVE_SQL), params)
 
 
 def keyless_state(con: duckdb.DuckDBPyConnection, tables: list[str], partial: list[str]
@@ -104,15 +126,16 @@ def keyless_state(con: duckdb.DuckDBPyConnection, tables: list[str], partial: li
     _counted(con, "kl_text", _ITEMS.format(before="before", after="after",
                                            where="AND list_contains($whole, _table)"), {"whole": whole})
     unlike = {t for t, in con.execute(_UNLIKE).fetchall()}
-    walked = sorted({*partial, *unlike})
+    walked = walked_tables(partial, unlike)
     fast = [t for t in whole if t not in unlike]
     rows = con.execute(_FINAL.format(name="kl_text"), {"tables": fast}).fetchall()
     problems = con.execute(
-        "SELECT _row, _pos, _table, op, op || ' without a before image cannot be matched to a row' FROM kl_changes "
+        "SELECT _row, _pos, _table, op, op || $said FROM kl_changes "
         "WHERE op IN ('update', 'delete') AND before IS NULL AND list_contains($fast, _table)",
-        {"fast": fast}).fetchall()
-    problems += con.execute("SELECT _row, _pos, _table, op, op || ' of a row not in the table' FROM kl_text "
-                            "WHERE failed AND list_contains($fast, _table)", {"fast": fast}).fetchall()
+        {"fast": fast, "said": NO_BEFORE}).fetchall()
+    problems += con.execute("SELECT _row, _pos, _table, op, op || $said FROM kl_text "
+                            "WHERE failed AND list_contains($fast, _table)",
+                            {"fast": fast, "said": NOT_THERE}).fetchall()
     return rows, problems, walked
 
 

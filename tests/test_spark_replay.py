@@ -259,3 +259,120 @@ def test_history_keeps_whole_numbers_whole(spark, captures, key):
     assert got["id"].isna().any() or key == 1
     assert got["id"].dtype == want["id"].dtype == got["qty"].dtype == "Int64"
     assert rows(got) == rows(want)
+
+
+# --------------------------------------------------------------------------- keyless tables, counted as pandas counts
+
+_A, _B, _C = {"a": 1, "b": "x"}, {"a": 2, "b": "y"}, {"a": 3, "b": None}
+_K1, _K2 = {"id": 1, "a": 7, "b": "k"}, {"id": 2, "a": 8, "b": "k"}
+
+#: Changes (op, before, after[, key column]) to shop.items: counted (whole images that are live rows as written) or
+#: walked (a removal of a row not there, merging updates, a truncate of keyed rows), on both engines alike.
+KEYLESS_CASES = {
+    "duplicates": [("insert", None, _A), ("insert", None, _A), ("read", None, _B), ("update", _A, _C),
+                   ("insert", None, _A), ("delete", _A, None), ("update", None, _B), ("delete", None, None),
+                   ("insert", None, {**_A, "c": None}), ("insert", None, _C), ("update", _C, _B)],
+    "absent": [("insert", None, _A), ("delete", _A, None), ("delete", _A, None), ("insert", None, _A),
+               ("update", _B, _C), ("insert", None, _B)],
+    "truncates": [("insert", None, _A), ("insert", None, _A), ("truncate", None, None), ("insert", None, _A),
+                  ("insert", None, _B), ("delete", _A, None), ("insert", None, _B), ("truncate", None, None),
+                  ("insert", None, _C), ("insert", None, _B), ("update", _B, _A)],
+    "absent after a truncate": [("insert", None, _A), ("truncate", None, None), ("delete", _A, None),
+                                ("insert", None, _B)],
+    "mixed": [("insert", None, _K1, "id"), ("insert", None, _A), ("insert", None, _A), ("insert", None, _K2, "id"),
+              ("update", _K1, {**_K1, "a": 9}, "id"), ("delete", _A, None), ("delete", _K2, None, "id"),
+              ("delete", _K2, None, "id"), ("update", None, _C)],
+    "mixed and truncated": [("insert", None, _K1, "id"), ("insert", None, _A), ("truncate", None, None),
+                            ("insert", None, _K2, "id"), ("insert", None, _B), ("insert", None, _B)],
+}
+
+#: Partial-image dialects: updates merge where images differ in their columns (walked), else replace (counted).
+PARTIAL_CASES = {
+    "partial, merged": [("insert", None, {"id": 1, "n": "a", "q": 1}), ("insert", None, {"id": 2, "n": "b", "q": 2}),
+                        ("update", {"id": 1}, {"q": 5}), ("delete", {"id": 2, "n": "b"}, None),
+                        ("insert", None, {"id": 1, "n": "a", "q": 1})],
+    "partial, whole": [("insert", None, _A), ("insert", None, _A), ("update", _A, _B), ("delete", _A, None)],
+}
+
+
+def _keyless_events(changes, dialect="canal", scrambled=False):
+    """A pandas frame of ``changes`` to shop.items; ``scrambled``: seq, event time and arrival in three orders."""
+    builder = FrameBuilder()
+    count = len(changes)
+    for number, (op, before, after, *key) in enumerate(changes):
+        row = after if after is not None else before
+        columns = list(key) or None
+        seq, time = (number * 5 % count, number * 7 % count) if scrambled else (number, number)
+        builder.add(Event(op=op, op_raw=op.upper(), database="shop", table="items", event_time=_T0 + time * 10**9,
+                          seq=f"{seq:06d}", key_columns=columns, key=values.key_of(row, columns) if columns else None,
+                          before=values.image(before), after=values.image(after)), dialect, "a.jsonl", number)
+    events = builder.to_pandas()
+    events.attrs["quarantine"] = cdckit.capture.Attached(cdckit.frame.empty_quarantine(), "none")
+    return events
+
+
+def _on_spark(spark, events):
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from cdckit.frame import COLUMN_NAMES
+    from cdckit.spark.engine import COMBINED_ARROW
+
+    schema = pa.schema([COMBINED_ARROW.field(n) for n in COLUMN_NAMES])
+    return spark.createDataFrame(events[COLUMN_NAMES], schema=from_arrow_schema(schema))
+
+
+def _assert_keyless_agree(spark, events, label, **options):
+    """Spark's states, problems and warnings are pandas'."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as pandas_said:
+        warnings.simplefilter("always")
+        want = cdckit.materialize(events, **options)
+    with warnings.catch_warnings(record=True) as spark_said:
+        warnings.simplefilter("always")
+        got = cdcspark.materialize(_on_spark(spark, events), **options)
+    _assert_states_agree(got, want, label)
+    assert [str(w.message) for w in spark_said] == [str(w.message) for w in pandas_said], label
+    return got, want
+
+
+@pytest.mark.parametrize("name", sorted(KEYLESS_CASES) + sorted(PARTIAL_CASES))
+def test_keyless_tables_agree(spark, name):
+    changes, dialect = (KEYLESS_CASES[name], "canal") if name in KEYLESS_CASES else (PARTIAL_CASES[name], "shareplex")
+    events = _keyless_events(changes, dialect)
+    got, want = _assert_keyless_agree(spark, events, name)
+    assert len(want["shop.items"]) > 0 and want.keyless == ["shop.items"]
+    if name in ("duplicates", "absent"):
+        assert len(want.problems) > 0
+
+
+@pytest.mark.parametrize("name", ["duplicates", "truncates", "mixed", "absent"])
+@pytest.mark.parametrize("order", ["seq", "event_time", "arrival"])
+def test_keyless_tables_agree_in_every_order_and_as_of(spark, name, order):
+    events = _keyless_events(KEYLESS_CASES[name], scrambled=True)
+    _assert_keyless_agree(spark, events, (name, order), order=order)
+    cut = events["event_time"].sort_values().iloc[len(events) // 2]
+    _assert_keyless_agree(spark, events, (name, order, "as_of"), order=order, as_of=cut)
+
+
+@pytest.mark.parametrize("name", ["duplicates", "truncates", "mixed", "partial, whole"])
+def test_keyless_tables_of_whole_images_are_counted_not_walked(spark, name, monkeypatch):
+    """No Python runs for a keyless table of whole images (no applyInPandas walk, no Python in its plan); a removal
+    of a row not there, merging updates or a truncate of keyed rows still send their table to the walk."""
+    from cdckit.spark import replay as spark_replay
+
+    def walker(*args):
+        raise AssertionError("a table went to the Python walk")
+
+    changes = KEYLESS_CASES.get(name) or PARTIAL_CASES[name]
+    on_spark = _on_spark(spark, _keyless_events(changes, "shareplex" if name in PARTIAL_CASES else "canal"))
+    monkeypatch.setattr(spark_replay, "_walker", walker)
+    state = cdcspark.materialize(on_spark)["shop.items"]
+    plan = state._jdf.queryExecution().executedPlan().toString()
+    assert "Python" not in plan and "Pandas" not in plan and state.count() > 0
+    for walked in ("absent", "absent after a truncate", "mixed and truncated"):
+        with pytest.raises(Exception, match="went to the Python walk"):
+            cdcspark.materialize(_on_spark(spark, _keyless_events(KEYLESS_CASES[walked])))
+    with pytest.raises(Exception, match="went to the Python walk"):
+        cdcspark.materialize(_on_spark(spark, _keyless_events(PARTIAL_CASES["partial, merged"], "shareplex")))

@@ -13,10 +13,14 @@ A column given a kind (``types=``) is parsed as a variant instead (exact
 decimals kept), carried as its JSON text and typed at the end by
 :func:`cdckit.spark.tables.typed_json`, as the pandas typed state is.
 
-Tables whose primary key changes, and tables without a key, need a walk in
-order: only their rows go to the Python replayer (:func:`cdckit.replay.replay_rows`,
-one ``applyInPandas`` group per table). Only per-table metadata (columns,
-kinds) and problem rows reach the driver.
+Changes without a key are a multiset of row images, counted with window
+functions as pandas counts them (:mod:`cdckit.spark.keyless`). Tables whose
+primary key changes or that are truncated, and tables without a key whose
+updates merge or where a before image is no live row as written
+(:func:`cdckit.replay_keyless.walked_tables`), need a walk in order: only
+their rows go to the Python replayer (:func:`cdckit.replay.replay_rows`, one
+``applyInPandas`` group per table). Only per-table metadata (columns, kinds),
+the names of the tables to walk and problem rows reach the driver.
 
 >>> from cdckit.spark import replay
 >>> sorted(replay.ORDERS)
@@ -37,9 +41,11 @@ from pyspark.sql import types as T
 
 from .. import replay
 from ..ordering._shared import REPLAY_OPS
+from ..replay_keyless import walked_tables
 from ..replayer import is_partial, problem_rows
 from ..keys import Keys
 from .columns import table_name_column
+from .keyless import KeylessCounts
 from .keys import given_keys
 from .ordering import filled_seq
 from .session import check_workers
@@ -118,8 +124,10 @@ class Table:
     columns: list[str] = field(default_factory=list)
     types: dict[str, T.DataType] = field(default_factory=dict)
     partial: bool = False
-    walked: bool = False    # keyless, a key changes or a truncate: the Python replayer walks it
-    keyless: bool = False
+    walked: bool = False    # a key changes, a truncate of keyed rows, or keyless rows not counted: walked in Python
+    keyless: bool = False   # some changes name no key
+    keyed: bool = False     # some changes name a key
+    truncated: bool = False
     versions: bool = False  # scd2 has rows for it
     unsequenced: bool = False  # some change has no seq
     kinds: dict[str, str] = field(default_factory=dict)  # columns given a kind: parsed as variants, then typed
@@ -166,7 +174,7 @@ def survey(changes: DataFrame, order: str) -> dict[str, Table]:
         F.schema_of_variant_agg(F.try_parse_json("before")).alias("kinds_before"),
         F.schema_of_variant_agg(F.try_parse_json("after")).alias("kinds_after"),
         F.max(F.col("key").isNull() & (F.col("op") != "truncate")).alias("keyless"), F.max(_moved()).alias("moved"),
-        F.max(F.col("op") == "truncate").alias("truncated"),
+        F.max(F.col("op") == "truncate").alias("truncated"), F.max(F.col("key").isNotNull()).alias("keyed"),
         F.max(F.col("key").isNotNull() & (F.col("op") != "delete") & F.col("after").isNotNull()).alias("versions"),
         F.max(F.col("seq").isNull()).alias("unsequenced"))
     by_table: dict[str, list[Any]] = {}
@@ -186,13 +194,13 @@ def survey(changes: DataFrame, order: str) -> dict[str, Table]:
                     kinds.setdefault(column, set()).add(_kind(kind))
         lead = min((row["lead"] for row in rows), key=lambda lead: tuple(lead["p"]))
         keyless, moved = any(r["keyless"] for r in rows), any(r["moved"] for r in rows)
-        truncated = any(r["truncated"] for r in rows)
+        truncated, keyed = any(r["truncated"] for r in rows), any(r["keyed"] for r in rows)
         # merged only where images differ in their columns (otherwise merging is replacing), as in pandas
         shapes = {tuple(sorted(names)) for r in rows for names in (r["first"]["b"], r["first"]["a"]) if names}
         tables[name] = Table(name, replay.column_order(ranks), {c: _spark_type(k) for c, k in kinds.items()},
                              partial=bool(is_partial(lead["d"])) and len(shapes) > 1,
-                             walked=keyless or moved or truncated,
-                             keyless=keyless,
+                             walked=moved or (truncated and keyed),  # keyless rows: see _keyless_counts
+                             keyless=keyless, keyed=keyed, truncated=truncated,
                              versions=any(r["versions"] for r in rows),
                              unsequenced=any(r["unsequenced"] for r in rows))
     for name in rekeyed_tables(changes, [n for n, t in tables.items() if t.partial and not t.walked]):
@@ -275,7 +283,7 @@ def object_fields(text: str | None) -> dict[str, str]:
 
 
 def _rows(changes: DataFrame, table: Table) -> DataFrame:
-    """The effective changes of one keyed table, each with the row it leaves (``_r``, a struct) for its key.
+    """The effective changes that name a key of one table, each with the row it leaves (``_r``, a struct).
 
     Full images: the after image. Partial images: per column, the last image
     of the key's current life that holds it (the life starts at an insert,
@@ -283,7 +291,7 @@ def _rows(changes: DataFrame, table: Table) -> DataFrame:
     from its before image).
     """
     schema = table.schema()
-    frame = changes.filter((F.col("_table") == table.name) & _effective())
+    frame = changes.filter((F.col("_table") == table.name) & F.col("key").isNotNull() & _effective())
     if not table.partial:
         return frame.withColumn("_r", F.from_json("after", schema))
     by_key = Window.partitionBy("_table", "key").orderBy("_position")
@@ -329,8 +337,8 @@ def _versions(changes: DataFrame, table: Table) -> DataFrame:
 
 
 def _problems(changes: DataFrame, tables: list[str]) -> DataFrame:
-    """The changes of keyed tables that did not fit, per the rules of :class:`cdckit.replay.Replayer`."""
-    frame = changes.filter(F.col("_table").isin(*tables)) if tables else changes.limit(0)
+    """The changes that name a key of ``tables`` that did not fit (the rules of :class:`cdckit.replay.Replayer`)."""
+    frame = changes.filter(F.col("_table").isin(*tables) & F.col("key").isNotNull()) if tables else changes.limit(0)
     before = Window.partitionBy("_table", "key").orderBy("_position").rowsBetween(Window.unboundedPreceding, -1)
     previous = F.last(F.when(_effective(), F.col("op")), ignorenulls=True).over(before)
     frame = frame.withColumn("_live", F.coalesce(previous != "delete", F.lit(False)))
@@ -407,6 +415,27 @@ def _parsed(rows: DataFrame, table: Table) -> DataFrame:
     return rows.withColumn("_r", F.from_json("row", table.schema()))
 
 
+def _keyless_counts(prepared: DataFrame, tables: dict[str, Table]) -> KeylessCounts:
+    """The net counts of the keyless rows of the tables not walked for their keyed rows; the tables whose updates
+    merge or where a removal finds no image as written are marked walked (the rule pandas follows)."""
+    candidates = [n for n, t in tables.items() if t.keyless and not t.walked]
+    partial = [n for n in candidates if tables[n].partial]
+    counted = [n for n in candidates if n not in partial]
+    counts = KeylessCounts(prepared, counted, [n for n in counted if tables[n].truncated])
+    for name in walked_tables(partial, counts.failing):
+        tables[name].walked = True
+    return counts
+
+
+def _state_of(changes: DataFrame, table: Table, counts: KeylessCounts) -> DataFrame:
+    """The live rows of a table not walked: its keyed rows, then its counted keyless rows."""
+    keyless = _parsed(counts.rows(table.name), table).select(*table.values(F.col("_r"))) if table.keyless else None
+    if keyless is not None and not table.keyed:
+        return keyless
+    keyed = _state(changes, table)
+    return keyed if keyless is None else keyed.unionByName(keyless)
+
+
 # --------------------------------------------------------------------------- public functions
 
 
@@ -451,6 +480,7 @@ def materialize(events: DataFrame, as_of: Any = None, order: str = "seq", types:
     (:func:`cdckit.spark.keys.with_keys`).
     """
     changes, prepared, tables = _plan(given_keys(events, keys), as_of, order, types)
+    counts = _keyless_counts(prepared, tables)
     walked = _walk(prepared, tables, order)
     states = replay.TableStates()
     for name, table in tables.items():
@@ -458,8 +488,10 @@ def materialize(events: DataFrame, as_of: Any = None, order: str = "seq", types:
             rows = _parsed(walked.filter((F.col("kind") == "row") & (F.col("table") == name)), table)
             states[name] = table.typed(rows.select(*table.values(F.col("_r"))))
         else:
-            states[name] = table.typed(_state(changes, table))
-    keyed = _problems(prepared, [n for n, t in tables.items() if not t.walked]).toPandas()
+            states[name] = table.typed(_state_of(changes, table, counts))
+    kept = [n for n, t in tables.items() if not t.walked]
+    counted = counts.problems([n for n in counts.tables if n in kept])
+    keyed = _problems(prepared, kept).unionByName(counted).toPandas()
     # toPandas gives a struct as a dict (with Arrow) or a Row: its values, in field order, are the position
     keyed["_sort"] = _places([tuple(p.values()) if isinstance(p, dict) else tuple(p) for p in keyed.pop("_position")])
     walked_problems = walked.filter(F.col("kind") == "problem").toPandas()
@@ -468,6 +500,9 @@ def materialize(events: DataFrame, as_of: Any = None, order: str = "seq", types:
     problems = problems.sort_values(["table", "source", "offset", "_sort"], kind="stable")
     states.problems = problems[replay.PROBLEM_COLUMNS].astype({"offset": "Int64"}).reset_index(drop=True)
     states.keyless = sorted(n for n, t in tables.items() if t.keyless)
+    said = replay.unmatched_warning(states.problems[states.problems["key"].isna()].to_dict("records"))
+    if said is not None:  # as pandas says it: changes of keyless rows that found no row
+        warnings.warn(said, stacklevel=2)
     return states
 
 
