@@ -13,11 +13,12 @@ Images are compared as their text, by window functions over the whole
 table, never walked change by change. That is exact, and enough when every
 before image is a live row as it was written: the common case (MySQL's full
 row images, ``REPLICA IDENTITY FULL``, Maxwell, Canal). A table where some
-removal fails as text (a partial before image such as a ``REPLICA IDENTITY
-DEFAULT`` delete, or a row written with its columns in another order: written
-unlike every image the table adds), or whose updates merge
-(:func:`cdckit.replayer.is_partial`), is left to the walk of
-:class:`cdckit.replayer.Replayer`, which finds the row a partial image
+removal fails as text but might describe a row the table adds in another
+shape (an added image with other column names, or the same in another order,
+that lacks only columns the removal holds as null: a partial before image such
+as a ``REPLICA IDENTITY DEFAULT`` delete, a column a Lindorm delete removed),
+or whose updates merge (:func:`cdckit.replayer.is_partial`), is left to the
+walk of :class:`cdckit.replayer.Replayer`, which finds the row such an image
 describes through an index per shape: a before image that names the key is
 the analyst's cue to give the keys (:func:`cdckit.infer_keys`).
 
@@ -51,8 +52,8 @@ NOT_THERE = " of a row not in the table"
 
 def walked_tables(partial: list[str], failing: set[str] | list[str]) -> list[str]:
     """The tables without a key that are walked, not counted: those whose updates merge (``partial``) and those
-    where some removal finds no image as written and is written unlike every image the table adds (``failing``:
-    its column names, in their order, are no added image's); the same rule on every engine.
+    where some removal finds no image as written but might describe a row of another shape (``failing``: see
+    ``_UNLIKE``); the same rule on every engine.
 
     >>> walked_tables(["s.b"], {"s.a"})
     ['s.a', 's.b']
@@ -139,16 +140,23 @@ def keyless_state(con: duckdb.DuckDBPyConnection, tables: list[str], partial: li
     return rows, problems, walked
 
 
-#: Tables with a removal that fails as text and is written unlike every image the table adds (its columns, in
-#: their order, are no added image's): a partial image, or a row written another way, which only the walk can
-#: match. A failing removal written like the added images removes a row that is not there (a capture that
-#: starts after the row was written): the counts report it, no walk finds more.
+#: Tables with a removal that fails as text but that the walk might still match to a row it describes
+#: (:func:`cdckit.replayer.describes`): some image the table adds has other column names (or the same in
+#: another order), and every column of the removal that image lacks is null in the removal (a partial image,
+#: a column a Lindorm delete removed, a row written another way). Any other failing removal removes a row
+#: that is not there (a capture that starts after the row was written): the counts report it, no walk finds
+#: more.
 _UNLIKE = """
-WITH failing AS (SELECT DISTINCT _table, json_keys(t) AS names FROM kl_text WHERE failed),
-     added AS (SELECT DISTINCT _table, json_keys(t) AS names FROM kl_text
-               WHERE d > 0 AND _table IN (SELECT _table FROM failing))
-SELECT DISTINCT _table FROM failing f
-WHERE NOT EXISTS (SELECT 1 FROM added a WHERE a._table = f._table AND a.names = f.names)
+WITH failing AS (
+    SELECT DISTINCT _table, json_keys(t) AS names,
+        [e.key FOR e IN map_entries(json_transform(t, '"MAP(VARCHAR, JSON)"')) IF e.value::VARCHAR = 'null'] AS nulls
+    FROM kl_text WHERE failed
+), added AS (
+    SELECT DISTINCT _table, json_keys(t) AS names FROM kl_text
+    WHERE d > 0 AND _table IN (SELECT _table FROM failing)
+)
+SELECT DISTINCT f._table FROM failing f JOIN added a ON a._table = f._table
+WHERE a.names <> f.names AND list_has_all(f.nulls, [n FOR n IN f.names IF NOT list_contains(a.names, n)])
 """
 
 

@@ -7,12 +7,12 @@ truncate starts the counts again. The running sum ``s`` of an image's items in r
 ``m`` before each item, tell a removal that finds no image there (``s < least(0, m)``) and the count at the
 end (``s - least(0, min s)``). Images are compared as their text; no Python runs per row or per table.
 
-A table where some removal finds no image as written, and is written unlike
-every image the table adds (its column names, in their order), is left to
-the walk (:func:`cdckit.replay_keyless.walked_tables`), as pandas leaves it:
-the walk also finds the row a partial before image describes. A removal
-written like the table's images that finds none is a row not there: counted,
-and reported.
+A table where some removal finds no image as written, but might describe a
+row the table adds in another shape (an added image with other column names,
+or the same in another order, that lacks only columns the removal holds as
+null), is left to the walk (:func:`cdckit.replay_keyless.walked_tables`), as
+pandas leaves it: the walk finds the row such an image describes. Any other
+removal that finds no image is a row not there: counted, and reported.
 
 >>> from cdckit.spark import keyless
 >>> keyless.ITEM_COLUMNS
@@ -76,12 +76,18 @@ def _counted(running: DataFrame) -> DataFrame:
 
 
 def _unlike(running: DataFrame) -> set[str]:
-    """The tables with a failed removal written unlike every image the table adds (one Spark job)."""
-    names = F.json_object_keys("t").alias("names")
-    failing = running.filter("failed").select("_table", names).distinct()
+    """The tables with a failed removal the walk might still match (the rule of
+    :data:`cdckit.replay_keyless._UNLIKE`: an added image with other column names, or the same in another
+    order, that lacks only columns the removal holds as null); one Spark job."""
+    names = F.json_object_keys("t")
+    nulls = F.map_keys(F.map_filter(F.from_json("t", "map<string,string>"), lambda k, v: v.isNull()))
+    failing = running.filter("failed").select("_table", names.alias("names"), nulls.alias("nulls")).distinct()
     added = running.filter(F.col("d") > 0).join(failing.select("_table").distinct(), "_table") \
-        .select("_table", names).distinct()
-    return {r[0] for r in failing.join(added, ["_table", "names"], "left_anti").select("_table").distinct().collect()}
+        .select("_table", names.alias("added")).distinct()
+    lacked = F.array_except("names", "added")
+    could = failing.join(added, "_table").filter(
+        (F.col("added") != F.col("names")) & F.forall(lacked, lambda n: F.array_contains("nulls", n)))
+    return {r[0] for r in could.select("_table").distinct().collect()}
 
 
 class KeylessCounts:
@@ -115,8 +121,9 @@ class KeylessCounts:
         unmatched = frame.filter(F.col("op").isin("update", "delete") & F.col("before").isNull()).select(
             F.col("_table").alias("table"), "key", "source", "offset", "seq", "op",
             F.concat("op", F.lit(NO_BEFORE)).alias("problem"), "_position")
-        failed = self._running.filter(F.col("failed") & F.col("_table").isin(*tables)) if tables \
-            else self._running.limit(0)
+        if not tables or not self.tables:
+            return unmatched
+        failed = self._running.filter(F.col("failed") & F.col("_table").isin(*tables))
         return unmatched.unionByName(failed.select(
             F.col("_table").alias("table"), F.lit(None).cast("string").alias("key"), "source", "offset", "seq", "op",
             F.concat("op", F.lit(NOT_THERE)).alias("problem"), "_position"))
