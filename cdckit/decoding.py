@@ -19,16 +19,15 @@ JSON Lines block at a time through the dialect's batch decoder) and tells a
 
 from __future__ import annotations
 
-import gc
 from collections import Counter
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import msgspec
 import pandas as pd
 import pyarrow as pa
 
 from . import shapes
+from .collector import gc_paused, gc_resumed  # noqa: F401 (where the read path took them from)
 from .io import LineBlock, Message, parse_line, record_message, saved_records
 from .io.console import console_lines, console_message
 from .detect import FLOOR, score_message
@@ -650,32 +649,3 @@ def family_hint(value: Any, dialect: Dialect, dialects: list[Dialect]) -> str:
     if issubclass(best, type(dialect)) or isinstance(dialect, best):
         return ""
     return f" (it looks like a {best.name} message)"
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while decoding.
-
-    Decoding makes many small objects and no cycles; collecting the growing
-    batch over and over would cost more than the decoding itself.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-@contextmanager
-def gc_resumed() -> Iterator[None]:
-    """Inside :func:`gc_paused`: the collector runs normally while the caller's code runs."""
-    paused = not gc.isenabled()
-    if paused:
-        gc.enable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.disable()

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from .collector import gc_paused
 from .values import INT64_MAX, INT64_MIN
 
 __all__ = [
@@ -456,8 +457,11 @@ def arrow_to_pandas(table: pa.Table) -> pd.DataFrame:
     Strings become ``string[pyarrow]``, ``offset``/``partition`` nullable
     ``Int64``, times ``datetime64[ns, UTC]`` and ``key_columns`` Python lists.
     """
-    df = table.to_pandas(types_mapper=PANDAS_TYPES.get)
-    df["key_columns"] = pd.Series(table.column("key_columns").to_pylist(), index=df.index, dtype=object)
+    at = table.schema.get_field_index("key_columns")
+    df = table.remove_column(at).to_pandas(types_mapper=PANDAS_TYPES.get)  # not as NumPy arrays, thrown away
+    with gc_paused():  # a list per event: the collector would cost ten times the lists
+        key_columns = table.column(at).to_pylist()
+    df.insert(at, "key_columns", pd.Series(key_columns, index=df.index, dtype=object))
     df["offset"] = df["offset"].astype("int64")
     return df
 

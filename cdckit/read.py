@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import warnings
 from typing import Any, Iterator
 
@@ -26,7 +27,8 @@ import pyarrow as pa
 
 from . import workers
 from .capture import Capture, new_report
-from .decoding import FrameSink, MessageDecoder, column_types_frame, gc_paused, gc_resumed
+from .collector import gc_paused, gc_resumed
+from .decoding import FrameSink, MessageDecoder, column_types_frame
 from .detect import DEFAULT_SAMPLE, choose_for_read
 from .dialects import registry
 from .dialects.base import Dialect
@@ -39,9 +41,6 @@ from .io import LineBlock, Message, file_container, file_pieces, iter_sources
 from .pairing import PAIRED, Pairer, unpaired_reason
 
 __all__ = ["read", "ChunkedRead", "exported_events", "holds_exported_events"]
-
-_BATCH = 65_536
-
 
 def read(
     source: Any,
@@ -85,8 +84,10 @@ def read(
         workers: processes that decode a large JSON Lines or text file
             together, each a range of its lines (see :mod:`cdckit.workers`);
             None: every core for files of 16 MiB or more, one otherwise.
-            The result is the same for any number. ``errors="raise"`` and
-            chunked reads use one unless given.
+            The result is the same for any number, chunked reads and
+            ``errors="raise"`` included (the range holding the first bad
+            message is decoded again in the calling process, so the error's
+            ``partial`` frame is the one-process read's).
         capture: return a :class:`~cdckit.capture.Capture` (events, quarantine,
             report and column types as fields) instead of the events alone.
         keys: the key columns of tables whose capture names none (or other
@@ -116,8 +117,6 @@ def read(
     options = DialectOptions(tz=tz, unavailable_value=unavailable_value, key_separator=key_separator)
     if workers is not None and workers < 1:
         raise ValueError("workers must be at least 1")
-    if workers is None and (errors == "raise" or chunksize is not None):
-        workers = 1  # stop at the first bad message; keep a chunked read's memory to one process
     if keys is not None:
         key_columns_given(keys)  # a malformed mapping fails now, before the (long) read
     if dialect is None and chunksize is None and container is None and holds_exported_events(source):
@@ -132,7 +131,7 @@ def read(
         return ChunkedRead(job, source, chunksize, keys)
     tables: list[pa.Table] = []
     try:
-        for table in job.tables(source, _BATCH):
+        for table in job.tables(source, None):
             tables.append(table)
     except DecodeError as err:
         tables.append(job.builder.to_arrow())
@@ -234,8 +233,9 @@ class _ReadJob(FrameSink):
 
     # ------------------------------------------------------------ the loop
 
-    def tables(self, source: Any, size: int) -> Iterator[pa.Table]:
-        """Arrow tables of at most ``size`` events; pairs and accounts as it goes.
+    def tables(self, source: Any, size: int | None) -> Iterator[pa.Table]:
+        """Arrow tables of at most ``size`` events (None: as they come, any size); pairs and accounts as it
+        goes.
 
         The cyclic garbage collector is paused while a table is being filled:
         decoding makes many small objects and no cycles, and collecting the
@@ -262,14 +262,14 @@ class _ReadJob(FrameSink):
                             decoder.block(piece, name)
                         else:
                             decoder.message(piece)
-                        while len(builder) >= size:
+                        while size is not None and len(builder) >= size:
                             table = builder.take(size)
                             with gc_resumed():
                                 yield table
                 else:
                     for msg in itertools.chain(head, messages):
                         decoder.message(msg)
-                        while len(builder) >= size:
+                        while size is not None and len(builder) >= size:
                             table = builder.take(size)
                             with gc_resumed():
                                 yield table
@@ -277,6 +277,10 @@ class _ReadJob(FrameSink):
         for event, msg in self.pairer.drain():
             self.pending -= 1
             self.bad(msg, self.sources.get(msg.source), unpaired_reason(event), "unpaired_half")
+        if size is None and len(builder):
+            table = builder.to_arrow()
+            builder.clear()
+            yield table
         while len(builder):
             yield builder.take(size)
 
@@ -290,30 +294,69 @@ class _ReadJob(FrameSink):
         return workers.worker_count(self.workers, os.path.getsize(name)), kind
 
     def _in_workers(self, name: str, kind: str, dialect: Dialect | None, unknown: str | None, count: int,
-                    size: int) -> Iterator[pa.Table]:
+                    size: int | None) -> Iterator[pa.Table]:
         """Decode a file in ``count`` worker processes, a range of lines each, and replay what they found in
         file order: events, update halves (paired here), quarantined messages and counts."""
         builder = self.builder
         units = workers.file_units(name, kind, dialect.name if dialect is not None else None, unknown,
-                                   self.dialect_name is None, self.options, count)
-        with workers.pool(count) as executor:
-            for unit, result in workers.results_in_order(executor, units):
-                if any(ident in result["paired"] for ident in self.pairer.waiting()):
-                    # halves left open by earlier ranges pair with halves this range paired among
-                    # themselves: the range is decoded again here, its halves paired in file order
-                    result = workers.decode_range(unit, pair=False)
-                builder.add_frame(self.placed(result["table"], result["halves"]))
-                while len(builder) >= size:
-                    yield builder.take(size)
-                self.messages += result["messages"]
-                self.decoded += result["decoded"]
-                self.events_made += result["events"]
-                self.by_dialect.update(result["by_dialect"])
-                self.skipped_reasons.update(result["skipped"])
-                for row in result["quarantine"]:
-                    self.quarantine.add(*row)
-                for table, columns, where, offset in result["declarations"]:
-                    self.types("", where, offset, table, columns)
+                                   self.dialect_name is None, self.options, count,
+                                   None if size is None else workers.RANGE_BYTES // 4)
+        folder = workers.results_folder(os.path.getsize(name))
+        try:
+            with workers.pool(count, len(units), folder) as executor:
+                for unit, result in workers.results_in_order(executor, units):
+                    yield from self._range_done(unit, result, dialect, unknown, size)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _range_done(self, unit: dict[str, Any], result: dict[str, Any], dialect: Dialect | None,
+                    unknown: str | None, size: int | None) -> Iterator[pa.Table]:
+        """Take one range's result, in file order: its events (with the updates its halves complete), the
+        quarantined messages, the counts and the column type declarations."""
+        builder = self.builder
+        unit = {**unit, "first_offset": result["first_offset"], "first_line": result["first_line"]}
+        if self.errors == "raise" and result["quarantine"]:
+            # the first bad message stops the read: the range is decoded here, so that what was decoded
+            # before it is exactly the one-process read's
+            workers.events_of(result)
+            yield from self._decoded_here(unit, dialect, unknown, size)
+            return
+        if any(ident in result["paired"] for ident in self.pairer.waiting()):
+            # halves left open by earlier ranges pair with halves this range paired among
+            # themselves: the range is decoded again here, its halves paired in file order
+            workers.events_of(result)
+            result = workers.decode_range(unit, pair=False)
+        builder.add_frame(self.placed(workers.events_of(result), result["halves"]))
+        self.messages += result["messages"]
+        self.decoded += result["decoded"]
+        self.events_made += result["events"]
+        self.by_dialect.update(result["by_dialect"])
+        self.skipped_reasons.update(result["skipped"])
+        for row in result["quarantine"]:
+            self.quarantine.add(*row)
+        for table, columns, where, offset in result["declarations"]:
+            self.types("", where, offset, table, columns)
+        while size is not None and len(builder) >= size:
+            yield builder.take(size)
+
+    def _decoded_here(self, unit: dict[str, Any], dialect: Dialect | None, unknown: str | None,
+                      size: int | None) -> Iterator[pa.Table]:
+        """Decode a range in the calling process, through this read's own sink."""
+        builder = self.builder
+        decoder = MessageDecoder(dialect, self, unknown, each=unit["each"], options=self.options)
+        with gc_paused():
+            for piece in file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
+                                     unit["first_offset"], unit["first_line"], unit["encoding"],
+                                     self.options.key_separator):
+                if isinstance(piece, LineBlock):
+                    decoder.block(piece, unit["path"])
+                else:
+                    decoder.message(piece)
+                while size is not None and len(builder) >= size:
+                    table = builder.take(size)
+                    with gc_resumed():
+                        yield table
+            decoder.finish()
 
     def placed(self, table: pa.Table, halves: list[tuple]) -> pa.Table:
         """Events (a worker's, or a batch decoder's run) with the updates their halves complete, each

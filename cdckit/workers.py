@@ -1,17 +1,27 @@
 """Reading a large file on every core: ``cdckit.read(path, workers=N)``.
 
-A JSON Lines or text file is cut at line ends into ranges, as the Spark
-engine cuts it (:func:`cdckit.io.line_ranges`); each range is
-decoded in a worker process by the same :class:`~cdckit.decoding.MessageDecoder`
-the one-process read runs. A worker's :class:`RangeSink` keeps, in input
-order, the events (as Arrow tables) and pairs the update halves whose
-partner is in its range; the calling process replays the ranges in order
-and pairs the halves left, so the frame, its order, the quarantine and the
-report are exactly those of a read in one process. (When a half left open
-by an earlier range would have taken a half the worker paired, the range
-is decoded again in the calling process.) Each range's column type
-declarations are replayed through the calling process's sink, whose rule
-drops a declaration equal to the last one for its table: the same
+A JSON Lines or text file is cut at line ends into ranges without being read
+(:func:`cdckit.io.line_cuts`); each range is decoded in a worker process by
+the same :class:`~cdckit.decoding.MessageDecoder` the one-process read runs.
+Nothing is done per event in the calling process:
+
+- a worker counts its own range's messages and lines and publishes them in
+  shared memory, so that each range learns the offset and line number of its
+  first message from the ranges before it (:func:`placed_unit`);
+- a worker writes its events as an Arrow IPC file (in shared memory where it
+  has room, :func:`results_folder`) that the calling process maps without
+  copying or converting (:func:`events_of`); what else it found is small: the
+  quarantined messages, the counts of the report, the column type
+  declarations and the update halves left without a partner in the range.
+
+A worker's :class:`RangeSink` keeps, in input order, the events and pairs
+the update halves whose partner is in its range; the calling process takes
+the ranges in order and pairs the halves left, so the frame, its order, the
+quarantine and the report are exactly those of a read in one process. (When
+a half left open by an earlier range would have taken a half the worker
+paired, the range is decoded again in the calling process.) Each range's
+column type declarations are replayed through the calling process's sink,
+whose rule drops a declaration equal to the last one for its table: the same
 ``cdckit.column_types_of(events)`` as one process.
 
 >>> import cdckit
@@ -27,20 +37,24 @@ import bisect
 import math
 import multiprocessing
 import os
+import tempfile
+import time
+import uuid
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, Iterator
 
 import pyarrow as pa
 
-from .decoding import FrameSink, MessageDecoder, gc_paused
+from .collector import gc_paused
+from .decoding import FrameSink, MessageDecoder
 from .dialects import registry
 from .dialects.options import DialectOptions
 from .frame import Event, FrameBuilder, rows_inserted
-from .io import LineBlock, Message, file_pieces, is_gzip, line_ranges, text_encoding
+from .io import LineBlock, Message, count_messages, file_pieces, is_gzip, line_cuts, text_encoding
 from .pairing import PAIRED, Pairer, identity
 
 __all__ = ["PARALLEL_BYTES", "RANGE_BYTES", "worker_count", "splittable", "file_units", "decode_range",
-           "RangeSink", "pool"]
+           "RangeSink", "pool", "placed_unit", "results_folder", "events_of", "results_in_order"]
 
 #: With ``workers=None``, files smaller than this are read in the calling process (starting workers costs more).
 PARALLEL_BYTES = 16 << 20
@@ -68,18 +82,105 @@ def splittable(path: str, container: str) -> bool:
 
 
 def file_units(path: str, container: str, dialect: str | None, unknown: str | None, each: bool,
-               options: DialectOptions | None, workers: int) -> list[dict[str, Any]]:
+               options: DialectOptions | None, workers: int, range_bytes: int | None = None) -> list[dict[str, Any]]:
     """The ranges of a file for ``workers`` processes: a multiple of ``workers`` pieces of about the same size,
-    none larger than :data:`RANGE_BYTES`; each unit carries the read's dialect ``options`` (default ones
-    when None)."""
+    none larger than ``range_bytes`` (:data:`RANGE_BYTES` by default); each unit carries the read's dialect
+    ``options`` (default ones when None). The file is not read: the offset and line number of a range's first
+    message are None (but the first range's), for the worker to find (:func:`placed_unit`)."""
     size = os.path.getsize(path)
-    pieces = math.ceil(math.ceil(size / RANGE_BYTES) / workers) * workers
+    pieces = math.ceil(math.ceil(size / (range_bytes or RANGE_BYTES)) / workers) * workers
     encoding = text_encoding(path) if container == "text" else None
     return [{"path": path, "container": container, "dialect": dialect, "unknown": unknown, "each": each,
-             "options": options if options is not None else DialectOptions(),
-             "start": start, "end": end, "first_offset": first_offset, "first_line": first_line,
+             "options": options if options is not None else DialectOptions(), "index": index,
+             "start": start, "end": end, "first_offset": None if index else 0, "first_line": None if index else 1,
              "encoding": encoding}
-            for start, end, first_offset, first_line in line_ranges(path, math.ceil(size / pieces))]
+            for index, (start, end) in enumerate(line_cuts(path, math.ceil(size / pieces)))]
+
+
+#: What each worker process is given when it starts (:func:`_start_worker`): the shared counts of the ranges
+#: (messages and lines of range ``i`` at ``2 * i`` and ``2 * i + 1``, -1 until known) and the results folder.
+_SHARED: dict[str, Any] = {}
+
+
+def _start_worker(counts: Any, folder: str | None) -> None:
+    _SHARED["counts"], _SHARED["folder"] = counts, folder
+
+
+def placed_unit(unit: dict[str, Any], counts: Any = None, wait: float = 600.0) -> dict[str, Any]:
+    """``unit`` with the offset and line number of its first message: the unit as it is when it has them; else
+    this range's messages and lines are counted and published in ``counts`` (shared by the workers) and the
+    counts of every earlier range are awaited (each worker counts its range before decoding it, and ranges are
+    handed out in file order, so the wait is short). Without shared counts (a range decoded on its own), the
+    lines before the range are counted.
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.jsonl")
+    >>> _ = open(path, "wb").write(b'{"a": 1}\\n\\n{"a": 2}\\n')
+    >>> first, second = file_units(path, "jsonl", None, None, True, None, 1, range_bytes=10)
+    >>> counts = [-1] * 4
+    >>> placed_unit(first, counts)["first_offset"], counts[:2]
+    (0, [1, 2])
+    >>> placed = placed_unit(second, counts)
+    >>> placed["first_offset"], placed["first_line"]
+    (1, 3)
+    """
+    counts = _SHARED.get("counts") if counts is None else counts
+    index = unit["index"]
+    if counts is not None and 2 * index + 1 < len(counts) and counts[2 * index] < 0:
+        messages, lines = count_messages(unit["path"], unit["start"], unit["end"])
+        counts[2 * index + 1] = lines
+        counts[2 * index] = messages  # published last: a range's messages >= 0 says both are there
+    if unit["first_offset"] is not None:
+        return unit
+    if counts is None:  # outside a pool: the lines before the range are counted here
+        messages, lines = count_messages(unit["path"], 0, unit["start"])
+        return {**unit, "first_offset": messages, "first_line": 1 + lines}
+    deadline = time.monotonic() + wait
+    while any(counts[2 * earlier] < 0 for earlier in range(index)):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"range {index} of {unit['path']}: the earlier ranges were never counted")
+        time.sleep(0.001)
+    offset = sum(counts[2 * earlier] for earlier in range(index))
+    line = 1 + sum(counts[2 * earlier + 1] for earlier in range(index))
+    return {**unit, "first_offset": offset, "first_line": line}
+
+
+def results_folder(size: int) -> str:
+    """A new folder for the workers' results of reading ``size`` bytes: in shared memory (``/dev/shm``) when
+    it has room for them with a margin, else in the system's temporary folder."""
+    shared = "/dev/shm"
+    try:
+        room = os.statvfs(shared)
+        if os.access(shared, os.W_OK) and room.f_bavail * room.f_frsize > 3 * size + (256 << 20):
+            return tempfile.mkdtemp(prefix="cdckit-read-", dir=shared)
+    except OSError:
+        pass
+    return tempfile.mkdtemp(prefix="cdckit-read-")
+
+
+def _written(table: pa.Table, folder: str) -> str | pa.Table:
+    """``table`` written as an Arrow IPC file in ``folder`` (its path), or the table itself when it cannot be
+    written (a full disk): it then travels pickled, more slowly."""
+    path = os.path.join(folder, f"{uuid.uuid4().hex}.arrow")
+    try:
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        return path
+    except (OSError, pa.ArrowException):
+        if os.path.exists(path):
+            os.unlink(path)
+        return table
+
+
+def events_of(result: dict[str, Any]) -> pa.Table:
+    """A worker's events as an Arrow table: its IPC file mapped into memory (not copied, not converted) and
+    removed from the folder (the mapping keeps the data while the table lives)."""
+    found = result["table"]
+    if isinstance(found, pa.Table):
+        return found
+    table = pa.ipc.open_file(pa.memory_map(found)).read_all()
+    os.unlink(found)
+    return table
 
 
 class RangeSink(FrameSink):
@@ -156,7 +257,10 @@ def _position(msg: Message) -> Message:
 
 
 def decode_range(unit: dict[str, Any], pair: bool = True) -> dict[str, Any]:
-    """Worker: decode one range of a file (a :func:`file_units` entry); see :meth:`RangeSink.result`."""
+    """Worker: decode one range of a file (a :func:`file_units` entry); see :meth:`RangeSink.result`. In a
+    worker of :func:`pool`, the events come back as the path of an Arrow IPC file (see :func:`events_of`),
+    and the result names the offset and line number the range starts at."""
+    unit = placed_unit(unit)
     sink = RangeSink(pair)
     dialect = registry.create(unit["dialect"], options=unit["options"]) if unit["dialect"] else None
     decoder = MessageDecoder(dialect, sink, unit["unknown"], each=unit["each"], options=unit["options"])
@@ -169,14 +273,20 @@ def decode_range(unit: dict[str, Any], pair: bool = True) -> dict[str, Any]:
             else:
                 decoder.message(piece)
         decoder.finish()
-    return sink.result()
+    result = sink.result()
+    result["first_offset"], result["first_line"] = unit["first_offset"], unit["first_line"]
+    if _SHARED.get("folder"):
+        result["table"] = _written(result["table"], _SHARED["folder"])
+    return result
 
 
-def pool(workers: int) -> Executor:
-    """Worker processes, forked where the system allows (no start-up import), else spawned."""
+def pool(workers: int, units: int = 0, folder: str | None = None) -> Executor:
+    """Worker processes, forked where the system allows (no start-up import), else spawned, sharing the
+    counts of ``units`` ranges and writing their events into ``folder`` (see :func:`decode_range`)."""
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    return ProcessPoolExecutor(workers, mp_context=context)
+    counts = context.Array("q", [-1] * (2 * units), lock=False) if units else None
+    return ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(counts, folder))
 
 
 def results_in_order(executor: Executor, units: list[dict[str, Any]]) -> Iterator[tuple[dict, dict[str, Any]]]:

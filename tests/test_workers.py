@@ -109,3 +109,66 @@ def test_a_half_left_open_by_an_earlier_range_takes_its_partner_as_in_one_proces
     assert len(update) == 1 and json.loads(update["before"].iloc[0])["name"] == "first"
     assert list(cdckit.quarantine(one)["offset"]) == [len(lines) - 2]
     same_read(one, many)
+
+
+def test_a_bad_message_stops_a_read_in_workers_where_one_process_stops(tmp_path, monkeypatch):
+    path = capture(tmp_path, "debezium")
+    monkeypatch.setattr(workers, "RANGE_BYTES", max(1, path.stat().st_size // 7))
+    with pytest.raises(cdckit.DecodeError) as one:
+        cdckit.read(path, dialect="debezium", errors="raise", workers=1)
+    with pytest.raises(cdckit.DecodeError) as many:
+        cdckit.read(path, dialect="debezium", errors="raise", workers=2)
+    assert str(one.value) == str(many.value) and one.value.offset == many.value.offset
+    assert len(one.value.partial) > 0
+    pd.testing.assert_frame_equal(one.value.partial, many.value.partial)
+
+
+def test_chunked_reads_use_the_workers_and_give_the_one_process_chunks(tmp_path, monkeypatch):
+    path = capture(tmp_path, "canal")
+    monkeypatch.setattr(workers, "RANGE_BYTES", max(4, path.stat().st_size // 2))  # a quarter of it per range
+    monkeypatch.setattr(workers, "PARALLEL_BYTES", 1)  # workers=None: every core, as for a large file
+    started = []
+    monkeypatch.setattr(workers, "pool", lambda *args, _pool=workers.pool: started.append(args) or _pool(*args))
+    one = list(cdckit.read(path, workers=1, chunksize=7))
+    many = cdckit.read(path, chunksize=7)
+    chunks = list(many)
+    assert started and len(started[0]) == 3  # the default read of a large file went to the workers
+    assert [len(c) for c in one] == [len(c) for c in chunks]
+    for a, b in zip(one, chunks):
+        pd.testing.assert_frame_equal(a, b)
+    assert many.report == one[-1].attrs["report"]
+    pd.testing.assert_frame_equal(many.quarantine, cdckit.read(path, workers=1, capture=True).quarantine)
+
+
+def test_the_calling_process_does_not_read_the_lines_it_hands_out(tmp_path):
+    # the ranges are cut without counting their lines: each worker counts its own, for the ranges after it
+    path = capture(tmp_path, "maxwell")
+    units = workers.file_units(str(path), "jsonl", "maxwell", None, False, None, 2, range_bytes=200)
+    assert len(units) > 4 and units[0]["first_offset"] == 0
+    assert all(unit["first_offset"] is None and unit["first_line"] is None for unit in units[1:])
+    # placed in a pool (shared counts) or alone (the lines before it counted): the whole file's numbers
+    counted, position, offset = {}, 0, 0
+    for number, line in enumerate(path.read_bytes().splitlines(keepends=True), 1):
+        counted[position] = (offset, number)  # at each line's start: the messages before it, its number
+        position += len(line)
+        offset += 1 if line.strip() else 0
+    counts = [-1] * (2 * len(units))
+    for unit in units:
+        shared, alone = workers.placed_unit(unit, counts), workers.placed_unit(unit)
+        expected = counted[unit["start"]]
+        assert (shared["first_offset"], shared["first_line"]) == expected
+        assert (alone["first_offset"], alone["first_line"]) == expected
+
+
+def test_worker_events_come_back_as_arrow_files_mapped_and_removed(tmp_path, monkeypatch):
+    path = capture(tmp_path, "debezium")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    monkeypatch.setattr(workers, "results_folder", lambda size: str(folder))
+    mapped = []
+    monkeypatch.setattr(workers, "events_of", lambda result, _events_of=workers.events_of: mapped.append(
+        result["table"]) or _events_of(result))
+    monkeypatch.setattr(workers, "RANGE_BYTES", max(1, path.stat().st_size // 5))
+    same_read(cdckit.read(path, workers=1), cdckit.read(path, workers=2))
+    assert len(mapped) >= 4 and all(isinstance(found, str) and found.endswith(".arrow") for found in mapped)
+    assert not folder.exists()  # the read removes its folder; the mapped events live on in the frame

@@ -31,7 +31,7 @@ from __future__ import annotations
 from .files import file_messages, file_pieces
 from .json_lines import jsonl_blocks
 from .message import LineBlock, Message
-from .ranges import ByteRange, line_ranges, open_range
+from .ranges import ByteRange, count_messages, line_cuts, line_ranges, open_range
 from .records import SavedRecord, kafka_key, parse_line, record_message, saved_records
 from .sniff import CONTAINERS, file_container, is_binary, sniff_container
 from .sources import expand_paths, iter_sources
@@ -57,6 +57,8 @@ __all__ = [
     "ByteRange",
     "open_range",
     "line_ranges",
+    "line_cuts",
+    "count_messages",
     "text_messages",
     "text_encoding",
     "parse_line",

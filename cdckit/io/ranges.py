@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from .streams import BLOCK
 
-__all__ = ["ByteRange", "open_range", "line_ranges"]
+__all__ = ["ByteRange", "open_range", "line_ranges", "line_cuts", "count_messages"]
 
 
 class ByteRange(io.RawIOBase):
@@ -89,6 +89,44 @@ def line_ranges(
             ranges.append((start, end, offset, line))
             start, offset, line = end, offset + messages, line + lines
     return ranges
+
+
+def line_cuts(path: str, bytes_per_range: int) -> list[tuple[int, int]]:
+    r"""Cut a file into ranges of whole lines, ``(start, end)``, without reading it: each range ends at the
+    first line end past ``bytes_per_range`` bytes. The offsets and line numbers of each range's first message
+    come later, from :func:`count_messages` of the ranges before it (a worker counts its own range).
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.jsonl")
+    >>> _ = open(path, "wb").write(b'{"a": 1}\n\n{"a": 2}\n{"a": 3}\n')
+    >>> line_cuts(path, 10)
+    [(0, 10), (10, 28)]
+    """
+    cuts = []
+    start = 0
+    with open(path, "rb") as stream:
+        size = os.fstat(stream.fileno()).st_size
+        while start < size:
+            stream.seek(start + max(bytes_per_range, 1) - 1)
+            end = _next_line_end(stream, size)
+            cuts.append((start, end))
+            start = end
+    return cuts
+
+
+def count_messages(path: str, start: int, end: int) -> tuple[int, int]:
+    r"""``(messages, lines)`` in bytes ``start`` to ``end`` of a file (whole lines): blank lines are lines but
+    not messages.
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.jsonl")
+    >>> _ = open(path, "wb").write(b'{"a": 1}\n\n{"a": 2}\n{"a": 3}\n')
+    >>> count_messages(path, 0, 28), count_messages(path, 10, 28)
+    ((3, 4), (2, 2))
+    """
+    with open(path, "rb") as stream:
+        stream.seek(start)
+        return _count_lines(stream, end - start)
 
 
 def _next_line_end(stream: IO[bytes], size: int) -> int:
