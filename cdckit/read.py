@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import pathlib
 import shutil
 import warnings
 from typing import Any, Iterator
@@ -29,16 +30,17 @@ from . import workers
 from .capture import Capture, new_report
 from .collector import gc_paused, gc_resumed
 from .decoding import FrameSink, MessageDecoder, column_types_frame
-from .detect import DEFAULT_SAMPLE, choose_for_read
+from .detect import DEFAULT_SAMPLE
 from .dialects import registry
 from .dialects.base import Dialect
 from .dialects.options import DialectOptions
-from .errors import DecodeError, UnknownDialectError
+from .errors import DecodeError
 from .frame import (ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas, empty_quarantine,
                     rows_inserted)
 from .keys import Keys, given_keys, key_columns_given, with_keys
-from .io import LineBlock, Message, file_container, file_pieces, iter_sources
+from .io import LineBlock, Message, expand_paths, file_container, file_pieces, iter_sources, looks_like_payload
 from .pairing import PAIRED, Pairer, unpaired_reason
+from .source_decoding import SourceVerdict, decode_source, source_verdict
 
 __all__ = ["read", "ChunkedRead", "exported_events", "holds_exported_events"]
 
@@ -242,38 +244,20 @@ class _ReadJob(FrameSink):
         growing batch over and over would cost more than the decoding.
         """
         builder = self.builder
-        separator = self.options.key_separator
-        for name, messages in iter_sources(source, container=self.container, key_separator=separator):
-            head = list(itertools.islice(messages, self.sample))
-            dialect, unknown = self._dialect_for(name, head)
-            count, kind = self._worker_count(name)
-            if count > 1 and not (dialect is not None and dialect.whole_files):
-                messages.close()
-                yield from self._in_workers(name, kind, dialect, unknown, count, size)
-                continue
-            decoder = MessageDecoder(dialect, self, unknown, each=self.dialect_name is None,
-                                     options=self.options)
-            with gc_paused():
-                blocks = self._block_container(name) if dialect is not None and dialect.has_line_decoder else None
-                if blocks is not None:
+        files = self._files_for_workers(source)
+        if files:
+            yield from self._files_in_workers(files, size)
+        else:
+            for name, messages in iter_sources(source, container=self.container,
+                                               key_separator=self.options.key_separator):
+                head = list(itertools.islice(messages, self.sample))
+                verdict = self._verdict(name, head)
+                count, kind = self._worker_count(name)
+                if count > 1 and not registry.flag(verdict.dialect, "whole_files"):
                     messages.close()
-                    for piece in file_pieces(name, blocks, key_separator=separator):
-                        if isinstance(piece, LineBlock):
-                            decoder.block(piece, name)
-                        else:
-                            decoder.message(piece)
-                        while size is not None and len(builder) >= size:
-                            table = builder.take(size)
-                            with gc_resumed():
-                                yield table
-                else:
-                    for msg in itertools.chain(head, messages):
-                        decoder.message(msg)
-                        while size is not None and len(builder) >= size:
-                            table = builder.take(size)
-                            with gc_resumed():
-                                yield table
-                decoder.finish()
+                    yield from self._in_workers(name, kind, verdict, count, size)
+                    continue
+                yield from self._source_here(name, messages, head, verdict, size)
         for event, msg in self.pairer.drain():
             self.pending -= 1
             self.bad(msg, self.sources.get(msg.source), unpaired_reason(event), "unpaired_half")
@@ -284,6 +268,29 @@ class _ReadJob(FrameSink):
         while len(builder):
             yield builder.take(size)
 
+    def _source_here(self, name: str, messages: Iterator[Message], head: list[Message], verdict: SourceVerdict,
+                     size: int | None) -> Iterator[pa.Table]:
+        """Decode a source in the calling process, through this read's own sink."""
+        builder = self.builder
+        with gc_paused():
+            for _ in decode_source(name, messages, head, verdict, self, self.options, self.container):
+                while size is not None and len(builder) >= size:
+                    table = builder.take(size)
+                    with gc_resumed():
+                        yield table
+
+    def _verdict(self, name: str, head: list[Message]) -> SourceVerdict:
+        """The dialect of source ``name``, recorded for the report (and a warning given where one is due)."""
+        return self._noted(name, source_verdict(name, head, self.dialect_name, self._dialects()))
+
+    def _noted(self, name: str, verdict: SourceVerdict) -> SourceVerdict:
+        self.sources[name] = verdict.dialect
+        if verdict.detection is not None:
+            self.detection[name] = verdict.detection
+        if verdict.warning is not None:
+            warnings.warn(verdict.warning, stacklevel=6)
+        return verdict
+
     def _worker_count(self, name: str) -> tuple[int, str | None]:
         """How many processes decode source ``name``, and its container when it is a file that can be cut."""
         if self.workers == 1 or not os.path.isfile(name):
@@ -293,33 +300,79 @@ class _ReadJob(FrameSink):
             return 1, None
         return workers.worker_count(self.workers, os.path.getsize(name)), kind
 
-    def _in_workers(self, name: str, kind: str, dialect: Dialect | None, unknown: str | None, count: int,
+    def _in_workers(self, name: str, kind: str, verdict: SourceVerdict, count: int,
                     size: int | None) -> Iterator[pa.Table]:
         """Decode a file in ``count`` worker processes, a range of lines each, and replay what they found in
         file order: events, update halves (paired here), quarantined messages and counts."""
-        builder = self.builder
-        units = workers.file_units(name, kind, dialect.name if dialect is not None else None, unknown,
-                                   self.dialect_name is None, self.options, count,
-                                   None if size is None else workers.RANGE_BYTES // 4)
+        units = workers.file_units(name, kind, verdict.dialect, verdict.unknown, not verdict.given, self.options,
+                                   count, None if size is None else workers.RANGE_BYTES // 4)
         folder = workers.results_folder(os.path.getsize(name))
         try:
             with workers.pool(count, len(units), folder) as executor:
                 for unit, result in workers.results_in_order(executor, units):
-                    yield from self._range_done(unit, result, dialect, unknown, size)
+                    yield from self._range_done(unit, result, size)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
-    def _range_done(self, unit: dict[str, Any], result: dict[str, Any], dialect: Dialect | None,
-                    unknown: str | None, size: int | None) -> Iterator[pa.Table]:
-        """Take one range's result, in file order: its events (with the updates its halves complete), the
-        quarantined messages, the counts and the column type declarations."""
+    def _files_for_workers(self, source: Any) -> list[str] | None:
+        """The files of ``source`` when it names several (a directory, a glob, a list of paths) and they are
+        large enough together for the workers, else None."""
+        if self.workers == 1:
+            return None
+        if isinstance(source, (str, os.PathLike)) and not (isinstance(source, str) and looks_like_payload(source)):
+            specs = [os.fspath(source)]
+        elif isinstance(source, (list, tuple)) and source and all(isinstance(s, os.PathLike) for s in source):
+            specs = [os.fspath(s) for s in source]
+        else:
+            return None
+        try:
+            files = [path for spec in specs for path in expand_paths(spec)]
+        except OSError:  # a missing path: the one-process read says so, as a quarantined message
+            return None
+        if len(files) < 2 or workers.worker_count(self.workers, sum(map(os.path.getsize, files))) < 2:
+            return None
+        return files
+
+    def _files_in_workers(self, files: list[str], size: int | None) -> Iterator[pa.Table]:
+        """Decode several files in worker processes, a file per task (a large file's ranges, each a task) and
+        take what they found in file order."""
+        count = workers.worker_count(self.workers, sum(map(os.path.getsize, files)))
+        units: list[dict[str, Any]] = []
+        verdicts: dict[str, SourceVerdict] = {}
+        for path in files:
+            kind = file_container(path, self.container, self.options.key_separator)
+            if workers.splittable(path, kind) and os.path.getsize(path) > workers.RANGE_BYTES:
+                (name, messages), = iter_sources(pathlib.Path(path), container=self.container,
+                                                  key_separator=self.options.key_separator)
+                head = list(itertools.islice(messages, self.sample))
+                messages.close()
+                verdict = verdicts[path] = source_verdict(name, head, self.dialect_name, self._dialects())
+                if not registry.flag(verdict.dialect, "whole_files"):
+                    units += workers.file_units(path, kind, verdict.dialect, verdict.unknown, not verdict.given,
+                                                self.options, count, first_index=len(units))
+                    continue
+            units.append(workers.file_unit(path, self.container, self.dialect_name, self.options, self.sample,
+                                           len(units)))
+        folder = workers.results_folder(sum(map(os.path.getsize, files)))
+        try:
+            with workers.pool(count, len(units), folder) as executor:
+                for unit, result in workers.results_in_order(executor, units):
+                    if unit["index"] == unit.get("first_index", unit["index"]):  # a file's first unit
+                        self._noted(unit["path"], verdicts.get(unit["path"]) or SourceVerdict(*result["verdict"]))
+                    yield from self._range_done(unit, result, size)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _range_done(self, unit: dict[str, Any], result: dict[str, Any], size: int | None) -> Iterator[pa.Table]:
+        """Take one range's (or file's) result, in file order: its events (with the updates its halves
+        complete), the quarantined messages, the counts and the column type declarations."""
         builder = self.builder
         unit = {**unit, "first_offset": result["first_offset"], "first_line": result["first_line"]}
         if self.errors == "raise" and result["quarantine"]:
             # the first bad message stops the read: the range is decoded here, so that what was decoded
             # before it is exactly the one-process read's
             workers.events_of(result)
-            yield from self._decoded_here(unit, dialect, unknown, size)
+            yield from self._decoded_here(unit, result, size)
             return
         if any(ident in result["paired"] for ident in self.pairer.waiting()):
             # halves left open by earlier ranges pair with halves this range paired among
@@ -339,11 +392,17 @@ class _ReadJob(FrameSink):
         while size is not None and len(builder) >= size:
             yield builder.take(size)
 
-    def _decoded_here(self, unit: dict[str, Any], dialect: Dialect | None, unknown: str | None,
-                      size: int | None) -> Iterator[pa.Table]:
-        """Decode a range in the calling process, through this read's own sink."""
+    def _decoded_here(self, unit: dict[str, Any], result: dict[str, Any], size: int | None) -> Iterator[pa.Table]:
+        """Decode a range (or a whole file) in the calling process, through this read's own sink."""
         builder = self.builder
-        decoder = MessageDecoder(dialect, self, unknown, each=unit["each"], options=self.options)
+        if unit.get("whole"):
+            (name, messages), = iter_sources(pathlib.Path(unit["path"]), container=self.container,
+                                              key_separator=self.options.key_separator)
+            head = list(itertools.islice(messages, self.sample))
+            yield from self._source_here(name, messages, head, SourceVerdict(*result["verdict"]), size)
+            return
+        dialect = registry.create(unit["dialect"], options=self.options) if unit["dialect"] else None
+        decoder = MessageDecoder(dialect, self, unit["unknown"], each=unit["each"], options=self.options)
         with gc_paused():
             for piece in file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
                                      unit["first_offset"], unit["first_line"], unit["encoding"],
@@ -365,36 +424,6 @@ class _ReadJob(FrameSink):
         positions = [position for position, where, dialect, event in halves
                      if self._pair(where, dialect, event, merged)]
         return rows_inserted(table, merged.to_arrow(), positions)
-
-    def _block_container(self, name: str) -> str | None:
-        """The container of a file read in blocks for a batch decoder ("jsonl" or "json"), else None."""
-        if not os.path.isfile(name):
-            return None
-        container = file_container(name, self.container, self.options.key_separator)
-        return container if container in ("jsonl", "json") else None
-
-    def _dialect_for(self, name: str, head: list[Message]) -> tuple[Dialect | None, str | None]:
-        if self.dialect_name is not None:
-            self.sources[name] = self.dialect_name
-            return registry.create(self.dialect_name, options=self.options), None
-        found = choose_for_read(head, self._dialects())
-        if isinstance(found, UnknownDialectError):
-            err = found
-            self.sources[name] = None
-            self.detection[name] = {"dialect": None, "confidence": err.best[1] if err.best else 0.0,
-                                    "best_guess": err.best[0] if err.best else None, "low_confidence": True,
-                                    "reason": str(err)}
-            if not any(m.error is None for m in head):
-                return None, "unreadable message and no readable one to detect a dialect from"
-            warnings.warn(f"{name}: {err}; each message is detected on its own", stacklevel=4)
-            return None, err.brief  # each quarantined message says it briefly; the report holds the whole
-        self.sources[name] = found.dialect
-        self.detection[name] = {"dialect": found.dialect, "confidence": found.confidence,
-                                "runner_up": found.runner_up, "runner_up_confidence": found.runner_up_confidence,
-                                "low_confidence": found.low_confidence}
-        if found.low_confidence:
-            warnings.warn(f"{name}: {found}: a low-confidence verdict, check it", stacklevel=4)
-        return registry.create(found.dialect, options=self.options), None
 
     def _dialects(self) -> list[Dialect]:
         if self._all is None:

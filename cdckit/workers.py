@@ -34,9 +34,11 @@ True
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import multiprocessing
 import os
+import pathlib
 import tempfile
 import time
 import uuid
@@ -50,11 +52,12 @@ from .decoding import FrameSink, MessageDecoder
 from .dialects import registry
 from .dialects.options import DialectOptions
 from .frame import Event, FrameBuilder, rows_inserted
-from .io import LineBlock, Message, count_messages, file_pieces, is_gzip, line_cuts, text_encoding
+from .io import LineBlock, Message, count_messages, file_pieces, is_gzip, iter_sources, line_cuts, text_encoding
 from .pairing import PAIRED, Pairer, identity
+from .source_decoding import decode_source, source_verdict
 
 __all__ = ["PARALLEL_BYTES", "RANGE_BYTES", "worker_count", "splittable", "file_units", "decode_range",
-           "RangeSink", "pool", "placed_unit", "results_folder", "events_of", "results_in_order"]
+           "RangeSink", "pool", "placed_unit", "file_unit", "decode_file", "decode_unit", "results_folder", "events_of", "results_in_order"]
 
 #: With ``workers=None``, files smaller than this are read in the calling process (starting workers costs more).
 PARALLEL_BYTES = 16 << 20
@@ -82,19 +85,29 @@ def splittable(path: str, container: str) -> bool:
 
 
 def file_units(path: str, container: str, dialect: str | None, unknown: str | None, each: bool,
-               options: DialectOptions | None, workers: int, range_bytes: int | None = None) -> list[dict[str, Any]]:
+               options: DialectOptions | None, workers: int, range_bytes: int | None = None,
+               first_index: int = 0) -> list[dict[str, Any]]:
     """The ranges of a file for ``workers`` processes: a multiple of ``workers`` pieces of about the same size,
     none larger than ``range_bytes`` (:data:`RANGE_BYTES` by default); each unit carries the read's dialect
-    ``options`` (default ones when None). The file is not read: the offset and line number of a range's first
-    message are None (but the first range's), for the worker to find (:func:`placed_unit`)."""
+    ``options`` (default ones when None) and its ``index`` among the read's units (from ``first_index``, that of
+    the file's first range). The file is not read: the offset and line number of a range's first message are
+    None (but the first range's), for the worker to find (:func:`placed_unit`)."""
     size = os.path.getsize(path)
     pieces = math.ceil(math.ceil(size / (range_bytes or RANGE_BYTES)) / workers) * workers
     encoding = text_encoding(path) if container == "text" else None
     return [{"path": path, "container": container, "dialect": dialect, "unknown": unknown, "each": each,
-             "options": options if options is not None else DialectOptions(), "index": index,
-             "start": start, "end": end, "first_offset": None if index else 0, "first_line": None if index else 1,
-             "encoding": encoding}
-            for index, (start, end) in enumerate(line_cuts(path, math.ceil(size / pieces)))]
+             "options": options if options is not None else DialectOptions(), "index": first_index + number,
+             "first_index": first_index, "start": start, "end": end, "first_offset": None if number else 0,
+             "first_line": None if number else 1, "encoding": encoding}
+            for number, (start, end) in enumerate(line_cuts(path, math.ceil(size / pieces)))]
+
+
+def file_unit(path: str, container: str | None, dialect: str | None, options: DialectOptions, sample: int,
+              index: int) -> dict[str, Any]:
+    """A whole file as one task (:func:`decode_file`): its dialect ``dialect``, or detected from its first
+    ``sample`` messages in the worker; ``container`` forces one as :func:`cdckit.read` does."""
+    return {"path": path, "whole": True, "container": container, "dialect": dialect, "options": options,
+            "sample": sample, "index": index, "first_offset": 0, "first_line": 1}
 
 
 #: What each worker process is given when it starts (:func:`_start_worker`): the shared counts of the ranges
@@ -125,7 +138,7 @@ def placed_unit(unit: dict[str, Any], counts: Any = None, wait: float = 600.0) -
     (1, 3)
     """
     counts = _SHARED.get("counts") if counts is None else counts
-    index = unit["index"]
+    index, first = unit["index"], unit.get("first_index", 0)
     if counts is not None and 2 * index + 1 < len(counts) and counts[2 * index] < 0:
         messages, lines = count_messages(unit["path"], unit["start"], unit["end"])
         counts[2 * index + 1] = lines
@@ -136,12 +149,12 @@ def placed_unit(unit: dict[str, Any], counts: Any = None, wait: float = 600.0) -
         messages, lines = count_messages(unit["path"], 0, unit["start"])
         return {**unit, "first_offset": messages, "first_line": 1 + lines}
     deadline = time.monotonic() + wait
-    while any(counts[2 * earlier] < 0 for earlier in range(index)):
+    while any(counts[2 * earlier] < 0 for earlier in range(first, index)):
         if time.monotonic() > deadline:
             raise TimeoutError(f"range {index} of {unit['path']}: the earlier ranges were never counted")
         time.sleep(0.001)
-    offset = sum(counts[2 * earlier] for earlier in range(index))
-    line = 1 + sum(counts[2 * earlier + 1] for earlier in range(index))
+    offset = sum(counts[2 * earlier] for earlier in range(first, index))
+    line = 1 + sum(counts[2 * earlier + 1] for earlier in range(first, index))
     return {**unit, "first_offset": offset, "first_line": line}
 
 
@@ -273,8 +286,36 @@ def decode_range(unit: dict[str, Any], pair: bool = True) -> dict[str, Any]:
             else:
                 decoder.message(piece)
         decoder.finish()
-    result = sink.result()
+    return _handed_back(sink.result(), unit)
+
+
+def decode_file(unit: dict[str, Any]) -> dict[str, Any]:
+    """Worker: decode a whole file (a :func:`file_unit`) as the calling process would, its dialect detected
+    here when not given; the result is :func:`decode_range`'s, with the ``verdict`` on its dialect (a
+    :class:`~cdckit.source_decoding.SourceVerdict` as a tuple)."""
+    options = unit["options"]
+    sink = RangeSink()
+    verdict = None
+    with gc_paused():
+        for name, messages in iter_sources(pathlib.Path(unit["path"]), container=unit["container"],
+                                           key_separator=options.key_separator):
+            head = list(itertools.islice(messages, unit["sample"]))
+            dialects = registry.all_dialects(options=options) if unit["dialect"] is None else []
+            verdict = source_verdict(name, head, unit["dialect"], dialects)
+            for _ in decode_source(name, messages, head, verdict, sink, options, unit["container"]):
+                pass
+    return _handed_back(sink.result(), unit, verdict=tuple(verdict) if verdict is not None else None)
+
+
+def decode_unit(unit: dict[str, Any]) -> dict[str, Any]:
+    """Worker: :func:`decode_file` of a whole file, :func:`decode_range` of a range."""
+    return decode_file(unit) if unit.get("whole") else decode_range(unit)
+
+
+def _handed_back(result: dict[str, Any], unit: dict[str, Any], **more: Any) -> dict[str, Any]:
+    """A worker's result as it goes back: where the unit starts, and the events as an Arrow IPC file."""
     result["first_offset"], result["first_line"] = unit["first_offset"], unit["first_line"]
+    result.update(more)
     if _SHARED.get("folder"):
         result["table"] = _written(result["table"], _SHARED["folder"])
     return result
@@ -293,12 +334,12 @@ def results_in_order(executor: Executor, units: list[dict[str, Any]]) -> Iterato
     """Each range with the worker's result, range by range in file order (at most two ranges per worker
     ahead)."""
     ahead = 2 * getattr(executor, "_max_workers", 2)
-    pending = [(unit, executor.submit(decode_range, unit)) for unit in units[:ahead]]
+    pending = [(unit, executor.submit(decode_unit, unit)) for unit in units[:ahead]]
     following = iter(units[ahead:])
     while pending:
         unit, future = pending.pop(0)
         result = future.result()
         later = next(following, None)
         if later is not None:
-            pending.append((later, executor.submit(decode_range, later)))
+            pending.append((later, executor.submit(decode_unit, later)))
         yield unit, result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import warnings
 
 import pandas as pd
 import pytest
@@ -172,3 +173,36 @@ def test_worker_events_come_back_as_arrow_files_mapped_and_removed(tmp_path, mon
     same_read(cdckit.read(path, workers=1), cdckit.read(path, workers=2))
     assert len(mapped) >= 4 and all(isinstance(found, str) and found.endswith(".arrow") for found in mapped)
     assert not folder.exists()  # the read removes its folder; the mapped events live on in the frame
+
+
+@pytest.mark.parametrize("given", [None, "canal"])
+def test_a_directory_is_read_a_file_per_worker_as_in_one_process(tmp_path, monkeypatch, given):
+    folder = tmp_path / "capture"
+    (folder / "more").mkdir(parents=True)
+    for number, name in enumerate(["canal", "canal", "maxwell", "canal"]):  # one file of another dialect
+        path = capture(tmp_path, name)
+        path.rename(folder / ("more" if number == 3 else "") / f"part-{number}.jsonl")
+    (folder / "part-9.jsonl").write_bytes(b"\xff\xfe not json\n{\"also\": \"not canal\"}\n")
+    monkeypatch.setattr(workers, "RANGE_BYTES", 300)  # one file is cut into ranges, the others go whole
+    monkeypatch.setattr(workers, "splittable", lambda path, kind, _s=workers.splittable: _s(path, kind)
+                        and path.endswith("part-1.jsonl"))
+    tasks = []
+    monkeypatch.setattr(workers, "results_in_order", lambda executor, units, _r=workers.results_in_order:
+                        tasks.append(units) or _r(executor, units))
+    with warnings.catch_warnings(record=True) as alone:
+        warnings.simplefilter("always")
+        one = cdckit.read(folder, dialect=given, workers=1)
+    with warnings.catch_warnings(record=True) as together:
+        warnings.simplefilter("always")
+        many = cdckit.read(folder, dialect=given, workers=2)
+    same_read(one, many)
+    whole = [unit for unit in tasks[0] if unit.get("whole")]
+    assert len(whole) == 4 and len(tasks[0]) > 6  # four files whole, one in ranges, in one pool
+    assert one.attrs["report"]["sources"] == many.attrs["report"]["sources"]
+    assert [str(w.message) for w in alone] == [str(w.message) for w in together]
+    with pytest.raises(cdckit.DecodeError) as stopped_alone:
+        cdckit.read(folder, dialect=given, workers=1, errors="raise")
+    with pytest.raises(cdckit.DecodeError) as stopped_together:
+        cdckit.read(folder, dialect=given, workers=2, errors="raise")
+    assert str(stopped_alone.value) == str(stopped_together.value)
+    pd.testing.assert_frame_equal(stopped_alone.value.partial, stopped_together.value.partial)

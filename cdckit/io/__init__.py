@@ -34,7 +34,7 @@ from .message import LineBlock, Message
 from .ranges import ByteRange, count_messages, line_cuts, line_ranges, open_range
 from .records import SavedRecord, kafka_key, parse_line, record_message, saved_records
 from .sniff import CONTAINERS, file_container, is_binary, sniff_container
-from .sources import expand_paths, iter_sources
+from .sources import expand_paths, iter_sources, looks_like_payload
 from .streams import damage_of, is_gzip, open_file
 from .text import text_encoding, text_messages
 from .write import LAYOUTS, ConsoleLayout, write_messages
@@ -44,6 +44,7 @@ __all__ = [
     "LineBlock",
     "CONTAINERS",
     "iter_sources",
+    "looks_like_payload",
     "expand_paths",
     "file_messages",
     "file_pieces",

@@ -22,7 +22,7 @@ from .records import record_object, unwrap_record, value_message
 from .sniff import CONTAINERS
 from .streams import payload_stream
 
-__all__ = ["iter_sources", "expand_paths"]
+__all__ = ["iter_sources", "expand_paths", "looks_like_payload"]
 
 
 def iter_sources(source: Any, container: str | None = None,
@@ -45,7 +45,7 @@ def iter_sources(source: Any, container: str | None = None,
     elif isinstance(source, (list, tuple)) and source and all(isinstance(s, os.PathLike) for s in source):
         yield from _path_sources([os.fspath(spec) for spec in source], container, key_separator)  # one capture
     elif isinstance(source, str):
-        if _looks_like_payload(source):
+        if looks_like_payload(source):
             data = source.encode("utf-8", "surrogatepass")  # a lone surrogate becomes invalid UTF-8, quarantined
             yield "<string>", stream_messages_guarded(payload_stream(data), "<string>", container,
                                                       key_separator=key_separator)
@@ -73,7 +73,7 @@ def _path_sources(specs: list[str], container: str | None,
             yield path, file_messages(path, container, key_separator)
 
 
-def _looks_like_payload(text: str) -> bool:
+def looks_like_payload(text: str) -> bool:
     """True for text that is a payload rather than a path: several lines, a JSON start, or no text at all (an
     empty capture, never a file name)."""
     if "\n" in text or "\xfe" in text or (not text.strip() and not os.path.exists(text)):
