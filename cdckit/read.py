@@ -296,7 +296,7 @@ class _ReadJob(FrameSink):
         builder = self.builder
         units = workers.file_units(name, kind, dialect.name if dialect is not None else None, unknown,
                                    self.dialect_name is None, self.options, count)
-        with workers.pool(count) as executor:
+        with units, workers.pool(count) as executor:  # units own a gzip file's decompressed copy
             for unit, result in workers.results_in_order(executor, units):
                 if any(ident in result["paired"] for ident in self.pairer.waiting()):
                     # halves left open by earlier ranges pair with halves this range paired among

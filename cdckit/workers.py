@@ -27,6 +27,9 @@ import bisect
 import math
 import multiprocessing
 import os
+import shutil
+import tempfile
+import weakref
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, Iterator
 
@@ -37,10 +40,13 @@ from .dialects import registry
 from .dialects.options import DialectOptions
 from .frame import Event, FrameBuilder, rows_inserted
 from .io import LineBlock, Message, file_pieces, is_gzip, line_ranges, text_encoding
+from .io.array_ranges import array_ranges, holds_array
+from .io.table_ranges import csv_ranges, parquet_ranges
+from .io.unpacked import gunzipped
 from .pairing import PAIRED, Pairer, identity
 
-__all__ = ["PARALLEL_BYTES", "RANGE_BYTES", "worker_count", "splittable", "file_units", "decode_range",
-           "RangeSink", "pool"]
+__all__ = ["PARALLEL_BYTES", "RANGE_BYTES", "worker_count", "splittable", "FileUnits", "file_units",
+           "decode_range", "RangeSink", "pool"]
 
 #: With ``workers=None``, files smaller than this are read in the calling process (starting workers costs more).
 PARALLEL_BYTES = 16 << 20
@@ -63,23 +69,88 @@ def worker_count(workers: int | None, size: int) -> int:
 
 
 def splittable(path: str, container: str) -> bool:
-    """True when ``path`` can be cut at line ends: a plain (not gzip) JSON Lines or text file."""
-    return container in ("jsonl", "text") and os.path.isfile(path) and not is_gzip(path)
+    """True when ``path`` may be cut into ranges: a JSON Lines or text file (console-consumer lines
+    included), a JSON array, a CSV file, plain or gzip, or a plain Parquet file. (:func:`file_units` may still find it
+    cannot be cut: a broken array, a CSV cell holding a line end, a damaged gzip file.)"""
+    if container not in ("jsonl", "text", "json", "parquet", "csv") or not os.path.isfile(path):
+        return False
+    if container == "parquet":
+        return not is_gzip(path)  # the one-process read cannot seek in a gzip Parquet file: kept as it reads
+    return container != "json" or holds_array(path)
+
+
+class FileUnits(list):
+    """The units of one file (a list), owning the folder of a gzip file's decompressed copy: removed by
+    :meth:`close` (or ``with``), else when the list is dropped (the read ended, or failed) or at exit."""
+
+    def __init__(self, units: list[dict[str, Any]] = (), folder: str | None = None) -> None:
+        super().__init__(units)
+        self._removal = weakref.finalize(self, shutil.rmtree, folder, True) if folder else None
+
+    def close(self) -> None:
+        if self._removal is not None:
+            self._removal()
+
+    def __enter__(self) -> "FileUnits":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def file_units(path: str, container: str, dialect: str | None, unknown: str | None, each: bool,
-               options: DialectOptions | None, workers: int) -> list[dict[str, Any]]:
+               options: DialectOptions | None, workers: int) -> FileUnits:
     """The ranges of a file for ``workers`` processes: a multiple of ``workers`` pieces of about the same size,
     none larger than :data:`RANGE_BYTES`; each unit carries the read's dialect ``options`` (default ones
-    when None)."""
-    size = os.path.getsize(path)
-    pieces = math.ceil(math.ceil(size / RANGE_BYTES) / workers) * workers
-    encoding = text_encoding(path) if container == "text" else None
-    return [{"path": path, "container": container, "dialect": dialect, "unknown": unknown, "each": each,
-             "options": options if options is not None else DialectOptions(),
-             "start": start, "end": end, "first_offset": first_offset, "first_line": first_line,
-             "encoding": encoding}
-            for start, end, first_offset, first_line in line_ranges(path, math.ceil(size / pieces))]
+    when None), and ``source``, the name its messages carry (``path``).
+
+    A gzip file is decompressed once into a temporary folder (removed with the units, see
+    :class:`FileUnits`), whose copy is cut; a file that cannot be cut (see :func:`splittable`) is one
+    unit, read whole."""
+    common = {"container": container, "dialect": dialect, "unknown": unknown, "each": each,
+              "options": options if options is not None else DialectOptions(), "source": path, "encoding": None}
+    whole = [{**common, "path": path, "start": 0, "end": -1, "first_offset": 0, "first_line": 1}]
+    folder = None
+    plain = path
+    if is_gzip(path):
+        folder = tempfile.mkdtemp(prefix="cdckit-")
+        try:
+            plain = gunzipped(path, folder)
+        except BaseException:
+            shutil.rmtree(folder, True)
+            raise
+        if plain is None:  # damaged: the whole read says where
+            shutil.rmtree(folder, True)
+            return FileUnits(whole)
+    units = FileUnits(folder=folder)
+    size = os.path.getsize(plain)
+    pieces = max(1, math.ceil(math.ceil(size / RANGE_BYTES) / workers) * workers)
+    ranges = _ranges(plain, container, size, pieces)
+    if not ranges:
+        units.extend(whole)
+        units.close()
+        return units
+    if container == "text":
+        common["encoding"] = text_encoding(plain)
+    units.extend({**common, "path": plain, "start": start, "end": end, "first_offset": first_offset,
+                  "first_line": first_line} for start, end, first_offset, first_line in ranges)
+    return units
+
+
+def _ranges(path: str, container: str, size: int, pieces: int) -> list[tuple] | None:
+    """The ranges of a plain file of ``container``, or None where it cannot be cut."""
+    if size == 0:
+        return None
+    if container == "json":
+        return array_ranges(path, math.ceil(size / pieces))
+    if container == "csv":
+        return csv_ranges(path, math.ceil(size / pieces))
+    if container == "parquet":
+        try:
+            return parquet_ranges(path, pieces)
+        except Exception:  # a damaged file: the whole read says why
+            return None
+    return line_ranges(path, math.ceil(size / pieces))
 
 
 class RangeSink(FrameSink):
@@ -161,11 +232,12 @@ def decode_range(unit: dict[str, Any], pair: bool = True) -> dict[str, Any]:
     dialect = registry.create(unit["dialect"], options=unit["options"]) if unit["dialect"] else None
     decoder = MessageDecoder(dialect, sink, unit["unknown"], each=unit["each"], options=unit["options"])
     with gc_paused():
+        source = unit.get("source", unit["path"])
         for piece in file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
                                  unit["first_offset"], unit["first_line"], unit["encoding"],
-                                 unit["options"].key_separator):
+                                 unit["options"].key_separator, source):
             if isinstance(piece, LineBlock):
-                decoder.block(piece, unit["path"])
+                decoder.block(piece, source)
             else:
                 decoder.message(piece)
         decoder.finish()
