@@ -308,7 +308,7 @@ class _ReadJob(FrameSink):
                                    count, None if size is None else workers.RANGE_BYTES // 4)
         folder = workers.results_folder(os.path.getsize(name))
         try:
-            with workers.pool(count, len(units), folder) as executor:
+            with units, workers.pool(count, len(units), folder) as executor:  # units own a gzip file's copy
                 for unit, result in workers.results_in_order(executor, units):
                     yield from self._range_done(unit, result, size)
         finally:
@@ -338,6 +338,7 @@ class _ReadJob(FrameSink):
         take what they found in file order."""
         count = workers.worker_count(self.workers, sum(map(os.path.getsize, files)))
         units: list[dict[str, Any]] = []
+        owners: list[workers.FileUnits] = []  # a gzip file's decompressed copy lives as long as its units
         verdicts: dict[str, SourceVerdict] = {}
         for path in files:
             kind = file_container(path, self.container, self.options.key_separator)
@@ -348,8 +349,10 @@ class _ReadJob(FrameSink):
                 messages.close()
                 verdict = verdicts[path] = source_verdict(name, head, self.dialect_name, self._dialects())
                 if not registry.flag(verdict.dialect, "whole_files"):
-                    units += workers.file_units(path, kind, verdict.dialect, verdict.unknown, not verdict.given,
-                                                self.options, count, first_index=len(units))
+                    owners.append(workers.file_units(path, kind, verdict.dialect, verdict.unknown,
+                                                     not verdict.given, self.options, count,
+                                                     first_index=len(units)))
+                    units += owners[-1]
                     continue
             units.append(workers.file_unit(path, self.container, self.dialect_name, self.options, self.sample,
                                            len(units)))
@@ -358,10 +361,13 @@ class _ReadJob(FrameSink):
             with workers.pool(count, len(units), folder) as executor:
                 for unit, result in workers.results_in_order(executor, units):
                     if unit["index"] == unit.get("first_index", unit["index"]):  # a file's first unit
-                        self._noted(unit["path"], verdicts.get(unit["path"]) or SourceVerdict(*result["verdict"]))
+                        source = unit.get("source", unit["path"])
+                        self._noted(source, verdicts.get(source) or SourceVerdict(*result["verdict"]))
                     yield from self._range_done(unit, result, size)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+            for owner in owners:
+                owner.close()
 
     def _range_done(self, unit: dict[str, Any], result: dict[str, Any], size: int | None) -> Iterator[pa.Table]:
         """Take one range's (or file's) result, in file order: its events (with the updates its halves
@@ -404,11 +410,12 @@ class _ReadJob(FrameSink):
         dialect = registry.create(unit["dialect"], options=self.options) if unit["dialect"] else None
         decoder = MessageDecoder(dialect, self, unit["unknown"], each=unit["each"], options=self.options)
         with gc_paused():
+            source = unit.get("source", unit["path"])
             for piece in file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
                                      unit["first_offset"], unit["first_line"], unit["encoding"],
-                                     self.options.key_separator):
+                                     self.options.key_separator, source):
                 if isinstance(piece, LineBlock):
-                    decoder.block(piece, unit["path"])
+                    decoder.block(piece, source)
                 else:
                     decoder.message(piece)
                 while size is not None and len(builder) >= size:

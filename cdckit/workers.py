@@ -39,9 +39,11 @@ import math
 import multiprocessing
 import os
 import pathlib
+import shutil
 import tempfile
 import time
 import uuid
+import weakref
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, Iterator
 
@@ -53,11 +55,15 @@ from .dialects import registry
 from .dialects.options import DialectOptions
 from .frame import Event, FrameBuilder, rows_inserted
 from .io import LineBlock, Message, count_messages, file_pieces, is_gzip, iter_sources, line_cuts, text_encoding
+from .io.array_ranges import array_ranges, holds_array
+from .io.table_ranges import csv_ranges, parquet_ranges
+from .io.unpacked import gunzipped
 from .pairing import PAIRED, Pairer, identity
 from .source_decoding import decode_source, source_verdict
 
-__all__ = ["PARALLEL_BYTES", "RANGE_BYTES", "worker_count", "splittable", "file_units", "decode_range",
-           "RangeSink", "pool", "placed_unit", "file_unit", "decode_file", "decode_unit", "results_folder", "events_of", "results_in_order"]
+__all__ = ["PARALLEL_BYTES", "RANGE_BYTES", "worker_count", "splittable", "FileUnits", "file_units", "file_unit",
+           "placed_unit", "decode_range", "decode_file", "decode_unit", "RangeSink", "pool", "results_folder",
+           "events_of", "results_in_order"]
 
 #: With ``workers=None``, files smaller than this are read in the calling process (starting workers costs more).
 PARALLEL_BYTES = 16 << 20
@@ -80,25 +86,95 @@ def worker_count(workers: int | None, size: int) -> int:
 
 
 def splittable(path: str, container: str) -> bool:
-    """True when ``path`` can be cut at line ends: a plain (not gzip) JSON Lines or text file."""
-    return container in ("jsonl", "text") and os.path.isfile(path) and not is_gzip(path)
+    """True when ``path`` may be cut into ranges: a JSON Lines or text file (console-consumer lines
+    included), a JSON array, a CSV file, plain or gzip, or a plain Parquet file. (:func:`file_units` may still find it
+    cannot be cut: a broken array, a CSV cell holding a line end, a damaged gzip file.)"""
+    if container not in ("jsonl", "text", "json", "parquet", "csv") or not os.path.isfile(path):
+        return False
+    if container == "parquet":
+        return not is_gzip(path)  # the one-process read cannot seek in a gzip Parquet file: kept as it reads
+    return container != "json" or holds_array(path)
+
+
+class FileUnits(list):
+    """The units of one file (a list), owning the folder of a gzip file's decompressed copy: removed by
+    :meth:`close` (or ``with``), else when the list is dropped (the read ended, or failed) or at exit."""
+
+    def __init__(self, units: list[dict[str, Any]] = (), folder: str | None = None) -> None:
+        super().__init__(units)
+        self._removal = weakref.finalize(self, shutil.rmtree, folder, True) if folder else None
+
+    def close(self) -> None:
+        if self._removal is not None:
+            self._removal()
+
+    def __enter__(self) -> "FileUnits":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def file_units(path: str, container: str, dialect: str | None, unknown: str | None, each: bool,
                options: DialectOptions | None, workers: int, range_bytes: int | None = None,
-               first_index: int = 0) -> list[dict[str, Any]]:
+               first_index: int = 0) -> FileUnits:
     """The ranges of a file for ``workers`` processes: a multiple of ``workers`` pieces of about the same size,
     none larger than ``range_bytes`` (:data:`RANGE_BYTES` by default); each unit carries the read's dialect
-    ``options`` (default ones when None) and its ``index`` among the read's units (from ``first_index``, that of
-    the file's first range). The file is not read: the offset and line number of a range's first message are
-    None (but the first range's), for the worker to find (:func:`placed_unit`)."""
-    size = os.path.getsize(path)
-    pieces = math.ceil(math.ceil(size / (range_bytes or RANGE_BYTES)) / workers) * workers
-    encoding = text_encoding(path) if container == "text" else None
-    return [{"path": path, "container": container, "dialect": dialect, "unknown": unknown, "each": each,
-             "options": options if options is not None else DialectOptions(), "index": first_index + number,
-             "first_index": first_index, "start": start, "end": end, "first_offset": None if number else 0,
-             "first_line": None if number else 1, "encoding": encoding}
+    ``options`` (default ones when None), ``source``, the name its messages carry (``path``), and its
+    ``index`` among the read's units (from ``first_index``, that of the file's first range).
+
+    A JSON Lines or text file is not read: the offset and line number of a range's first message are None
+    (but the first range's), for the worker to find (:func:`placed_unit`). A gzip file is decompressed once
+    into a temporary folder (removed with the units, see :class:`FileUnits`), whose copy is cut; a file that
+    cannot be cut (see :func:`splittable`) is one unit, read whole."""
+    common = {"container": container, "dialect": dialect, "unknown": unknown, "each": each,
+              "options": options if options is not None else DialectOptions(), "source": path, "encoding": None,
+              "first_index": first_index, "lines": container in ("jsonl", "text")}
+    whole = [{**common, "path": path, "start": 0, "end": -1, "first_offset": 0, "first_line": 1,
+              "index": first_index}]
+    folder = None
+    plain = path
+    if is_gzip(path):
+        folder = tempfile.mkdtemp(prefix="cdckit-")
+        try:
+            plain = gunzipped(path, folder)
+        except BaseException:
+            shutil.rmtree(folder, True)
+            raise
+        if plain is None:  # damaged: the whole read says where
+            shutil.rmtree(folder, True)
+            return FileUnits(whole)
+    units = FileUnits(folder=folder)
+    size = os.path.getsize(plain)
+    pieces = max(1, math.ceil(math.ceil(size / (range_bytes or RANGE_BYTES)) / workers) * workers)
+    ranges = _ranges(plain, container, size, pieces)
+    if not ranges:
+        units.extend(whole)
+        units.close()
+        return units
+    if container == "text":
+        common["encoding"] = text_encoding(plain)
+    units.extend({**common, "path": plain, "start": start, "end": end, "first_offset": first_offset,
+                  "first_line": first_line, "index": first_index + number}
+                 for number, (start, end, first_offset, first_line) in enumerate(ranges))
+    return units
+
+
+def _ranges(path: str, container: str, size: int, pieces: int) -> list[tuple] | None:
+    """The ranges of a plain file of ``container`` (``(start, end, first offset, first line)``, the last two
+    None where the worker counts them), or None where it cannot be cut."""
+    if size == 0:
+        return None
+    if container == "json":
+        return array_ranges(path, math.ceil(size / pieces))
+    if container == "csv":
+        return csv_ranges(path, math.ceil(size / pieces))
+    if container == "parquet":
+        try:
+            return parquet_ranges(path, pieces)
+        except Exception:  # a damaged file: the whole read says why
+            return None
+    return [(start, end, None if number else 0, None if number else 1)
             for number, (start, end) in enumerate(line_cuts(path, math.ceil(size / pieces)))]
 
 
@@ -139,7 +215,7 @@ def placed_unit(unit: dict[str, Any], counts: Any = None, wait: float = 600.0) -
     """
     counts = _SHARED.get("counts") if counts is None else counts
     index, first = unit["index"], unit.get("first_index", 0)
-    if counts is not None and 2 * index + 1 < len(counts) and counts[2 * index] < 0:
+    if unit.get("lines") and counts is not None and 2 * index + 1 < len(counts) and counts[2 * index] < 0:
         messages, lines = count_messages(unit["path"], unit["start"], unit["end"])
         counts[2 * index + 1] = lines
         counts[2 * index] = messages  # published last: a range's messages >= 0 says both are there
@@ -278,11 +354,12 @@ def decode_range(unit: dict[str, Any], pair: bool = True) -> dict[str, Any]:
     dialect = registry.create(unit["dialect"], options=unit["options"]) if unit["dialect"] else None
     decoder = MessageDecoder(dialect, sink, unit["unknown"], each=unit["each"], options=unit["options"])
     with gc_paused():
+        source = unit.get("source", unit["path"])
         for piece in file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
                                  unit["first_offset"], unit["first_line"], unit["encoding"],
-                                 unit["options"].key_separator):
+                                 unit["options"].key_separator, source):
             if isinstance(piece, LineBlock):
-                decoder.block(piece, unit["path"])
+                decoder.block(piece, source)
             else:
                 decoder.message(piece)
         decoder.finish()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import gzip
 import json
+import os
 import warnings
 
 import pandas as pd
@@ -76,15 +78,7 @@ def test_workers_are_used_only_when_asked_or_for_large_files(tmp_path):
         cdckit.read(tmp_path, workers=0)
 
 
-def test_a_gzip_file_or_a_payload_is_read_in_one_process(tmp_path):
-    import gzip
-
-    path = tmp_path / "capture.jsonl.gz"
-    with gzip.open(path, "wb") as out:
-        out.write(cdckit.samples.path("canal/shop.jsonl").read_bytes() if hasattr(cdckit.samples.path("canal/shop.jsonl"), "read_bytes")
-                  else open(cdckit.samples.path("canal/shop.jsonl"), "rb").read())
-    assert not workers.splittable(str(path), "jsonl")
-    same_read(cdckit.read(path, workers=1), cdckit.read(path, workers=2))
+def test_a_payload_is_read_in_one_process():
     payload = json.dumps({"database": "d", "table": "t", "type": "insert", "ts": 1, "data": {"id": 1}})
     same_read(cdckit.read(payload, workers=1), cdckit.read(payload, workers=2))
 
@@ -206,3 +200,166 @@ def test_a_directory_is_read_a_file_per_worker_as_in_one_process(tmp_path, monke
         cdckit.read(folder, dialect=given, workers=2, errors="raise")
     assert str(stopped_alone.value) == str(stopped_together.value)
     pd.testing.assert_frame_equal(stopped_alone.value.partial, stopped_together.value.partial)
+
+
+# ------------------------------------------------------------ every layout users save
+
+
+def gzipped(path):
+    """``path`` compressed beside it (``.gz`` added), the plain file removed."""
+    packed = path.with_name(path.name + ".gz")
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    path.unlink()
+    return packed
+
+
+def several_ranges(monkeypatch, path, size=None) -> None:
+    """A range of about an eighth of the (decompressed) file: several ranges per worker."""
+    size = size or len(gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes())
+    monkeypatch.setattr(workers, "RANGE_BYTES", max(1, size // 7))
+
+
+def units_of(path, dialect=None):
+    return workers.file_units(str(path), cdckit_io.file_container(str(path)), dialect, None, dialect is None, None, 2)
+
+
+@pytest.mark.parametrize("name", [n for n in cdckit.dialects.names() if not cdckit.dialects.registry.flag(n, "whole_files")])
+def test_a_gzip_file_is_decompressed_once_and_read_in_ranges(name, tmp_path, monkeypatch):
+    path = gzipped(capture(tmp_path, name))
+    several_ranges(monkeypatch, path)
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(folder))
+    with units_of(path, name) as units:
+        assert len(units) >= 8 and os.listdir(folder)
+        assert {unit["source"] for unit in units} == {str(path)} and units[0]["path"] != str(path)
+    assert not os.listdir(folder)  # the decompressed copy is removed with the units
+    one = cdckit.read(path, workers=1)
+    many = cdckit.read(path, workers=2)
+    assert not os.listdir(folder)  # ... and when the read ends
+    assert set(cdckit.quarantine(many)["source"]) == {str(path)} and set(many["source"]) == {str(path)}
+    same_read(one, many)
+
+
+def test_a_damaged_gzip_file_is_read_whole_and_the_copy_removed_on_error(tmp_path, monkeypatch):
+    path = gzipped(capture(tmp_path, "canal"))
+    several_ranges(monkeypatch, path)
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(folder))
+    damaged = tmp_path / "damaged.jsonl.gz"
+    damaged.write_bytes(path.read_bytes()[:-100])
+    units = units_of(damaged, "canal")
+    assert [(u["path"], u["end"]) for u in units] == [(str(damaged), -1)] and not os.listdir(folder)
+    one, many = cdckit.read(damaged, workers=1), cdckit.read(damaged, workers=2)
+    assert cdckit.quarantine(one)["reason"].str.contains("damaged gzip").any()
+    same_read(one, many)
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("a worker died")
+
+    monkeypatch.setattr(workers, "results_in_order", fail)
+    with pytest.raises(RuntimeError):
+        cdckit.read(path, workers=2)
+    assert not os.listdir(folder)
+
+
+@pytest.mark.parametrize("name", ["debezium", "canal", "datahub_tuple", "maxwell"])
+@pytest.mark.parametrize("packed", [False, True])
+def test_console_consumer_lines_are_read_in_ranges(name, packed, tmp_path, monkeypatch):
+    path = capture(tmp_path, name, layout="console")
+    lines = path.read_bytes().split(b"\n")
+    for at in range(len(lines) // 4, len(lines), len(lines) // 4 + 1):  # a bad record in several ranges
+        lines.insert(at, b'CreateTime:1\tPartition:0\tOffset:77\tnull\t{"broken": 1}')
+    path.write_bytes(b"\n".join(lines))
+    path = gzipped(path) if packed else path
+    several_ranges(monkeypatch, path)
+    assert len(units_of(path)) >= 8
+    one, many = cdckit.read(path, workers=1), cdckit.read(path, workers=2)
+    assert one.attrs["report"]["quarantined"] >= 3 and one["partition"].notna().all()
+    same_read(one, many)
+
+
+def json_array(tmp_path, name: str):
+    """Sample events of a dialect as one JSON array, pretty-printed, with messages no dialect takes."""
+    records = [getattr(r, "value", r) for r in cdckit.convert(sample_events(), name).records]
+    for at in range(len(records) // 3, len(records), len(records) // 3 + 1):
+        records[at:at] = [{"broken": 1}, "not a message", 7]
+    path = tmp_path / "capture.json"
+    path.write_text(json.dumps(records, indent=1))
+    return path
+
+
+@pytest.mark.parametrize("name", ["debezium", "canal", "datahub_blob", "datahub_tuple", "aws_dms", "maxwell"])
+@pytest.mark.parametrize("packed", [False, True])
+def test_a_json_array_is_read_in_ranges_of_whole_elements(name, packed, tmp_path, monkeypatch):
+    path = json_array(tmp_path, name)
+    path = gzipped(path) if packed else path
+    several_ranges(monkeypatch, path)
+    units = units_of(path)
+    assert len(units) >= 8 and units[0]["first_offset"] == 0 and units[1]["first_offset"] > 0
+    one, many = cdckit.read(path, workers=1), cdckit.read(path, workers=2)
+    assert one.attrs["report"]["quarantined"] >= 6 and (one.attrs["report"]["skipped"] or "datahub" not in name)
+    same_read(one, many)
+    assert list(cdckit.quarantine(many)["line"]) == list(cdckit.quarantine(one)["line"])
+
+
+def test_a_broken_json_array_is_read_whole(tmp_path, monkeypatch):
+    path = json_array(tmp_path, "canal")
+    text = path.read_bytes()
+    path.write_bytes(text[: len(text) // 2] + b'{"broken": ,\n' + text[len(text) // 2:])
+    several_ranges(monkeypatch, path)
+    assert [u["end"] for u in units_of(path)] == [-1]
+    same_read(cdckit.read(path, workers=1), cdckit.read(path, workers=2))
+
+
+def tuple_rows(tmp_path, layout: str, extra: dict | None = None):
+    """Sample events as DataHub Tuple rows in a Parquet or CSV file, with bad rows in several ranges."""
+    rows = [{k: None if v is None else str(v).replace("\n", " ") for k, v in getattr(r, "value", r).items()}
+            for r in cdckit.convert(sample_events(), "datahub_tuple").records]
+    for at in range(len(rows) // 4, len(rows), len(rows) // 4 + 1):
+        rows.insert(at, {**rows[at], "_operation_type_": "X"})
+    if extra:
+        rows[len(rows) // 2].update(extra)
+    path = tmp_path / f"capture.{layout}"
+    cdckit_io.write_messages(rows, path, layout)
+    return path, rows
+
+
+def halves_across_ranges(units, rows) -> bool:
+    """True when the two rows of an update lie in different units (rows of a CSV or Parquet file)."""
+    ends = [unit["first_offset"] for unit in units[1:]]
+    seen = {}
+    for offset, row in enumerate(rows):
+        if row["_operation_type_"] == "U":
+            unit = sum(offset >= end for end in ends)
+            if seen.setdefault(row["_sequence_id_"], unit) != unit:
+                return True
+    return False
+
+
+@pytest.mark.parametrize("layout, packed", [("parquet", False), ("csv", False), ("csv", True)])
+def test_tuple_rows_in_parquet_and_csv_are_read_in_ranges(layout, packed, tmp_path, monkeypatch):
+    path, rows = tuple_rows(tmp_path, layout)
+    size = path.stat().st_size
+    path = gzipped(path) if packed else path
+    monkeypatch.setattr(workers, "RANGE_BYTES", max(1, size // 9))
+    units = units_of(path, "datahub_tuple")
+    assert len(units) >= 8 and halves_across_ranges(units, rows)
+    one = cdckit.read(path, dialect="datahub_tuple", workers=1)
+    many = cdckit.read(path, dialect="datahub_tuple", workers=2)
+    report = one.attrs["report"]
+    assert report["quarantined"] >= 3 and report["skipped"] and (one["op"] == "update").any()
+    same_read(one, many)
+
+
+def test_a_csv_cell_holding_a_line_end_keeps_the_file_whole(tmp_path, monkeypatch):
+    path, rows = tuple_rows(tmp_path, "csv", {"name": "two\nlines, \"quoted\""})
+    several_ranges(monkeypatch, path)
+    assert [u["end"] for u in units_of(path, "datahub_tuple")] == [-1]
+    same_read(cdckit.read(path, dialect="datahub_tuple", workers=1),
+              cdckit.read(path, dialect="datahub_tuple", workers=2))
+    path.write_bytes(path.read_bytes().replace(b"\r", b"").replace(b'"two\nlines, ""quoted"""', b'"a, ""b"""'))
+    assert len(units_of(path, "datahub_tuple")) >= 8  # quoted cells on one line: cut
+    same_read(cdckit.read(path, dialect="datahub_tuple", workers=1),
+              cdckit.read(path, dialect="datahub_tuple", workers=2))

@@ -18,6 +18,8 @@ One module per job:
 - :mod:`~cdckit.io.records`: one message from its raw form, Kafka records unwrapped;
 - :mod:`~cdckit.io.console`: the lines ``kafka-console-consumer`` prints with keys, unwrapped alike;
 - :mod:`~cdckit.io.ranges`: byte ranges of whole lines, to read a file in pieces;
+- :mod:`~cdckit.io.array_ranges`, :mod:`~cdckit.io.table_ranges`: ranges of a JSON array's elements, of
+  Parquet rows and of CSV lines; :mod:`~cdckit.io.unpacked`: a gzip file decompressed once, to be cut;
 - :mod:`~cdckit.io.message`: :class:`Message` and :class:`LineBlock`;
 - :mod:`~cdckit.io.write`: writing messages to a file.
 

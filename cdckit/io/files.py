@@ -24,6 +24,7 @@ from .message import LineBlock, Message, error_message, unreadable_message
 from .ranges import open_range
 from .sniff import binary_message, container_by_name, csv_delimiter, sniff_container
 from .streams import HEAD, damage_of, open_file
+from .table_ranges import csv_range_messages, parquet_range_messages
 from .tables import csv_messages, parquet_messages
 from .text import head_encoding, text_messages
 
@@ -93,8 +94,13 @@ def _stream_messages(stream: IO[bytes], name: str, container: str | None, delimi
 
 def file_pieces(path: str, container: str, start: int = 0, end: int = -1, first_offset: int = 0,
                 first_line: int = 1, encoding: str | None = None,
-                key_separator: str | None = None) -> Iterator[LineBlock | Message]:
+                key_separator: str | None = None, source: str | None = None) -> Iterator[LineBlock | Message]:
     """A file (or bytes ``start`` to ``end`` of it) as blocks of messages or, for other containers, messages.
+
+    A range is one :func:`cdckit.io.line_ranges` gives (JSON Lines, text), one of
+    :func:`cdckit.io.array_ranges.array_ranges` (a JSON array's elements), or one of
+    :mod:`cdckit.io.table_ranges` (Parquet: rows ``start`` to ``end``; CSV: lines after the header).
+    ``source`` names the messages when it is not ``path`` (a gzip file's decompressed copy is read).
 
     JSON Lines, and runs of whole objects in a JSON array or in JSON values
     one after another, come as :class:`LineBlock` (for batch decoders); text
@@ -103,25 +109,28 @@ def file_pieces(path: str, container: str, start: int = 0, end: int = -1, first_
     that ``kafka-console-consumer`` printed is unwrapped (``key_separator``: its separator); a block's lines
     are left as they are, for :class:`~cdckit.decoding.MessageDecoder` to unwrap.
     """
-    if container not in ("jsonl", "text", "json") or (end < 0 and container == "text" and encoding is None) \
-            or (container == "json" and end >= 0):
+    name = path if source is None else source
+    if end >= 0 and container in ("parquet", "csv"):
+        yield from _table_range(path, name, container, start, end, first_offset, first_line)
+        return
+    if container not in ("jsonl", "text", "json") or (end < 0 and container == "text" and encoding is None):
         yield from file_messages(path, container, key_separator)
         return
     try:
         stream = open_range(path, start, end) if end >= 0 else open_file(path)
     except OSError as err:
-        yield unreadable_message(path, first_offset, err)
+        yield unreadable_message(name, first_offset, err)
         return
     offset = first_offset
     try:
         with stream:
             if container == "text":
-                for msg in text_messages(stream, path, encoding or "utf-8", first_offset, first_line):
+                for msg in text_messages(stream, name, encoding or "utf-8", first_offset, first_line):
                     yield console_message(msg, key_separator)
                     offset += 1
             else:
                 pieces = jsonl_blocks(stream, first_offset, first_line) if container == "jsonl" \
-                    else json_value_pieces(stream, path)
+                    else json_value_pieces(stream, name, first_offset, first_line, in_array=end >= 0)
                 for piece in pieces:
                     yield piece
                     offset += len(piece.lines) if isinstance(piece, LineBlock) else 1
@@ -129,7 +138,21 @@ def file_pieces(path: str, container: str, start: int = 0, end: int = -1, first_
     except Exception as err:  # an I/O error while reading
         damage = f"{type(err).__name__}: {err}"
     if damage is not None:
-        yield _damage(path, offset, container, damage, None, kept=offset - first_offset)
+        yield _damage(name, offset, container, damage, None, kept=offset - first_offset)
+
+
+def _table_range(path: str, name: str, container: str, start: int, end: int, first_offset: int,
+                 first_line: int) -> Iterator[Message]:
+    """The rows of a range of a Parquet or CSV file; damage ends them with one entry, as for the whole file."""
+    offset = first_offset
+    try:
+        rows = parquet_range_messages(path, name, start, end) if container == "parquet" \
+            else csv_range_messages(path, name, start, end, first_offset, first_line, csv_delimiter(name))
+        for msg in rows:
+            yield msg
+            offset += 1
+    except Exception as err:  # csv.Error, pyarrow's errors on a damaged Parquet file, I/O errors...
+        yield _damage(name, offset, container, f"{type(err).__name__}: {err}", None)
 
 
 def _damage(name: str, offset: int, container: str | None, why: str, stream: IO[bytes] | None,

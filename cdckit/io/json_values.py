@@ -42,8 +42,13 @@ def json_value_messages(stream: IO[bytes], name: str) -> Iterator[Message]:
             yield piece
 
 
-def json_value_pieces(stream: IO[bytes], name: str) -> Iterator["LineBlock | Message"]:
+def json_value_pieces(stream: IO[bytes], name: str, first_offset: int = 0, first_line: int = 1,
+                      in_array: bool = False) -> Iterator["LineBlock | Message"]:
     """The values of a JSON array, or of JSON values one after another, as blocks and messages.
+
+    ``in_array``: the stream is a part of an array's elements (from an element's start), the first numbered
+    ``first_offset`` on line ``first_line``, as a worker reads a range of a large array
+    (:mod:`cdckit.io.array_ranges`).
 
     Runs of whole objects are cut out many at a time (:func:`_whole_objects`)
     and come as a :class:`LineBlock` whose lines are the values' texts, so a
@@ -57,9 +62,9 @@ def json_value_pieces(stream: IO[bytes], name: str) -> Iterator["LineBlock | Mes
     buf = without_bom(buf)
     eof = not buf
     pos = 0
-    line = 1  # the line buf starts on
-    offset = 0
-    depth_base: int | None = None  # 1 inside a top-level array, 0 between values
+    line = first_line  # the line buf starts on
+    offset = first_offset
+    depth_base: int | None = 1 if in_array else None  # 1 inside a top-level array, 0 between values
     scanned_alone = 0  # values to scan one by one before cutting many at once again
     while True:
         pos = _SPACE.match(buf, pos).end()

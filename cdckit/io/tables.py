@@ -27,12 +27,18 @@ __all__: list[str] = []
 _CSV_FIELD_LIMIT = 2**31 - 1
 
 
-def csv_messages(stream: IO[bytes], name: str, delimiter: str) -> Iterator[Message]:
-    """The rows of a CSV stream with a header line; a row with invalid UTF-8 or extra fields is quarantined."""
-    text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="")
-    reader = csv.DictReader(text, delimiter=delimiter)
-    for offset, row in enumerate(_csv_rows(reader)):
-        line = reader.line_num
+def csv_messages(stream: IO[bytes], name: str, delimiter: str, fieldnames: list[str] | None = None,
+                 first_offset: int = 0, first_line: int = 1) -> Iterator[Message]:
+    """The rows of a CSV stream with a header line; a row with invalid UTF-8 or extra fields is quarantined.
+
+    With ``fieldnames`` (the header), the stream is a part of a file after its header, from a line's start:
+    its first row has offset ``first_offset`` and starts on line ``first_line``."""
+    text = io.TextIOWrapper(stream, encoding="utf-8-sig" if fieldnames is None else "utf-8",
+                            errors="surrogateescape", newline="")
+    reader = csv.DictReader(text, fieldnames=fieldnames, delimiter=delimiter)
+    lines_before = 0 if fieldnames is None else first_line - 1
+    for offset, row in enumerate(_csv_rows(reader), start=first_offset):
+        line = lines_before + reader.line_num
         clean = {k: (None if v == "" else v) for k, v in row.items()}
         if any(isinstance(v, str) and _has_surrogate(v) for v in (*clean.values(), *clean.keys())):
             raw = delimiter.join(v or "" for v in row.values() if isinstance(v, str))
