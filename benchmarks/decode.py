@@ -301,7 +301,6 @@ class Layout:
     path: Path
     floor: Callable[[], int]
     duckdb: str | None
-    floor_name: str = "orjson"
 
 
 def json_columns(sample: list[dict]) -> dict[str, str]:
@@ -325,7 +324,7 @@ def duckdb_read_json(where: str, sample: list[dict], form: str = "newline_delimi
             f"columns = {duckdb_struct(json_columns(sample))})")
 
 
-def duckdb_inner(where: str, sample: list[dict], outer: str, text: str) -> str:
+def duckdb_inner(sample: list[dict], outer: str, text: str) -> str:
     """DuckDB reading records whose value is JSON text (kcat ``-J``, console lines): the records read by
     ``outer``, then each value's top-level fields parsed by ``from_json`` (nested ones JSON text)."""
     structure = orjson.dumps(json_columns(sample)).decode()
@@ -426,7 +425,8 @@ def layouts(folder: Path, n: int, files: int) -> Iterator[Layout]:
             wrapped.write(b'{"payload":' + line + b"}\n")
     sample = sample_of(payload)
     yield Layout("debezium", "bare JSON Lines", bare, lines_floor(bare), duckdb_read_json(str(bare), sample_of(bare)))
-    yield Layout("debezium", "{payload} JSON Lines", payload, lines_floor(payload), duckdb_read_json(str(payload), sample))
+    yield Layout("debezium", "{payload} JSON Lines", payload, lines_floor(payload),
+                 duckdb_read_json(str(payload), sample))
 
     array = folder / "debezium-payload-array.json"
     with open(payload, "rb") as lines, open(array, "wb") as out:
@@ -470,7 +470,7 @@ def layouts(folder: Path, n: int, files: int) -> Iterator[Layout]:
     outer = ("read_json('{}', format = 'newline_delimited', columns = {{'topic': 'VARCHAR', 'partition': 'BIGINT', "
              "'offset': 'BIGINT', 'key': 'VARCHAR', 'payload': 'VARCHAR'}})").format(kcat)
     yield Layout("debezium", "kcat -J, {schema, payload}, keys", kcat, kcat_floor(kcat),
-                 duckdb_inner(str(kcat), values, outer, "payload"))
+                 duckdb_inner(values, outer, "payload"))
     kcat.unlink()
     console = folder / "debezium-console.txt"
     write_messages(records, console, "console")
@@ -478,7 +478,7 @@ def layouts(folder: Path, n: int, files: int) -> Iterator[Layout]:
              "columns = {'stamp': 'VARCHAR', 'part': 'VARCHAR', 'at': 'VARCHAR', 'key': 'VARCHAR', "
              "'value': 'VARCHAR'})")
     yield Layout("debezium", "console-consumer lines with keys", console, console_floor(console),
-                 duckdb_inner(str(console), values, outer, "value"))
+                 duckdb_inner(values, outer, "value"))
     console.unlink()
     del records
 
@@ -494,7 +494,7 @@ def layouts(folder: Path, n: int, files: int) -> Iterator[Layout]:
         query = f"SELECT * FROM read_parquet('{path}')" if kind == "parquet" else \
             f"SELECT * FROM read_csv('{path}', header = true)"
         yield Layout("datahub_tuple", f"Tuple {'Parquet' if kind == 'parquet' else 'CSV'}", path, rows_floor(path),
-                     query, "pyarrow")
+                     query)
         path.unlink()
 
 
@@ -515,7 +515,7 @@ def dialect_layouts(folder: Path, n: int, only: set[str]) -> Iterator[Layout]:
         path = folder / f"{name}.{'txt' if text else 'jsonl'}"
         write_messages(records, path, "text" if text else "jsonl")
         if text:
-            yield Layout(name, "as written by its tool", path, lambda: 0, None, "-")
+            yield Layout(name, "as written by its tool", path, lambda: 0, None)
         else:
             yield Layout(name, "as written by its tool", path, lines_floor(path),
                          duckdb_read_json(str(path), [r.value for r in records[:200]]))
