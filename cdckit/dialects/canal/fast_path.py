@@ -21,7 +21,7 @@ import orjson
 from ... import values
 from .decode import CanalDecoder
 from ...frame import FastRow
-from .message import CONVERTERS, DML_OPS, ROW_ZERO, column_kinds, declared_columns
+from .message import CONVERTERS, DML_OPS, ROW_ZERO, column_kinds, declared_columns, to_int
 
 __all__ = ["CanalFastPath"]
 
@@ -49,7 +49,7 @@ class CanalFastPath(CanalDecoder):
         decode = _FLAT.decode
         plan_of, declare = self._plan, self.declare
         dumps, new_row = orjson.dumps, tuple.__new__
-        last_mysql = last_sql = plan = None
+        last_mysql = last_sql = plan = last_id = last_id_text = None
         for index, line in enumerate(lines):
             try:
                 flat = decode(line)
@@ -81,15 +81,20 @@ class CanalFastPath(CanalDecoder):
                 pk = flat.pkNames or None
                 gtid = flat.gtid or None
                 event_time, emit_time = es * 1_000_000, None if ts is None else ts * 1_000_000
-                prefix = _PREFIX % (es, batch_id) if batch_id is not None else _PREFIX_NO_ID % es
+                if batch_id != last_id or last_id_text is None:  # a batch's messages share their id
+                    last_id, last_id_text = batch_id, "" if batch_id is None else str(batch_id).zfill(20)
+                prefix = f"{str(es).zfill(20)}:{last_id_text}:"
                 update = op == "update"
                 old = (flat.old or _NO_ROWS) if update else _NO_ROWS
                 rows = []
                 for row_index, row in enumerate(data):
-                    if converters:
-                        for name, convert in converters:
-                            value = row.get(name)
-                            if value is not None:
+                    for name, convert in converters:
+                        value = row.get(name)
+                        if value is not None:
+                            if convert is to_int and value.__class__ is str and len(value) < 19 \
+                                    and value.isascii() and value.isdigit():  # to_int's own first case, inline
+                                row[name] = int(value)
+                            else:
                                 row[name] = convert(value)
                     after = dumps(row).decode()
                     if update:
@@ -151,10 +156,6 @@ class CanalFastPath(CanalDecoder):
 
 _NULL = msgspec.Raw(b"null")
 _NO_ROWS: list = []
-#: ``seq`` before the row index, from ``es`` and ``id`` (both non-negative), or ``es`` alone: what
-#: :meth:`~.decode.CanalDecoder.dml_rows` writes for them.
-_PREFIX = "%020d:%020d:"
-_PREFIX_NO_ID = "%020d::"
 
 
 class _Tidb(msgspec.Struct):
@@ -165,11 +166,11 @@ class _Tidb(msgspec.Struct):
     claimCheckLocation: str = ""
 
 
-class _Flat(msgspec.Struct):
+class _Flat(msgspec.Struct, gc=False):
     """A Canal flat message as the batch decoder reads it (types kept raw, to cache converters by their text).
 
-    Fields not named here are skipped: :meth:`CanalDecoder.decode` reads none of them either, and Canal builds
-    add their own."""
+    Fields not named here are skipped: :meth:`CanalDecoder.decode` reads none of them for a DML message (the
+    only kind taken here: ``isDdl`` and ``sql`` matter to DDL), and Canal builds add their own."""
 
     type: str
     data: list[dict[str, str | None]] | None = None
@@ -177,12 +178,10 @@ class _Flat(msgspec.Struct):
     database: str | None = None
     table: str | None = None
     pkNames: list[str] | None = None
-    isDdl: bool | None = None
     es: int | None = None
     ts: int | None = None
     id: int | None = None
     gtid: str | None = None
-    sql: str | None = None
     mysqlType: msgspec.Raw = _NULL
     sqlType: msgspec.Raw = _NULL
     tidb: _Tidb | None = msgspec.field(default=None, name="_tidb")
