@@ -414,6 +414,65 @@ def test_batch_decoder_gives_what_decode_gives_for_bare_and_ticdc_messages():
     assert canal.decode_lines([json.dumps(v).encode() for v in others]) == [None, None, None]
 
 
+#: Messages at the edges of the batch decoder's shortcuts (the usual DML message made into rows in its loop):
+#: seq's id text remembered while a batch's messages share their id, the inline first case of to_int, typing
+#: plans remembered by the raw type texts, and what goes to dml_rows (_tidb, es or id absent or negative).
+SHORTCUT_EDGES = [
+    message(id=5), message(id=5, es=0), message(id=None), message(id=0), message(id=5), message(id=6),
+    message(id=None, es=9223372036854), message(id=18446744073709551615),
+    message(id=-1), message(es=-1), message(es=None), message(id=None, es=None), message(ts=None), message(ts=-5),
+    message(_tidb={"commitTs": 9}), message(_tidb={"commitTs": 9}, gtid=""), message(gtid=""), message(gtid="g:1"),
+    # to_int's inline case and its neighbours: leading zeros, 18 and 19 digits, signs, non-ASCII digits, empty
+    *[message(data=[{"id": text}]) for text in ("007", "0", "9" * 18, "9" * 19, "-5", "+5", " 5", "\u0663", "",
+                                                "1.0", "1e3")],
+    # the same table with other type texts (spacing, order, sqlType only, none): each its own plan
+    message(data=[{"id": "1", "p": "2.50"}], mysqlType={"id": "bigint(20)", "p": "decimal(10,2)"}),
+    message(data=[{"id": "1", "p": "2.50"}], mysqlType={"p": "decimal(10,2)", "id": "bigint(20)"}),
+    message(data=[{"id": "1", "p": "2.50"}], mysqlType={"id": "varchar(9)", "p": "varchar(9)"}),
+    message(data=[{"id": "1", "p": "2.50"}], mysqlType=None, sqlType={"id": "4", "p": 8}),
+    message(data=[{"id": "1", "p": "2.50"}], mysqlType=None, sqlType=None),
+    message(data=[{"id": "1", "p": "2.50"}], mysqlType={"id": "bigint(20)", "p": "decimal(10,2)"}),
+    # rows: several, nulls, a missing or empty key, updates with short or null old, deletes
+    message(data=[{"id": "1", "v": None}, {"id": "2", "v": "b"}, {"v": "c"}]),
+    message(pkNames=[]), message(pkNames=None), message(pkNames=["id", "v"]),
+    message(type="UPDATE", data=[{"id": "1", "v": "a"}, {"id": "2", "v": "b"}], old=[{"v": "z"}]),
+    message(type="UPDATE", data=[{"id": "1", "v": "a"}, {"id": "2", "v": "b"}], old=[None, {"id": "7"}]),
+    message(type="UPDATE", data=[{"id": "1"}], old=None), message(type="UPDATE", data=[{"id": "1"}], old=[{}]),
+    message(type="DELETE", data=[{"id": "1", "v": "a"}], old=[{"v": "z"}]),
+    message(type="INSERT", isDdl=True), message(type="DELETE", sql=7),
+]
+
+
+def test_batch_decoder_shortcuts_give_what_decode_gives():
+    canal = registry.create("canal")
+    lines = [json.dumps(v).encode() for v in SHORTCUT_EDGES]
+    results = canal.decode_lines(lines)
+    for line, result in zip(lines, results):
+        assert result is not None, line  # every one is a DML message with rows
+        expected = [event_row(e) for e in registry.create("canal").decode(Message(cdckit.values.loads(line),
+                                                                                     "<test>", 0))]
+        assert ([result] if isinstance(result, tuple) else result) == expected, line
+    assert results[2][7] == seq(1714558600000, None, 0) and results[4][7] == seq(1714558600000, 5, 0)
+
+
+def test_batch_decoder_declares_what_decode_declares(tmp_path, monkeypatch):
+    """Types changing back and forth, and messages handed back to decode() between them: one declared before
+    a large message (which declares nothing), one in bad JSON, one with a value of another kind."""
+    path = tmp_path / "canal.jsonl"
+    edges = [json.dumps(v) for v in SHORTCUT_EDGES]
+    handed_back = [json.dumps(message(_tidb={"commitTs": 1, "onlyHandleKey": True},
+                                      mysqlType={"id": "int(1)"})),
+                   '{"type": "INSERT", "data": [', json.dumps(message(data=[{"id": 1}], mysqlType={"id": "int"}))]
+    path.write_text("\n".join(edges[:20] + handed_back + edges[20:] + handed_back[::-1] + edges[:5]) + "\n")
+    fast = cdckit.read(path, dialect="canal")
+    monkeypatch.setattr(registry.get("canal"), "has_line_decoder", False)
+    slow = cdckit.read(path, dialect="canal")
+    assert fast.equals(slow) and fast.attrs["report"] == slow.attrs["report"]
+    assert cdckit.column_types_of(fast).equals(cdckit.column_types_of(slow))
+    assert cdckit.quarantine(fast).drop(columns="raw").equals(cdckit.quarantine(slow).drop(columns="raw"))
+    assert len(cdckit.quarantine(fast)) == 4 and len(cdckit.column_types_of(fast)) > 10  # two large, two broken
+
+
 # ---------------------------------------------------------------- bad input
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import msgspec
 import orjson
 
 from ... import values
@@ -34,9 +33,8 @@ class CanalDecoder(Dialect):
         # (database, table) -> (mysqlType, sqlType, (converters, declared column types)): reused while a table's
         # types stay the same
         self._types: dict[tuple, tuple[Any, Any, tuple]] = {}
-        # (mysqlType text, sqlType text) -> (converters, declared column types), for the batch decoder
-        self._by_text: dict[tuple[bytes, bytes], tuple[dict[str, Callable[[Any], Any]], dict[str, tuple]]] = {}
-        self._last_types: tuple[msgspec.Raw, msgspec.Raw, tuple] | None = None
+        # (mysqlType text, sqlType text) -> the batch decoder's typing plan (see CanalFastPath._plan)
+        self._by_text: dict[tuple[bytes, bytes], tuple] = {}
     # ------------------------------------------------------------ decoding
 
     def decode(self, message: Message) -> list[Event]:
