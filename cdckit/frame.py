@@ -258,17 +258,20 @@ def event_table(rows: list[tuple]) -> pa.Table:
                                 schema=EVENT_SCHEMA)
 
 
-def columns_table(columns: list[list]) -> pa.Table:
+def columns_table(columns: list[list], utf8: tuple[str, ...] = ()) -> pa.Table:
     """Event columns (one list per :data:`EVENT_FIELDS`, text also as UTF-8 bytes) as an :func:`event_table`.
 
-    Raises as :func:`event_table` does (bytes that are not UTF-8 too).
+    Raises as :func:`event_table` does (bytes that are not UTF-8 too), except in the columns named in ``utf8``:
+    their values are bytes (or None) the caller knows to be valid UTF-8 (orjson parsed or wrote them), taken
+    as they are.
 
     >>> columns_table([["insert"], ["c"], [None], [None], ["t"], [0], [None], [None], [None], [["id"]], ["[1]"],
-    ...                [None], [b'{"id":1}'], [None]]).column("after").to_pylist()
+    ...                [None], [b'{"id":1}'], [None]], utf8=("after",)).column("after").to_pylist()
     ['{"id":1}']
     """
     count = len(columns[0])
     return pa.Table.from_arrays([pa.nulls(count, field.type) if values.count(None) == count else
+                                 pa.array(values, pa.binary()).view(pa.string()) if field.name in utf8 else
                                  _to_arrow(values, field.type) for values, field in zip(columns, EVENT_SCHEMA)],
                                 schema=EVENT_SCHEMA)
 

@@ -82,7 +82,7 @@ class DebeziumFastPath(DebeziumDecoder):
         kept, columns = self._plain_columns(lines, keys, topics)
         out: list[Any] = [None] * len(lines)
         try:
-            table = columns_table(columns)
+            table = columns_table(columns, utf8=("before", "after"))
         except Exception:  # a value the frame cannot hold: the rows, where the decode loop names it
             table = None
             for index, row in zip(kept, _rows(columns)):
@@ -192,9 +192,8 @@ class DebeziumFastPath(DebeziumDecoder):
             read.append((index, message, plan, has_before, has_after))
         texts, parsed = _block_images(images, self.unavailable)
         kept: list[int] = []
-        columns: list[list] = [[] for _ in range(14)]
-        (op_c, op_raw_c, database_c, schema_c, table_c, event_c, emit_c, seq_c, _, key_columns_c, key_c,
-         before_c, after_c, _) = columns
+        rows: list[tuple] = []
+        append = rows.append
         names: dict[tuple, tuple] = {}
         at = 0  # the place of the next message's first image in ``images``
         for index, message, plan, has_before, has_after in read:
@@ -230,12 +229,11 @@ class DebeziumFastPath(DebeziumDecoder):
             else:
                 seq = f"{file}:{str(src.pos).zfill(20)}:{str(src.row or 0).zfill(20)}"
             # Debezium 2 writes ts_us and ts_ns besides ts_ms: the finest one given wins (source_time, envelope_time)
-            ts_ms = src.ts_ms
-            event_c.append(src.ts_ns if src.ts_ns is not None else src.ts_us * 1_000 if src.ts_us is not None
-                           else None if ts_ms is None else ts_ms * 1_000_000)
-            emit = message.ts_ms
-            emit_c.append(message.ts_ns if message.ts_ns is not None else message.ts_us * 1_000
-                          if message.ts_us is not None else None if emit is None else emit * 1_000_000)
+            ts_ms, emit = src.ts_ms, message.ts_ms
+            event_time = (src.ts_ns if src.ts_ns is not None else src.ts_us * 1_000 if src.ts_us is not None
+                          else None if ts_ms is None else ts_ms * 1_000_000)
+            emit_time = (message.ts_ns if message.ts_ns is not None else message.ts_us * 1_000
+                         if message.ts_us is not None else None if emit is None else emit * 1_000_000)
             # as the connector names the table (the topic may say where the record does not)
             table = src.table
             where = (src.connector, src.db, src.schema, table, None if topics is None else topics[index])
@@ -245,17 +243,12 @@ class DebeziumFastPath(DebeziumDecoder):
             if plan is not None and plan.declared:
                 declare(named[0], named[1], table, plan.declared, index)
             kept.append(index)
-            op_c.append(op)
-            op_raw_c.append(op_raw)
-            database_c.append(named[0])
-            schema_c.append(named[1])
-            table_c.append(table)
-            seq_c.append(seq)
-            key_columns_c.append(key_columns)
-            key_c.append(key)
-            before_c.append(before)
-            after_c.append(after)
-        columns[8], columns[13] = [None] * len(kept), [None] * len(kept)  # txn_id, ddl
+            append((op, op_raw, named[0], named[1], table, event_time, emit_time, seq, key_columns, key, before,
+                    after))
+        nothing = [None] * len(kept)
+        columns = [list(column) for column in zip(*rows)] if rows else [[] for _ in range(12)]
+        columns.insert(8, nothing)  # txn_id
+        columns.append(nothing)  # ddl
         return kept, columns
 
     def _fast_change(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
@@ -656,7 +649,7 @@ def _block_images(images: list[bytes], unavailable: Any) -> tuple[list[Any], lis
     joined = b"[" + b",".join(images) + b"]"
     flagged = None
     if LONG_NUMBER in joined.translate(DIGIT_MAP) or joined.count(b"{") != len(images) \
-            or unavailable.seen(joined):  # the block may hold one: each image is asked (the block's images
+            or unavailable.seen_anywhere(joined):  # the block may hold one: each image is asked (the block's images
         seen, digit_map = unavailable.seen, DIGIT_MAP  # begin and end with a brace: no answer spans two)
         flagged = [LONG_NUMBER in data.translate(digit_map) or _record_branch(data) or seen(data) for data in images]
     try:
