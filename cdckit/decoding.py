@@ -36,7 +36,7 @@ from .column_types import TYPE_COLUMNS
 from .dialects.base import BadMessage, Columns, Decoded, Dialect, SkipMessage
 from .dialects.options import DialectOptions, resolved
 from .errors import InvalidValue
-from .frame import PANDAS_TYPES, Event, FastRow, FrameBuilder, event_row, event_table, row_problem
+from .frame import PANDAS_TYPES, TABLE_ROW, Event, FastRow, FrameBuilder, event_row, event_table, row_problem
 
 __all__ = ["Sink", "FrameSink", "MessageDecoder", "column_types_frame", "family_hint", "gc_paused", "gc_resumed"]
 
@@ -226,6 +226,7 @@ class MessageDecoder:
         self._name = dialect.name if dialect is not None else None
         self._all: list[Dialect] | None = None
         self._batch_types: list[tuple] = []
+        self._batch_table: pa.Table | None = None
         self._held: list[Decoded] | None = [] if dialect is not None and dialect.settles else None
 
     # ------------------------------------------------------------ one message
@@ -477,18 +478,25 @@ class MessageDecoder:
         and the dialect forgets its last declarations (see :meth:`_fast`)."""
         dialect = self.dialect
         self._batch_types = []
+        self._batch_table = None
         if dialect is None or not dialect.has_line_decoder:
             return None
         dialect.forget_declarations()  # what decode() last declared came before or among these lines
+        columnar = getattr(dialect, "decode_columns", None)
+        decode = dialect.decode_lines if columnar is None else columnar
         try:
             named = dialect.uses_kafka_topic and topics is not None and any(t is not None for t in topics)
             if dialect.uses_kafka_key and keys is not None and any(key is not None for key in keys):
-                results = dialect.decode_lines(lines, keys, topics=topics) if named else \
-                    dialect.decode_lines(lines, keys)
+                results = decode(lines, keys, topics=topics) if named else decode(lines, keys)
             elif named:
-                results = dialect.decode_lines(lines, topics=topics)
+                results = decode(lines, topics=topics)
             else:
-                results = dialect.decode_lines(lines)
+                results = decode(lines)
+            if columnar is not None:
+                results, table = results
+                if table is not None and table.num_rows != sum(1 for r in results if r is TABLE_ROW):
+                    results = None
+                self._batch_table = table
         except Exception:  # a fast path must never stop a read: the general decoder takes every line
             results = None
         declared = dialect.take_declarations()
@@ -510,17 +518,20 @@ class MessageDecoder:
         came between), so its own are complete."""
         if declared or self._batches():
             slow = self._interleaved(slow, sorted(declared, key=_first), offsets, sources)
+        table, self._batch_table = self._batch_table, None
+        run = self._run if table is None else _TableRuns(self, table).run
         start = 0
         for index, result in enumerate(results):
             if result is None or (result.__class__ is list and not result) or (
                     result.__class__ is Event and not _sound_half(result)):
-                self._run(results, offsets, sources, partitions, start, index, slow, light)
+                run(results, offsets, sources, partitions, start, index, slow, light)
                 slow(index)
                 start = index + 1
-            elif sources[index] != sources[start] or partitions[index] != partitions[start]:
-                self._run(results, offsets, sources, partitions, start, index, slow, light)
+            elif sources[index] != sources[start] or partitions[index] != partitions[start] or (
+                    table is not None and (result is TABLE_ROW) is not (results[start] is TABLE_ROW)):
+                run(results, offsets, sources, partitions, start, index, slow, light)
                 start = index
-        self._run(results, offsets, sources, partitions, start, len(results), slow, light)
+        run(results, offsets, sources, partitions, start, len(results), slow, light)
         if declared:
             slow(len(results))  # the declarations left (no message at that index)
 
@@ -612,6 +623,29 @@ class MessageDecoder:
         if self.dialect is None:
             return ""
         return family_hint(msg.value, self.dialect, self._dialects())
+
+
+class _TableRuns:
+    """:meth:`MessageDecoder._run` for a batch decoder's results where :data:`~cdckit.frame.TABLE_ROW` stands for
+    the next row of its ``table`` (``decode_columns``): a run of those goes to the sink as a slice of the table
+    (their rows passed the frame's checks as Arrow built it), any other run as :meth:`MessageDecoder._run` takes it.
+    Runs come in input order, each all table rows or none."""
+
+    def __init__(self, decoder: "MessageDecoder", table: pa.Table) -> None:
+        self.decoder, self.table, self.at = decoder, table, 0
+
+    def run(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
+            slow: Any, light: Any) -> None:
+        if lo >= hi:
+            return
+        if results[lo] is not TABLE_ROW:
+            self.decoder._run(results, offsets, sources, partitions, lo, hi, slow, light)
+            return
+        count, decoder = hi - lo, self.decoder
+        rows, self.at = self.table.slice(self.at, count), self.at + count
+        decoder.sink.read(decoder._name, count)
+        decoder.sink.rows(rows, decoder._name, sources[lo], list(offsets[lo:hi]), count, partitions[lo], [],
+                          [True] * count)
 
 
 def _first(item: tuple) -> Any:

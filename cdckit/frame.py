@@ -51,6 +51,8 @@ __all__ = [
     "event_row",
     "row_problem",
     "event_table",
+    "columns_table",
+    "TABLE_ROW",
     "arrow_to_pandas",
     "empty_events",
     "table_names",
@@ -255,6 +257,35 @@ def event_table(rows: list[tuple]) -> pa.Table:
     columns = zip(*rows) if rows else [[] for _ in EVENT_FIELDS]
     return pa.Table.from_arrays([_to_arrow(list(values), field.type) for values, field in zip(columns, EVENT_SCHEMA)],
                                 schema=EVENT_SCHEMA)
+
+
+def columns_table(columns: list[list], utf8: tuple[str, ...] = ()) -> pa.Table:
+    """Event columns (one list per :data:`EVENT_FIELDS`, text also as UTF-8 bytes) as an :func:`event_table`.
+
+    Raises as :func:`event_table` does (bytes that are not UTF-8 too), except in the columns named in ``utf8``:
+    their values are bytes (or None) the caller knows to be valid UTF-8 (orjson parsed or wrote them), taken
+    as they are.
+
+    >>> columns_table([["insert"], ["c"], [None], [None], ["t"], [0], [None], [None], [None], [["id"]], ["[1]"],
+    ...                [None], [b'{"id":1}'], [None]], utf8=("after",)).column("after").to_pylist()
+    ['{"id":1}']
+    """
+    count = len(columns[0])
+    return pa.Table.from_arrays([pa.nulls(count, field.type) if values.count(None) == count else
+                                 pa.array(values, pa.binary()).view(pa.string()) if field.name in utf8 else
+                                 _to_arrow(values, field.type) for values, field in zip(columns, EVENT_SCHEMA)],
+                                schema=EVENT_SCHEMA)
+
+
+class _TableRow:
+    """The type of :data:`TABLE_ROW`."""
+
+    def __repr__(self) -> str:
+        return "TABLE_ROW"
+
+
+#: What a batch decoder's ``decode_columns`` gives for a message whose one event is the next row of its table.
+TABLE_ROW = _TableRow()
 
 
 def rows_inserted(table: pa.Table, rows: pa.Table, positions: Any) -> pa.Table:

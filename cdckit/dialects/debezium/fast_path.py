@@ -19,10 +19,11 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 import orjson
+import pyarrow as pa
 
 from ... import values
 from ...io import kafka_key
-from ...frame import FastRow
+from ...frame import TABLE_ROW, FastRow, columns_table
 from ...values import DIGIT_MAP, LONG_NUMBER, has_long_number
 from .decode import DebeziumDecoder
 from . import naming
@@ -55,13 +56,53 @@ class DebeziumFastPath(DebeziumDecoder):
         :meth:`decode`. The result for each message equals what :meth:`decode`
         gives, with images compared as parsed JSON.
         """
-        cls = type(self)
-        plain = (cls.typed_image is DebeziumDecoder.typed_image, cls.key_columns is DebeziumDecoder.key_columns,
-                 cls.position is DebeziumDecoder.position and cls.schema_name is DebeziumDecoder.schema_name
-                 and cls.table_namespace is DebeziumDecoder.table_namespace)
+        plain = self._plain()
         if not all(plain):
             return self._line_by_line(lines, keys, plain, topics=topics)
-        out = self._plain_changes(lines, keys, topics)
+        kept, columns = self._plain_columns(lines, keys, topics)
+        out: list[Any] = [None] * len(lines)
+        for index, row in zip(kept, _rows(columns)):
+            out[index] = row
+        return self._handed_back(out, lines, keys, topics, plain)
+
+    def decode_columns(self, lines: list[bytes], keys: list | None = None, topics: list | None = None
+                       ) -> tuple[list[Any], pa.Table | None]:
+        """:meth:`decode_lines` with the usual messages' events as one Arrow table: ``(results, table)``,
+        where each result that is :data:`~cdckit.frame.TABLE_ROW` is the next row of ``table`` (an
+        :func:`~cdckit.frame.event_table`), the others as :meth:`decode_lines` gives them.
+
+        >>> line = b'{"op":"c","after":{"id":1},"source":{"table":"t"}}'
+        >>> results, table = DebeziumFastPath().decode_columns([line, b'[]'])
+        >>> results[0] is TABLE_ROW, results[1], table.column("after").to_pylist()
+        (True, None, ['{"id":1}'])
+        """
+        plain = self._plain()
+        if not all(plain):
+            return self._line_by_line(lines, keys, plain, topics=topics), None
+        kept, columns = self._plain_columns(lines, keys, topics)
+        out: list[Any] = [None] * len(lines)
+        try:
+            table = columns_table(columns, utf8=("before", "after"))
+        except Exception:  # a value the frame cannot hold: the rows, where the decode loop names it
+            table = None
+            for index, row in zip(kept, _rows(columns)):
+                out[index] = row
+        else:
+            for index in kept:
+                out[index] = TABLE_ROW
+        return self._handed_back(out, lines, keys, topics, plain), table
+
+    def _plain(self) -> tuple[bool, bool, bool]:
+        """Whether this class types images, names key columns, and reads positions and names as
+        :class:`~.decode.DebeziumDecoder` does (the batch loop assumes so)."""
+        cls = type(self)
+        return (cls.typed_image is DebeziumDecoder.typed_image, cls.key_columns is DebeziumDecoder.key_columns,
+                cls.position is DebeziumDecoder.position and cls.schema_name is DebeziumDecoder.schema_name
+                and cls.table_namespace is DebeziumDecoder.table_namespace)
+
+    def _handed_back(self, out: list[Any], lines: list[bytes], keys: list | None, topics: list | None,
+                     plain: tuple[bool, bool, bool]) -> list[Any]:
+        """``out`` with the lines the batch loop left out (None) decoded by :meth:`_line_by_line`."""
         if None not in out:
             return out
         missed = [index for index, result in enumerate(out) if result is None]
@@ -99,21 +140,21 @@ class DebeziumFastPath(DebeziumDecoder):
                 append(None)
         return out
 
-    def _plain_changes(self, lines: list[bytes], keys: list | None, topics: list | None = None
-                       ) -> list[FastRow | None]:
+    def _plain_columns(self, lines: list[bytes], keys: list | None, topics: list | None = None
+                       ) -> tuple[list[int], list[list]]:
         """The usual message (bare or in the schema/payload wrapper, MySQL-style position or none, no
-        transaction fields, a Kafka key or none) in one tight loop: msgspec checks the shape
-        (:class:`_Plain`, :class:`_Wrapped`), so the loop only formats. Any other message is handed
-        back (None) for :meth:`_line_by_line`."""
-        out: list[FastRow | None] = []
-        append = out.append
-        ops, long_number, digit_map, hand_back, record_branch = OPS, LONG_NUMBER, DIGIT_MAP, _HAND_BACK, _record_branch
-        unavailable = self.unavailable.seen  # an image holding the placeholder: decode() leaves its columns out
-        dumps, loads = orjson.dumps, orjson.loads  # an image without long numbers, as values.image writes it
+        transaction fields, a Kafka key or none) as columns: ``(kept, columns)``, the indexes of the lines
+        taken and one list per :data:`~cdckit.frame.EVENT_FIELDS` (a row per kept line). msgspec checks the
+        shape (:class:`_Plain`, :class:`_Wrapped`); the questions about the images are answered for the
+        whole block at once (:func:`_block_images`). Any other message is left out, for :meth:`_line_by_line`."""
+        ops, hand_back = OPS, _HAND_BACK
         plain_decode, wrapped_decode, payload_decode, plan_of = _PLAIN.decode, _WRAPPED.decode, _PAYLOAD.decode, self._plan
         known, key_names = self.__dict__.setdefault("_known", _KnownSchema()), self._key_names
         declare, name_of = self.declare, naming.named
         errors = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
+        read: list[tuple] = []  # (index, message, plan, has before, has after) of the lines msgspec took
+        images: list[bytes] = []  # their images that are objects, before then after
+        null, brace = b"null", b"{"
         for index, line in enumerate(lines):
             if line.startswith(b'{"schema"'):  # Kafka Connect writes the wrapper's schema first
                 rest = known.rest(line)
@@ -125,10 +166,8 @@ class DebeziumFastPath(DebeziumDecoder):
                         message, plan = wrapped.payload, plan_of(wrapped.schema)
                         known.remember(line, wrapped.schema, plan)
                 except errors:
-                    append(None)
                     continue
                 if plan is None:
-                    append(None)
                     continue
             else:
                 try:
@@ -138,74 +177,79 @@ class DebeziumFastPath(DebeziumDecoder):
                     try:
                         wrapped = wrapped_decode(line)
                     except errors:
-                        append(None)
                         continue
                     message, plan = wrapped.payload, plan_of(wrapped.schema)
                     if plan is None:
-                        append(None)
                         continue
-            try:
-                data = bytes(message.before)
-                if data.startswith(b"{") and long_number not in data.translate(digit_map) \
-                        and not record_branch(data) and not unavailable(data):
-                    before = dumps(loads(data)).decode()
-                elif data == b"null":
-                    before = None
-                else:
-                    append(None)
-                    continue
-                data = bytes(message.after)
-                if data.startswith(b"{") and long_number not in data.translate(digit_map) \
-                        and not record_branch(data) and not unavailable(data):
-                    after = dumps(loads(data)).decode()
-                elif data == b"null":
-                    after = None
-                else:
-                    append(None)
-                    continue
-            except ValueError:  # text orjson refuses (1e400 too: decode() keeps it as text)
-                append(None)
+            before, after = bytes(message.before), bytes(message.after)
+            has_before, has_after = before.startswith(brace), after.startswith(brace)
+            if not (has_before or before == null) or not (has_after or after == null):
+                continue
+            if has_before:
+                images.append(before)
+            if has_after:
+                images.append(after)
+            read.append((index, message, plan, has_before, has_after))
+        texts, parsed = _block_images(images, self.unavailable)
+        kept: list[int] = []
+        rows: list[tuple] = []
+        append = rows.append
+        names: dict[tuple, tuple] = {}
+        at = 0  # the place of the next message's first image in ``images``
+        for index, message, plan, has_before, has_after in read:
+            before = parsed_before = after = parsed_after = None
+            if has_before:
+                before, parsed_before = texts[at], parsed[at]
+                at += 1
+            if has_after:
+                after, parsed_after = texts[at], parsed[at]
+                at += 1
+            if before is hand_back or after is hand_back:
                 continue
             op_raw = message.op
             op = ops[op_raw]
             if after is None and op != "delete" or before is None and op == "delete":
-                append(None)
                 continue
             if plan is not None and not (plan.untyped(message.before, "before")
                                          and plan.untyped(message.after, "after")):
-                append(None)
                 continue
             key_columns = key = None
             if keys is not None and keys[index] is not None:
                 key_columns = key_names(keys[index])
                 if key_columns is hand_back:
-                    append(None)
                     continue
                 if key_columns is not None:
-                    key = _key_of_raw(message.before if op == "delete" else message.after, key_columns)
+                    key = values.key_of(parsed_before if op == "delete" else parsed_after, key_columns)
             src = message.source
             file = src.file
             if file is None:
                 seq = None
             elif not file or (file.isascii() and file.isdigit()):
-                append(None)
                 continue
             else:
                 seq = f"{file}:{str(src.pos).zfill(20)}:{str(src.row or 0).zfill(20)}"
             # Debezium 2 writes ts_us and ts_ns besides ts_ms: the finest one given wins (source_time, envelope_time)
-            ts_ms = src.ts_ms
+            ts_ms, emit = src.ts_ms, message.ts_ms
             event_time = (src.ts_ns if src.ts_ns is not None else src.ts_us * 1_000 if src.ts_us is not None
                           else None if ts_ms is None else ts_ms * 1_000_000)
-            emit = message.ts_ms
             emit_time = (message.ts_ns if message.ts_ns is not None else message.ts_us * 1_000
                          if message.ts_us is not None else None if emit is None else emit * 1_000_000)
             # as the connector names the table (the topic may say where the record does not)
-            named = name_of(src.connector, src.db, src.schema, src.table, None if topics is None else topics[index])
+            table = src.table
+            where = (src.connector, src.db, src.schema, table, None if topics is None else topics[index])
+            named = names.get(where)
+            if named is None:
+                named = names[where] = name_of(*where)
             if plan is not None and plan.declared:
-                declare(named[0], named[1], src.table, plan.declared, index)
-            append(FastRow(op, op_raw, named[0], named[1], src.table, event_time, emit_time,
-                    seq, None, key_columns, key, before, after, None))
-        return out
+                declare(named[0], named[1], table, plan.declared, index)
+            kept.append(index)
+            append((op, op_raw, named[0], named[1], table, event_time, emit_time, seq, key_columns, key, before,
+                    after))
+        nothing = [None] * len(kept)
+        columns = [list(column) for column in zip(*rows)] if rows else [[] for _ in range(12)]
+        columns.insert(8, nothing)  # txn_id
+        columns.append(nothing)  # ddl
+        return kept, columns
 
     def _fast_change(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
                      key_text: Any = None, index: int | None = None, topic: str | None = None) -> FastRow | None:
@@ -560,13 +604,6 @@ class _KeyPayload(msgspec.Struct, forbid_unknown_fields=True):
 _KEY_PAYLOAD = msgspec.json.Decoder(_KeyPayload)
 
 
-def _key_of_raw(raw: msgspec.Raw, columns: list[str]) -> str | None:
-    """:func:`values.key_of` a raw image that needs no typing (see :meth:`_SchemaPlan.untyped`)."""
-    if raw is _NULL:
-        return None
-    return values.key_of(orjson.loads(bytes(raw)), columns)
-
-
 def _raw_image_text(raw: msgspec.Raw) -> Any:
     """The JSON text of a raw image that needs no typing: None for null, ``_HAND_BACK`` for anything but an
     object or for an object holding a number a double cannot carry."""
@@ -584,3 +621,61 @@ def _record_branch(data: bytes) -> bool:
     end = data.find(b'":')
     return end > 0 and b"." in data[1:end] and data[end + 2:end + 12].lstrip()[:1] == b"{"
 
+
+
+def _rows(columns: list[list]) -> list[FastRow]:
+    """:meth:`DebeziumFastPath._plain_columns`'s columns as rows (the images as text)."""
+    for place in (11, 12):
+        columns[place] = [None if text is None else text.decode() for text in columns[place]]
+    return [FastRow._make(row) for row in zip(*columns)]
+
+
+def _block_images(images: list[bytes], unavailable: Any) -> tuple[list[Any], list[Any]]:
+    """``(texts, parsed)`` of raw image objects: each one's JSON text as :func:`values.image_text` writes it (as
+    UTF-8 bytes; ``_HAND_BACK`` for one the batch decoder hands back: a number a double may not carry, Avro's
+    record branch (:func:`_record_branch`), the placeholder (:meth:`~.unavailable.Unavailable.seen`), text orjson
+    refuses) and its parsed value.
+
+    Each question is asked of the whole block at once (one search, one parse, one write): the images are
+    joined as a JSON array; where orjson writes the array again byte for byte, every image is written as
+    it came, and its text is kept.
+
+    >>> from .unavailable import Unavailable
+    >>> _block_images([b'{"id":1}', b'{"id": 2.50}'], Unavailable())[0]
+    [b'{"id":1}', b'{"id":2.5}']
+    """
+    if not images:
+        return [], []
+    joined = b"[" + b",".join(images) + b"]"
+    flagged = None
+    if LONG_NUMBER in joined.translate(DIGIT_MAP) or joined.count(b"{") != len(images) \
+            or unavailable.seen_anywhere(joined):  # the block may hold one: each image is asked (the block's images
+        seen, digit_map = unavailable.seen, DIGIT_MAP  # begin and end with a brace: no answer spans two)
+        flagged = [LONG_NUMBER in data.translate(digit_map) or _record_branch(data) or seen(data) for data in images]
+    try:
+        parsed = orjson.loads(joined)
+    except ValueError:  # one image orjson refuses: each on its own
+        parsed = None
+    if parsed is not None and flagged is None and orjson.dumps(parsed) == joined:
+        return images, parsed
+    texts: list[Any] = []
+    found: list[Any] = []
+    dumps, loads = orjson.dumps, orjson.loads
+    for place, data in enumerate(images):
+        if flagged is not None and flagged[place]:
+            texts.append(_HAND_BACK)
+            found.append(None)
+            continue
+        if parsed is None:
+            try:
+                value = loads(data)
+            except ValueError:  # text orjson refuses (1e400 too: decode() keeps it as text)
+                texts.append(_HAND_BACK)
+                found.append(None)
+                continue
+        else:
+            value = parsed[place]
+        text = dumps(value)
+        texts.append(data if text == data else text)
+        found.append(value)
+    return texts, found

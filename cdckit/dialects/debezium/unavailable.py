@@ -82,6 +82,14 @@ class Unavailable:
         """Whether the raw JSON ``data`` may hold the placeholder (one search: the images to look at)."""
         return self._search(data) is not None
 
+    def seen_anywhere(self, data: bytes) -> bool:
+        """:meth:`seen`, a search per needle: faster over a long text (a block of images).
+
+        >>> Unavailable().seen_anywhere(b'[{"id":1},{"bio":"__debezium_unavailable_value"}]')
+        True
+        """
+        return any(needle in data for needle in self.needles)
+
     def means_unavailable(self, value: Any) -> bool:
         """Whether one image value is the placeholder, in any of its forms."""
         if value.__class__ is str:
