@@ -304,13 +304,14 @@ class _ReadJob(FrameSink):
                     size: int | None) -> Iterator[pa.Table]:
         """Decode a file in ``count`` worker processes, a range of lines each, and replay what they found in
         file order: events, update halves (paired here), quarantined messages and counts."""
-        units = workers.file_units(name, kind, verdict.dialect, verdict.unknown, not verdict.given, self.options,
-                                   count, None if size is None else workers.RANGE_BYTES // 4)
         folder = workers.results_folder(os.path.getsize(name))
         try:
-            with units, workers.pool(count, len(units), folder) as executor:  # units own a gzip file's copy
-                for unit, result in workers.results_in_order(executor, units):
-                    yield from self._range_done(unit, result, size)
+            with workers.pool(count) as executor:
+                with workers.planned_units(executor, name, kind, verdict.dialect, verdict.unknown, not verdict.given,
+                                           self.options, count,
+                                           None if size is None else workers.RANGE_BYTES // 4) as units:
+                    for unit, result in workers.results_in_order(executor, workers.shared_units(units, folder)):
+                        yield from self._range_done(unit, result, size)  # units own a gzip file's copy
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
@@ -340,26 +341,26 @@ class _ReadJob(FrameSink):
         units: list[dict[str, Any]] = []
         owners: list[workers.FileUnits] = []  # a gzip file's decompressed copy lives as long as its units
         verdicts: dict[str, SourceVerdict] = {}
-        for path in files:
-            kind = file_container(path, self.container, self.options.key_separator)
-            if workers.splittable(path, kind) and os.path.getsize(path) > workers.RANGE_BYTES:
-                (name, messages), = iter_sources(pathlib.Path(path), container=self.container,
-                                                  key_separator=self.options.key_separator)
-                head = list(itertools.islice(messages, self.sample))
-                messages.close()
-                verdict = verdicts[path] = source_verdict(name, head, self.dialect_name, self._dialects())
-                if not registry.flag(verdict.dialect, "whole_files"):
-                    owners.append(workers.file_units(path, kind, verdict.dialect, verdict.unknown,
-                                                     not verdict.given, self.options, count,
-                                                     first_index=len(units)))
-                    units += owners[-1]
-                    continue
-            units.append(workers.file_unit(path, self.container, self.dialect_name, self.options, self.sample,
-                                           len(units)))
         folder = workers.results_folder(sum(map(os.path.getsize, files)))
         try:
-            with workers.pool(count, len(units), folder) as executor:
-                for unit, result in workers.results_in_order(executor, units):
+            with workers.pool(count) as executor:
+                for path in files:
+                    kind = file_container(path, self.container, self.options.key_separator)
+                    if workers.splittable(path, kind) and os.path.getsize(path) > workers.RANGE_BYTES:
+                        (name, messages), = iter_sources(pathlib.Path(path), container=self.container,
+                                                          key_separator=self.options.key_separator)
+                        head = list(itertools.islice(messages, self.sample))
+                        messages.close()
+                        verdict = verdicts[path] = source_verdict(name, head, self.dialect_name, self._dialects())
+                        if not registry.flag(verdict.dialect, "whole_files"):
+                            owners.append(workers.planned_units(executor, path, kind, verdict.dialect,
+                                                                verdict.unknown, not verdict.given, self.options,
+                                                                count, first_index=len(units)))
+                            units += owners[-1]
+                            continue
+                    units.append(workers.file_unit(path, self.container, self.dialect_name, self.options,
+                                                   self.sample, len(units)))
+                for unit, result in workers.results_in_order(executor, workers.shared_units(units, folder)):
                     if unit["index"] == unit.get("first_index", unit["index"]):  # a file's first unit
                         source = unit.get("source", unit["path"])
                         self._noted(source, verdicts.get(source) or SourceVerdict(*result["verdict"]))

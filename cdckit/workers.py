@@ -36,6 +36,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import mmap
 import multiprocessing
 import os
 import pathlib
@@ -62,8 +63,8 @@ from .pairing import PAIRED, Pairer, identity
 from .source_decoding import decode_source, source_verdict
 
 __all__ = ["PARALLEL_BYTES", "RANGE_BYTES", "worker_count", "splittable", "FileUnits", "file_units", "file_unit",
-           "placed_unit", "decode_range", "decode_file", "decode_unit", "RangeSink", "pool", "results_folder",
-           "events_of", "results_in_order"]
+           "placed_unit", "decode_range", "decode_file", "decode_unit", "RangeSink", "pool", "planned_units",
+           "shared_units", "results_folder", "events_of", "results_in_order"]
 
 #: With ``workers=None``, files smaller than this are read in the calling process (starting workers costs more).
 PARALLEL_BYTES = 16 << 20
@@ -102,11 +103,19 @@ class FileUnits(list):
 
     def __init__(self, units: list[dict[str, Any]] = (), folder: str | None = None) -> None:
         super().__init__(units)
+        self._folder = folder
         self._removal = weakref.finalize(self, shutil.rmtree, folder, True) if folder else None
 
     def close(self) -> None:
         if self._removal is not None:
             self._removal()
+
+    def detach(self) -> str | None:
+        """Give up the folder (no longer removed with these units): its path, or None."""
+        if self._removal is not None:
+            self._removal.detach()
+            self._removal = None
+        return self._folder
 
     def __enter__(self) -> "FileUnits":
         return self
@@ -186,13 +195,29 @@ def file_unit(path: str, container: str | None, dialect: str | None, options: Di
             "sample": sample, "index": index, "first_offset": 0, "first_line": 1}
 
 
-#: What each worker process is given when it starts (:func:`_start_worker`): the shared counts of the ranges
-#: (messages and lines of range ``i`` at ``2 * i`` and ``2 * i + 1``, -1 until known) and the results folder.
-_SHARED: dict[str, Any] = {}
+def shared_units(units: list[dict[str, Any]], folder: str) -> list[dict[str, Any]]:
+    """``units`` as worker processes take them: each names the results ``folder`` and a counts file in it,
+    which the workers map and share (the messages and lines of range ``i`` at ``2 * i`` and ``2 * i + 1``,
+    -1 until known; see :func:`placed_unit`)."""
+    counts = os.path.join(folder, f"counts-{uuid.uuid4().hex}")
+    with open(counts, "wb") as out:
+        out.write(b"\xff" * (16 * max(1, len(units))))  # -1 in every slot
+    return [{**unit, "counts": counts, "folder": folder} for unit in units]
 
 
-def _start_worker(counts: Any, folder: str | None) -> None:
-    _SHARED["counts"], _SHARED["folder"] = counts, folder
+#: The counts files a worker process has mapped (see :func:`shared_units`), by path.
+_MAPPED: dict[str, Any] = {}
+
+
+def _counts_of(unit: dict[str, Any]) -> Any:
+    """The shared counts a unit names (an int64 view of its mapped counts file), or None."""
+    path = unit.get("counts")
+    if path is None:
+        return None
+    if path not in _MAPPED:
+        with open(path, "r+b") as file:
+            _MAPPED[path] = memoryview(mmap.mmap(file.fileno(), 0)).cast("q")
+    return _MAPPED[path]
 
 
 def placed_unit(unit: dict[str, Any], counts: Any = None, wait: float = 600.0) -> dict[str, Any]:
@@ -213,7 +238,7 @@ def placed_unit(unit: dict[str, Any], counts: Any = None, wait: float = 600.0) -
     >>> placed["first_offset"], placed["first_line"]
     (1, 3)
     """
-    counts = _SHARED.get("counts") if counts is None else counts
+    counts = _counts_of(unit) if counts is None else counts
     index, first = unit["index"], unit.get("first_index", 0)
     if unit.get("lines") and counts is not None and 2 * index + 1 < len(counts) and counts[2 * index] < 0:
         messages, lines = count_messages(unit["path"], unit["start"], unit["end"])
@@ -393,18 +418,30 @@ def _handed_back(result: dict[str, Any], unit: dict[str, Any], **more: Any) -> d
     """A worker's result as it goes back: where the unit starts, and the events as an Arrow IPC file."""
     result["first_offset"], result["first_line"] = unit["first_offset"], unit["first_line"]
     result.update(more)
-    if _SHARED.get("folder"):
-        result["table"] = _written(result["table"], _SHARED["folder"])
+    if unit.get("folder"):
+        result["table"] = _written(result["table"], unit["folder"])
     return result
 
 
-def pool(workers: int, units: int = 0, folder: str | None = None) -> Executor:
-    """Worker processes, forked where the system allows (no start-up import), else spawned, sharing the
-    counts of ``units`` ranges and writing their events into ``folder`` (see :func:`decode_range`)."""
+def pool(workers: int) -> Executor:
+    """Worker processes, forked where the system allows (no start-up import), else spawned."""
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    counts = context.Array("q", [-1] * (2 * units), lock=False) if units else None
-    return ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(counts, folder))
+    return ProcessPoolExecutor(workers, mp_context=context)
+
+
+def planned_units(executor: Executor, *args: Any, **options: Any) -> "FileUnits":
+    """:func:`file_units` worked out in a worker process (a gzip file is decompressed there, an array's or a
+    CSV file's cuts found there), so the calling process only waits."""
+    units, folder = executor.submit(_units_planned, *args, **options).result()
+    return FileUnits(units, folder)
+
+
+def _units_planned(*args: Any, **options: Any) -> tuple[list[dict[str, Any]], str | None]:
+    """Worker: :func:`file_units`, handed back as ``(units, folder of a decompressed copy)``: the folder now
+    belongs to the calling process, which removes it."""
+    units = file_units(*args, **options)
+    return list(units), units.detach()
 
 
 def results_in_order(executor: Executor, units: list[dict[str, Any]]) -> Iterator[tuple[dict, dict[str, Any]]]:
