@@ -490,9 +490,13 @@ def arrow_to_pandas(table: pa.Table) -> pd.DataFrame:
     """
     at = table.schema.get_field_index("key_columns")
     df = table.remove_column(at).to_pandas(types_mapper=PANDAS_TYPES.get)  # not as NumPy arrays, thrown away
-    with gc_paused():  # a list per event: the collector would cost ten times the lists
-        key_columns = table.column(at).to_pylist()
-    df.insert(at, "key_columns", pd.Series(key_columns, index=df.index, dtype=object))
+    column = table.column(at)
+    if column.null_count == len(column):  # a capture that names no key
+        lists: Any = np.full(len(column), None, dtype=object)
+    else:
+        with gc_paused():  # a list per event: the collector would cost ten times the lists
+            lists = column.to_pylist()
+    df.insert(at, "key_columns", pd.Series(lists, index=df.index, dtype=object))
     df["offset"] = df["offset"].astype("int64")
     return df
 
