@@ -55,6 +55,7 @@ converted; text dialects have no floor and no DuckDB).
     .venv/bin/python benchmarks/decode.py                 # N = 1,000,000 (long: an hour on 2 cores)
     .venv/bin/python benchmarks/decode.py -n 50000 --repeat 1
     .venv/bin/python benchmarks/decode.py --scale-check
+    .venv/bin/python benchmarks/decode.py --sections layouts --layouts-n 300000   # one section
 """
 
 from __future__ import annotations
@@ -671,8 +672,11 @@ def main() -> None:
     parser.add_argument("--scale-check", action="store_true",
                         help="only the scale check: one worker against two on a large file, chunked memory")
     parser.add_argument("--scale-bytes", type=float, default=1e9, help="size of the scale check's file (1e9)")
+    parser.add_argument("--sections", default="engines,scaling,layouts,every",
+                        help="which sections to run: engines (pandas and Spark on N lines), scaling, layouts, every")
     args = parser.parse_args()
     engines = set(args.engines.split(","))
+    sections = set(args.sections.split(","))
     cores = os.cpu_count() or 1
 
     print(machine())
@@ -686,7 +690,7 @@ def main() -> None:
     print(f"cdckit decode benchmark: {args.n:,} lines per dialect, median of {args.repeat}")
     spark = None
     try:
-        if "spark" in engines:
+        if "spark" in engines and sections & {"engines", "scaling"}:
             from cdckit import spark as cdcspark
 
             spark = cdcspark.get_spark("local[2]")
@@ -695,7 +699,7 @@ def main() -> None:
             for _ in range(2):  # the first jobs of a JVM are slow; warm it up for both pipelines
                 hand_written(spark, warm, "debezium").write.format("noop").mode("overwrite").save()
                 cdcspark.read(spark, warm, dialect="debezium").write.format("noop").mode("overwrite").save()
-        for dialect in args.dialects.split(","):
+        for dialect in args.dialects.split(",") if "engines" in sections else ():
             path = folder / f"{dialect}.jsonl"
             write(path, MAKERS[dialect], args.n)
             size = path.stat().st_size
@@ -705,17 +709,17 @@ def main() -> None:
             if spark is not None:
                 spark_section(spark, path, dialect, args.n, args.repeat, folder)
             path.unlink()
-        if spark is not None and "debezium" in args.dialects.split(","):
+        if spark is not None and "engines" in sections and "debezium" in args.dialects.split(","):
             wrapped_spark_section(spark, folder, args.n, args.repeat)
-        if not args.no_scaling:
+        if not args.no_scaling and "scaling" in sections:
             for dialect in args.dialects.split(","):
                 scaling_section(spark, folder, dialect, args.n, args.repeat)
         if "pandas" in engines:
             layouts_n = args.n if args.layouts_n is None else args.layouts_n
-            if layouts_n:
+            if layouts_n and "layouts" in sections:
                 layouts_section(folder, layouts_n, args.repeat, cores)
             every_n = min(args.n, 96_000) if args.every_n is None else args.every_n
-            if every_n:
+            if every_n and "every" in sections:
                 every_dialect_section(folder, every_n, args.repeat, cores,
                                       set(filter(None, args.every_dialects.split(","))))
     finally:
