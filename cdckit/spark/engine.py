@@ -324,7 +324,9 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
     units = _plan(path, dialect, options, container, split_bytes, split_messages, sample, parallelism)
     if not units:
         raise CdcError(f"nothing to read in {path}")
-    splits = any(registry.flag(u["dialect"], "splits_updates") for u in units)
+    # halves are paired after a shuffle only where two tasks may hold the halves of one update; one task
+    # (a file not cut in pieces: most captures) pairs its own, and no shuffle is planned
+    splits = len(units) > 1 and any(registry.flag(u["dialect"], "splits_updates") for u in units)
     units = [{f: dict(unit, pair_here=not splits)[f] for f in _UNIT_FIELDS} for unit in units]
     # one row per task, made in the JVM (Spark Connect too): the unit descriptions travel with the task
     # function, whose pickle a stage ships once, and no Python stage builds the input rows
