@@ -171,3 +171,40 @@ def test_test_decoding_prepared_transactions_and_inferred_keys_as_in_pandas(spar
     # the Spark report does not carry inferred_keys (the events do)
     assert cdcspark.report(events) == {k: v for k, v in expected.attrs["report"].items()
                                        if k not in ("sources", "detection", "inferred_keys")}
+
+
+def _physical_plan(frame) -> str:
+    return frame._jdf.queryExecution().executedPlan().toString()
+
+
+def test_read_tasks_come_from_a_range_without_a_python_stage(spark):
+    # the task descriptions are a JVM range: no Python RDD (and its own Python workers) feeds the decode
+    plan = _physical_plan(cdcspark.read(spark, cdckit.samples.DATA, split_messages=40))
+    assert "Range" in plan and "ExistingRDD" not in plan and "PythonRDD" not in plan
+
+
+def test_halves_in_one_task_are_paired_there_without_a_shuffle(spark):
+    path = cdckit.samples.path("datahub_tuple/examples_split.jsonl")
+    expected = cdckit.read(path)
+    whole = cdcspark.read(spark, path, capture=True)  # one task: no Exchange, the task pairs its halves
+    assert "Exchange" not in _physical_plan(whole.combined)
+    assert normal_rows(whole.events.toPandas()) == normal_rows(expected)
+    assert whole.report["skipped"].get(PAIRED) == expected.attrs["report"]["skipped"].get(PAIRED) > 0
+    cut = cdcspark.read(spark, path, split_messages=3, capture=True)  # several tasks: halves meet after a shuffle
+    assert "Exchange" in _physical_plan(cut.combined)
+    assert normal_rows(cut.events.toPandas()) == normal_rows(expected)
+
+
+def test_the_combined_sink_builds_event_runs_as_arrow_columns():
+    import pyarrow as pa
+    from cdckit.frame import event_table
+    from cdckit.spark.engine import _CombinedSink
+
+    sink = _CombinedSink()
+    row = (None,) * 14
+    sink.rows(event_table([row, row, row]), "debezium", "f", [7, 7, 8], 2, None)
+    assert sink.extras == []  # no tuple per row: the run's extra columns are Arrow already
+    batch = sink.take()
+    assert batch.column("_status").to_pylist() == ["event"] * 3
+    assert batch.column("_count").to_pylist() == [1, 0, 1]
+    assert batch.column("_raw").null_count == 3 and isinstance(batch, pa.RecordBatch)

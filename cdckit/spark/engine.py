@@ -60,6 +60,7 @@ COMBINED_ARROW = pa.schema(
     [pa.field(f.name, _TIME_US if pa.types.is_timestamp(f.type) else f.type) for f in ARROW_SCHEMA] + EXTRA_FIELDS
 )
 COMBINED_COLUMNS = [f.name for f in COMBINED_ARROW]
+_EXTRA_ARROW = pa.schema(EXTRA_FIELDS)
 _EMPTY_ROW = (None,) * len(EVENT_FIELDS)
 _EVENT = ("event", None, None, None, None, None, 1)
 _MORE = ("event", None, None, None, None, None, 0)
@@ -82,7 +83,10 @@ class _CombinedSink(Sink):
 
     def __init__(self, pair_here: bool = False) -> None:
         self.builder = FrameBuilder()
+        #: The extra columns of the rows made one by one, as tuples of :data:`EXTRA_FIELDS` values ...
         self.extras: list[tuple] = []
+        # ... and of all rows, in order: Arrow tables (the extras sealed) and each batch's run of events
+        self._extra_tables: list[pa.Table] = []
         self.pairer = Pairer() if pair_here else None
 
     def __len__(self) -> int:
@@ -97,23 +101,22 @@ class _CombinedSink(Sink):
     def rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int,
              partition: int | None, halves: list[tuple] = (),  # type: ignore[assignment]
              firsts: list[bool] | None = None) -> None:
-        if firsts is None:  # every row whose offset differs from the row before starts a message
-            firsts = [i == 0 or offsets[i] != offsets[i - 1] for i in range(len(offsets))]
         start = 0
         for position, msg, _, event in halves:  # each half in its place, between the rows around it
             self._rows(table.slice(start, position - start), dialect, source, offsets[start:position],
-                       firsts[start:position], partition)
+                       None if firsts is None else firsts[start:position], partition)
             self.half(msg, dialect, event)
             start = position
-        self._rows(table.slice(start), dialect, source, offsets[start:], firsts[start:], partition)
+        self._rows(table.slice(start), dialect, source, offsets[start:], None if firsts is None else firsts[start:],
+                   partition)
 
-    def _rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], firsts: list[bool],
+    def _rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], firsts: list[bool] | None,
               partition: int | None) -> None:
         if not table.num_rows:
             return
         self.builder.add_table(table, dialect, source, offsets, partition)
-        # only the first row of each message counts the message
-        self.extras.extend(_EVENT if first else _MORE for first in firsts)
+        self._seal_extras()
+        self._extra_tables.append(_event_extras(offsets, firsts))
 
     def half(self, msg: Message, dialect: str, event: Event) -> None:
         if self.pairer is None:
@@ -149,24 +152,52 @@ class _CombinedSink(Sink):
         self.builder.add_row(_EMPTY_ROW, dialect, msg.source, msg.offset, msg.partition)
         self.extras.append(("quarantined", None, reason, code, msg.raw_text(), msg.line, 1))
 
+    def _seal_extras(self) -> None:
+        if self.extras:
+            arrays = [pa.array(values, field.type) for values, field in zip(zip(*self.extras), EXTRA_FIELDS)]
+            self._extra_tables.append(pa.Table.from_arrays(arrays, schema=_EXTRA_ARROW))
+            self.extras = []
+
     def take(self) -> pa.RecordBatch:
-        count = len(self.builder)
-        table = self.builder.take(count)
-        extras, self.extras = self.extras[:count], self.extras[count:]
+        """Every row held, as one batch of :data:`COMBINED_ARROW`."""
+        table = self.builder.take(len(self.builder))
+        self._seal_extras()
+        extras = pa.concat_tables(self._extra_tables) if self._extra_tables else _EXTRA_ARROW.empty_table()
+        self._extra_tables = []
         return _combined_batch(table, extras)
 
 
-def _combined_batch(table: pa.Table, extras: list[tuple]) -> pa.RecordBatch:
+def _event_extras(offsets: Any, firsts: list[bool] | None) -> pa.Table:
+    """The extra columns of a run of events: status ``event``, and ``_count`` 1 on the first row of each
+    message (``firsts``; by default each row whose offset differs from the row before), 0 on the others.
+
+    >>> _event_extras([4, 4, 5], None).column("_count").to_pylist()
+    [1, 0, 1]
+    """
+    import numpy as np
+
+    count = len(offsets)
+    if firsts is None:
+        at = np.asarray(offsets, dtype=np.int64)
+        first = np.empty(count, dtype=bool)
+        first[:1] = True
+        np.not_equal(at[1:], at[:-1], out=first[1:])
+    else:
+        first = np.asarray(firsts, dtype=bool)
+    arrays = [pa.repeat("event", count).cast(pa.string())]
+    arrays += [pa.nulls(count, field.type) for field in EXTRA_FIELDS[1:-1]]
+    arrays.append(pa.array(first.astype(np.int64)))
+    return pa.Table.from_arrays(arrays, schema=_EXTRA_ARROW)
+
+
+def _combined_batch(table: pa.Table, extras: pa.Table) -> pa.RecordBatch:
     import pyarrow.compute as pc
 
     arrays = []
     for column in table.columns:
         array = column.combine_chunks()
         arrays.append(pc.cast(array, _TIME_US, safe=False) if pa.types.is_timestamp(array.type) else array)
-    if extras:
-        arrays += [pa.array(values, field.type) for values, field in zip(zip(*extras), EXTRA_FIELDS)]
-    else:
-        arrays += [pa.array([], field.type) for field in EXTRA_FIELDS]
+    arrays += [column.combine_chunks() for column in extras.columns]
     return pa.RecordBatch.from_arrays(arrays, schema=COMBINED_ARROW)
 
 
@@ -217,14 +248,14 @@ def _plan(path: Any, dialect: str | None, options: DialectOptions, container: st
     return units
 
 
-def _unit_reader(options: DialectOptions):
-    """The task function of :func:`read`: decode the file pieces described by the rows of its batches, the
-    dialects following ``options`` (the same for every task)."""
+def _unit_reader(options: DialectOptions, units: list[dict[str, Any]]):
+    """The task function of :func:`read`: decode ``units[i]`` for each ``i`` of its input (a ``spark.range``
+    column), the dialects following ``options`` (the same for every task)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            for unit in batch.to_pylist():
-                batches_of_unit = _decode_unit(unit, options)
+            for index in batch.column(0).to_pylist():
+                batches_of_unit = _decode_unit(units[index], options)
                 while True:
                     with gc_paused():
                         decoded = next(batches_of_unit, None)
@@ -293,19 +324,14 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
     units = _plan(path, dialect, options, container, split_bytes, split_messages, sample, parallelism)
     if not units:
         raise CdcError(f"nothing to read in {path}")
-    splits = any(registry.flag(u["dialect"], "splits_updates") for u in units)
-    rows = [tuple(dict(unit, pair_here=not splits)[f] for f in _UNIT_FIELDS) for unit in units]
-    schema = "path string, container string, dialect string, unknown string, start long, end long, " \
-             "first_offset long, first_line long, encoding string, each boolean, pair_here boolean"
-    context = getattr(spark, "sparkContext", None)
-    if context is not None:
-        tasks = spark.createDataFrame(context.parallelize(rows, len(rows)), schema)
-    else:  # Spark Connect: no RDDs; range partitioning puts one task description in each partition
-        from pyspark.sql import functions as F
-
-        tasks = spark.createDataFrame(rows, schema).withColumn("_n", F.monotonically_increasing_id())
-        tasks = tasks.repartitionByRange(len(rows), "_n").drop("_n")
-    all_rows = tasks.mapInArrow(_unit_reader(options), spark_schema(COMBINED_ARROW))
+    # halves are paired after a shuffle only where two tasks may hold the halves of one update; one task
+    # (a file not cut in pieces: most captures) pairs its own, and no shuffle is planned
+    splits = len(units) > 1 and any(registry.flag(u["dialect"], "splits_updates") for u in units)
+    units = [{f: dict(unit, pair_here=not splits)[f] for f in _UNIT_FIELDS} for unit in units]
+    # one row per task, made in the JVM (Spark Connect too): the unit descriptions travel with the task
+    # function, whose pickle a stage ships once, and no Python stage builds the input rows
+    tasks = spark.range(0, len(units), 1, len(units))
+    all_rows = tasks.mapInArrow(_unit_reader(options, units), spark_schema(COMBINED_ARROW))
     return _result(given_keys(_paired(all_rows) if splits else all_rows, keys), capture)
 
 
