@@ -364,3 +364,15 @@ def test_a_csv_cell_holding_a_line_end_keeps_the_file_whole(tmp_path, monkeypatc
     assert len(units_of(path, "datahub_tuple")) >= 8  # quoted cells on one line: cut
     same_read(cdckit.read(path, dialect="datahub_tuple", workers=1),
               cdckit.read(path, dialect="datahub_tuple", workers=2))
+
+
+def test_worker_events_travel_pickled_when_no_file_can_be_written(tmp_path, monkeypatch):
+    path = capture(tmp_path, "canal")
+    monkeypatch.setattr(workers, "RANGE_BYTES", max(1, path.stat().st_size // 5))
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    one = cdckit.read(path, workers=1)
+    monkeypatch.setattr(workers.pa, "OSFile", full_disk)  # the forked workers inherit it
+    same_read(one, cdckit.read(path, workers=2))
