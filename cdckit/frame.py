@@ -272,9 +272,27 @@ def columns_table(columns: list[list], utf8: tuple[str, ...] = ()) -> pa.Table:
     """
     count = len(columns[0])
     return pa.Table.from_arrays([pa.nulls(count, field.type) if values.count(None) == count else
-                                 pa.array(values, pa.binary()).view(pa.string()) if field.name in utf8 else
+                                 _utf8_array(values) if field.name in utf8 else
                                  _to_arrow(values, field.type) for values, field in zip(columns, EVENT_SCHEMA)],
                                 schema=EVENT_SCHEMA)
+
+
+def _utf8_array(values: list) -> pa.Array:
+    """A string array of UTF-8 bytes (or None) known to be valid, their bytes joined in one copy (Arrow's
+    builder appends value by value and grows its buffer as it goes).
+
+    >>> _utf8_array([b"ab", None, "é".encode()]).to_pylist()
+    ['ab', None, 'é']
+    """
+    present = values if None not in values else [value for value in values if value is not None]
+    data = b"".join(present)
+    if len(data) >= 1 << 31:  # beyond 32-bit offsets: Arrow's builder splits it as it must
+        return pa.array(values, pa.binary()).view(pa.string())
+    offsets = np.zeros(len(values) + 1, np.int32)
+    np.cumsum([0 if value is None else len(value) for value in values], out=offsets[1:])
+    valid = None if present is values else pa.array([value is not None for value in values]).buffers()[1]
+    return pa.Array.from_buffers(pa.string(), len(values), [valid, pa.py_buffer(offsets), pa.py_buffer(data)],
+                                 null_count=len(values) - len(present))
 
 
 class _TableRow:
