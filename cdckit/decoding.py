@@ -494,7 +494,7 @@ class MessageDecoder:
                 results = decode(lines)
             if columnar is not None:
                 results, table = results
-                if table is not None and table.num_rows != sum(1 for r in results if r is TABLE_ROW):
+                if table is not None and table.num_rows != results.count(TABLE_ROW):
                     results = None
                 self._batch_table = table
         except Exception:  # a fast path must never stop a read: the general decoder takes every line

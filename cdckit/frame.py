@@ -289,7 +289,8 @@ def _utf8_array(values: list) -> pa.Array:
     if len(data) >= 1 << 31:  # beyond 32-bit offsets: Arrow's builder splits it as it must
         return pa.array(values, pa.binary()).view(pa.string())
     offsets = np.zeros(len(values) + 1, np.int32)
-    np.cumsum([0 if value is None else len(value) for value in values], out=offsets[1:])
+    np.cumsum(list(map(len, values)) if present is values else [0 if value is None else len(value) for value in values],
+              out=offsets[1:])
     valid = None if present is values else pa.array([value is not None for value in values]).buffers()[1]
     return pa.Array.from_buffers(pa.string(), len(values), [valid, pa.py_buffer(offsets), pa.py_buffer(data)],
                                  null_count=len(values) - len(present))

@@ -753,7 +753,13 @@ def _positions(files: list, positions: list, rows: list) -> list:
 
     >>> _positions(["f.1", None], [4, 0], [None, 2])
     ['f.1:00000000000000000004:00000000000000000000', None]
+    >>> _positions(["f.1", "f.1"], [4, 5], [None, 0])[1]
+    'f.1:00000000000000000005:00000000000000000000'
     """
+    first = files[0]
+    if first is not None and files.count(first) == len(files) and rows.count(None) + rows.count(0) == len(rows):
+        head, tail = f"{first}:", ":" + "0" * 20  # one binlog file, every row 0: the usual block
+        return [head + str(pos).zfill(20) + tail for pos in positions]
     return [None if file is None else f"{file}:{str(pos).zfill(20)}:{str(row or 0).zfill(20)}"
             for file, pos, row in zip(files, positions, rows)]
 
