@@ -16,6 +16,7 @@ distinct text; any message of a shape not foreseen here is handed back
 from __future__ import annotations
 
 import gc
+from itertools import compress, repeat
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -287,18 +288,21 @@ class DebeziumFastPath(DebeziumDecoder):
         bad: set[int] = set()  # the lines handed back (to _plain_columns's line-by-line loop, then decode())
         # the images: null (None), an object (its text, see _block_images), anything else handed back
         null, brace = b"null", b"{"
-        before_objects = [i for i, data in enumerate(before) if data.startswith(brace)]
-        after_objects = [i for i, data in enumerate(after) if data.startswith(brace)]
-        split = len(before_objects)
-        images = [before[i] for i in before_objects]
-        images += [after[i] for i in after_objects]
+        before_given, after_given = list(map(null.__ne__, before)), list(map(null.__ne__, after))
+        images = list(compress(before, before_given))
+        split = len(images)
+        images += compress(after, after_given)
+        if not all(map(bytes.startswith, images, repeat(brace))):  # an image neither null nor an object
+            bad.update(i for column in (before, after) for i, raw in enumerate(column)
+                       if raw != null and not raw.startswith(brace))
+            images = [raw if raw.startswith(brace) else b"{}" for raw in images]  # its line is left out
         texts = _block_images(images, self.unavailable)[0]
         del images
         if texts.count(_HAND_BACK):
-            bad.update(index for index, text in zip(before_objects + after_objects, texts) if text is _HAND_BACK)
-        before = _placed(before, before_objects, texts[:split], null, bad)
-        after = _placed(after, after_objects, texts[split:], null, bad)
-        if len(after_objects) != count:  # only a delete may have no after image, only a delete must have a before
+            places = [*compress(range(count), before_given), *compress(range(count), after_given)]
+            bad.update(index for index, text in zip(places, texts) if text is _HAND_BACK)
+        before, after = _placed(before_given, texts[:split]), _placed(after_given, texts[split:])
+        if len(texts) - split != count:  # only a delete may have no after image, only a delete must have a before
             bad.update(i for i, text in enumerate(after) if text is None and op_raw[i] != "d")
         if "d" in op_raw:
             bad.update(i for i, text in enumerate(before) if text is None and op_raw[i] == "d")
@@ -733,18 +737,16 @@ def _json_array(texts: list[bytes]) -> bytes:
     return b",".join([b"[" + texts[0], *texts[1:-1], texts[-1] + b"]"])
 
 
-def _placed(raws: list[bytes], objects: list[int], texts: list[Any], null: bytes, bad: set[int]) -> list[Any]:
-    """A column of images: the ``texts`` of the ``objects`` (indexes of ``raws``) in their places, None for
-    null; a line whose image is neither goes to ``bad``."""
-    count = len(raws)
-    if len(objects) == count:
+def _placed(given: list[bool], texts: list[Any]) -> list[Any]:
+    """A column of images: ``texts`` in the places ``given`` marks, None in the others.
+
+    >>> _placed([False, True, True], [b"{}", b'{"a":1}'])
+    [None, b'{}', b'{"a":1}']
+    """
+    if len(texts) == len(given):
         return texts
-    column: list[Any] = [None] * count
-    for index, text in zip(objects, texts):
-        column[index] = text
-    if raws.count(null) + len(objects) != count:
-        bad.update(i for i, raw in enumerate(raws) if raw != null and not raw.startswith(b"{"))
-    return column
+    found = iter(texts)
+    return [next(found) if present else None for present in given]
 
 
 def _positions(files: list, positions: list, rows: list) -> list:
