@@ -90,6 +90,8 @@ class DebeziumFastPath(DebeziumDecoder):
             for index, row in zip(kept, _rows(columns)):
                 out[index] = row
         else:
+            if len(kept) == len(lines):
+                return [TABLE_ROW] * len(lines), table
             for index in kept:
                 out[index] = TABLE_ROW
         return self._handed_back(out, lines, keys, topics, plain), table
