@@ -15,7 +15,6 @@ distinct text; any message of a shape not foreseen here is handed back
 
 from __future__ import annotations
 
-import gc
 from itertools import compress, repeat
 from typing import Annotated, Any, Literal
 
@@ -24,6 +23,7 @@ import orjson
 import pyarrow as pa
 
 from ... import values
+from ...collector import gc_paused
 from ...io import kafka_key
 from ...frame import TABLE_ROW, FastRow, columns_table
 from ...values import DIGIT_MAP, LONG_NUMBER, has_long_number
@@ -804,16 +804,11 @@ def _block_images(images: list[bytes], unavailable: Any) -> tuple[list[Any], lis
             or unavailable.seen_anywhere(joined):  # the block may hold one: each image is asked (the block's images
         seen, digit_map = unavailable.seen, DIGIT_MAP  # begin and end with a brace: no answer spans two)
         flagged = [LONG_NUMBER in data.translate(digit_map) or _record_branch(data) or seen(data) for data in images]
-    collecting = gc.isenabled()
-    if collecting:  # the block's thousands of dicts would each pass through the collector's youngest generation
-        gc.disable()
     try:
-        parsed = orjson.loads(joined)
+        with gc_paused():  # thousands of dicts: the collector would pass over each (workers pause it anyway)
+            parsed = orjson.loads(joined)
     except ValueError:  # one image orjson refuses: each on its own
         parsed = None
-    finally:
-        if collecting:
-            gc.enable()
     if parsed is not None and flagged is None and orjson.dumps(parsed) == joined:
         return images, parsed
     texts: list[Any] = []
