@@ -450,6 +450,8 @@ def _to_arrow(values: Any, typ: pa.DataType) -> pa.Array:
     # Python ints become timestamps some twenty times faster through int64 than directly.
     if typ == _TIME:
         return pa.array(values, pa.int64()).cast(typ)
+    if typ == pa.string() and len(values) > 1 and values.count(values[0]) == len(values):
+        return pa.repeat(pa.scalar(values[0], typ), len(values))  # a block's one table: no text read per row
     return pa.array(values, typ)
 
 
