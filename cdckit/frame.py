@@ -260,7 +260,8 @@ def event_table(rows: list[tuple]) -> pa.Table:
 
 
 def columns_table(columns: list[list], utf8: tuple[str, ...] = ()) -> pa.Table:
-    """Event columns (one list per :data:`EVENT_FIELDS`, text also as UTF-8 bytes) as an :func:`event_table`.
+    """Event columns (one list per :data:`EVENT_FIELDS`, text also as UTF-8 bytes, or an Arrow array of the
+    field's type, taken as it is) as an :func:`event_table`.
 
     Raises as :func:`event_table` does (bytes that are not UTF-8 too), except in the columns named in ``utf8``:
     their values are bytes (or None) the caller knows to be valid UTF-8 (orjson parsed or wrote them), taken
@@ -271,7 +272,8 @@ def columns_table(columns: list[list], utf8: tuple[str, ...] = ()) -> pa.Table:
     ['{"id":1}']
     """
     count = len(columns[0])
-    return pa.Table.from_arrays([pa.nulls(count, field.type) if values.count(None) == count else
+    return pa.Table.from_arrays([values if isinstance(values, pa.Array) else
+                                 pa.nulls(count, field.type) if values.count(None) == count else
                                  _utf8_array(values) if field.name in utf8 else
                                  _to_arrow(values, field.type) for values, field in zip(columns, EVENT_SCHEMA)],
                                 schema=EVENT_SCHEMA)

@@ -19,6 +19,7 @@ from itertools import compress, repeat
 from typing import Annotated, Any, Literal
 
 import msgspec
+import numpy as np
 import orjson
 import pyarrow as pa
 
@@ -267,8 +268,8 @@ class DebeziumFastPath(DebeziumDecoder):
 
         >>> line = b'{"op":"c","after":{"id":1},"source":{"table":"t","file":"f","pos":4}}'
         >>> kept, columns = DebeziumFastPath()._block_columns([line, b'{"op":"d","before":null,"source":{}}'], None)
-        >>> kept, columns[7], columns[12]
-        ([0], ['f:00000000000000000004:00000000000000000000'], [b'{"id":1}'])
+        >>> kept, columns[4], columns[12]
+        ([0], ['t'], [b'{"id":1}'])
         """
         count = len(lines)
         if not count or lines[0].startswith(b'{"schema"'):
@@ -341,7 +342,9 @@ class DebeziumFastPath(DebeziumDecoder):
         kept = list(range(count))
         if bad:
             kept = [index for index in kept if index not in bad]
-            columns = [[column[index] for index in kept] for column in columns]
+            taken = pa.array(kept, pa.int64())
+            columns = [column.take(taken) if isinstance(column, pa.Array) else [column[index] for index in kept]
+                       for column in columns]
         return kept, columns
 
     def _fast_change(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
@@ -723,6 +726,7 @@ def _record_branch(data: bytes) -> bool:
 
 def _rows(columns: list[list]) -> list[FastRow]:
     """:meth:`DebeziumFastPath._plain_columns`'s columns as rows (the images as text)."""
+    columns = [column.to_pylist() if isinstance(column, pa.Array) else column for column in columns]
     for place in (11, 12):
         columns[place] = [None if text is None else text.decode() for text in columns[place]]
     return [FastRow._make(row) for row in zip(*columns)]
@@ -751,21 +755,36 @@ def _placed(given: list[bool], texts: list[Any]) -> list[Any]:
     return [next(found) if present else None for present in given]
 
 
-def _positions(files: list, positions: list, rows: list) -> list:
+def _positions(files: list, positions: list, rows: list) -> list | pa.Array:
     """MySQL-style positions as ``seq`` text, ``file:pos:row`` with the numbers padded to 20 digits (a None
     file: None; a None row: 0). Arrow compute (lpad, join) is no faster than this comprehension.
 
     >>> _positions(["f.1", None], [4, 0], [None, 2])
     ['f.1:00000000000000000004:00000000000000000000', None]
-    >>> _positions(["f.1", "f.1"], [4, 5], [None, 0])[1]
-    'f.1:00000000000000000005:00000000000000000000'
+    >>> _positions(["f.1", "f.1"], [4, 2**64 - 1], [None, 0]).to_pylist()[1]
+    'f.1:18446744073709551615:00000000000000000000'
     """
-    first = files[0]
-    if first is not None and files.count(first) == len(files) and rows.count(None) + rows.count(0) == len(rows):
-        head, tail = f"{first}:", ":" + "0" * 20  # one binlog file, every row 0: the usual block
-        return [head + str(pos).zfill(20) + tail for pos in positions]
+    first, count = files[0], len(files)
+    if first is not None and files.count(first) == count and rows.count(None) + rows.count(0) == count:
+        # one binlog file, every row 0 (the usual block): texts of one width, the digits written by numpy
+        head, tail = f"{first}:".encode(), b":" + b"0" * 20
+        try:
+            numbers = np.array(positions, np.uint64)  # msgspec took them as at least 0
+        except OverflowError:  # beyond 64 bits: as text below
+            pass
+        else:
+            width = len(head) + 20 + len(tail)
+            out = np.empty((count, width), np.uint8)
+            out[:, :len(head)] = np.frombuffer(head, np.uint8)
+            out[:, len(head) + 20:] = np.frombuffer(tail, np.uint8)
+            out[:, len(head):len(head) + 20] = numbers[:, None] // _POWERS % 10 + 48
+            offsets = np.arange(0, (count + 1) * width, width, dtype=np.int32)
+            return pa.Array.from_buffers(pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(out)])
     return [None if file is None else f"{file}:{str(pos).zfill(20)}:{str(row or 0).zfill(20)}"
             for file, pos, row in zip(files, positions, rows)]
+
+
+_POWERS = 10 ** np.arange(19, -1, -1, dtype=np.uint64)  # a position's 20 digits, first to last
 
 
 def _times(ms: list, us: list, ns: list) -> list:
