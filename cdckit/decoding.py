@@ -494,7 +494,7 @@ class MessageDecoder:
                 results = decode(lines)
             if columnar is not None:
                 results, table = results
-                if table is not None and table.num_rows != sum(1 for r in results if r is TABLE_ROW):
+                if table is not None and table.num_rows != results.count(TABLE_ROW):
                     results = None
                 self._batch_table = table
         except Exception:  # a fast path must never stop a read: the general decoder takes every line
@@ -520,8 +520,12 @@ class MessageDecoder:
             slow = self._interleaved(slow, sorted(declared, key=_first), offsets, sources)
         table, self._batch_table = self._batch_table, None
         run = self._run if table is None else _TableRuns(self, table).run
-        start = 0
-        for index, result in enumerate(results):
+        start, count = 0, len(results)
+        if table is not None and count and results.count(TABLE_ROW) == count and \
+                sources.count(sources[0]) == count and partitions.count(partitions[0]) == count:
+            start = count  # the usual block: one run, the whole table (the loop below would find no break)
+            run(results, offsets, sources, partitions, 0, count, slow, light)
+        for index, result in enumerate(results if start < count else ()):
             if result is None or (result.__class__ is list and not result) or (
                     result.__class__ is Event and not _sound_half(result)):
                 run(results, offsets, sources, partitions, start, index, slow, light)
@@ -531,7 +535,7 @@ class MessageDecoder:
                     table is not None and (result is TABLE_ROW) is not (results[start] is TABLE_ROW)):
                 run(results, offsets, sources, partitions, start, index, slow, light)
                 start = index
-        run(results, offsets, sources, partitions, start, len(results), slow, light)
+        run(results, offsets, sources, partitions, start, count, slow, light)
         if declared:
             slow(len(results))  # the declarations left (no message at that index)
 

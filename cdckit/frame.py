@@ -260,7 +260,8 @@ def event_table(rows: list[tuple]) -> pa.Table:
 
 
 def columns_table(columns: list[list], utf8: tuple[str, ...] = ()) -> pa.Table:
-    """Event columns (one list per :data:`EVENT_FIELDS`, text also as UTF-8 bytes) as an :func:`event_table`.
+    """Event columns (one list per :data:`EVENT_FIELDS`, text also as UTF-8 bytes, or an Arrow array of the
+    field's type, taken as it is) as an :func:`event_table`.
 
     Raises as :func:`event_table` does (bytes that are not UTF-8 too), except in the columns named in ``utf8``:
     their values are bytes (or None) the caller knows to be valid UTF-8 (orjson parsed or wrote them), taken
@@ -271,10 +272,30 @@ def columns_table(columns: list[list], utf8: tuple[str, ...] = ()) -> pa.Table:
     ['{"id":1}']
     """
     count = len(columns[0])
-    return pa.Table.from_arrays([pa.nulls(count, field.type) if values.count(None) == count else
-                                 pa.array(values, pa.binary()).view(pa.string()) if field.name in utf8 else
+    return pa.Table.from_arrays([values if isinstance(values, pa.Array) else
+                                 pa.nulls(count, field.type) if values.count(None) == count else
+                                 _utf8_array(values) if field.name in utf8 else
                                  _to_arrow(values, field.type) for values, field in zip(columns, EVENT_SCHEMA)],
                                 schema=EVENT_SCHEMA)
+
+
+def _utf8_array(values: list) -> pa.Array:
+    """A string array of UTF-8 bytes (or None) known to be valid, their bytes joined in one copy (Arrow's
+    builder appends value by value and grows its buffer as it goes).
+
+    >>> _utf8_array([b"ab", None, "é".encode()]).to_pylist()
+    ['ab', None, 'é']
+    """
+    present = values if None not in values else [value for value in values if value is not None]
+    data = b"".join(present)
+    if len(data) >= 1 << 31:  # beyond 32-bit offsets: Arrow's builder splits it as it must
+        return pa.array(values, pa.binary()).view(pa.string())
+    offsets = np.zeros(len(values) + 1, np.int32)
+    np.cumsum(list(map(len, values)) if present is values else [0 if value is None else len(value) for value in values],
+              out=offsets[1:])
+    valid = None if present is values else pa.array([value is not None for value in values]).buffers()[1]
+    return pa.Array.from_buffers(pa.string(), len(values), [valid, pa.py_buffer(offsets), pa.py_buffer(data)],
+                                 null_count=len(values) - len(present))
 
 
 class _TableRow:
@@ -431,6 +452,8 @@ def _to_arrow(values: Any, typ: pa.DataType) -> pa.Array:
     # Python ints become timestamps some twenty times faster through int64 than directly.
     if typ == _TIME:
         return pa.array(values, pa.int64()).cast(typ)
+    if typ == pa.string() and len(values) > 1 and values.count(values[0]) == len(values):
+        return pa.repeat(pa.scalar(values[0], typ), len(values))  # a block's one table: no text read per row
     return pa.array(values, typ)
 
 

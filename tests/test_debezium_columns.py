@@ -63,3 +63,47 @@ def test_the_producers_text_is_kept_only_where_orjson_writes_it_alike() -> None:
     assert fast.equals(alone)
     after = fast["after"].tolist()
     assert '{"id":1,"a":"a/b"}' in after and '{"id":1,"a":1.5}' in after and '{"id":2}' in after
+
+
+SOURCE = b'"source":{"db":"d","table":"t","file":"f.1","pos":%d,"row":0,"ts_ms":1}'
+ODD_LINES = [  # each breaks one of the whole-block shortcuts (one msgspec call, columns by comprehension)
+    b'{"op":"c","after":{"id":1},"source":{"db":"d","table":"t","file":"f.1","pos":null,"row":0},"ts_ms":2}',
+    b'{"op":"c","after":{"id":1},"source":{"db":"d","table":"t","file":"12","pos":4},"ts_ms":2}',
+    b'{"op":"c","after":{"id":1},"source":{"db":"d","table":"t","file":"","pos":4},"ts_ms":2}',
+    b'{"op":"c","after":{"id":1},"source":{"db":"d","table":"t","file":"f.2","pos":4,"row":3},"ts_ms":2}',
+    b'{"op":"c","after":{"id":1},"source":{"db":"d","table":"t","pos":-4},"ts_ms":2}',
+    b'{"op":"c","after":{"id":1},"source":{"db":"d","table":"t","ts_us":5,"ts_ns":6},"ts_us":7}',
+    b'{"op":"c","after":{"id":1},"source":{"db":"e","schema":"s","table":"u","connector":"postgresql"}}',
+    b'{"op":"c","after":{"id":1},"source":{"db":"d","table":"t","file":"f.1","pos":4,"row":null}}',
+    b'{"op":"c","after":null,"source":{"table":"t"}}', b'{"op":"d","before":null,"source":{"table":"t"}}',
+    b'{"op":"d","before":{"id":1},"after":null,"source":{"table":"t"}}',
+    b'{"op":"c","after":"text","source":{"table":"t"}}', b'{"op":"u","before":[1],"after":{"id":1},"source":{}}',
+    b'{"op":"c","after":{"id":1},"source":{"table":"t"},"extra":1}',  # an unknown field: msgspec refuses the block
+    b'{"status":"BEGIN","id":"x","event_count":null}', b'null', b'{"op":"c","after":{"id":1}} {"op":"c"}',
+    b'{"op":"c","after":{"id":1,"a":"__debezium_unavailable\\u005fvalue"},"source":{"table":"t"}}',
+    b'{"op":"c","after":{"id":1,"a":"__debezium_unavailable_valu"},"source":{"table":"t"}}',
+]
+
+
+@pytest.mark.parametrize("wrap", [False, True], ids=["bare", "payload"])
+@pytest.mark.parametrize("odd", ODD_LINES)
+@pytest.mark.parametrize("place", [0, 21, 39])
+def test_an_odd_line_in_a_block_reads_as_alone(odd: bytes, place: int, wrap: bool) -> None:
+    lines = [b'{"op":"c","after":{"id":%d},%s,"ts_ms":2}' % (pos, SOURCE % pos) for pos in range(40)]
+    lines[place] = odd
+    if wrap:
+        lines = [b'{"payload":' + line + b"}" for line in lines]
+    alone = _alone(lines)
+    for columnar in (True, False):
+        got = _read(lines, columnar)
+        assert got[0].equals(alone[0]), (odd, columnar)
+        assert got[1:] == alone[1:]
+
+
+def test_a_block_of_bare_and_wrapped_lines_reads_as_alone() -> None:
+    lines = [b'{"op":"u","before":{"id":%d},"after":{"id":%d},%s}' % (pos, pos, SOURCE % pos) for pos in range(30)]
+    lines[1::3] = [b'{"payload":' + line + b"}" for line in lines[1::3]]
+    alone = _alone(lines)
+    got = _read(lines, True)
+    assert got[0].equals(alone[0]) and got[1:] == alone[1:]
+    assert got[0]["seq"].tolist()[-1] == "f.1:00000000000000000029:00000000000000000000"
