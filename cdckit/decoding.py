@@ -403,22 +403,21 @@ class MessageDecoder:
         :class:`~cdckit.io.console.ConsoleLine` of console-consumer lines): the messages through the batch
         decoder, with their records' offsets and partitions (a line that is not a record goes to ``slow``,
         which says why)."""
-        count, first = len(saved), block.first_offset
-        offsets: list[int] = []
-        partitions: list[int | None] = []
+        count, first, unset = len(saved), block.first_offset, msgspec.UNSET
+        offsets = list(range(first, first + count))
+        partitions: list[int | None] = [partition] * count
         chosen: list[int] = []
         messages: list[bytes] = []
         keys: list[str | None] = []
         topics: list[str | None] = []
         for index, record in enumerate(saved):
             if record is None:
-                offsets.append(first + index)
-                partitions.append(partition)
                 continue
-            offsets.append(first + index if record.offset is None or record.offset is msgspec.UNSET
-                           else record.offset)
-            partitions.append(partition if record.partition is None or record.partition is msgspec.UNSET
-                              else record.partition)
+            at, part = record.offset, record.partition
+            if at is not None and at is not unset:
+                offsets[index] = at
+            if part is not None and part is not unset:
+                partitions[index] = part
             message = record.message_bytes()
             if message is not None:
                 chosen.append(index)
