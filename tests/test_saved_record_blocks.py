@@ -127,3 +127,40 @@ def test_the_usual_console_line_is_read_as_the_general_reading_reads_it():
 def test_a_key_that_is_not_utf8_is_left_to_the_general_reading():
     raw = b'CreateTime:1\tPartition:0\tOffset:1\tk\xff\t{"a":1}'
     assert console_lines([b"Offset:1\tk\t{}", raw])[1] is console_line(raw) is None
+
+
+def sample_records(name: str) -> list[bytes]:
+    import cdckit
+
+    frames = [cdckit.read(cdckit.samples.path(s)) for s in cdckit.samples.list()]
+    import pandas as pd
+
+    events = pd.concat(frames, ignore_index=True).groupby(["dialect", "op"], group_keys=False).head(20)
+    return [json.dumps(getattr(r, "value", r)).encode() if not isinstance(getattr(r, "value", r), (bytes, str))
+            else getattr(r, "value", r) for r in cdckit.convert(events, name).records]
+
+
+@pytest.mark.parametrize("name", ["debezium", "datahub_blob"])  # datahub_blob: update halves among the rows
+def test_the_spark_sink_takes_kafka_records_of_interleaved_partitions_as_each_alone(name):
+    from cdckit.spark.engine import _CombinedSink
+
+    values = [v if isinstance(v, bytes) else v.encode() for v in sample_records(name)]
+    values[len(values) // 2:len(values) // 2] = [b'{"broken": ', b"null"]
+    count = len(values)
+    columns = (values, [None] * count, ["t"] * count, [i % 3 for i in range(count)], list(range(count)),
+               [None] * count)
+
+    def combined(alone: bool) -> list[dict]:
+        sink = _CombinedSink()
+        decoder = MessageDecoder(registry.create(name), sink)
+        if alone:
+            for index in range(count):
+                decoder.records(*(column[index:index + 1] for column in columns))
+        else:
+            decoder.records(*columns)
+        decoder.finish()
+        return sink.take().to_pylist() if len(sink) else []
+
+    together = combined(alone=False)
+    assert together == combined(alone=True)
+    assert {row["partition"] for row in together} == {0, 1, 2}
