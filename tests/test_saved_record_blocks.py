@@ -164,3 +164,19 @@ def test_the_spark_sink_takes_kafka_records_of_interleaved_partitions_as_each_al
     together = combined(alone=False)
     assert together == combined(alone=True)
     assert {row["partition"] for row in together} == {0, 1, 2}
+
+
+@pytest.mark.parametrize("block_size", [1, 3, 7, 64, 1 << 20])
+def test_json_lines_blocks_give_the_lines_and_numbers_of_the_stream_whatever_the_block_size(block_size):
+    import io
+
+    from cdckit.io.json_lines import jsonl_blocks
+
+    data = b'\xef\xbb\xbf{"a": 1}\n\n  \n{"b": 2}\r\n' + b'{"long": "' + b"x" * 100 + b'"}\n\n{"c": 3}'
+    expected = [(number, raw) for number, raw in enumerate(data[3:].split(b"\n"), start=1) if raw.strip()]
+    for first_line in (1, 9):  # a range that is not the file's start keeps a leading BOM-like text as it is
+        blocks = list(jsonl_blocks(io.BytesIO(data if first_line == 1 else data[3:]), 4, first_line, block_size))
+        found = [(block.line_of(i) - first_line + 1, raw) for block in blocks for i, raw in enumerate(block.lines)]
+        assert found == expected
+        assert [block.first_offset for block in blocks] == list(
+            itertools.accumulate([4] + [len(block.lines) for block in blocks[:-1]]))
