@@ -51,12 +51,13 @@ class Sink:
         """One message decoded into these events (none are update halves)."""
 
     def rows(
-        self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int, partition: int | None,
-        halves: list[tuple] = (),  # type: ignore[assignment]
+        self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int,
+        partition: int | list[int | None] | None, halves: list[tuple] = (),  # type: ignore[assignment]
         firsts: list[bool] | None = None,
     ) -> None:
         """``messages`` messages decoded by a batch decoder into the events of ``table`` (an
-        :func:`cdckit.frame.event_table`; ``offsets``: one per row), and ``halves`` among them: update
+        :func:`cdckit.frame.event_table`; ``offsets``: one per row; ``partition``: the Kafka partition of
+        every row, or a list of one per row where partitions interleave), and ``halves`` among them: update
         halves as ``(position, msg, dialect, event)``, ``position`` the number of the table's rows that
         came before the half's message (``messages`` does not count them). ``firsts`` says of each row
         whether it is its message's first (two messages may share an offset: a redelivered record)."""
@@ -114,8 +115,8 @@ class FrameSink(Sink):
             self.builder.add(event, dialect, msg.source, msg.offset, msg.partition)
 
     def rows(
-        self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int, partition: int | None,
-        halves: list[tuple] = (),  # type: ignore[assignment]
+        self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int,
+        partition: int | list[int | None] | None, halves: list[tuple] = (),  # type: ignore[assignment]
         firsts: list[bool] | None = None,
     ) -> None:
         self.decoded += messages
@@ -402,22 +403,21 @@ class MessageDecoder:
         :class:`~cdckit.io.console.ConsoleLine` of console-consumer lines): the messages through the batch
         decoder, with their records' offsets and partitions (a line that is not a record goes to ``slow``,
         which says why)."""
-        count, first = len(saved), block.first_offset
-        offsets: list[int] = []
-        partitions: list[int | None] = []
+        count, first, unset = len(saved), block.first_offset, msgspec.UNSET
+        offsets = list(range(first, first + count))
+        partitions: list[int | None] = [partition] * count
         chosen: list[int] = []
         messages: list[bytes] = []
         keys: list[str | None] = []
         topics: list[str | None] = []
         for index, record in enumerate(saved):
             if record is None:
-                offsets.append(first + index)
-                partitions.append(partition)
                 continue
-            offsets.append(first + index if record.offset is None or record.offset is msgspec.UNSET
-                           else record.offset)
-            partitions.append(partition if record.partition is None or record.partition is msgspec.UNSET
-                              else record.partition)
+            at, part = record.offset, record.partition
+            if at is not None and at is not unset:
+                offsets[index] = at
+            if part is not None and part is not unset:
+                partitions[index] = part
             message = record.message_bytes()
             if message is not None:
                 chosen.append(index)
@@ -508,7 +508,8 @@ class MessageDecoder:
 
     def _fast(self, results: list, offsets: Any, sources: list, partitions: list, slow: Any, light: Any,
               declared: list[tuple] = ()) -> None:  # type: ignore[assignment]
-        """Hand the batch decoder's rows to the sink in runs of one source and partition, in input order;
+        """Hand the batch decoder's rows to the sink in runs of one source, in input order (the partitions of
+        a run's rows reach the sink as a column when they differ: a multi-partition capture interleaves them);
         a message it handed back (None) goes to ``slow``. An update half (an :class:`Event`) stays in its
         run, its place kept, and reaches the sink with the message's position from ``light``.
 
@@ -531,7 +532,7 @@ class MessageDecoder:
                 run(results, offsets, sources, partitions, start, index, slow, light)
                 slow(index)
                 start = index + 1
-            elif sources[index] != sources[start] or partitions[index] != partitions[start] or (
+            elif sources[index] != sources[start] or (
                     table is not None and (result is TABLE_ROW) is not (results[start] is TABLE_ROW)):
                 run(results, offsets, sources, partitions, start, index, slow, light)
                 start = index
@@ -560,7 +561,7 @@ class MessageDecoder:
 
     def _run(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
              slow: Any, light: Any) -> None:
-        """Messages ``lo`` to ``hi`` (one source and partition) as one Arrow table, with the update halves
+        """Messages ``lo`` to ``hi`` (one source) as one Arrow table, with the update halves
         among them and their places; a message whose rows the frame cannot hold is decoded alone instead,
         where the guard names the field. A short run goes to the sink as events: an Arrow table of a few
         rows costs more than them."""
@@ -604,7 +605,8 @@ class MessageDecoder:
             self._split(results, offsets, sources, partitions, lo, hi, slow, light)
             return
         sink.read(name, hi - lo)
-        sink.rows(table, name, sources[lo], row_offsets, hi - lo - len(halves), partitions[lo], halves, firsts)
+        sink.rows(table, name, sources[lo], row_offsets, hi - lo - len(halves),
+                  _run_partition(partitions, lo, hi, results), halves, firsts)
 
     def _split(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
                slow: Any, light: Any) -> None:
@@ -648,8 +650,32 @@ class _TableRuns:
         count, decoder = hi - lo, self.decoder
         rows, self.at = self.table.slice(self.at, count), self.at + count
         decoder.sink.read(decoder._name, count)
-        decoder.sink.rows(rows, decoder._name, sources[lo], list(offsets[lo:hi]), count, partitions[lo], [],
-                          [True] * count)
+        decoder.sink.rows(rows, decoder._name, sources[lo], list(offsets[lo:hi]), count,
+                          _run_partition(partitions, lo, hi), [], [True] * count)
+
+
+def _run_partition(partitions: Any, lo: int, hi: int, results: list | None = None) -> Any:
+    """The partition of messages ``lo`` to ``hi`` as :meth:`Sink.rows` takes it: one value when they share it,
+    else one per row, the rows being ``results[lo:hi]`` (a row, a list of rows or an update half, which has
+    none) or one per message when ``results`` is None.
+
+    >>> _run_partition([1, 1], 0, 2), _run_partition([0, 1, 2], 0, 3, [(), [(), ()], Event("u", "u")])
+    (1, [0, 1, 1])
+    """
+    part = list(partitions[lo:hi])
+    if part.count(part[0]) == len(part):
+        return part[0]
+    if results is None:
+        return part
+    out: list = []
+    for index in range(lo, hi):
+        result = results[index]
+        kind = result.__class__
+        if kind is FastRow or kind is tuple:
+            out.append(partitions[index])
+        elif kind is not Event:
+            out.extend([partitions[index]] * len(result))
+    return out
 
 
 def _first(item: tuple) -> Any:

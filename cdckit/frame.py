@@ -369,13 +369,14 @@ class FrameBuilder:
             self._seal()
 
     def add_table(self, table: pa.Table, dialect: str, source: str, offsets: Any,
-                  partition: int | None = None) -> None:
-        """Append events already in Arrow (an :func:`event_table`; ``offsets``: one per row)."""
+                  partition: int | list[int | None] | None = None) -> None:
+        """Append events already in Arrow (an :func:`event_table`; ``offsets``: one per row; ``partition``: one
+        for every row, or a list of one per row)."""
         self._seal()
         count = table.num_rows
         front = [pa.array([dialect] * count, pa.string()), pa.array([source] * count, pa.string()),
                  pa.array(offsets if isinstance(offsets, list) else list(offsets), pa.int64()),
-                 pa.array([partition] * count, pa.int64())]
+                 pa.array(partition if isinstance(partition, list) else [partition] * count, pa.int64())]
         self._tables.append(pa.Table.from_arrays(front + table.columns, schema=ARROW_SCHEMA))
         self._sealed += count
 

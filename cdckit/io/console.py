@@ -186,13 +186,73 @@ def console_lines(lines: list[bytes], separator: str | None = None) -> list[Cons
     >>> console_lines([b'{"a": 1}']) is None
     True
     """
+    sep = (separator or TAB).encode("utf-8")
     out: list[ConsoleLine | None] = []
     for raw in lines:
-        line = console_line(raw.strip(b"\r\n"), separator)
-        if line is None and not out:
-            return None
+        raw = raw.strip(b"\r\n")
+        line = _usual_line(raw, sep)
+        if line is None:
+            line = console_line(raw, separator)
+            if line is None and not out:
+                return None
         out.append(line)
     return out
+
+
+def _usual_line(raw: bytes, sep: bytes) -> ConsoleLine | None:
+    r""":func:`console_line` of the usual line, read at once: the fields the separator cuts are the prefix
+    fields the consumer prints (no headers), a key that is ``null``, closed JSON or plain text (no ``:``) and
+    a whole value; None for any other line (then :func:`console_line` reads it, and may still take it).
+
+    >>> _usual_line(b'CreateTime:1\tPartition:2\tOffset:3\t{"id":1}\t{"a":1}', b"\t")
+    ConsoleLine(key='{"id":1}', value=b'{"a":1}', partition=2, offset=3, keyed=True)
+    >>> _usual_line(b'Partition:0\tNO_HEADERS\tk\t{}', b"\t") is None  # headers: the general reading
+    True
+    """
+    width = len(sep)
+    cut = raw.rfind(sep)
+    if cut < 0:
+        return None
+    value = raw[cut + width:].rstrip(b"\r ")
+    first, last = value[:1], value[-1:]
+    if not (first == b"{" and last == b"}" or first == b"[" and last == b"]"):
+        if value != b"null":
+            return None
+        value = None
+    before = raw.rfind(sep, 0, cut)
+    key = raw[before + width if before >= 0 else 0:cut]
+    head = key[:1]
+    if head in _OPENERS:
+        if len(key) < 2 or key[-1:] != _CLOSERS[head]:
+            return None
+    elif key == b"null":
+        key = None
+    elif not key or b":" in key or key in (b"NO_HEADERS", b"NO_TIMESTAMP"):  # a prefix field, no key
+        return None
+    fields = raw[:before].split(sep) if before >= 0 else []
+    count, at, partition, offset = len(fields), 0, None, None
+    if count > 3:
+        return None
+    if at < count and _TIMESTAMP.fullmatch(fields[at]):
+        at += 1
+    if at < count and fields[at].startswith(b"Partition:"):
+        number = fields[at][10:]
+        if not (number.isdigit() and len(number) <= 18):
+            return None
+        partition, at = int(number), at + 1
+    if at < count and fields[at].startswith(b"Offset:"):
+        number = fields[at][7:]
+        if not (number.isdigit() and len(number) <= 18):
+            return None
+        offset, at = int(number), at + 1
+    if at != count:
+        return None
+    if key is not None:
+        try:
+            key = key.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return ConsoleLine(key, value, partition, offset)
 
 
 def console_message(msg: Message, separator: str | None = None) -> Message:

@@ -50,20 +50,21 @@ def jsonl_blocks(
     first = first_line == 1
     while True:
         data = stream.read(block_size)
-        if first:
+        if first:  # read on until a byte-order mark, cut by a small block, is whole (or the stream ends)
             first = False
+            while data and len(without_bom(data)) < 3 and (more := stream.read(block_size)):
+                data += more
             data = without_bom(data)
         if not data:
             if tail.strip():
                 yield LineBlock(offset, line, [tail])
             return
-        data = tail + data
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            tail = data
+        lines = data.split(b"\n")  # the block's lines, split once: no copy of the block joined to the tail
+        if len(lines) == 1:
+            tail += data
             continue
-        tail = data[cut + 1 :]
-        lines = data[:cut].split(b"\n")
+        lines[0] = tail + lines[0]
+        tail = lines.pop()
         if b"" in lines or any(map(bytes.isspace, lines)):
             kept = [(number, raw) for number, raw in enumerate(lines, start=line) if raw and not raw.isspace()]
             block = LineBlock(offset, line, [raw for _, raw in kept], [number for number, _ in kept])

@@ -99,19 +99,21 @@ class _CombinedSink(Sink):
         self.extras.extend([_MORE] * (len(events) - 1))
 
     def rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int,
-             partition: int | None, halves: list[tuple] = (),  # type: ignore[assignment]
+             partition: int | list[int | None] | None, halves: list[tuple] = (),  # type: ignore[assignment]
              firsts: list[bool] | None = None) -> None:
+        each = isinstance(partition, list)  # one per row: partitions interleave
         start = 0
         for position, msg, _, event in halves:  # each half in its place, between the rows around it
             self._rows(table.slice(start, position - start), dialect, source, offsets[start:position],
-                       None if firsts is None else firsts[start:position], partition)
+                       None if firsts is None else firsts[start:position],
+                       partition[start:position] if each else partition)
             self.half(msg, dialect, event)
             start = position
         self._rows(table.slice(start), dialect, source, offsets[start:], None if firsts is None else firsts[start:],
-                   partition)
+                   partition[start:] if each else partition)
 
     def _rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], firsts: list[bool] | None,
-              partition: int | None) -> None:
+              partition: int | list[int | None] | None) -> None:
         if not table.num_rows:
             return
         self.builder.add_table(table, dialect, source, offsets, partition)
