@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from .streams import BLOCK
 
-__all__ = ["ByteRange", "open_range", "line_ranges", "line_cuts", "count_messages"]
+__all__ = ["ByteRange", "open_range", "line_ranges", "line_cuts", "count_messages", "next_line_end"]
 
 
 class ByteRange(io.RawIOBase):
@@ -77,17 +77,11 @@ def line_ranges(
     if messages_per_range:
         return _ranges_by_messages(path, bytes_per_range, messages_per_range)
     ranges = []
-    start = offset = 0
-    line = 1
-    with open(path, "rb") as stream:
-        size = os.fstat(stream.fileno()).st_size
-        while start < size:
-            stream.seek(start + max(bytes_per_range, 1) - 1)
-            end = _next_line_end(stream, size)
-            stream.seek(start)
-            messages, lines = _count_lines(stream, end - start)
-            ranges.append((start, end, offset, line))
-            start, offset, line = end, offset + messages, line + lines
+    offset, line = 0, 1
+    for start, end in line_cuts(path, bytes_per_range):
+        messages, lines = count_messages(path, start, end)
+        ranges.append((start, end, offset, line))
+        offset, line = offset + messages, line + lines
     return ranges
 
 
@@ -108,7 +102,7 @@ def line_cuts(path: str, bytes_per_range: int) -> list[tuple[int, int]]:
         size = os.fstat(stream.fileno()).st_size
         while start < size:
             stream.seek(start + max(bytes_per_range, 1) - 1)
-            end = _next_line_end(stream, size)
+            end = next_line_end(stream, size)
             cuts.append((start, end))
             start = end
     return cuts
@@ -129,7 +123,7 @@ def count_messages(path: str, start: int, end: int) -> tuple[int, int]:
         return _count_lines(stream, end - start)
 
 
-def _next_line_end(stream: IO[bytes], size: int) -> int:
+def next_line_end(stream: IO[bytes], size: int) -> int:
     """The position just past the next line end at or after the stream's position (or the file's end)."""
     while True:
         here = stream.tell()

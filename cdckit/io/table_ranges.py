@@ -26,7 +26,7 @@ from typing import IO, Iterator
 import numpy as np
 
 from .message import Message
-from .ranges import open_range
+from .ranges import next_line_end, open_range
 from .records import unwrap_record
 from .sniff import csv_delimiter
 from .streams import BLOCK
@@ -109,7 +109,7 @@ def csv_ranges(path: str, bytes_per_range: int) -> list[tuple[int, int, int, int
         start, offset, line = found.end(), 0, 2
         while start < size:
             stream.seek(start + max(bytes_per_range, 1) - 1)
-            end = _next_newline(stream, size)
+            end = next_line_end(stream, size)
             rows, lines = _count_rows(stream, start, end)
             ranges.append((start, end, offset, line))
             start, offset, line = end, offset + rows, line + lines
@@ -143,18 +143,6 @@ def _rows_on_own_lines(path: str, delimiter: str) -> bool:
         finally:
             text.detach()
         return True
-
-
-def _next_newline(stream: IO[bytes], size: int) -> int:
-    """The position just past the next ``\\n`` at or after the stream's position (or the file's end)."""
-    while True:
-        here = stream.tell()
-        data = stream.read(BLOCK)
-        if not data:
-            return size
-        cut = data.find(b"\n")
-        if cut >= 0:
-            return here + cut + 1
 
 
 def _count_rows(stream: IO[bytes], start: int, end: int) -> tuple[int, int]:
