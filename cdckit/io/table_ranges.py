@@ -30,7 +30,7 @@ from .ranges import next_line_end, open_range
 from .records import unwrap_record
 from .sniff import csv_delimiter
 from .streams import BLOCK
-from .tables import csv_messages
+from .tables import csv_messages, rows_of
 
 __all__ = ["parquet_ranges", "parquet_range_messages", "csv_ranges", "csv_range_messages"]
 
@@ -79,7 +79,7 @@ def parquet_range_messages(path: str, name: str, start: int, end: int) -> Iterat
         low = max(start - offset, 0)
         batch = batch.slice(low, min(end - offset, batch.num_rows) - low)
         offset += low
-        for row in batch.to_pylist():
+        for row in rows_of(batch):
             yield unwrap_record(Message(row, name, offset))
             offset += 1
         if offset >= end:

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
 from .. import values
 from .message import Message, error_message
 from .records import unwrap_record
 
-__all__: list[str] = []
+__all__: list[str] = ["rows_of"]
 
 #: The largest CSV cell read (the csv module's default, 131,072 characters, is too small for large images).
 _CSV_FIELD_LIMIT = 2**31 - 1
@@ -77,6 +77,18 @@ def parquet_messages(stream: IO[bytes], name: str) -> Iterator[Message]:
 
     offset = 0
     for batch in pq.ParquetFile(stream).iter_batches(batch_size=65_536):
-        for row in batch.to_pylist():
+        for row in rows_of(batch):
             yield unwrap_record(Message(row, name, offset))
             offset += 1
+
+
+def rows_of(batch: Any, step: int = 4_096) -> Iterator[dict[str, Any]]:
+    """The rows of an Arrow record batch as dicts, made ``step`` rows at a time (a reader that stops after the
+    first few, as detection does, does not pay for the whole batch).
+
+    >>> import pyarrow as pa
+    >>> list(rows_of(pa.record_batch({"a": [1, 2, 3]}), step=2))
+    [{'a': 1}, {'a': 2}, {'a': 3}]
+    """
+    for start in range(0, batch.num_rows, step):
+        yield from batch.slice(start, step).to_pylist()
