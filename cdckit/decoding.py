@@ -27,7 +27,6 @@ import pandas as pd
 import pyarrow as pa
 
 from . import shapes
-from .collector import gc_paused, gc_resumed  # noqa: F401 (where the read path took them from)
 from .io import LineBlock, Message, parse_line, record_message, saved_records
 from .io.console import console_lines, console_message
 from .detect import FLOOR, score_message
@@ -38,7 +37,7 @@ from .dialects.options import DialectOptions, resolved
 from .errors import InvalidValue
 from .frame import PANDAS_TYPES, TABLE_ROW, Event, FastRow, FrameBuilder, event_row, event_table, row_problem
 
-__all__ = ["Sink", "FrameSink", "MessageDecoder", "column_types_frame", "family_hint", "gc_paused", "gc_resumed"]
+__all__ = ["Sink", "FrameSink", "MessageDecoder", "column_types_frame", "family_hint"]
 
 
 class Sink:

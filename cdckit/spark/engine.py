@@ -24,7 +24,8 @@ from typing import Any, Iterator
 
 import pyarrow as pa
 
-from ..decoding import MessageDecoder, Sink, gc_paused
+from ..collector import gc_paused
+from ..decoding import MessageDecoder, Sink
 from ..detect import DEFAULT_SAMPLE, choose_for_read
 from ..dialects import registry
 from ..dialects.options import DialectOptions
