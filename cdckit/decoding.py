@@ -29,6 +29,7 @@ import pyarrow as pa
 from . import shapes
 from .io import LineBlock, Message, parse_line, record_message, saved_records
 from .io.console import console_lines, console_message
+from .io.tables import RowBlock
 from .detect import FLOOR, score_message
 from .dialects import registry
 from .column_types import TYPE_COLUMNS
@@ -363,7 +364,11 @@ class MessageDecoder:
     # ------------------------------------------------------------ many messages at once
 
     def block(self, block: LineBlock, source: str, partition: int | None = None) -> None:
-        """Decode a block of JSON Lines, through the dialect's batch decoder when it has one."""
+        """Decode a block of JSON Lines, through the dialect's batch decoder when it has one (a
+        :class:`~cdckit.io.tables.RowBlock` of CSV or Parquet rows: see :meth:`rows`)."""
+        if isinstance(block, RowBlock):
+            self.rows(block, source, partition)
+            return
         lines = block.lines
 
         separator = self.options.key_separator
@@ -396,6 +401,42 @@ class MessageDecoder:
             return
         self._fast(results, range(first, first + count), [source] * count, [partition] * count, slow, light,
                    self._batch_types)
+
+    def rows(self, block: RowBlock, source: str, partition: int | None = None) -> None:
+        """Decode a block of table rows (CSV or Parquet), through the dialect's ``decode_rows`` when it has
+        one: ``decode_rows(names, columns)`` gives for each row what ``decode_lines`` gives for a line (None
+        hands the row back, to be decoded alone as the message the file's reader makes of it)."""
+        count = block.count
+
+        def slow(index: int) -> None:
+            msg = block.message(index, source)
+            if partition is not None and msg.partition is None:
+                msg.partition = partition
+            self.message(msg)
+
+        def light(index: int) -> Message:  # an update half's message (its raw text is the row's)
+            msg = block.message(index, source)
+            if partition is not None and msg.partition is None:
+                msg.partition = partition
+            return msg
+
+        decode = getattr(self.dialect, "decode_rows", None) if self.dialect is not None else None
+        results = None
+        if decode is not None and count:
+            self.dialect.forget_declarations()
+            try:
+                results = decode(block.names, block.columns)
+            except Exception:  # a fast path must never stop a read: the general decoder takes every row
+                results = None
+            self.dialect.forget_declarations()
+        if results is None or len(results) != count:
+            for index in range(count):
+                slow(index)
+            return
+        for index in block.messages:
+            results[index] = None
+        first = block.first_offset
+        self._fast(results, range(first, first + count), [source] * count, [partition] * count, slow, light)
 
     def _saved(self, saved: list, block: LineBlock, source: str, partition: int | None, slow: Any) -> None:
         """A block of saved Kafka records (:class:`~cdckit.io.SavedRecord`, or the

@@ -77,11 +77,12 @@ def source_verdict(name: str, head: list[Message], dialect_name: str | None,
 
 
 def block_container(name: str, container: str | None, options: DialectOptions) -> str | None:
-    """The container of a file read in blocks for a batch decoder ("jsonl" or "json"), else None."""
+    """The container of a file read in blocks for a batch decoder ("jsonl", "json", or "csv" and "parquet",
+    whose rows come as :class:`~cdckit.io.tables.RowBlock`), else None."""
     if not os.path.isfile(name):
         return None
     found = file_container(name, container, options.key_separator)
-    return found if found in ("jsonl", "json") else None
+    return found if found in ("jsonl", "json", "csv", "parquet") else None
 
 
 def decode_source(name: str, messages: Iterator[Message], head: list[Message], verdict: SourceVerdict,

@@ -24,8 +24,8 @@ from .message import LineBlock, Message, error_message, unreadable_message
 from .ranges import open_range
 from .sniff import binary_message, container_by_name, csv_delimiter, sniff_container
 from .streams import HEAD, damage_of, open_file
-from .table_ranges import csv_range_messages, parquet_range_messages
-from .tables import csv_messages, parquet_messages
+from .table_ranges import csv_range_blocks, parquet_range_blocks
+from .tables import RowBlock, csv_blocks, csv_messages, parquet_blocks, parquet_messages
 from .text import head_encoding, text_messages
 
 __all__ = ["file_messages", "file_pieces"]
@@ -104,7 +104,8 @@ def file_pieces(path: str, container: str, start: int = 0, end: int = -1, first_
 
     JSON Lines, and runs of whole objects in a JSON array or in JSON values
     one after another, come as :class:`LineBlock` (for batch decoders); text
-    lines and every other container as :class:`Message`. A file that cannot be read or
+    lines and every other container as :class:`Message`. CSV and Parquet rows come as
+    :class:`~cdckit.io.tables.RowBlock` (a :class:`LineBlock` of columns, no lines). A file that cannot be read or
     is damaged ends with one error message (see :func:`cdckit.io.iter_sources`). A message read as text
     that ``kafka-console-consumer`` printed is unwrapped (``key_separator``: its separator); a block's lines
     are left as they are, for :class:`~cdckit.decoding.MessageDecoder` to unwrap.
@@ -112,6 +113,9 @@ def file_pieces(path: str, container: str, start: int = 0, end: int = -1, first_
     name = path if source is None else source
     if end >= 0 and container in ("parquet", "csv"):
         yield from _table_range(path, name, container, start, end, first_offset, first_line)
+        return
+    if container in ("parquet", "csv"):
+        yield from _table_file(path, container, key_separator)
         return
     if container not in ("jsonl", "text", "json") or (end < 0 and container == "text" and encoding is None):
         yield from file_messages(path, container, key_separator)
@@ -142,17 +146,54 @@ def file_pieces(path: str, container: str, start: int = 0, end: int = -1, first_
 
 
 def _table_range(path: str, name: str, container: str, start: int, end: int, first_offset: int,
-                 first_line: int) -> Iterator[Message]:
+                 first_line: int) -> Iterator[RowBlock | Message]:
     """The rows of a range of a Parquet or CSV file; damage ends them with one entry, as for the whole file."""
     offset = first_offset
     try:
-        rows = parquet_range_messages(path, name, start, end) if container == "parquet" \
-            else csv_range_messages(path, name, start, end, first_offset, first_line, csv_delimiter(name))
-        for msg in rows:
-            yield msg
-            offset += 1
+        pieces = parquet_range_blocks(path, name, start, end) if container == "parquet" \
+            else csv_range_blocks(path, name, start, end, first_offset, first_line, csv_delimiter(name))
+        for piece in pieces:
+            yield piece
+            offset += piece.count if isinstance(piece, RowBlock) else 1
     except Exception as err:  # csv.Error, pyarrow's errors on a damaged Parquet file, I/O errors...
         yield _damage(name, offset, container, f"{type(err).__name__}: {err}", None)
+
+
+def _table_file(path: str, container: str, key_separator: str | None) -> Iterator[RowBlock | Message]:
+    """The rows of a whole Parquet or CSV file as :func:`file_messages` gives them, in blocks; damage ends
+    them with one entry (see :func:`stream_messages_guarded`, whose rule this follows)."""
+    try:
+        stream = open_file(path)
+    except OSError as err:
+        yield unreadable_message(path, 0, err)
+        return
+    count = 0
+    try:
+        with stream:
+            try:
+                if container == "parquet":
+                    import pyarrow.parquet as pq
+
+                    pieces = parquet_blocks(pq.ParquetFile(stream).iter_batches(batch_size=65_536), path)
+                else:
+                    pieces = csv_blocks(stream, path, csv_delimiter(path))
+                for piece in pieces:
+                    if isinstance(piece, RowBlock):
+                        piece.messages = {index: console_message(msg, key_separator)
+                                          for index, msg in piece.messages.items()}
+                        yield piece
+                        count += piece.count
+                    else:
+                        yield console_message(piece, key_separator)
+                        count += 1
+            except Exception as err:  # csv.Error, pyarrow's errors on a damaged Parquet file, I/O errors...
+                yield _damage(path, count, container, f"{type(err).__name__}: {err}", stream)
+                return
+            damage = damage_of(stream)
+            if damage is not None:
+                yield _damage(path, count, container, damage, stream)
+    except OSError as err:  # closing failed: the messages are out already
+        yield _damage(path, count, container, f"{type(err).__name__}: {err}", None)
 
 
 def _damage(name: str, offset: int, container: str | None, why: str, stream: IO[bytes] | None,

@@ -86,6 +86,15 @@ _RECORD_FIELDS = frozenset(
 )
 
 
+def may_be_record(keys: Any) -> bool:
+    """True when an object of these keys may be a saved Kafka record (:func:`unwrap_record` may unwrap it).
+
+    >>> may_be_record(["topic", "value"]), may_be_record(["id", "value"])
+    (True, False)
+    """
+    return set(keys) <= _RECORD_FIELDS
+
+
 def unwrap_record(msg: Message) -> Message:
     """Unwrap a saved Kafka record (kcat ``-J`` or key/value/offset rows); any other message is kept.
 

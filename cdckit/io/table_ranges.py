@@ -21,7 +21,7 @@ import csv
 import io
 import os
 import re
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
 import numpy as np
 
@@ -30,9 +30,10 @@ from .ranges import next_line_end, open_range
 from .records import unwrap_record
 from .sniff import csv_delimiter
 from .streams import BLOCK
-from .tables import csv_messages, rows_of
+from .tables import RowBlock, csv_blocks, csv_messages, parquet_blocks, rows_of
 
-__all__ = ["parquet_ranges", "parquet_range_messages", "csv_ranges", "csv_range_messages"]
+__all__ = ["parquet_ranges", "parquet_range_messages", "parquet_range_blocks", "csv_ranges", "csv_range_messages",
+           "csv_range_blocks"]
 
 _LINE_END = re.compile(rb"\r\n?|\n")
 
@@ -59,6 +60,21 @@ def parquet_ranges(path: str, pieces: int) -> list[tuple[int, int, int, None]]:
 def parquet_range_messages(path: str, name: str, start: int, end: int) -> Iterator[Message]:
     """Rows ``start`` to ``end`` of a Parquet file, as :func:`cdckit.io.file_messages` gives them (named
     ``name``); only the row groups they lie in are read."""
+    offset = start
+    for batch in _parquet_range_batches(path, start, end):
+        for row in rows_of(batch):
+            yield unwrap_record(Message(row, name, offset))
+            offset += 1
+
+
+def parquet_range_blocks(path: str, name: str, start: int, end: int) -> Iterator[RowBlock | Message]:
+    """:func:`parquet_range_messages` as :class:`~cdckit.io.tables.RowBlock` (see
+    :func:`~cdckit.io.tables.parquet_blocks`)."""
+    return parquet_blocks(_parquet_range_batches(path, start, end), name, start)
+
+
+def _parquet_range_batches(path: str, start: int, end: int) -> Iterator[Any]:
+    """The record batches of rows ``start`` to ``end`` of a Parquet file, in order (the first row is ``start``)."""
     import pyarrow.parquet as pq
 
     parquet = pq.ParquetFile(path)
@@ -79,9 +95,9 @@ def parquet_range_messages(path: str, name: str, start: int, end: int) -> Iterat
         low = max(start - offset, 0)
         batch = batch.slice(low, min(end - offset, batch.num_rows) - low)
         offset += low
-        for row in rows_of(batch):
-            yield unwrap_record(Message(row, name, offset))
-            offset += 1
+        if batch.num_rows:
+            yield batch
+        offset += batch.num_rows
         if offset >= end:
             return
 
@@ -185,3 +201,11 @@ def csv_range_messages(path: str, name: str, start: int, end: int, first_offset:
     header = csv_header(path, delimiter)
     with open_range(path, start, end) as stream:
         yield from csv_messages(stream, name, delimiter, header, first_offset, first_line)
+
+
+def csv_range_blocks(path: str, name: str, start: int, end: int, first_offset: int, first_line: int,
+                     delimiter: str) -> Iterator[RowBlock]:
+    """:func:`csv_range_messages` as :class:`~cdckit.io.tables.RowBlock` (see :func:`~cdckit.io.tables.csv_blocks`)."""
+    header = csv_header(path, delimiter)
+    with open_range(path, start, end) as stream:
+        yield from csv_blocks(stream, name, delimiter, header, first_offset, first_line)

@@ -8,20 +8,26 @@ holding a saved Kafka record is unwrapped like any other message.
 [{'id': '1', 'name': None}]
 
 ``csv_messages`` and ``parquet_messages`` are shared by the modules of
-:mod:`cdckit.io` (not public).
+:mod:`cdckit.io` (not public), as are ``csv_blocks`` and ``parquet_blocks``: the
+same rows as :class:`RowBlock` (columns of Python values, no dict or message per
+row) for decoders that take a table's rows at once.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from dataclasses import dataclass, field
 from typing import IO, Any, Iterator
 
 from .. import values
-from .message import Message, error_message
-from .records import unwrap_record
+from .message import LineBlock, Message, error_message
+from .records import may_be_record, unwrap_record
 
-__all__: list[str] = ["rows_of"]
+__all__: list[str] = ["rows_of", "RowBlock"]
+
+#: Rows per :class:`RowBlock` of a CSV file (a Parquet file's come a batch at a time, as its messages do).
+_CSV_BLOCK_ROWS = 16_384
 
 #: The largest CSV cell read (the csv module's default, 131,072 characters, is too small for large images).
 _CSV_FIELD_LIMIT = 2**31 - 1
@@ -38,20 +44,22 @@ def csv_messages(stream: IO[bytes], name: str, delimiter: str, fieldnames: list[
     reader = csv.DictReader(text, fieldnames=fieldnames, delimiter=delimiter)
     lines_before = 0 if fieldnames is None else first_line - 1
     for offset, row in enumerate(_csv_rows(reader), start=first_offset):
-        line = lines_before + reader.line_num
-        clean = {k: (None if v == "" else v) for k, v in row.items()}
-        if any(isinstance(v, str) and _has_surrogate(v) for v in (*clean.values(), *clean.keys())):
-            raw = delimiter.join(v or "" for v in row.values() if isinstance(v, str))
-            raw = raw.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-            yield error_message(name, offset, "invalid UTF-8 in CSV row", "invalid_utf8", raw, line)
-            continue
-        if None in clean:  # more fields than the header names
-            extra = clean.pop(None)  # type: ignore[call-overload]
-            yield error_message(name, offset, f"CSV row has {len(extra)} more fields than the header",
-                                "damaged_input", values.dumps(clean), line)
-            continue
-        yield unwrap_record(Message(clean, name, offset, line=line))
+        yield _csv_message(row, name, offset, lines_before + reader.line_num, delimiter)
     text.detach()
+
+
+def _csv_message(row: dict, name: str, offset: int, line: int, delimiter: str) -> Message:
+    """The message of one row as :class:`csv.DictReader` gives it (``None`` keys the fields beyond the header)."""
+    clean = {k: (None if v == "" else v) for k, v in row.items()}
+    if any(isinstance(v, str) and _has_surrogate(v) for v in (*clean.values(), *clean.keys())):
+        raw = delimiter.join(v or "" for v in row.values() if isinstance(v, str))
+        raw = raw.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return error_message(name, offset, "invalid UTF-8 in CSV row", "invalid_utf8", raw, line)
+    if None in clean:  # more fields than the header names
+        extra = clean.pop(None)  # type: ignore[call-overload]
+        return error_message(name, offset, f"CSV row has {len(extra)} more fields than the header",
+                             "damaged_input", values.dumps(clean), line)
+    return unwrap_record(Message(clean, name, offset, line=line))
 
 
 def _csv_rows(reader: csv.DictReader) -> Iterator[dict]:
@@ -92,3 +100,119 @@ def rows_of(batch: Any, step: int = 4_096) -> Iterator[dict[str, Any]]:
     """
     for start in range(0, batch.num_rows, step):
         yield from batch.slice(start, step).to_pylist()
+
+
+@dataclass(slots=True)
+class RowBlock(LineBlock):
+    """Consecutive rows of a CSV or Parquet file as columns of Python values (``lines`` is empty).
+
+    Row ``i`` has offset ``first_offset + i``; ``columns[j][i]`` is its value of column ``names[j]`` (None:
+    an empty CSV cell, a null, a column a short CSV row lacks). ``line_numbers`` holds each row's line in a
+    CSV file (None for Parquet). ``messages`` holds, by row number, the message of each row that is not a
+    plain row of the columns (a CSV row the container quarantines); its columns hold None there.
+    :meth:`message` gives any row's message as :func:`csv_messages` or :func:`parquet_messages` would.
+    """
+
+    names: list[str] = field(default_factory=list)
+    columns: list[list] = field(default_factory=list)
+    count: int = 0
+    messages: dict[int, Message] = field(default_factory=dict)
+
+    def message(self, index: int, name: str) -> Message:
+        """Row ``index`` as the message the file's reader gives (named ``name``)."""
+        known = self.messages.get(index)
+        if known is not None:
+            return known
+        row = {key: column[index] for key, column in zip(self.names, self.columns)}
+        line = None if self.line_numbers is None else self.line_numbers[index]
+        return unwrap_record(Message(row, name, self.first_offset + index, line=line))
+
+
+def parquet_blocks(batches: Iterator[Any], name: str, first_offset: int = 0) -> Iterator[RowBlock | Message]:
+    """The rows of Arrow record batches (named ``name``) as :class:`RowBlock`, one per batch; a batch whose
+    rows are not plain (see :func:`_plain_names`) comes as messages, as :func:`parquet_messages` gives them."""
+    offset = first_offset
+    for batch in batches:
+        names = batch.schema.names
+        if not _plain_names(names):
+            for row in rows_of(batch):
+                yield unwrap_record(Message(row, name, offset))
+                offset += 1
+            continue
+        yield RowBlock(offset, 1, [], None, names, [column.to_pylist() for column in batch.columns], batch.num_rows)
+        offset += batch.num_rows
+
+
+def csv_blocks(stream: IO[bytes], name: str, delimiter: str, fieldnames: list[str] | None = None,
+               first_offset: int = 0, first_line: int = 1) -> Iterator[RowBlock]:
+    """:func:`csv_messages` as :class:`RowBlock`: the same rows, read by the same parser, with their offsets
+    and lines; a row that :func:`csv_messages` would not give as a plain row of the header's columns (extra
+    fields, invalid UTF-8, a saved Kafka record) is in the block's ``messages``. When reading fails, the rows
+    read before come as a block, then the error is raised."""
+    text = io.TextIOWrapper(stream, encoding="utf-8-sig" if fieldnames is None else "utf-8",
+                            errors="surrogateescape", newline="")
+    reader = csv.reader(text, delimiter=delimiter)
+    lines_before = 0 if fieldnames is None else first_line - 1
+    try:
+        if fieldnames is None:
+            previous = csv.field_size_limit(_CSV_FIELD_LIMIT)
+            try:
+                fieldnames = next(reader, None)  # as csv.DictReader reads its header
+            finally:
+                csv.field_size_limit(previous)
+            if fieldnames is None:
+                return
+        names = list(fieldnames)
+        width = len(names)
+        plain = _plain_names(names) and not any(_has_surrogate(key) for key in names)
+        offset = first_offset
+        done = False
+        while not done:
+            rows: list[list] = []
+            lines: list[int] = []
+            messages: dict[int, Message] = {}
+            previous = csv.field_size_limit(_CSV_FIELD_LIMIT)
+            try:
+                for row in reader:
+                    if not row:  # a blank line: csv.DictReader skips it
+                        continue
+                    line = lines_before + reader.line_num
+                    joined = "".join(row)
+                    if plain and len(row) == width and (joined.isascii() or not _has_surrogate(joined)):
+                        rows.append([None if v == "" else v for v in row])
+                    else:
+                        full = dict(zip(names, row))
+                        if len(row) > width:
+                            full[None] = row[width:]  # type: ignore[index]
+                        else:
+                            full.update(dict.fromkeys(names[len(row):]))
+                        messages[len(rows)] = _csv_message(full, name, offset + len(rows), line, delimiter)
+                        rows.append([None] * width)
+                    lines.append(line)
+                    if len(rows) >= _CSV_BLOCK_ROWS:
+                        break
+                else:
+                    done = True
+            except Exception:
+                if rows:
+                    yield _csv_block(offset, names, rows, lines, messages)
+                raise
+            finally:
+                csv.field_size_limit(previous)
+            if rows:
+                yield _csv_block(offset, names, rows, lines, messages)
+                offset += len(rows)
+    finally:
+        text.detach()
+
+
+def _csv_block(offset: int, names: list[str], rows: list[list], lines: list[int],
+               messages: dict[int, Message]) -> RowBlock:
+    columns = [list(column) for column in zip(*rows)] if names else []
+    return RowBlock(offset, lines[0], [], lines, names, columns, len(rows), messages)
+
+
+def _plain_names(names: list[str]) -> bool:
+    """True when a row of these columns is a message of its columns as they are: no name repeats, and the
+    row cannot be a saved Kafka record (:func:`cdckit.io.records.unwrap_record`)."""
+    return len(set(names)) == len(names) and not may_be_record(names)
