@@ -47,6 +47,7 @@ from decimal import Decimal
 from typing import Any, Iterator
 
 import msgspec
+import orjson
 import pandas as pd
 
 from .. import values
@@ -224,14 +225,15 @@ class DataHubTuple(Dialect):
             return columns[where[name]] if name in where else empty
 
         image_names = [name for name in names if name not in _META]
-        images = [columns[where[name]] for name in image_names]
+        texts = _images(image_names, [columns[where[name]] for name in image_names], count)
+        times = _times(column(TIME))
         tables: dict[Any, tuple] = {}
-        sortable, ms, image = values.sortable, _ms, _image
+        sortable = values.sortable
         out: list[tuple | Event | None] = []
         append = out.append
-        for op_raw, sequence, time, source, before_image, after_image, *data in zip(
-                column(OPERATION), column(SEQUENCE), column(TIME), column(SOURCE_TABLE), column(BEFORE_IMAGE),
-                column(AFTER_IMAGE), *images):
+        for op_raw, sequence, time, event_time, source, before_image, after_image, text in zip(
+                column(OPERATION), column(SEQUENCE), column(TIME), times, column(SOURCE_TABLE), column(BEFORE_IMAGE),
+                column(AFTER_IMAGE), texts):
             try:
                 op = OPS.get(op_raw) if op_raw.__class__ is str else None
                 if op is None or sequence is None:
@@ -241,14 +243,16 @@ class DataHubTuple(Dialect):
                 if place is None:
                     place = tables[source] = split_table(source)
                 database, schema, table = place
-                text = image(dict(zip(image_names, data)))
-                event_time = ms(time)
+                if text is None:
+                    append(None)
+                    continue
+                if event_time is None and time is not None:
+                    event_time = _ms(time)
                 seq = sortable(sequence)
                 if op == "update":
                     half = update_half(before_image, after_image)
-                    append(Event(op=op, op_raw=op_raw, database=database, schema=schema, table=table,
-                                 event_time=event_time, seq=seq, before=text if half == "before" else None,
-                                 after=text if half == "after" else None, half=half))
+                    append(Event(op, op_raw, database, schema, table, event_time, None, seq, None, None, None,
+                                 text if half == "before" else None, text if half == "after" else None, None, half))
                 else:
                     append(FastRow(op, op_raw, database, schema, table, event_time, None, seq, None, None, None,
                                    text if op == "delete" else None, text if op == "insert" else None, None))
@@ -333,6 +337,28 @@ def _image(data: dict[str, Any]) -> str:
         return values.image(data)
     except TypeError:  # only Parquet rows hold values JSON has no type for
         return values.image({name: _json_value(v) for name, v in data.items()})
+
+
+def _images(names: list[str], columns: list[list], count: int) -> list[str | None]:
+    """The image text of each row of these columns as :func:`_image` writes it (None where it raises)."""
+    dumps = orjson.dumps
+    try:
+        return [dumps(dict(zip(names, row))).decode() for row in zip(*columns)] if names else ["{}"] * count
+    except Exception:  # a value orjson cannot write as it is: row by row, as decode does
+        texts: list[str | None] = []
+        for row in zip(*columns):
+            try:
+                texts.append(_image(dict(zip(names, row))))
+            except Exception:
+                texts.append(None)
+        return texts
+
+
+def _times(column: list) -> list[int | None]:
+    """``_excute_time_`` values in nanoseconds where they are whole milliseconds a timestamp can hold (as
+    :func:`_ms` gives them), else None (:func:`_ms` says what they are)."""
+    low, high = -(-values.INT64_MIN // 1_000_000), values.INT64_MAX // 1_000_000
+    return [value * 1_000_000 if value.__class__ is int and low <= value <= high else None for value in column]
 
 
 def _json_value(value: Any) -> Any:
