@@ -29,7 +29,7 @@ import pyarrow as pa
 from . import workers
 from .capture import Capture, new_report
 from .collector import gc_paused, gc_resumed
-from .decoding import FrameSink, MessageDecoder, column_types_frame
+from .decoding import FrameSink, column_types_frame
 from .detect import DEFAULT_SAMPLE
 from .dialects import registry
 from .dialects.base import Dialect
@@ -38,9 +38,9 @@ from .errors import DecodeError
 from .frame import (ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas, empty_quarantine,
                     rows_inserted)
 from .keys import Keys, given_keys, key_columns_given, with_keys
-from .io import LineBlock, Message, expand_paths, file_container, file_pieces, iter_sources, looks_like_payload
+from .io import Message, expand_paths, file_container, iter_sources, looks_like_payload
 from .pairing import PAIRED, Pairer, unpaired_reason
-from .source_decoding import SourceVerdict, decode_source, source_verdict
+from .source_decoding import SourceVerdict, decode_file_range, decode_source, source_verdict
 
 __all__ = ["read", "ChunkedRead", "exported_events", "holds_exported_events"]
 
@@ -408,22 +408,12 @@ class _ReadJob(FrameSink):
             head = list(itertools.islice(messages, self.sample))
             yield from self._source_here(name, messages, head, SourceVerdict(*result["verdict"]), size)
             return
-        dialect = registry.create(unit["dialect"], options=self.options) if unit["dialect"] else None
-        decoder = MessageDecoder(dialect, self, unit["unknown"], each=unit["each"], options=self.options)
         with gc_paused():
-            source = unit.get("source", unit["path"])
-            for piece in file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
-                                     unit["first_offset"], unit["first_line"], unit["encoding"],
-                                     self.options.key_separator, source):
-                if isinstance(piece, LineBlock):
-                    decoder.block(piece, source)
-                else:
-                    decoder.message(piece)
+            for _ in decode_file_range(unit, self, self.options):
                 while size is not None and len(builder) >= size:
                     table = builder.take(size)
                     with gc_resumed():
                         yield table
-            decoder.finish()
 
     def placed(self, table: pa.Table, halves: list[tuple]) -> pa.Table:
         """Events (a worker's, or a batch decoder's run) with the updates their halves complete, each

@@ -95,14 +95,44 @@ def decode_source(name: str, messages: Iterator[Message], head: list[Message], v
     blocks = block_container(name, container, options) if dialect is not None and dialect.has_line_decoder else None
     if blocks is not None:
         messages.close()
-        for piece in file_pieces(name, blocks, key_separator=options.key_separator):
-            if isinstance(piece, LineBlock):
-                decoder.block(piece, name)
-            else:
-                decoder.message(piece)
-            yield
+        yield from decode_pieces(decoder, file_pieces(name, blocks, key_separator=options.key_separator), name)
     else:
         for msg in itertools.chain(head, messages):
             decoder.message(msg)
             yield
     decoder.finish()
+
+
+def decode_file_range(unit: dict[str, Any], sink: Sink, options: DialectOptions) -> Iterator[None]:
+    """Decode one range of a file (a :func:`cdckit.workers.file_units` entry whose first offset and line
+    are known) into ``sink``; yields after each block or message, as :func:`decode_source` does.
+
+    >>> import cdckit
+    >>> from cdckit.decoding import FrameSink
+    >>> path = str(cdckit.samples.path("canal/shop.jsonl"))
+    >>> unit = {"path": path, "dialect": "canal", "unknown": None, "each": False, "container": "jsonl",
+    ...         "start": 0, "end": os.path.getsize(path), "first_offset": 0, "first_line": 1, "encoding": "utf-8"}
+    >>> sink = FrameSink()
+    >>> for _ in decode_file_range(unit, sink, DialectOptions()):
+    ...     pass
+    >>> len(sink.builder) > 0
+    True
+    """
+    dialect = registry.create(unit["dialect"], options=options) if unit["dialect"] else None
+    decoder = MessageDecoder(dialect, sink, unit["unknown"], each=unit["each"], options=options)
+    source = unit.get("source", unit["path"])
+    yield from decode_pieces(decoder, file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
+                                                  unit["first_offset"], unit["first_line"], unit["encoding"],
+                                                  options.key_separator, source), source)
+    decoder.finish()
+
+
+def decode_pieces(decoder: MessageDecoder, pieces: Iterator[LineBlock | Message], source: Any) -> Iterator[None]:
+    """Each piece of a file (a block of lines for a batch decoder, or one message) through ``decoder``;
+    yields after each."""
+    for piece in pieces:
+        if isinstance(piece, LineBlock):
+            decoder.block(piece, source)
+        else:
+            decoder.message(piece)
+        yield

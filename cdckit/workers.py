@@ -51,16 +51,16 @@ from typing import Any, Iterator
 import pyarrow as pa
 
 from .collector import gc_paused
-from .decoding import FrameSink, MessageDecoder
+from .decoding import FrameSink
 from .dialects import registry
 from .dialects.options import DialectOptions
 from .frame import Event, FrameBuilder, rows_inserted
-from .io import LineBlock, Message, count_messages, file_pieces, is_gzip, iter_sources, line_cuts, text_encoding
+from .io import Message, count_messages, is_gzip, iter_sources, line_cuts, text_encoding
 from .io.array_ranges import array_ranges, holds_array
 from .io.table_ranges import csv_ranges, parquet_ranges
 from .io.unpacked import gunzipped
 from .pairing import PAIRED, Pairer, identity
-from .source_decoding import decode_source, source_verdict
+from .source_decoding import decode_file_range, decode_source, source_verdict
 
 __all__ = ["PARALLEL_BYTES", "RANGE_BYTES", "worker_count", "splittable", "FileUnits", "file_units", "file_unit",
            "placed_unit", "decode_range", "decode_file", "decode_unit", "RangeSink", "pool", "planned_units",
@@ -376,18 +376,9 @@ def decode_range(unit: dict[str, Any], pair: bool = True) -> dict[str, Any]:
     and the result names the offset and line number the range starts at."""
     unit = placed_unit(unit)
     sink = RangeSink(pair)
-    dialect = registry.create(unit["dialect"], options=unit["options"]) if unit["dialect"] else None
-    decoder = MessageDecoder(dialect, sink, unit["unknown"], each=unit["each"], options=unit["options"])
     with gc_paused():
-        source = unit.get("source", unit["path"])
-        for piece in file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
-                                 unit["first_offset"], unit["first_line"], unit["encoding"],
-                                 unit["options"].key_separator, source):
-            if isinstance(piece, LineBlock):
-                decoder.block(piece, source)
-            else:
-                decoder.message(piece)
-        decoder.finish()
+        for _ in decode_file_range(unit, sink, unit["options"]):
+            pass
     return _handed_back(sink.result(), unit)
 
 
