@@ -36,6 +36,7 @@ from .column_types import TYPE_COLUMNS
 from .dialects.base import BadMessage, Columns, Decoded, Dialect, SkipMessage
 from .dialects.options import DialectOptions, resolved
 from .errors import InvalidValue
+from .pairing import identity, merge
 from .frame import PANDAS_TYPES, TABLE_ROW, Event, FastRow, FrameBuilder, event_row, event_table, row_problem
 
 __all__ = ["Sink", "FrameSink", "MessageDecoder", "column_types_frame", "family_hint"]
@@ -64,6 +65,18 @@ class Sink:
 
     def half(self, msg: Message, dialect: str, event: Event) -> None:
         """One message decoded into half of an update, to be paired with its partner."""
+
+    def waiting(self, dialect: str, event: Event) -> bool | None:
+        """Whether a half of ``event``'s identity (:func:`cdckit.pairing.identity`) waits here for its
+        partner; None (this default) when the sink takes every half through :meth:`half` or :meth:`rows`.
+        A sink that answers True or False pairs halves in input order, first in first out, and lets the
+        decoder make one update of a before half and the after half right after it when none of their
+        identity waits (see :meth:`paired`): the update placed where the after half was, as it pairs them."""
+        return None
+
+    def paired(self, dialect: str, event: Event) -> None:
+        """The decoder made one update of two adjacent halves of ``event``'s identity (see :meth:`waiting`):
+        its row comes through :meth:`rows`, both messages counted there as decoded; count the pairing."""
 
     def skipped(self, msg: Message, dialect: str, reason: str) -> None:
         """One message that rightly produces no row."""
@@ -435,6 +448,7 @@ class MessageDecoder:
             return
         for index in block.messages:
             results[index] = None
+        _pair_adjacent(results, self.sink, self._name)
         first = block.first_offset
         self._fast(results, range(first, first + count), [source] * count, [partition] * count, slow, light)
 
@@ -615,6 +629,10 @@ class MessageDecoder:
                     sink.read(name, 1)
                     sink.half(light(index), name, result)
                     continue
+                if result is _PAIRED_AWAY:
+                    sink.read(name, 1)
+                    sink.events(light(index), name, [])
+                    continue
                 rows = [result] if isinstance(result, tuple) else result  # a tuple or a FastRow: one event
                 if any(row_problem(row) for row in rows):
                     slow(index)
@@ -635,7 +653,7 @@ class MessageDecoder:
                 firsts.append(True)
             elif kind is Event:
                 halves.append((len(rows), light(index), name, result))
-            else:
+            elif result is not _PAIRED_AWAY:
                 rows.extend(result)
                 row_offsets.extend([offsets[index]] * len(result))
                 firsts.extend([True] + [False] * (len(result) - 1))
@@ -651,6 +669,7 @@ class MessageDecoder:
     def _split(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
                slow: Any, light: Any) -> None:
         bad = [index for index in range(lo, hi) if results[index].__class__ is not Event
+               and results[index] is not _PAIRED_AWAY
                and any(row_problem(row) for row in ([results[index]] if isinstance(results[index], tuple)
                                                    else results[index]))]
         if not bad:  # the rule missed what Arrow refused: every message of the run goes alone
@@ -713,9 +732,64 @@ def _run_partition(partitions: Any, lo: int, hi: int, results: list | None = Non
         kind = result.__class__
         if kind is FastRow or kind is tuple:
             out.append(partitions[index])
-        elif kind is not Event:
+        elif kind is not Event and result is not _PAIRED_AWAY:
             out.extend([partitions[index]] * len(result))
     return out
+
+
+class _PairedAway:
+    """The result of a before half the decoder paired with the after half after it (:func:`_pair_adjacent`)."""
+
+    __slots__ = ()
+
+
+#: Stands, among a batch decoder's results, for a before half paired with the next message (no row of its own).
+_PAIRED_AWAY = _PairedAway()
+
+
+def _pair_adjacent(results: list, sink: Sink, dialect: str) -> None:
+    """Each before half of ``results`` followed by its after half becomes one update in the after half's
+    place (the before half's result :data:`_PAIRED_AWAY`), as ``sink`` would pair them: only when no half
+    of their identity waits in the sink (:meth:`Sink.waiting`) nor came earlier in the block unpaired, and
+    until the first message decoded alone (it may be a half of any identity).
+
+    >>> class Waiting(Sink):
+    ...     def waiting(self, dialect, event): return False
+    >>> halves = [Event("update", "U", table="t", seq="1", before='{"a":1}', half="before"),
+    ...           Event("update", "U", table="t", seq="1", after='{"a":2}', half="after")]
+    >>> results = list(halves); _pair_adjacent(results, Waiting(), "d")
+    >>> results[0] is _PAIRED_AWAY, results[1].before, results[1].after
+    (True, '{"a":1}', '{"a":2}')
+    >>> results = list(halves); _pair_adjacent(results, Sink(), "d"); results == halves
+    True
+    """
+    count = len(results)
+    if count < 2 or sink.waiting(dialect, Event("update", "")) is None:
+        return
+    unpaired: set = set()
+    index = 0
+    while index < count:
+        result = results[index]
+        if result is None or (result.__class__ is list and not result):
+            return  # decoded alone: what it makes is not known here
+        if result.__class__ is not Event:
+            index += 1
+            continue
+        if not _sound_half(result):
+            return
+        ident = identity(result)
+        after = results[index + 1] if index + 1 < count else None
+        if result.half == "before" and after.__class__ is Event and after.half == "after" and \
+                identity(after) == ident and ident not in unpaired and _sound_half(after) and \
+                not sink.waiting(dialect, result):
+            paired = merge(result, after)
+            sink.paired(dialect, paired)
+            results[index] = _PAIRED_AWAY
+            results[index + 1] = FastRow._make(event_row(paired))
+            index += 2
+            continue
+        unpaired.add(ident)
+        index += 1
 
 
 def _first(item: tuple) -> Any:

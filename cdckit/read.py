@@ -39,7 +39,7 @@ from .frame import (ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_
                     rows_inserted)
 from .keys import Keys, given_keys, key_columns_given, with_keys
 from .io import Message, expand_paths, file_container, iter_sources, looks_like_payload
-from .pairing import PAIRED, Pairer, unpaired_reason
+from .pairing import PAIRED, Pairer, identity, unpaired_reason
 from .source_decoding import SourceVerdict, decode_file_range, decode_source, source_verdict
 
 __all__ = ["read", "ChunkedRead", "exported_events", "holds_exported_events"]
@@ -432,6 +432,12 @@ class _ReadJob(FrameSink):
 
     def half(self, msg: Message, dialect: str, event: Event) -> None:
         self._pair(msg, dialect, event, self.builder)
+
+    def waiting(self, dialect: str, event: Event) -> bool:
+        return identity(event, dialect) in self.pairer
+
+    def paired(self, dialect: str, event: Event) -> None:
+        self.skipped_reasons[PAIRED] += 1
 
     def _pair(self, msg: Message, dialect: str, event: Event, builder: FrameBuilder) -> bool:
         """Offer a half to the pairer; a completed update goes to ``builder``. True when one did."""

@@ -320,6 +320,13 @@ class RangeSink(FrameSink):
     def half(self, msg: Message, dialect: str, event: Event) -> None:
         self._offer(len(self.builder), msg, dialect, event)
 
+    def waiting(self, dialect: str, event: Event) -> bool | None:
+        return None if self._pairer is None else identity(event, dialect) in self._pairer
+
+    def paired(self, dialect: str, event: Event) -> None:
+        self._paired.add(identity(event, dialect))
+        self.skipped_reasons[PAIRED] += 1
+
     def placed(self, table: pa.Table, halves: list[tuple]) -> pa.Table:
         start = len(self.builder)
         for position, msg, dialect, event in halves:

@@ -152,3 +152,54 @@ def test_damaged_csv_keeps_the_rows_before(tmp_path, monkeypatch):
     path.write_bytes(path.read_bytes() + b'1,"unclosed\n')
     fast, slow = frames(path, monkeypatch, workers=1)
     assert fast == slow
+
+
+def half(seq: str, which: str, value: int = 1) -> list:
+    """One update half of ``shop.items`` (``which``: "before" or "after")."""
+    return [value, f"h{value}", 1.0, None, seq, "U", 1700000000000 + value, "shop.items",
+            *(("Y", "N") if which == "before" else ("N", "Y"))]
+
+
+#: Update halves the decoder may pair in a block and the ones it must leave to the sink's pairer: adjacent
+#: halves whose identity waits (one came before, alone), an after half first, two befores then two afters,
+#: halves split by a row decoded alone and by a block's end.
+HALVES = [half("500", "before", 1), *capture([], 4), half("500", "before", 2), half("500", "after", 3),
+          half("501", "after", 4), half("501", "before", 5),
+          half("502", "before", 6), half("502", "before", 7), half("502", "after", 8), half("502", "after", 9),
+          half("503", "before", 10), ODD[0], half("503", "after", 11),
+          half("504", "before", 12), half("504", "after", 13), *capture([], 3), half("505", "before", 14),
+          half("505", "after", 15), half("505", "after", 16)]
+
+
+@pytest.mark.parametrize("options", [{"workers": 1}, {"workers": 2}, {"workers": 1, "chunksize": 5}])
+@pytest.mark.parametrize("block", [7, 16_384])
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
+def test_halves_paired_in_a_block_equal_the_sinks_pairing(tmp_path, monkeypatch, kind, block, options):
+    import cdckit.decoding as decoding
+    import cdckit.io.tables as tables
+
+    monkeypatch.setattr(tables, "_CSV_BLOCK_ROWS", block)
+    path = tmp_path / f"t.{kind}"
+    (write_csv if kind == "csv" else write_parquet)(path, HALVES * 3)
+
+    def read():
+        got = cdckit.read(str(path), **options)
+        return [(events.to_csv(), cdckit.quarantine(events).to_csv(), repr(events.attrs.get("report")))
+                for events in (got if "chunksize" in options else [got])]
+    fast = read()
+    with monkeypatch.context() as patched:
+        patched.setattr(decoding, "_pair_adjacent", lambda results, sink, dialect: None)
+        unpaired = read()
+    assert fast == unpaired
+    assert any("no partner" in quarantined for _, quarantined, _ in fast)
+
+
+def test_adjacent_halves_are_paired_in_the_block(tmp_path, monkeypatch):
+    from cdckit.read import _ReadJob
+
+    path = tmp_path / "t.parquet"
+    write_parquet(path, capture([], 60))
+    offered = []
+    monkeypatch.setattr(_ReadJob, "half", lambda self, msg, dialect, event: offered.append(event))
+    events = cdckit.read(str(path), workers=1)
+    assert not offered and (events["op"] == "update").sum() == 6
