@@ -203,3 +203,54 @@ def test_adjacent_halves_are_paired_in_the_block(tmp_path, monkeypatch):
     monkeypatch.setattr(_ReadJob, "half", lambda self, msg, dialect, event: offered.append(event))
     events = cdckit.read(str(path), workers=1)
     assert not offered and (events["op"] == "update").sum() == 6
+
+
+PLAIN_CSV = b"a,b,c\n" + b"".join(b"%d,x%d,\n" % (i, i) for i in range(40))
+#: CSV texts the csv module and pyarrow may read differently: each must be read as the csv module reads it.
+UNUSUAL_CSV = [
+    PLAIN_CSV[:-1],  # no line end at the end
+    b"\xef\xbb\xbf" + PLAIN_CSV,  # a byte order mark
+    PLAIN_CSV + b'7,"x\ny",z\n' + PLAIN_CSV[6:],  # a line end in a quoted cell, late
+    PLAIN_CSV + b'7,"x""y",z\n8,a"b,c\n' + PLAIN_CSV[6:],  # quotes
+    PLAIN_CSV.replace(b"\n", b"\r\n"),
+    PLAIN_CSV + b"\n\n" + PLAIN_CSV[6:],  # blank lines
+    PLAIN_CSV + b"1,2\n1,2,3,4\n" + PLAIN_CSV[6:],  # short and long rows
+    PLAIN_CSV + b"\xff,1,2\n\xed\xa0\x80,1,2\n\xc3\xa9,\xe2\x82\xac,3\n" + PLAIN_CSV[6:],  # invalid, valid UTF-8
+    PLAIN_CSV + b"1,\x00,2\n" + PLAIN_CSV[6:],
+    b"a,b,c\n", b"a,b,c", b"", b'"a",b,c\n1,2,3\n', b"a,a,c\n1,2,3\n",
+]
+
+
+def csv_rows(data: bytes, delimiter: str = ",", **options) -> list:
+    return [(m.offset, m.line, m.value, m.error, m.raw) for block in csv_blocks(io.BytesIO(data), "f", delimiter,
+                                                                                **options)
+            for m in (block.message(i, "f") for i in range(block.count))]
+
+
+@pytest.mark.parametrize("piece", [16, 1 << 20])
+@pytest.mark.parametrize("data", [PLAIN_CSV, PLAIN_CSV.replace(b",", b"\t"), *UNUSUAL_CSV])
+def test_csv_blocks_read_as_the_csv_module_reads(monkeypatch, data, piece):
+    import cdckit.io.tables as tables
+
+    monkeypatch.setattr(tables, "_CSV_PIECE", piece)
+    delimiter = "\t" if b"\t" in data else ","
+    expected = [(m.offset, m.line, m.value, m.error, m.raw) for m in csv_messages(io.BytesIO(data), "f", delimiter)]
+    assert csv_rows(data, delimiter) == expected
+    body = data.split(b"\n", 1)[1] if b"\n" in data and not data.startswith(b"\xef") else None
+    if body is not None:  # a range: the header given, the first line's number too
+        names = data.split(b"\n", 1)[0].decode().split(delimiter)
+        expected = [(m.offset, m.line, m.value, m.error, m.raw)
+                    for m in csv_messages(io.BytesIO(body), "f", delimiter, names, 5, 9)]
+        assert csv_rows(body, delimiter, fieldnames=names, first_offset=5, first_line=9) == expected
+
+
+def test_plain_csv_is_read_by_pyarrow_and_unusual_csv_by_the_csv_module(monkeypatch):
+    import cdckit.io.tables as tables
+
+    parsed = []
+    real = tables._csv_parsed
+    monkeypatch.setattr(tables, "_csv_parsed", lambda stream, *args: parsed.append(1) or real(stream, *args))
+    csv_rows(PLAIN_CSV)
+    assert not parsed
+    csv_rows(UNUSUAL_CSV[2])
+    assert parsed

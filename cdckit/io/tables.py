@@ -145,10 +145,124 @@ def parquet_blocks(batches: Iterator[Any], name: str, first_offset: int = 0) -> 
 
 def csv_blocks(stream: IO[bytes], name: str, delimiter: str, fieldnames: list[str] | None = None,
                first_offset: int = 0, first_line: int = 1) -> Iterator[RowBlock]:
-    """:func:`csv_messages` as :class:`RowBlock`: the same rows, read by the same parser, with their offsets
-    and lines; a row that :func:`csv_messages` would not give as a plain row of the header's columns (extra
-    fields, invalid UTF-8, a saved Kafka record) is in the block's ``messages``. When reading fails, the rows
-    read before come as a block, then the error is raised."""
+    """:func:`csv_messages` as :class:`RowBlock`: the same rows, with their offsets and lines; a row that
+    :func:`csv_messages` would not give as a plain row of the header's columns (extra fields, invalid UTF-8,
+    a saved Kafka record) is in the block's ``messages``. When reading fails, the rows read before come as a
+    block, then the error is raised.
+
+    Plain text (see :func:`_plain_csv`) is read by pyarrow's CSV parser, a piece at a time; from the first
+    piece that is not, the rest goes through the csv module's parser, as :func:`csv_messages` reads it.
+    """
+    head, rest = _csv_piece(stream, b"")
+    data, line, names = head, first_line, fieldnames
+    if names is None:
+        end = head.find(b"\n")
+        names = _plain_header(head if end < 0 else head[:end], delimiter)
+        data, line = (b"" if end < 0 else head[end + 1:]), 2
+        if not data and end >= 0:
+            data, rest = _csv_piece(stream, rest)
+    if names is None or not _plain_names(names) or len(delimiter.encode()) != 1:
+        yield from _csv_parsed(_joined(head + rest, stream), name, delimiter, fieldnames, first_offset,
+                               first_line)
+        return
+    offset = first_offset
+    while data:
+        table = _plain_csv(data, names, delimiter)
+        if table is None:
+            yield from _csv_parsed(_joined(data + rest, stream), name, delimiter, names, offset, line)
+            return
+        for start in range(0, table.num_rows, _CSV_BLOCK_ROWS):
+            part = table.slice(start, _CSV_BLOCK_ROWS)
+            count = part.num_rows
+            yield RowBlock(offset, line, [], list(range(line, line + count)), list(names),
+                           [column.to_pylist() for column in part.columns], count)
+            offset, line = offset + count, line + count
+        data, rest = _csv_piece(stream, rest)
+
+
+#: Bytes of CSV text read at a time by pyarrow's parser (a piece ends at a line end).
+_CSV_PIECE = 4 << 20
+
+
+def _csv_piece(stream: IO[bytes], rest: bytes) -> tuple[bytes, bytes]:
+    """The next lines of ``stream`` after ``rest`` (bytes read before): about :data:`_CSV_PIECE` bytes that
+    end at a line end (or at the stream's end), and the bytes read after them."""
+    data = rest
+    while True:
+        more = stream.read(_CSV_PIECE)
+        if not more:
+            return data, b""
+        data += more
+        end = data.rfind(b"\n")
+        if end >= 0:
+            return data[:end + 1], data[end + 1:]
+
+
+def _plain_header(line: bytes, delimiter: str) -> list[str] | None:
+    """The column names of a header line that the csv module reads as its cells split at ``delimiter``
+    (no quote, no carriage return, no byte order mark, valid UTF-8), else None."""
+    if not line or b'"' in line or b"\r" in line or b"\x00" in line or line.startswith(b"\xef\xbb\xbf"):
+        return None
+    try:
+        return line.decode("utf-8").split(delimiter)
+    except UnicodeDecodeError:
+        return None
+
+
+def _plain_csv(data: bytes, names: list[str], delimiter: str) -> Any:
+    """Lines of CSV text as an Arrow table of strings (null: an empty cell), when the csv module would read
+    them alike: one row per line (no quote, no carriage return, no blank line, no NUL), each with a cell per
+    name, all valid UTF-8; else None."""
+    if b'"' in data or b"\r" in data or b"\n\n" in data or b"\x00" in data or data.startswith(b"\n"):
+        return None
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    try:
+        table = pcsv.read_csv(
+            io.BytesIO(data), read_options=pcsv.ReadOptions(use_threads=False, column_names=names,
+                                                                 block_size=max(len(data) + 1, 1 << 20)),
+            parse_options=pcsv.ParseOptions(delimiter=delimiter, double_quote=False, quote_char=False),
+            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names}, null_values=[""],
+                                                strings_can_be_null=True, check_utf8=True))
+    except Exception:  # a row of another width, invalid UTF-8...: the csv module says what it is
+        return None
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    return table if table.num_rows == lines and table.num_columns == len(names) else None
+
+
+class _Joined(io.RawIOBase):
+    """Bytes already read, then the rest of a stream (a raw stream: see :func:`_joined`)."""
+
+    def __init__(self, first: bytes, stream: IO[bytes]) -> None:
+        self._first, self._stream = memoryview(first), stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._first:
+            size = min(len(buffer), len(self._first))
+            buffer[:size] = self._first[:size]
+            self._first = self._first[size:]
+            return size
+        data = self._stream.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def _joined(first: bytes, stream: IO[bytes]) -> IO[bytes]:
+    return io.BufferedReader(_Joined(first, stream))
+
+
+def _csv_parsed(stream: IO[bytes], name: str, delimiter: str, fieldnames: list[str] | None = None,
+                first_offset: int = 0, first_line: int = 1) -> Iterator[RowBlock]:
+    """:func:`csv_blocks` read by the csv module's parser (the one of :func:`csv_messages`)."""
     text = io.TextIOWrapper(stream, encoding="utf-8-sig" if fieldnames is None else "utf-8",
                             errors="surrogateescape", newline="")
     reader = csv.reader(text, delimiter=delimiter)
