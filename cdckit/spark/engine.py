@@ -31,8 +31,8 @@ from ..dialects import registry
 from ..dialects.options import DialectOptions
 from ..errors import CdcError, UnknownDialectError
 from ..frame import ARROW_SCHEMA, EVENT_FIELDS, Event, FrameBuilder
-from ..io import (LineBlock, Message, expand_paths, file_container, file_messages, file_pieces, is_gzip, line_ranges,
-                  record_message, text_encoding)
+from ..io import (LineBlock, Message, count_messages, expand_paths, file_container, file_messages, file_pieces, is_gzip,
+                  line_cuts, line_ranges, record_message, text_encoding)
 from ..keys import Keys
 from ..pairing import PAIRED, Pairer, unpaired_reason
 from .capture import SparkCapture, capture_of
@@ -212,7 +212,10 @@ def _plan(path: Any, dialect: str | None, options: DialectOptions, container: st
     """The tasks of a read: one per file, or per range of lines of a large JSON Lines / text file.
 
     A file cut in pieces is cut into a multiple of ``parallelism`` pieces of
-    about the same size, so that no core waits for a lone last piece.
+    about the same size, so that no core waits for a lone last piece. The
+    cuts are made at line ends without reading the file (:func:`cdckit.io.line_cuts`):
+    a range after the first has ``first_offset`` and ``first_line`` None
+    until its file's earlier ranges are counted (:func:`_placed`).
     """
     units = []
     all_dialects = registry.all_dialects(options=options)
@@ -237,11 +240,13 @@ def _plan(path: Any, dialect: str | None, options: DialectOptions, container: st
         size = os.path.getsize(name)
         splittable = readable and size > 0 and kind in ("jsonl", "text") and not is_gzip(name) \
             and not registry.flag(found, "whole_files")
-        ranges = []
+        ranges: list[tuple] = []
         if splittable and (split_messages or size > split_bytes):
             pieces = math.ceil(math.ceil(size / split_bytes) / parallelism) * parallelism
             try:
-                ranges = line_ranges(name, math.ceil(size / pieces), split_messages)
+                ranges = line_ranges(name, math.ceil(size / pieces), split_messages) if split_messages else \
+                    [(start, end, None if number else 0, None if number else 1)
+                     for number, (start, end) in enumerate(line_cuts(name, math.ceil(size / pieces)))]
             except OSError:  # unreadable after all: one task, whose read quarantines it
                 ranges = []
         for start, end, first_offset, first_line in ranges:
@@ -249,6 +254,47 @@ def _plan(path: Any, dialect: str | None, options: DialectOptions, container: st
         if not ranges:
             units.append(unit)
     return units
+
+
+def _placed(spark: Any, units: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``units`` with the offset and line number of each range's first message: the ranges of a file but its
+    last are counted in Spark tasks (one job, each task counting its own range's messages and lines in C), and
+    each range starts where the counts of its file's earlier ranges end. Nothing is read on the driver.
+
+    >>> _placed(None, [{"path": "a", "first_offset": 0, "first_line": 1}])  # nothing to count: no job
+    [{'path': 'a', 'first_offset': 0, 'first_line': 1}]
+    """
+    counted = [index for index, unit in enumerate(units)
+               if index + 1 < len(units) and units[index + 1]["first_offset"] is None]
+    if not counted:
+        return units
+    ranges = [(units[index]["path"], units[index]["start"], units[index]["end"]) for index in counted]
+    tasks = spark.range(0, len(ranges), 1, len(ranges))
+    rows = tasks.mapInArrow(_range_counter(ranges), "id long, messages long, lines long").collect()
+    counts = {counted[row["id"]]: (row["messages"], row["lines"]) for row in rows}
+    placed = []
+    for index, unit in enumerate(units):
+        if unit["first_offset"] is None:
+            before = placed[-1]
+            messages, lines = counts[index - 1]
+            unit = dict(unit, first_offset=before["first_offset"] + messages, first_line=before["first_line"] + lines)
+        placed.append(unit)
+    return placed
+
+
+def _range_counter(ranges: list[tuple[str, int, int]]):
+    """The task function of :func:`_placed`: ``(id, messages, lines)`` of ``ranges[id]`` for each ``id`` of its
+    input (a ``spark.range`` column)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            ids = batch.column(0).to_pylist()
+            found = [count_messages(*ranges[index]) for index in ids]
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(ids, pa.int64()), pa.array([m for m, _ in found], pa.int64()),
+                 pa.array([n for _, n in found], pa.int64())], names=["id", "messages", "lines"])
+
+    return run
 
 
 def _unit_reader(options: DialectOptions, units: list[dict[str, Any]]):
@@ -327,6 +373,7 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
     units = _plan(path, dialect, options, container, split_bytes, split_messages, sample, parallelism)
     if not units:
         raise CdcError(f"nothing to read in {path}")
+    units = _placed(spark, units)
     # halves are paired after a shuffle only where two tasks may hold the halves of one update; one task
     # (a file not cut in pieces: most captures) pairs its own, and no shuffle is planned
     splits = len(units) > 1 and any(registry.flag(u["dialect"], "splits_updates") for u in units)
