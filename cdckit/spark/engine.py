@@ -256,10 +256,11 @@ def _plan(path: Any, dialect: str | None, options: DialectOptions, container: st
     return units
 
 
-def _placed(spark: Any, units: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _placed(spark: Any, units: list[dict[str, Any]], parallelism: int = 1) -> list[dict[str, Any]]:
     """``units`` with the offset and line number of each range's first message: the ranges of a file but its
-    last are counted in Spark tasks (one job, each task counting its own range's messages and lines in C), and
-    each range starts where the counts of its file's earlier ranges end. Nothing is read on the driver.
+    last are counted in Spark tasks (one job of at most ``parallelism`` tasks, each counting a run of ranges
+    in C), and each range starts where the counts of its file's earlier ranges end. Nothing is read on the
+    driver.
 
     >>> _placed(None, [{"path": "a", "first_offset": 0, "first_line": 1}])  # nothing to count: no job
     [{'path': 'a', 'first_offset': 0, 'first_line': 1}]
@@ -269,30 +270,30 @@ def _placed(spark: Any, units: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if not counted:
         return units
     ranges = [(units[index]["path"], units[index]["start"], units[index]["end"]) for index in counted]
-    tasks = spark.range(0, len(ranges), 1, len(ranges))
-    rows = tasks.mapInArrow(_range_counter(ranges), "id long, messages long, lines long").collect()
-    counts = {counted[row["id"]]: (row["messages"], row["lines"]) for row in rows}
+    tasks = min(len(ranges), max(1, parallelism))  # a task costs tens of ms: a run of ranges each
+    runs = [ranges[task * len(ranges) // tasks:(task + 1) * len(ranges) // tasks] for task in range(tasks)]
+    rows = spark.range(0, tasks, 1, tasks).mapInArrow(_range_counter(runs), "messages long, lines long").collect()
+    counts = dict(zip(counted, rows))
     placed = []
     for index, unit in enumerate(units):
         if unit["first_offset"] is None:
-            before = placed[-1]
-            messages, lines = counts[index - 1]
-            unit = dict(unit, first_offset=before["first_offset"] + messages, first_line=before["first_line"] + lines)
+            before, found = placed[-1], counts[index - 1]
+            unit = dict(unit, first_offset=before["first_offset"] + found["messages"],
+                        first_line=before["first_line"] + found["lines"])
         placed.append(unit)
     return placed
 
 
-def _range_counter(ranges: list[tuple[str, int, int]]):
-    """The task function of :func:`_placed`: ``(id, messages, lines)`` of ``ranges[id]`` for each ``id`` of its
-    input (a ``spark.range`` column)."""
+def _range_counter(runs: list[list[tuple[str, int, int]]]):
+    """The task function of :func:`_placed`: ``(messages, lines)`` of each range of ``runs[i]``, in order, for
+    each ``i`` of its input (a ``spark.range`` column, in order)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            ids = batch.column(0).to_pylist()
-            found = [count_messages(*ranges[index]) for index in ids]
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(ids, pa.int64()), pa.array([m for m, _ in found], pa.int64()),
-                 pa.array([n for _, n in found], pa.int64())], names=["id", "messages", "lines"])
+            found = [count_messages(*piece) for index in batch.column(0).to_pylist() for piece in runs[index]]
+            yield pa.RecordBatch.from_arrays([pa.array([m for m, _ in found], pa.int64()),
+                                              pa.array([n for _, n in found], pa.int64())],
+                                             names=["messages", "lines"])
 
     return run
 
@@ -373,7 +374,7 @@ def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = 
     units = _plan(path, dialect, options, container, split_bytes, split_messages, sample, parallelism)
     if not units:
         raise CdcError(f"nothing to read in {path}")
-    units = _placed(spark, units)
+    units = _placed(spark, units, parallelism)
     # halves are paired after a shuffle only where two tasks may hold the halves of one update; one task
     # (a file not cut in pieces: most captures) pairs its own, and no shuffle is planned
     splits = len(units) > 1 and any(registry.flag(u["dialect"], "splits_updates") for u in units)
