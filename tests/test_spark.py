@@ -208,3 +208,40 @@ def test_the_combined_sink_builds_event_runs_as_arrow_columns():
     assert batch.column("_status").to_pylist() == ["event"] * 3
     assert batch.column("_count").to_pylist() == [1, 0, 1]
     assert batch.column("_raw").null_count == 3 and isinstance(batch, pa.RecordBatch)
+
+
+def _cut_capture(tmp_path) -> Path:
+    """The Debezium shop capture with blank lines (lines are not messages) and a bad line near its end."""
+    lines = cdckit.samples.path("debezium/shop.jsonl").read_bytes().splitlines()
+    lines[3:3] = [b"", b"   "]
+    lines.insert(len(lines) - 5, b'{"not": "closed"')
+    path = tmp_path / "cut.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def test_a_file_cut_by_bytes_is_not_read_on_the_driver(spark, monkeypatch, tmp_path):
+    # the driver cuts at line ends without reading; the tasks count their ranges (in Spark's Python workers)
+    import cdckit.io.ranges as ranges
+
+    def driver_count(*args, **kwargs):
+        raise AssertionError("the driver read the file to count its lines")
+
+    path = _cut_capture(tmp_path)
+    monkeypatch.setattr(ranges, "_count_lines", driver_count)
+    events = cdcspark.read(spark, str(path), split_bytes=path.stat().st_size // 5)
+    assert events.count() > 0
+
+
+def test_offsets_and_lines_across_byte_ranges_equal_the_pandas_read(spark, tmp_path):
+    path = _cut_capture(tmp_path)
+    expected = cdckit.read(path, capture=True)
+    found = cdcspark.read(spark, str(path), split_bytes=path.stat().st_size // 5, capture=True)
+    assert found.events.rdd.getNumPartitions() >= 5
+    got = found.events.toPandas()
+    assert normal_rows(got) == normal_rows(expected.events)
+    assert got["offset"].tolist() == expected.events["offset"].tolist()
+    quarantined = found.quarantine.toPandas()
+    assert quarantined[["offset", "line"]].values.tolist() == expected.quarantine[["offset", "line"]].values.tolist()
+    assert quarantined["line"].tolist() == [len(path.read_bytes().splitlines()) - 5]
+    assert found.report == {k: v for k, v in expected.report.items() if k not in ("sources", "detection", "inferred_keys")}
