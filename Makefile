@@ -8,7 +8,45 @@ TEST_STAMP := $(VENV)/.installed-test-stamp
 export IPYTHONDIR := $(CURDIR)/tests/ipython
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: demo test lab fuzz check-python check-java samples clean
+.PHONY: demo test lab fuzz check-python check-java samples clean lock test-oldest
+
+# --- dependencies: pyproject.toml states ranges; requirements.lock the exact versions CI, Binder and the
+# environment files use (the newest the ranges allow when `make lock` last ran). Installs take the lock as
+# constraints, so `make test` tests exactly those versions.
+LOCK   := requirements.lock
+UV     := $(BIN)/uv
+OLDEST := .venv-oldest
+OLDEST_STAMP := $(OLDEST)/.installed-stamp
+# The core tests (no Spark, views, browser, database or notebooks): what `make test-oldest` runs.
+CORE_TESTS := tests/test_core_only.py tests/test_read.py tests/test_detect.py tests/test_conformance.py \
+	tests/test_ordering.py tests/test_replay_answers.py tests/test_replay_keyless.py tests/test_tables.py \
+	tests/test_filters.py tests/test_fast_path.py tests/test_tuple_rows.py tests/test_workers.py
+
+# Refresh the lock to the newest versions pyproject.toml's ranges allow (Python 3.11, as CI and Binder),
+# then the environment files from it.
+lock: | $(UV)
+	UV_CUSTOM_COMPILE_COMMAND="make lock" $(UV) pip compile pyproject.toml --all-extras --upgrade \
+	  --python-version 3.11 --quiet -o $(LOCK)
+	$(BIN)/python tools/envfiles.py
+
+$(UV): | check-python
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) uv
+
+# CI's second run: the core tests on the oldest versions pyproject.toml's ranges allow (the lower bounds
+# of cdckit's own requirements, the newest of what those need), in a venv of their own.
+test-oldest: $(OLDEST_STAMP)
+	$(OLDEST)/bin/python -c 'import duckdb, msgspec, numpy, orjson, pandas, pyarrow, tqdm as t; \
+	  print("oldest:", *(f"{m.__name__} {m.__version__}" for m in (pandas, numpy, pyarrow, duckdb, msgspec, orjson, t)))'
+	$(OLDEST)/bin/python -m pytest -q -p no:randomly -o addopts="-p no:cacheprovider --import-mode=importlib" $(CORE_TESTS)
+
+$(OLDEST_STAMP): pyproject.toml $(LOCK) | $(UV)
+	rm -rf $(OLDEST)
+	$(PYTHON) -m venv --without-pip $(OLDEST)
+	$(UV) pip install --quiet --python $(OLDEST)/bin/python --resolution lowest-direct -e .
+	$(UV) pip install --quiet --python $(OLDEST)/bin/python -c $(LOCK) pytest hypothesis
+	touch $(OLDEST_STAMP)
+# --- end of dependencies
 
 demo: $(STAMP)
 	@$(MAKE) --no-print-directory check-java || echo "(the demo runs on pandas; Spark features need Java 17+)"
@@ -35,14 +73,14 @@ fuzz: $(STAMP)
 	$(BIN)/python tests/fuzz_campaign.py --seconds $${FUZZ_SECONDS:-1800} --workers $${FUZZ_WORKERS:-2} --out tests/fuzz_cases
 
 # Every extra (pyproject.toml) but the test-only producers: the demo, the notebooks and the tests use them.
-$(STAMP): pyproject.toml | check-python
+$(STAMP): pyproject.toml $(LOCK) | check-python
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[spark,viz,notebooks,dev,bench]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) -e '.[spark,viz,notebooks,dev,bench]'
 	touch $(STAMP)
 
 # The tests also run the real producers (the producers extra: Debezium's engine, about 200 MB); the demo does not.
 $(TEST_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[producers]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) -e '.[producers]'
 	touch $(TEST_STAMP)
 
 check-python:
@@ -65,4 +103,4 @@ samples: $(STAMP)
 	$(BIN)/python -m cdckit.samples.build
 
 clean:
-	rm -rf $(VENV) out build *.egg-info
+	rm -rf $(VENV) $(OLDEST) out build *.egg-info
