@@ -19,8 +19,8 @@ OLDEST := .venv-oldest
 OLDEST_STAMP := $(OLDEST)/.installed-stamp
 # The core tests (no Spark, views, browser, database or notebooks): what `make test-oldest` runs.
 CORE_TESTS := tests/test_core_only.py tests/test_read.py tests/test_detect.py tests/test_conformance.py \
-	tests/test_ordering.py tests/test_replay_answers.py tests/test_replay_keyless.py tests/test_tables.py \
-	tests/test_filters.py tests/test_fast_path.py tests/test_tuple_rows.py tests/test_workers.py
+	tests/test_ordering.py tests/test_replay_answers.py tests/test_tables.py tests/test_filters.py \
+	tests/test_fast_path.py tests/test_tuple_rows.py
 
 # Refresh the lock to the newest versions pyproject.toml's ranges allow (Python 3.11, as CI and Binder),
 # then the environment files from it.

@@ -1,7 +1,8 @@
-"""The project's set-up promises: one place for pins, the README commands, CI, layout."""
+"""The project's set-up promises: ranges in pyproject, exact versions in one lock, the README commands, CI, layout."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -9,19 +10,30 @@ import subprocess
 import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
+from types import ModuleType
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from cdckit.optional import EXTRAS
 
 ROOT = Path(__file__).resolve().parent.parent
-PIN = re.compile(r"^\s*-\s*([A-Za-z0-9_.\-]+)==([^\s#]+)\s*$")
-GROUP = re.compile(r"^\s+#\s*([a-z]+)\s*$")  # "      # viz" in an environment file's pip list
+PIN = re.compile(r"^\s*-\s*([A-Za-z0-9_.\-]+)==([^\s#]+)\s*$")  # "      - pandas==3.1.1" in an environment file
 SELF = re.compile(r"^cdckit\[([a-z,]+)\]$")  # an extra that includes others: "cdckit[spark,viz]"
 #: The extras that are sets of tools rather than parts of cdckit (no module asks for them).
 TOOL_EXTRAS = {"notebooks", "dev", "bench", "producers"}
 #: Extras only the tests need (large): `make test` installs them, `make demo` and Binder do not.
 TEST_ONLY = {"producers"}
+LOCK = ROOT / "requirements.lock"
+
+
+def envfiles() -> ModuleType:
+    """tools/envfiles.py, which `make lock` runs to write the environment files from the lock."""
+    spec = importlib.util.spec_from_file_location("envfiles", ROOT / "tools" / "envfiles.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def pyproject_groups() -> dict[str, list[str]]:
@@ -30,21 +42,14 @@ def pyproject_groups() -> dict[str, list[str]]:
     return {"core": project["dependencies"], **project["optional-dependencies"]}
 
 
-def pinned(specs: list[str]) -> dict[str, str]:
-    """Each package pinned in ``specs`` and its version; cdckit[...] (other extras) left out."""
-    pins = {}
-    for spec in specs:
-        if SELF.match(spec):
-            continue
-        name, _, version = spec.partition("==")
-        assert version, f"{spec!r} in pyproject.toml is not pinned with =="
-        pins[name.lower()] = version
-    return pins
+def required(specs: list[str]) -> dict[str, Requirement]:
+    """Each package ``specs`` require, by its normalized name; cdckit[...] (other extras) left out."""
+    return {canonicalize_name(r.name): r for spec in specs if not SELF.match(spec) for r in [Requirement(spec)]}
 
 
-def pyproject_pins() -> dict[str, dict[str, str]]:
-    """The pins of the core and of each extra that pins something itself."""
-    return {group: pins for group, specs in pyproject_groups().items() if (pins := pinned(specs))}
+def pyproject_requirements() -> dict[str, dict[str, Requirement]]:
+    """The requirements of the core and of each extra that requires something itself."""
+    return {group: reqs for group, specs in pyproject_groups().items() if (reqs := required(specs))}
 
 
 def included(extras: set[str]) -> set[str]:
@@ -59,16 +64,14 @@ def included(extras: set[str]) -> set[str]:
     return found
 
 
-def conda_pins(path: Path) -> dict[str, dict[str, str]]:
-    """The pins of an environment file under each "# group" comment of its pip list."""
-    groups: dict[str, dict[str, str]] = {}
-    group = None
-    for line in path.read_text().splitlines():
-        if m := GROUP.match(line):
-            group = m[1]
-        elif m := PIN.match(line):
-            groups.setdefault(group, {})[m[1].lower()] = m[2]
-    return groups
+def locked() -> dict[str, str]:
+    """Each package of requirements.lock and its exact version."""
+    return {name: version for name, (version, _) in envfiles().parse_lock(LOCK.read_text()).items()}
+
+
+def conda_pins(path: Path) -> dict[str, str]:
+    """The pins of an environment file's pip list."""
+    return {canonicalize_name(m[1]): m[2] for line in path.read_text().splitlines() if (m := PIN.match(line))}
 
 
 def distributions(module: str) -> list[str]:
@@ -76,8 +79,19 @@ def distributions(module: str) -> list[str]:
     return [name.lower() for name in packages_distributions().get(module, [module])]
 
 
-def test_each_package_is_pinned_in_one_place_in_pyproject():
-    names = [name for pins in pyproject_pins().values() for name in pins]
+def test_pyproject_states_ranges_not_pins():
+    """cdckit installs beside what the analyst has: a lower bound for each package, never an exact version."""
+    text = (ROOT / "pyproject.toml").read_text()
+    dependencies = text[text.index("dependencies = ["): text.index("[project.scripts]")]
+    assert not re.search(r"""["'][^"']*(===?|~=)[^"']*["']""", dependencies), "pin in pyproject.toml"
+    for group, reqs in pyproject_requirements().items():
+        for name, req in reqs.items():
+            operators = {spec.operator for spec in req.specifier}
+            assert ">=" in operators and operators <= {">=", "<", "!="}, (group, str(req))
+
+
+def test_each_package_is_required_in_one_place_in_pyproject():
+    names = [name for reqs in pyproject_requirements().values() for name in reqs]
     assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
     groups = pyproject_groups()
     for group, specs in groups.items():
@@ -87,40 +101,78 @@ def test_each_package_is_pinned_in_one_place_in_pyproject():
 
 
 def test_the_core_installs_no_spark_and_no_views():
-    core = set(pyproject_pins()["core"])
-    assert {"pandas", "pyarrow", "orjson", "msgspec", "duckdb"} <= core
+    core = set(pyproject_requirements()["core"])
+    assert {"pandas", "numpy", "pyarrow", "orjson", "msgspec", "duckdb", "tqdm"} <= core
     optional = {name for modules in EXTRAS.values() for module in modules for name in distributions(module)}
     assert {"pyspark", "plotly", "ipywidgets"} <= optional
     assert not core & optional
 
 
 def test_cdckit_optional_names_the_extras_of_pyproject():
-    pins = pyproject_pins()
+    reqs = pyproject_requirements()
     assert set(pyproject_groups()) - {"core"} == set(EXTRAS) | TOOL_EXTRAS
     assert not set(EXTRAS) & TOOL_EXTRAS
     for extra, modules in EXTRAS.items():
-        assert {name for module in modules for name in distributions(module)} == set(pins[extra]), extra
+        assert {name for module in modules for name in distributions(module)} == set(reqs[extra]), extra
     assert included({"notebooks"}) >= {"spark", "viz"}  # the notebooks use Spark and the views
     assert included({"dev"}) >= set(EXTRAS)  # the tests test every part
 
 
-def test_environment_files_pin_exactly_what_pyproject_pins():
-    pins = pyproject_pins()
-    assert {"spark", "viz", "notebooks", "dev"} <= set(pins)
-    for env in ("environment.yml", "binder/environment.yml"):
-        expected = {group: p for group, p in pins.items() if env == "environment.yml" or group not in TEST_ONLY}
-        assert conda_pins(ROOT / env) == expected, env
+def test_the_lock_holds_every_requirement_at_a_version_its_range_allows():
+    lock = locked()
+    for group, reqs in pyproject_requirements().items():
+        for name, req in reqs.items():
+            assert name in lock, (group, name)
+            assert req.specifier.contains(lock[name], prereleases=True), (group, str(req), lock[name])
+            for extra in req.extras:  # psycopg[binary] brings psycopg-binary: locked too
+                assert canonicalize_name(f"{name}-{extra}") in lock, str(req)
+    assert "make lock" in LOCK.read_text().split("\n\n")[0]  # the header says how to refresh it
+
+
+def test_environment_files_pin_exactly_what_the_lock_pins():
+    lock = locked()
+    assert conda_pins(ROOT / "environment.yml") == lock
+    binder = conda_pins(ROOT / "binder" / "environment.yml")
+    assert binder.items() <= lock.items()
+    test_only = {name for extra in TEST_ONLY for name in pyproject_requirements()[extra]}
+    assert not test_only & set(binder) and set(lock) - set(binder) >= test_only
+    assert set(pyproject_requirements()["spark"]) | set(pyproject_requirements()["core"]) <= set(binder)
+    tools = envfiles()
+    for env, binder_file in (("environment.yml", False), ("binder/environment.yml", True)):
         text = (ROOT / env).read_text()
+        assert text == tools.render(binder_file), f"{env} is not what `make lock` writes from the lock"
         assert "conda-forge" in text and re.search(r"openjdk=17\b", text), env
 
 
-def test_make_installs_every_extra():
+def test_make_installs_every_extra_from_the_lock():
     makefile = (ROOT / "Makefile").read_text()
     installs = re.findall(r"pip install .*-e '\.\[([a-z,]+)\]'", makefile)
     assert len(installs) == 2, installs  # everything the demo needs; then what only the tests need
     assert included(set(installs[0].split(","))) == set(pyproject_groups()) - {"core"} - TEST_ONLY
     assert set(installs[1].split(",")) == TEST_ONLY
+    assert len(re.findall(r"pip install .*-c \$\(LOCK\) -e '\.\[", makefile)) == 2  # the lock's versions
+    assert re.search(r"^LOCK\s*:= requirements\.lock$", makefile, re.M)
     assert re.search(r"^test: \$\(TEST_STAMP\)", makefile, re.M) and re.search(r"^demo: \$\(STAMP\)", makefile, re.M)
+
+
+def test_make_lock_refreshes_the_lock_and_the_environment_files():
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = makefile[makefile.index("\nlock:"):].split("\n\n")[0]
+    assert re.search(r"pip compile pyproject\.toml --all-extras --upgrade", recipe)  # newest the ranges allow
+    assert "-o $(LOCK)" in recipe and "tools/envfiles.py" in recipe
+
+
+def test_ci_runs_the_core_tests_on_the_oldest_versions():
+    assert "make test-oldest" in (ROOT / ".ci" / "run").read_text()
+    makefile = (ROOT / "Makefile").read_text()
+    assert "--resolution lowest-direct -e ." in makefile and re.search(r"^test-oldest:", makefile, re.M)
+    core_tests = re.search(r"^CORE_TESTS := ((?:.*\\\n)*.*)$", makefile, re.M)[1].replace("\\\n", " ").split()
+    assert "tests/test_core_only.py" in core_tests
+    for path in core_tests:  # none needs Spark, the views, a browser or a database
+        text = (ROOT / path).read_text()
+        assert not re.search(r"^(from|import) (pyspark|plotly|playwright|psycopg|cdckit\.spark)\b"
+                             r"|^def test_\w+\([^)]*\bspark\b", text, re.M), path
+    assert ".venv-oldest/" in (ROOT / ".gitignore").read_text().split()
 
 
 def test_readme_leads_with_the_two_commands_and_says_how_to_open_binder():
