@@ -1,4 +1,4 @@
-"""The pinned packages work together: the canonical frame goes to Spark and back cleanly."""
+"""The locked packages (requirements.lock) work together: the canonical frame goes to Spark and back cleanly."""
 
 from __future__ import annotations
 
