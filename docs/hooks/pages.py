@@ -45,14 +45,17 @@ def rst_to_md(text: str) -> str:
 
 
 def prose(text: str) -> str:
-    r"""Plain text (a quirk, a docstring) as Markdown that shows it as written: markup characters escaped,
-    outside `code` spans.
+    r"""Plain text (a quirk, a docstring) as Markdown that shows it as written: markup characters escaped
+    and ``<`` as an entity, outside `code` spans.
 
     >>> print(prose("__light_type and <family>_<qualifier>, `a_b`"))
-    \_\_light\_type and \<family\>\_\<qualifier\>, `a_b`
+    \_\_light\_type and &lt;family>\_&lt;qualifier>, `a_b`
     """
     parts = re.split(r"(`[^`]*`)", text)
-    return "".join(part if part.startswith("`") else re.sub(r"([\\`*_<>\[\]#|])", r"\\\1", part) for part in parts)
+    return "".join(
+        part if part.startswith("`") else re.sub(r"([\\`*_\[\]#])", r"\\\1", part).replace("<", "&lt;")
+        for part in parts
+    )
 
 
 def cell(value: object) -> str:
@@ -152,38 +155,20 @@ def dialect_page(name: str) -> str:
     return "\n".join(lines)
 
 
-def dialect_index() -> str:
-    """The list of dialects, each linked to its page."""
-    rows = []
+def dialect_list() -> str:
+    """The table of the registered dialects, each linked to its page."""
+    rows = ["| name | title | what it is |", "| --- | --- | --- |"]
     for name in cdckit.dialects.names():
         dialect = cdckit.dialects.get(name)
         summary = prose(rst_to_md((dialect.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")))
-        rows.append(f"| [`{name}`]({name}.md) | {dialect.title} | {summary} |")
-    return "\n".join(
-        [
-            "# Dialects",
-            "",
-            "Every dialect cdckit reads, as the registry (`cdckit.dialects.names()`) lists them. Each page shows "
-            "what the dialect is, the quirks an analyst must know, a raw message of its bundled sample and the "
-            "canonical rows it becomes; these pages are made from the registry and the samples when the site is "
-            "built.",
-            "",
-            "| name | title | what it is |",
-            "| --- | --- | --- |",
-            *rows,
-            "",
-            "A dialect of a third-party package registers itself through the `cdckit.dialects` entry-point group "
-            "and is read like these.",
-            "",
-        ]
-    )
+        cells = (prose(dialect.title), summary)
+        rows.append(f"| [`{name}`]({name}.md) | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(rows)
 
 
 def dialect_pages() -> dict[str, str]:
-    """``dialects/<name>.md`` of every registered dialect, and ``dialects/index.md``."""
-    pages = {f"dialects/{name}.md": dialect_page(name) for name in cdckit.dialects.names()}
-    pages["dialects/index.md"] = dialect_index()
-    return pages
+    """``dialects/<name>.md`` of every registered dialect."""
+    return {f"dialects/{name}.md": dialect_page(name) for name in cdckit.dialects.names()}
 
 
 def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -249,15 +234,7 @@ def api_block(public: str, obj: object) -> list[str]:
 
 def api_reference() -> str:
     """mkdocstrings blocks of every public name of ``cdckit`` and of ``cdckit.spark``."""
-    lines = [
-        "# API reference",
-        "",
-        "Every public name of `cdckit` (its `__all__`) and of `cdckit.spark`, from their docstrings. "
-        "`cdckit.COLUMN_NAMES` and `cdckit.OPS` are described on the [frame page](frame.md).",
-        "",
-        "## cdckit",
-        "",
-    ]
+    lines = ["## cdckit", ""]
     modules = []
     for name in cdckit.__all__:
         obj = getattr(cdckit, name)
@@ -293,12 +270,12 @@ def pages() -> dict[str, str]:
     """Every generated page: its path under the docs folder and its Markdown."""
     made = dialect_pages()
     made["index.md"] = landing((ROOT / "README.md").read_text())
-    made["api.md"] = api_reference()
     return made
 
 
 #: What a ``<!-- generated: NAME -->`` line of a written page is replaced with.
-INSERTS = {"cli_reference": cli_reference, "frame_columns": frame_columns}
+INSERTS = {"cli_reference": cli_reference, "frame_columns": frame_columns, "dialect_list": dialect_list,
+           "api_reference": api_reference}
 
 
 def citations(markdown: str) -> str:
