@@ -29,7 +29,7 @@ test: $(TEST_STAMP) check-java
 # The documentation site (mkdocs.yml, docs/): built offline, any warning an error, into build/site.
 # The tests build it too (tests/test_docs.py), so `make test` fails on a page that no longer builds.
 docs: $(STAMP)
-	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
 	@echo "the site: build/site/index.html"
 
 # Binder and containers run as root, where Jupyter refuses to start without --allow-root.
