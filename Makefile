@@ -8,7 +8,7 @@ TEST_STAMP := $(VENV)/.installed-test-stamp
 export IPYTHONDIR := $(CURDIR)/tests/ipython
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: demo test lab fuzz check-python check-java samples clean lock test-oldest
+.PHONY: demo test lab docs fuzz check-python check-java samples clean lock test-oldest
 
 # --- dependencies: pyproject.toml states ranges; requirements.lock the exact versions CI, Binder and the
 # environment files use (the newest the ranges allow when `make lock` last ran). Installs take the lock as
@@ -63,6 +63,12 @@ test: $(TEST_STAMP) check-java
 	  exit 1; \
 	fi; \
 	exit $$status
+
+# The documentation site (mkdocs.yml, docs/): built offline, any warning an error, into build/site.
+# The tests build it too (tests/test_docs.py), so `make test` fails on a page that no longer builds.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
+	@echo "the site: build/site/index.html"
 
 # Binder and containers run as root, where Jupyter refuses to start without --allow-root.
 lab: $(STAMP)
