@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PIN = re.compile(r"^\s*-\s*([A-Za-z0-9_.\-]+)==([^\s#]+)\s*$")  # "      - pandas==3.1.1" in an environment file
 SELF = re.compile(r"^cdckit\[([a-z,]+)\]$")  # an extra that includes others: "cdckit[spark,viz]"
 #: The extras that are sets of tools rather than parts of cdckit (no module asks for them).
-TOOL_EXTRAS = {"notebooks", "dev", "bench", "producers"}
+TOOL_EXTRAS = {"notebooks", "dev", "bench", "producers", "docs"}
 #: Extras only the tests need (large): `make test` installs them, `make demo` and Binder do not.
 TEST_ONLY = {"producers"}
 LOCK = ROOT / "requirements.lock"
