@@ -333,8 +333,15 @@ def _assert_keyless_agree(spark, events, label, **options):
         warnings.simplefilter("always")
         got = cdcspark.materialize(_on_spark(spark, events), **options)
     _assert_states_agree(got, want, label)
-    assert [str(w.message) for w in spark_said] == [str(w.message) for w in pandas_said], label
+    assert _cdckit_said(spark_said) == _cdckit_said(pandas_said), label
     return got, want
+
+
+def _cdckit_said(said) -> list[str]:
+    """The warnings cdckit gave, not PySpark's own (on pandas 3: that PySpark does not fully support it yet, and
+    pandas' deprecation of the copy keyword PySpark still passes)."""
+    return [str(w.message) for w in said
+            if "pyspark" not in w.filename.replace("\\", "/").split("/") and not str(w.message).startswith("PySpark ")]
 
 
 @pytest.mark.parametrize("name", sorted(KEYLESS_CASES) + sorted(PARTIAL_CASES))
