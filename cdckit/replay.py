@@ -56,6 +56,7 @@ from .keys import Keys, given_keys
 from .frame import find_table  # noqa: F401  (named here too: replay.find_table is how many modules take it)
 from . import values
 from .ordering._shared import REPLAY_OPS, table_names
+from .python_columns import object_column
 from .replay_plan import plan_replay
 from .replayer import (Replayer, Step, column_order, history_frame, key_order, old_key, problem_rows,
                        replay_rows)
@@ -451,8 +452,8 @@ class _Versions:
             missing = frame[name].isna()
             if missing.all():
                 frame[name] = pd.Series([None] * len(frame), dtype=object)
-            elif frame[name].dtype == object and missing.any():
-                frame[name] = frame[name].where(~missing, None)
+            else:
+                frame[name] = object_column(frame[name])
         return frame
 
 

@@ -48,6 +48,7 @@ from .capture import Capture, column_types_of, events_of, plain
 from . import values
 from .column_types import infer_kind, is_kind, typed_array
 from .ordering._shared import REPLAY_OPS, table_names
+from .python_columns import object_column
 from .replayer import parse_image
 
 __all__ = ["table", "declared_types", "typed_records", "typed_texts", "to_pandas", "with_misfits", "problems_frame", "profile",
@@ -114,8 +115,7 @@ def to_pandas(array: pa.Array | pa.ChunkedArray) -> pd.Series:
         return pd.Series(pd.array(array, dtype=pd.ArrowDtype(kind)))
     if pa.types.is_timestamp(kind):
         return pd.Series(array.to_pandas(coerce_temporal_nanoseconds=False))
-    series = pd.Series(array.to_pandas())
-    return series.astype(object).where(series.notna(), None) if series.dtype == object else series
+    return object_column(pd.Series(array.to_pandas()))
 
 
 def typed_records(rows: Sequence[Mapping[str, Any] | None], columns: Sequence[str], table: str, *,

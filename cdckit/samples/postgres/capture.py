@@ -188,8 +188,8 @@ def tables(when: str = "final") -> dict[str, pd.DataFrame]:
     """
     frames = {}
     for path in sorted((TABLES_DIR / when).glob("*.jsonl")):
-        frame = pd.read_json(path, lines=True, dtype=False, convert_dates=False)
-        frames[path.name[: -len(".jsonl")]] = frame
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+        frames[path.name[: -len(".jsonl")]] = pd.DataFrame(rows)  # values as JSON has them: no type guessed
     return frames
 
 
