@@ -31,6 +31,7 @@ from typing import Any
 
 import pandas as pd
 
+from ...python_columns import object_columns
 from .. import DATA
 from . import debezium as dbz
 from .server import Server
@@ -189,7 +190,7 @@ def tables(when: str = "final") -> dict[str, pd.DataFrame]:
     frames = {}
     for path in sorted((TABLES_DIR / when).glob("*.jsonl")):
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-        frames[path.name[: -len(".jsonl")]] = pd.DataFrame(rows)  # values as JSON has them: no type guessed
+        frames[path.name[: -len(".jsonl")]] = object_columns(pd.DataFrame(rows))  # values as JSON has them
     return frames
 
 
