@@ -49,6 +49,7 @@ from .capture import events_of
 from .export.engines import is_spark, pandas_events
 from .ordering import sort_events
 from .ordering._shared import CHANGE_OPS, table_names
+from .python_columns import object_columns
 from .reconcile import ReconcileError, diff_tables, html_table, json_text, key_text, normal, plain
 from .replay import key_columns_of, materialize
 from .replayer import known_values
@@ -210,7 +211,7 @@ def compare(a: Any, b: Any, *, names: Sequence[str] = ("a", "b")) -> Comparison:
         [(op, sides[0].set_aside.get(op, 0), sides[1].set_aside.get(op, 0))
          for op in sorted(set(sides[0].set_aside) | set(sides[1].set_aside))], columns=["op", na, nb])
     return Comparison((na, nb), summary, _event_rows(sides[0], only[0]), _event_rows(sides[1], only[1]),
-                      pd.DataFrame(different, columns=diff_columns), states, set_aside)
+                      object_columns(pd.DataFrame(different, columns=diff_columns)), states, set_aside)
 
 
 def _compare_key(group: tuple[Any, Hashable], sides: list[_Side], tally: dict[str, int],
@@ -457,7 +458,8 @@ def _state_differences(sides: list[_Side], names: tuple[str, str]) -> tuple[pd.D
                           json_text(other)))
         rows += found
         counts[table] = len(found)
-    return pd.DataFrame(rows, columns=["table", "key", "found", "columns", f"row_{na}", f"row_{nb}"]), counts
+    return object_columns(pd.DataFrame(rows, columns=["table", "key", "found", "columns", f"row_{na}",
+                                                      f"row_{nb}"])), counts
 
 
 def _summary(sides: list[_Side], counts: dict[str, dict[str, int]], state_counts: dict[str, int],

@@ -23,6 +23,7 @@ from .io import Message, iter_sources
 from .dialects import registry
 from .dialects.base import Dialect, Match
 from .errors import AmbiguousDialectError, UnknownDialectError
+from .python_columns import object_columns
 
 __all__ = ["Detection", "detect", "score_message", "choose", "choose_for_read", "FLOOR", "LOW", "CLAIM", "DEFERRED"]
 
@@ -195,7 +196,8 @@ def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None, *
         + tuple(layout for layout, _ in layouts.most_common(1)),
         runner_up=runner,
         runner_up_confidence=runner_confidence,
-        messages=pd.DataFrame(rows, columns=["source", "offset", "dialect", "confidence", "evidence", "runner_up"]),
+        messages=object_columns(pd.DataFrame(rows, columns=["source", "offset", "dialect", "confidence", "evidence",
+                                                            "runner_up"])),
         scores={name: round(t / looked, 4) for name, t in ranked},
     )
 

@@ -35,6 +35,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .collector import gc_paused
+from .python_columns import object_column
 from .values import INT64_MAX, INT64_MIN
 
 __all__ = [
@@ -532,10 +533,9 @@ def table_names(events: pd.DataFrame) -> pd.Series:
     ...                           "table": ["items", "t", None]})).tolist()
     ['shop.items', 'ns.t', None]
     """
-    prefix = events["database"].astype(object).where(events["database"].notna(), events["schema"].astype(object))
-    table = events["table"].astype(object)
-    names = [None if t is None or t is pd.NA else (t if p is None or p is pd.NA else f"{p}.{t}")
-             for p, t in zip(prefix.tolist(), table.tolist())]
+    database, schema, table = (object_column(events[name]) for name in ("database", "schema", "table"))
+    prefix = database.where(database.notna(), schema)
+    names = [None if t is None else (t if p is None else f"{p}.{t}") for p, t in zip(prefix.tolist(), table.tolist())]
     return pd.Series(names, index=events.index, dtype=object)
 
 

@@ -55,6 +55,7 @@ from . import values
 from .dialects.postgres import IdentityEvidence
 from .ordering import sort_events
 from .ordering._shared import CHANGE_OPS, REDELIVERY_IDENTITY, table_names
+from .python_columns import object_columns
 from .replayer import known_values
 
 __all__ = ["infer_keys", "InferredKeys", "EVIDENCE_COLUMNS", "MAX_WIDTH", "MAX_COLUMNS"]
@@ -142,7 +143,7 @@ def infer_keys(events: pd.DataFrame, by: str = "seq") -> InferredKeys:
         rows.append(row)
         if row["columns"]:
             keys[name] = row["columns"]
-    return InferredKeys(keys, pd.DataFrame(rows, columns=EVIDENCE_COLUMNS))
+    return InferredKeys(keys, object_columns(pd.DataFrame(rows, columns=EVIDENCE_COLUMNS)))
 
 
 def _row(table: str, columns: list[str] | None, how: str, changes: int, detail: str,

@@ -147,7 +147,21 @@ def _table_html(frame: pd.DataFrame | pd.Series) -> str:
     from .viz.interactive import without_script_notes
 
     itables = require("itables", "viz", what="cdckit.notebook.setup")
-    return without_script_notes(itables.to_html_datatable(frame, connected=False))
+    return without_script_notes(itables.to_html_datatable(frame, connected=False, showIndex=shows_index(frame)))
+
+
+def shows_index(frame: pd.DataFrame | pd.Series) -> bool:
+    """Whether a table shows the index of ``frame``: unless it is unnamed and its labels are 0, 1, ... n-1.
+
+    The labels decide, not the index's type: pandas 3 keeps a ``RangeIndex`` where pandas 2 makes an
+    ``Index`` of the same labels (rows 3 to 5 of a filter, say), and the table must not depend on it.
+
+    >>> df = pd.DataFrame({"a": range(6)})
+    >>> shows_index(df), shows_index(df[df["a"] >= 3]), shows_index(df[df["a"] < 3]), shows_index(df.set_index("a"))
+    (False, True, False, True)
+    """
+    index = frame.index
+    return index.nlevels > 1 or index.name is not None or not index.equals(pd.RangeIndex(len(index)))
 
 
 def _quiet_spark() -> None:

@@ -59,6 +59,7 @@ import pandas as pd
 from . import values
 from .errors import CdcError
 from .export.engines import is_spark, spark_export
+from .python_columns import object_columns
 from .replay import find_table
 
 __all__ = ["reconcile", "Reconciliation", "ReconcileError", "TableDiff"]
@@ -295,7 +296,7 @@ def diff_tables(a: pd.DataFrame, b: pd.DataFrame, key: Sequence[str]) -> TableDi
             text = key_text(a_keys[c][i] for c in key)
             cells += [(text, column, plain(left), plain(right)) for column, left, right in found]
     return TableDiff(key, a.iloc[sorted(only_a)].reset_index(drop=True), b.iloc[sorted(only_b)].reset_index(drop=True),
-                     pd.DataFrame(cells, columns=["key", "column", "a", "b"]), len(pairs), different,
+                     object_columns(pd.DataFrame(cells, columns=["key", "column", "a", "b"])), len(pairs), different,
                      [c for c in a.columns if c not in set(b.columns)],
                      [c for c in b.columns if c not in set(a.columns)])
 

@@ -56,6 +56,7 @@ from .keys import Keys, given_keys
 from .frame import find_table  # noqa: F401  (named here too: replay.find_table is how many modules take it)
 from . import values
 from .ordering._shared import REPLAY_OPS, table_names
+from .python_columns import object_column, object_columns
 from .replay_plan import plan_replay
 from .replayer import (Replayer, Step, column_order, history_frame, key_order, old_key, problem_rows,
                        replay_rows)
@@ -134,7 +135,7 @@ def key_columns_of(events: pd.DataFrame) -> dict[str, list[str]]:
 def problems_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Problem rows (with ``_pos``, the replay position) as the sorted :data:`PROBLEM_COLUMNS` frame."""
     frame = pd.DataFrame(rows, columns=[*PROBLEM_COLUMNS, "_pos"]).sort_values("_pos", kind="stable")
-    frame = frame[PROBLEM_COLUMNS].astype({"offset": "Int64"})
+    frame = object_columns(frame[PROBLEM_COLUMNS]).astype({"offset": "Int64"})
     return frame.sort_values(["table", "source", "offset"], kind="stable").reset_index(drop=True)
 
 
@@ -439,7 +440,8 @@ class _Versions:
         frame["valid_from"] = pd.to_datetime(self.starts, utc=True)
         frame["valid_to"] = pd.to_datetime(self.ends, utc=True)
         frame["is_current"] = frame["valid_to"].isna()
-        frame["op"], frame["seq"] = self.ops, self.seqs
+        frame["op"] = pd.Series(self.ops, index=frame.index, dtype=object)  # texts as on pandas 2, not pandas 3's str
+        frame["seq"] = pd.Series(self.seqs, index=frame.index, dtype=object)
         if problems is not None:
             frame.attrs["type_problems"] = problems  # records: a frame in attrs breaks pandas' concat and repr
         return frame
@@ -451,8 +453,8 @@ class _Versions:
             missing = frame[name].isna()
             if missing.all():
                 frame[name] = pd.Series([None] * len(frame), dtype=object)
-            elif frame[name].dtype == object and missing.any():
-                frame[name] = frame[name].where(~missing, None)
+            else:
+                frame[name] = object_column(frame[name])
         return frame
 
 

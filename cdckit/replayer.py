@@ -42,6 +42,7 @@ import pandas as pd
 from . import values
 from .dialects import registry
 from .ordering._shared import none_if_missing
+from .python_columns import object_columns
 
 __all__ = ["Step", "Replayer", "replay_rows", "canonical_text", "column_order", "key_order", "old_key", "problem_rows",
            "parse_image", "is_partial", "history_frame", "describes",
@@ -482,7 +483,8 @@ def history_frame(steps: Iterable[Step], wanted: str, columns: list[str]) -> pd.
         lines.append({"op": op, "event_time": step.event["event_time"], "seq": step.event["seq"],
                       "source": step.event["source"], "offset": step.event["offset"], "changed": changed,
                       "problem": step.problem, **{f"{c}": (new or {}).get(c) for c in columns}})
-    out = pd.DataFrame(lines, columns=["op", "event_time", "seq", "source", "offset", "changed", "problem", *columns])
+    out = object_columns(pd.DataFrame(lines, columns=["op", "event_time", "seq", "source", "offset", "changed",
+                                                      "problem", *columns]))
     for column in columns:  # whole numbers stay whole where a version has none (a delete, a key moved away)
         whole = whole_numbers([line[column] for line in lines])
         if whole is not None:

@@ -37,6 +37,7 @@ from .capture import column_types_of, events_of
 from . import values
 from .column_types import infer_kind, is_kind
 from .ordering._shared import REPLAY_OPS, table_names
+from .python_columns import object_columns
 from .replayer import parse_image
 from .tables import declared_types
 
@@ -194,7 +195,7 @@ def schema_history(events: pd.DataFrame) -> pd.DataFrame:
             row["new_type"] = walk.kind(row["table"], row["column"])
         elif row["change"] == "column dropped" and row["old_type"] is None:
             row["old_type"] = walk.kind(row["table"], row["column"])
-    return pd.DataFrame(walk.rows, columns=HISTORY_COLUMNS).astype({"offset": "Int64"})
+    return object_columns(pd.DataFrame(walk.rows, columns=HISTORY_COLUMNS)).astype({"offset": "Int64"})
 
 
 def table_schema(events: pd.DataFrame) -> pd.DataFrame:
@@ -217,4 +218,4 @@ def table_schema(events: pd.DataFrame) -> pd.DataFrame:
             rows.append({"table": name, "position": position, "column": column, "kind": walk.kind(name, column),
                          "declared": bool(known.declared and column in known.declared),
                          "type": known.raw.get(column), "key": column in (known.key or [])})
-    return pd.DataFrame(rows, columns=SCHEMA_COLUMNS)
+    return object_columns(pd.DataFrame(rows, columns=SCHEMA_COLUMNS))

@@ -48,6 +48,7 @@ from .capture import Capture, column_types_of, events_of, plain
 from . import values
 from .column_types import infer_kind, is_kind, typed_array
 from .ordering._shared import REPLAY_OPS, table_names
+from .python_columns import object_column, object_columns
 from .replayer import parse_image
 
 __all__ = ["table", "declared_types", "typed_records", "typed_texts", "to_pandas", "with_misfits", "problems_frame", "profile",
@@ -114,8 +115,7 @@ def to_pandas(array: pa.Array | pa.ChunkedArray) -> pd.Series:
         return pd.Series(pd.array(array, dtype=pd.ArrowDtype(kind)))
     if pa.types.is_timestamp(kind):
         return pd.Series(array.to_pandas(coerce_temporal_nanoseconds=False))
-    series = pd.Series(array.to_pandas())
-    return series.astype(object).where(series.notna(), None) if series.dtype == object else series
+    return object_column(pd.Series(array.to_pandas()))
 
 
 def typed_records(rows: Sequence[Mapping[str, Any] | None], columns: Sequence[str], table: str, *,
@@ -232,7 +232,7 @@ def with_misfits(typed: pd.Series, column: Sequence[Any], misfits: Sequence[tupl
 
 def problems_frame(problems: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """Type problem rows as the :data:`TYPE_PROBLEM_COLUMNS` frame."""
-    return pd.DataFrame(list(problems), columns=TYPE_PROBLEM_COLUMNS).astype({"offset": "Int64"})
+    return object_columns(pd.DataFrame(list(problems), columns=TYPE_PROBLEM_COLUMNS)).astype({"offset": "Int64"})
 
 
 # --------------------------------------------------------------------------- one table
@@ -358,7 +358,7 @@ def profile(events: pd.DataFrame, table: str | None = None) -> pd.DataFrame:
         updates = (changes.rows["op"] == "update").to_numpy()
         for column in changes.columns:
             out.append(_column_profile(changes, column, after[column], before[column], updates))
-    return pd.DataFrame(out, columns=PROFILE_COLUMNS)
+    return object_columns(pd.DataFrame(out, columns=PROFILE_COLUMNS))
 
 
 def _column_profile(changes: _Changes, column: str, after: pd.Series, before: pd.Series,

@@ -31,6 +31,7 @@ import orjson
 import pandas as pd
 
 from .errors import InvalidValue
+from .python_columns import object_column
 
 __all__ = [
     "is_missing",
@@ -761,8 +762,6 @@ def images_frame(texts: list[str], columns: list[str]) -> "pd.DataFrame | None":
         column = table.column(name).to_pandas() if name in table.column_names else None
         if column is None or column.isna().all():
             frame[name] = pd.Series([None] * len(texts), dtype=object)
-        elif column.dtype == object:
-            frame[name] = column.where(column.notna(), None)
         else:
-            frame[name] = column
+            frame[name] = object_column(column)
     return frame

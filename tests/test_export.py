@@ -24,6 +24,7 @@ from cdckit import export
 from cdckit.dialects import registry
 from cdckit.export import FORMATS, EncodeError, convert, read_events, write_events, write_scd2, write_state
 from cdckit.frame import table_names
+from cdckit.python_columns import object_columns
 
 DIALECTS = registry.names()
 WRITABLE = [name for name in DIALECTS if registry.get(name).can_encode()]
@@ -255,8 +256,9 @@ def test_scd2_one_file_per_table_with_the_versions(blob, fmt, tmp_path):
 def test_scd2_parquet_keeps_the_column_types(blob, tmp_path):
     tables = cdckit.scd2(blob)
     write_scd2(tables, tmp_path / "scd2")  # no suffix: Parquet
-    for name, frame in tables.items():
-        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "scd2" / f"{name}.parquet"), frame)
+    for name, frame in tables.items():  # pandas 3 reads texts as its str dtype: cdckit's frames hold them as objects
+        back = object_columns(pd.read_parquet(tmp_path / "scd2" / f"{name}.parquet"))
+        pd.testing.assert_frame_equal(back, frame)
 
 
 def test_state_columns_of_mixed_kinds_become_json_text_except_in_json_lines(tmp_path):

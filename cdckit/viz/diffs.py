@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..frame import table_names
 from ..replayer import is_partial, known_values
+from ..python_columns import object_columns
 from ..values import is_missing
 from .images import parse_image, compare_images
 from .text import as_text, cut_text, escaped_text, printable_text, records_of, shown_text, time_text, where_text
@@ -179,7 +180,9 @@ def diff(events_or_row: pd.DataFrame | pd.Series, *, limit: int = 20, width: int
         rows += [{"event": where["event"], "source": where["source"], "offset": where["offset"],
                   "table": where["table"], "key": where["key"], "op": where["op"], "column": c, "before": b,
                   "after": a, "status": s} for c, b, a, s in cells]
-    frame = pd.DataFrame(rows, columns=_ROW_COLUMNS).astype({"before": object, "after": object})
+    frame = object_columns(pd.DataFrame(rows, columns=_ROW_COLUMNS))
+    for side in ("before", "after"):  # the image values as they are: pd.NA (no such column) apart from None (NULL)
+        frame[side] = pd.Series([row[side] for row in rows], index=frame.index, dtype=object)
     return Diff(frame, meta, left_out=left_out, width=width, considered=considered)
 
 

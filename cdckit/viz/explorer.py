@@ -212,7 +212,7 @@ class Explorer(widgets.VBox):
         ['[3]']
         """
         events = self.events
-        mask = events["op"].astype(str).isin(list(self.ops.value)).to_numpy()
+        mask = events["op"].astype(str).isin(list(self.ops.value)).to_numpy(copy=True)  # a view is read-only
         if self.table.value is not None:
             mask &= (self._names == self.table.value).to_numpy()
         typed = self.key.value.strip()

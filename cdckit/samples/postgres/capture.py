@@ -31,6 +31,7 @@ from typing import Any
 
 import pandas as pd
 
+from ...python_columns import object_columns
 from .. import DATA
 from . import debezium as dbz
 from .server import Server
@@ -188,8 +189,8 @@ def tables(when: str = "final") -> dict[str, pd.DataFrame]:
     """
     frames = {}
     for path in sorted((TABLES_DIR / when).glob("*.jsonl")):
-        frame = pd.read_json(path, lines=True, dtype=False, convert_dates=False)
-        frames[path.name[: -len(".jsonl")]] = frame
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+        frames[path.name[: -len(".jsonl")]] = object_columns(pd.DataFrame(rows))  # values as JSON has them
     return frames
 
 
