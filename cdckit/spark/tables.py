@@ -32,6 +32,7 @@ from pyspark.sql import types as T
 from .. import values
 from ..column_types import infer_kind, is_kind, parse_kind, typed_array
 from ..ordering._shared import REPLAY_OPS
+from ..python_columns import object_columns
 from ..replay import find_table
 from ..replayer import parse_image
 from ..tables import META_COLUMNS, declared_kinds
@@ -196,7 +197,7 @@ def table(events: DataFrame, name: str, *, types: Any = None, before: bool = Fal
     full = find_table(names, name)
     rows = events.filter((table_name_column() == F.lit(full)) & F.col("op").isin(*REPLAY_OPS))
     given = kinds_given(types, full)
-    picked = rows.select("key_columns", "before", "after").limit(sample).toPandas()
+    picked = object_columns(rows.select("key_columns", "before", "after").limit(sample).toPandas())  # None, not NaN
     images = [parse_image(v) for v in [*picked["before"].tolist(), *picked["after"].tolist()]]
     columns: dict[str, None] = dict.fromkeys(given)
     for key_columns, image in zip([*picked["key_columns"].tolist()] * 2, images):
