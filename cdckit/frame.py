@@ -526,6 +526,17 @@ def arrow_to_pandas(table: pa.Table) -> pd.DataFrame:
     return df
 
 
+def utc_nanoseconds(times: pd.Series) -> pd.Series:
+    """``times`` (timestamps of any resolution, or what :func:`pandas.to_datetime` reads) as UTC timestamps
+    of nanosecond resolution, whose integers are nanoseconds since the epoch: pandas 3 makes microsecond
+    or second timestamps where pandas 2 made nanoseconds (a Parquet file, ``pd.to_datetime(..., unit="s")``).
+
+    >>> utc_nanoseconds(pd.Series(pd.to_datetime([1.5], unit="s", utc=True)).dt.as_unit("us")).astype("int64").tolist()
+    [1500000000]
+    """
+    return pd.to_datetime(times, utc=True).dt.as_unit("ns")
+
+
 def table_names(events: pd.DataFrame) -> pd.Series:
     """``database.table`` per event (``schema.table`` or ``table`` where parts are missing; None for no table).
 

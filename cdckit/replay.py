@@ -53,7 +53,7 @@ import pyarrow as pa
 from .capture import events_of
 from .errors import KeylessTableError, how_to_give_keys
 from .keys import Keys, given_keys
-from .frame import find_table  # noqa: F401  (named here too: replay.find_table is how many modules take it)
+from .frame import find_table, utc_nanoseconds  # noqa: F401  (find_table named here too: replay.find_table is how many modules take it)
 from . import values
 from .ordering._shared import REPLAY_OPS, table_names
 from .python_columns import object_column, object_columns
@@ -402,7 +402,7 @@ class _Versions:
         if found is None:
             found = pd.DataFrame({"_pos": [], "_row": [], "next_row": []}, dtype="int64")
         rows, ends = found["_row"].to_numpy(), found["next_row"].to_numpy()
-        times = pd.to_datetime(events["event_time"], utc=True).array.asi8
+        times = utc_nanoseconds(events["event_time"]).array.asi8
         stops = np.full(len(ends), _NAT, dtype=np.int64)
         stops[ends >= 0] = times[ends[ends >= 0]]
         return cls(found["_pos"].tolist(), None, times[rows], stops, events["op"].iloc[rows].tolist(),

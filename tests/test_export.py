@@ -787,6 +787,7 @@ def test_spark_state_tables_and_conversion(spark, spark_blob, blob, tmp_path):
     for name, frame in states.items():
         by = list(frame.columns[:2])
         got = pd.read_parquet(tmp_path / "state" / f"{name}.parquet").sort_values(by, ignore_index=True)
+        got = object_columns(got)  # pandas 3 reads texts as str, a missing one as NaN: the tables' None
         pd.testing.assert_frame_equal(got, frame.sort_values(by, ignore_index=True), check_dtype=False)
     converted = convert(spark_blob, "maxwell")  # collected to pandas first
     assert len(converted) == 320 and converted.dropped == {}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..frame import utc_nanoseconds
 from ._shared import table_names
 from .sort import filled_seq
 
@@ -50,7 +51,7 @@ def narrow(events: pd.DataFrame) -> pd.DataFrame:
 
 def _micros(times: pd.Series) -> pd.Series:
     """UTC timestamps as integer microseconds (nullable), the precision both engines share."""
-    as_ns = pd.to_datetime(times, utc=True)
+    as_ns = utc_nanoseconds(times)
     out = pd.Series(pd.NA, index=times.index, dtype="Int64")
     known = as_ns.notna()
     out[known] = as_ns[known].astype("int64") // 1000
