@@ -54,3 +54,26 @@ def test_a_filtered_frame_shows_its_index_whatever_the_index_type():
     events = _events(PLAIN)
     assert shows_index(events[events["op"] == "update"])  # labels 2..2: an Index on pandas 2, a RangeIndex on 3
     assert not shows_index(events[events["op"] == "insert"])  # labels 0, 1: the default index
+
+
+
+@pytest.mark.parametrize("unit", ["ms", "us"])
+def test_times_of_any_resolution_give_the_same_findings_and_versions(unit):
+    """pandas 3 makes microsecond (or coarser) timestamps where pandas 2 made nanoseconds (a Parquet file,
+    ``pd.to_datetime(..., unit="s")``): heartbeat gaps and SCD2's valid_from are read in seconds all the same."""
+    from test_findings_oracle import events_of
+
+    beats = events_of([{"op": "heartbeat", "event_time": t, "dialect": "oceanbase_extend"} for t in (0, 1, 2, 3, 10, 11)]
+                      + [{"op": "insert", "event_time": 5, "dialect": "oceanbase_extend", "key": "[1]"}])
+    beats["event_time"] = beats["event_time"].dt.as_unit("ns")
+    coarse = beats.copy()
+    coarse["event_time"] = coarse["event_time"].dt.as_unit(unit)
+    want = cdckit.order_report(beats)["heartbeat_gaps"]
+    assert want["detail"].tolist() == ["7 s without a heartbeat (usual 1 s); 1 other event(s) in between"]
+    pd.testing.assert_frame_equal(cdckit.order_report(coarse)["heartbeat_gaps"], want)
+    events = _events(PLAIN)
+    events["event_time"] = events["event_time"].dt.as_unit("ns")
+    coarse = events.copy()
+    coarse["event_time"] = coarse["event_time"].dt.as_unit(unit)
+    pd.testing.assert_frame_equal(cdckit.scd2(coarse)["shop.items"], cdckit.scd2(events)["shop.items"],
+                                  check_dtype=False)
