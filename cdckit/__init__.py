@@ -9,23 +9,23 @@
 from __future__ import annotations
 
 from . import dialects, notebook, samples
-from .capture import Capture, column_types_of, quarantine
-from .detect import Detection, detect
+from .reading.capture import Capture, column_types_of, quarantine
+from .reading.detect import Detection, detect
 from .export import convert
-from .filters import select
-from .keys import with_keys
-from .keys_inferred import InferredKeys, infer_keys
+from .analysis.filters import select
+from .analysis.keys import with_keys
+from .analysis.keys_inferred import InferredKeys, infer_keys
 from .errors import (AmbiguousDialectError, CdcError, DecodeError, InvalidValue, KeylessTableError,
                      UnknownDialectError)
 from .optional import MissingExtraError
 from .frame import COLUMN_NAMES, OPS
-from .ordering import OrderReport, order_report, sort_events
-from .read import read
-from .replay import TableStates, history, materialize, scd2
-from .schemas import schema_history, table_schema
-from .tables import profile, table
-from .compare import Comparison, compare
-from .reconcile import Reconciliation, reconcile
+from .analysis.ordering import OrderReport, order_report, sort_events
+from .reading.read import read
+from .analysis.replay import TableStates, history, materialize, scd2
+from .analysis.schemas import schema_history, table_schema
+from .analysis.tables import profile, table
+from .analysis.compare import Comparison, compare
+from .analysis.reconcile import Reconciliation, reconcile
 
 __version__ = "0.1.0"
 

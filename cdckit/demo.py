@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import cdckit
-from cdckit.capture import Capture, plain
+from cdckit.reading.capture import Capture, plain
 from cdckit.frame import OPS
 
 __all__ = ["summary", "write_parquet", "main"]

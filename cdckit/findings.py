@@ -1,8 +1,8 @@
-"""The finding kernels moved to :mod:`cdckit.ordering.kernels`.
+"""The finding kernels moved to :mod:`cdckit.analysis.ordering.kernels`.
 
 This path still works for a while and warns (:mod:`cdckit.moved`).
 """
 
 from .moved import moved_to
 
-__getattr__ = moved_to(__name__, "cdckit.ordering.kernels")
+__getattr__ = moved_to(__name__, "cdckit.analysis.ordering.kernels")

@@ -2,7 +2,7 @@
 
 It walks every event in Python, one row key at a time. It is slow and plain,
 which is what an oracle should be: the property tests check that the
-columnar pandas engine (:mod:`cdckit.ordering`, :mod:`cdckit.replay`) and
+columnar pandas engine (:mod:`cdckit.analysis.ordering`, :mod:`cdckit.analysis.replay`) and
 the Spark engine (:mod:`cdckit.spark`) give exactly its answers. It is not
 part of the package.
 """
@@ -18,17 +18,17 @@ import pandas as pd
 import cdckit
 from cdckit.dialects import registry
 from cdckit.frame import table_names
-from cdckit.ordering import sort_events
-from cdckit.ordering._shared import CHANGE_OPS, HEARTBEAT_FACTOR, REPLAY_OPS, STREAMS
-from cdckit.ordering.catalogue import FINDING_COLUMNS
-from cdckit.ordering.kernels import keyless_findings, lag_summary  # per table, never walked event by event
-from cdckit.ordering.narrow import ARRIVAL, SEQ_ORDER, narrow
-from cdckit.ordering.report import report_from_rows
-from cdckit.ordering.sort import filled_seq
-from cdckit.replay import PROBLEM_COLUMNS, TableStates, given_key_text, find_table
+from cdckit.analysis.ordering import sort_events
+from cdckit.analysis.ordering._shared import CHANGE_OPS, HEARTBEAT_FACTOR, REPLAY_OPS, STREAMS
+from cdckit.analysis.ordering.catalogue import FINDING_COLUMNS
+from cdckit.analysis.ordering.kernels import keyless_findings, lag_summary  # per table, never walked event by event
+from cdckit.analysis.ordering.narrow import ARRIVAL, SEQ_ORDER, narrow
+from cdckit.analysis.ordering.report import report_from_rows
+from cdckit.analysis.ordering.sort import filled_seq
+from cdckit.analysis.replay import PROBLEM_COLUMNS, TableStates, given_key_text, find_table
 # The walk of one table, change by change, is the first implementation's own (the package keeps it for the
 # rows that need it: key-change chains, keyless tables); what the oracle adds is walking every row with it.
-from cdckit.replayer import Step, column_order, history_frame, problem_rows, replay_rows
+from cdckit.analysis.replayer import Step, column_order, history_frame, problem_rows, replay_rows
 
 def none_if_missing(value: Any) -> Any:
     """None for pandas' and Spark's missing markers (None, NA, float NaN); other values as they are."""

@@ -22,7 +22,7 @@ from cdckit import cli, samples
 from cdckit.cli import EXIT_CODES, main
 from cdckit.cli import exit_codes as cli_exit_codes, progress as cli_progress, reading as cli_reading
 from cdckit.dialects import registry
-from cdckit.filters import select
+from cdckit.analysis.filters import select
 
 SHOP = "canal/shop"
 

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import cdckit
-from cdckit import workers
+from cdckit.reading import workers
 from cdckit.column_types import TYPE_COLUMNS, parse_kind
 from cdckit.io import iter_sources
 from cdckit.export import write_events

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import cdckit
-from cdckit.reconcile import ReconcileError, normal, same
+from cdckit.analysis.reconcile import ReconcileError, normal, same
 
 
 @pytest.fixture(scope="module")
@@ -336,7 +336,7 @@ def test_a_delete_image_of_type_defaults_compares_by_its_key_only():
 
 
 def test_known_values_of_real_delete_images_with_and_without_key_columns():
-    from cdckit.replayer import known_values
+    from cdckit.analysis.replayer import known_values
 
     # Debezium 3.6 on PostgreSQL 15 (REPLICA IDENTITY DEFAULT): a Connect Decimal zero, a VariableScaleDecimal
     # zero, a ZonedTimestamp at epoch 0, io.debezium.time types at 0, decimal.handling.mode=string's zero

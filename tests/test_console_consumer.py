@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 import cdckit
-from cdckit import values, workers
+from cdckit import values
+from cdckit.reading import workers
 from cdckit.dialects import registry
 from cdckit.io import ConsoleLayout, write_messages
 from cdckit.io.console import LAYOUT_WITH_KEY, console_line

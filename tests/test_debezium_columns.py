@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from cdckit.decoding import FrameSink, MessageDecoder
+from cdckit.reading.decoding import FrameSink, MessageDecoder
 from cdckit.dialects import registry
 from cdckit.io import LineBlock
 

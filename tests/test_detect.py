@@ -8,7 +8,7 @@ import json
 import pytest
 
 import cdckit
-from cdckit.detect import choose
+from cdckit.reading.detect import choose
 from cdckit.io import Message
 from cdckit.dialects.base import Dialect, Match
 
@@ -103,7 +103,7 @@ def test_a_registered_variant_sure_of_a_message_wins_over_the_dialect_it_extends
 
 
 def test_a_variant_unsure_of_a_message_leaves_it_to_the_dialect_it_extends():
-    from cdckit.detect import CLAIM, score_message
+    from cdckit.reading.detect import CLAIM, score_message
 
     class Unsure(_marked_debezium_class()):
         def detect(self, value):

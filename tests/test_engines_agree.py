@@ -180,7 +180,7 @@ def test_spark_problems_at_one_place_keep_the_replay_order(spark):
         builder.add(Event(op="delete", op_raw="DELETE", database="shop", table="t", seq=seq, key_columns=["id"],
                           key=f"[{key}]", before=f'{{"id":{key}}}'), "canal", "b.jsonl", 1, partition)
     events = builder.to_pandas()
-    events.attrs["quarantine"] = cdckit.capture.Attached(cdckit.frame.empty_quarantine(), "none")
+    events.attrs["quarantine"] = cdckit.reading.capture.Attached(cdckit.frame.empty_quarantine(), "none")
     want = cdckit.materialize(events).problems
     assert list(want["key"]) == ["[6]", "[5]"]
     assert plain(cdcspark.materialize(_to_spark(spark, events)).problems) == plain(want)

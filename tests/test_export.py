@@ -278,7 +278,7 @@ def test_state_columns_of_mixed_kinds_become_json_text_except_in_json_lines(tmp_
 
 
 def test_state_file_names_are_made_safe_and_problems_are_noted(tmp_path):
-    states = cdckit.replay.TableStates({"a/b": pd.DataFrame({"x": [1]}), ".hidden": pd.DataFrame({"x": [2]}),
+    states = cdckit.analysis.replay.TableStates({"a/b": pd.DataFrame({"x": [1]}), ".hidden": pd.DataFrame({"x": [2]}),
                                         "ok.t": pd.DataFrame({"x": [3]})})
     states.problems = pd.DataFrame({"table": ["ok.t"], "problem": ["update of an unknown key"]})
     written = write_state(states, tmp_path / "state", "csv")

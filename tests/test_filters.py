@@ -1,4 +1,4 @@
-"""cdckit.filters: choosing events by table, op, key values and event time."""
+"""cdckit.analysis.filters: choosing events by table, op, key values and event time."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import cdckit
-from cdckit.filters import parse_key, parse_time, select, selection
+from cdckit.analysis.filters import parse_key, parse_time, select, selection
 
 
 def capture(rows: list[tuple[str, str, object, int]]) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""The columnar order report (cdckit.ordering.kernels) gives exactly the per-event oracle's (tests/oracle.py).
+"""The columnar order report (cdckit.analysis.ordering.kernels) gives exactly the per-event oracle's (tests/oracle.py).
 
 Every finding frame is compared row by row (after the report's own stable
 sort), for every grouping (``by``): on every bundled sample, on a directory
@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 import cdckit
 import oracle
 from cdckit.frame import COLUMN_NAMES
-from cdckit.ordering import OrderReport, codes
-from cdckit.ordering._shared import CHANGE_OPS, STREAMS
-from cdckit.ordering.catalogue import FINDINGS
-from cdckit.ordering.report import _sorted
+from cdckit.analysis.ordering import OrderReport, codes
+from cdckit.analysis.ordering._shared import CHANGE_OPS, STREAMS
+from cdckit.analysis.ordering.catalogue import FINDINGS
+from cdckit.analysis.ordering.report import _sorted
 from histories import SEQ_DIALECTS, capture, deliver
 
 BYS = list(STREAMS)

@@ -9,7 +9,7 @@ import pytest
 
 import cdckit
 from cdckit.frame import Event, FrameBuilder
-from cdckit.keys_inferred import EVIDENCE_COLUMNS
+from cdckit.analysis.keys_inferred import EVIDENCE_COLUMNS
 
 T0 = 1_714_554_000 * 10**9
 

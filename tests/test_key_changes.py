@@ -105,7 +105,7 @@ def test_a_keyless_before_image_is_found_by_its_columns_not_by_reading_every_row
     # a before image that is no live row as it stands must not make replay read the whole table (a capture of
     # 250,000 such updates took hours): rows with the image's columns are described only by an equal image,
     # rows with fewer columns by the image cut to theirs; only rows with columns the image lacks are read
-    from cdckit import replayer
+    from cdckit.analysis import replayer
 
     replay = replayer.Replayer()
     for number in range(200):

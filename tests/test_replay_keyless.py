@@ -1,4 +1,4 @@
-"""Keyless tables replayed relationally (cdckit.replay_keyless): the multiset of row images, against a plain
+"""Keyless tables replayed relationally (cdckit.analysis.replay_keyless): the multiset of row images, against a plain
 reference multiset written here, on random captures with duplicate rows, absent rows, null and missing
 columns, partial before images and truncates; and never through the Python walk."""
 
@@ -175,7 +175,7 @@ def test_rows_come_in_text_order_as_many_times_as_they_are_live():
 def test_keyless_tables_of_whole_images_are_not_walked(monkeypatch):
     """Whole before images that are live rows as written: net counts only, no walk. A before image that is no live
     row as written (a partial image, a removal of a row not there) sends its table to the walk."""
-    from cdckit import replayer
+    from cdckit.analysis import replayer
 
     def walked(*args: Any) -> None:
         raise AssertionError("a keyless change went to the Python walk")
@@ -196,7 +196,8 @@ def test_keyless_tables_of_whole_images_are_not_walked(monkeypatch):
 def test_partial_images_are_found_through_the_index_not_by_reading_every_row(monkeypatch):
     """A partial before image is looked up among the live rows of a shape through an index of the columns it
     holds: the rows are not parsed again for every partial image (which made 100k changes take a minute)."""
-    from cdckit import replayer, values
+    from cdckit import values
+    from cdckit.analysis import replayer
 
     changes = [("insert", None, {"id": i, "v": i % 3}) for i in range(300)]
     changes += [("delete", {"id": i}, None) for i in range(0, 300, 2)]

@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from cdckit.decoding import FrameSink, MessageDecoder
+from cdckit.reading.decoding import FrameSink, MessageDecoder
 from cdckit.dialects import registry
 from cdckit.io import LineBlock, parse_line
 from cdckit.io.console import console_line, console_lines, console_message
-from cdckit.workers import RangeSink
+from cdckit.reading.workers import RangeSink
 
 
 def change(i: int) -> dict:

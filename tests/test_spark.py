@@ -13,7 +13,7 @@ import cdckit
 from cdckit import spark as cdcspark
 from cdckit.io import iter_sources
 from cdckit.frame import COLUMN_NAMES
-from cdckit.read import PAIRED
+from cdckit.reading.read import PAIRED
 from comparable import event_rows
 
 

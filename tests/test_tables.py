@@ -69,7 +69,7 @@ def test_a_value_that_does_not_fit_stays_as_captured_and_is_reported():
     # typing never turns a value into null: the misfit stays as the capture wrote it, the others typed
     assert frame["price"].tolist() == ["12.345", Decimal("7.50")]
     assert frame["born"].tolist() == ["soon", dt.date(2024, 5, 1)]
-    problems = cdckit.tables.problems_frame(frame.attrs["type_problems"])
+    problems = cdckit.analysis.tables.problems_frame(frame.attrs["type_problems"])
     assert repr(pd.concat([frame, frame]))  # the problems in attrs do not break pandas
     assert sorted(problems["column"]) == ["born", "price"]
     assert set(problems["key"]) == {"[1]"} and set(problems["offset"]) == {0}

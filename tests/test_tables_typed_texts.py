@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from cdckit import values
-from cdckit.tables import typed_records, typed_texts
+from cdckit.analysis.tables import typed_records, typed_texts
 
 CASES = {
     "plain": (['{"id":1,"name":"a","qty":2.5,"ok":true,"note":null}', '{"id":2,"name":"b","qty":3,"ok":false}'],

@@ -175,7 +175,7 @@ HALVES = [half("500", "before", 1), *capture([], 4), half("500", "before", 2), h
 @pytest.mark.parametrize("block", [7, 16_384])
 @pytest.mark.parametrize("kind", ["csv", "parquet"])
 def test_halves_paired_in_a_block_equal_the_sinks_pairing(tmp_path, monkeypatch, kind, block, options):
-    import cdckit.decoding as decoding
+    import cdckit.reading.decoding as decoding
     import cdckit.io.tables as tables
 
     monkeypatch.setattr(tables, "_CSV_BLOCK_ROWS", block)
@@ -195,7 +195,7 @@ def test_halves_paired_in_a_block_equal_the_sinks_pairing(tmp_path, monkeypatch,
 
 
 def test_adjacent_halves_are_paired_in_the_block(tmp_path, monkeypatch):
-    from cdckit.read import _ReadJob
+    from cdckit.reading.read import _ReadJob
 
     path = tmp_path / "t.parquet"
     write_parquet(path, capture([], 60))

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import cdckit
-from cdckit import workers
+from cdckit.reading import workers
 from cdckit.cli import main
 
 import debezium_pg

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 import cdckit
-from cdckit import io as cdckit_io, workers
+from cdckit import io as cdckit_io
+from cdckit.reading import workers
 
 
 def same_read(one: pd.DataFrame, many: pd.DataFrame) -> None:

@@ -2,13 +2,13 @@
 reconcile, samples.
 
 Every command is a small function over the library (``cdckit.detect``,
-``cdckit.read``, :mod:`cdckit.filters`, :mod:`cdckit.export`,
+``cdckit.read``, :mod:`cdckit.analysis.filters`, :mod:`cdckit.export`,
 :mod:`cdckit.report`, ``cdckit.order_report``, ``cdckit.materialize``...);
 this package only parses arguments, checks them all before any decoding
 starts, shows progress and turns errors into one-line messages and exit
 codes (see :data:`EXIT_CODES`). Commands that read take several PATH
 arguments (one capture) and the filters ``--table``, ``--op``, ``--key``,
-``--since`` and ``--until`` (the rule is :func:`cdckit.filters.select`).
+``--since`` and ``--until`` (the rule is :func:`cdckit.analysis.filters.select`).
 ``main`` takes the arguments as a list, so it can be called in-process:
 
 >>> main(["samples", "--path", "canal/shop"])  # doctest: +ELLIPSIS
@@ -22,7 +22,7 @@ Its modules, one job each:
 - :mod:`~cdckit.cli.parser` and :mod:`~cdckit.cli.help_texts`: the arguments and the help;
 - :mod:`~cdckit.cli.options` and :mod:`~cdckit.cli.formats`: checks of options before decoding, the
   output format (``--to`` or the suffix);
-- :mod:`~cdckit.cli.reading`: the chunked read, joined into one :class:`~cdckit.capture.Capture`;
+- :mod:`~cdckit.cli.reading`: the chunked read, joined into one :class:`~cdckit.reading.capture.Capture`;
 - :mod:`~cdckit.cli.progress`, :mod:`~cdckit.cli.summary`, :mod:`~cdckit.cli.text`,
   :mod:`~cdckit.cli.words`: what is shown on the terminal, and in which words;
 - the commands: :mod:`~cdckit.cli.read_commands` (detect, read, samples),

@@ -26,7 +26,7 @@ __all__ = ["run_order", "run_schema", "run_keys", "keys_options"]
 
 def run_order(args: argparse.Namespace) -> int:
     """``cdckit order PATH...``: each ordering finding with its meaning and first rows, then the lag."""
-    from ..ordering import order_report
+    from ..analysis.ordering import order_report
 
     source, chosen = checked(args, args.paths)
     capture, code = load(args, source, chosen)
@@ -54,7 +54,7 @@ def run_order(args: argparse.Namespace) -> int:
 
 def run_schema(args: argparse.Namespace) -> int:
     """``cdckit schema PATH...``: the columns of each table now, then how they changed."""
-    from ..schemas import schema_history, table_schema
+    from ..analysis.schemas import schema_history, table_schema
 
     source, chosen = checked(args, args.paths)
     capture, code = load(args, source, chosen)
@@ -84,7 +84,7 @@ def keys_options(keys: dict[str, list[str]]) -> str:
 def run_keys(args: argparse.Namespace) -> int:
     """``cdckit keys PATH...``: the key proposed for each table without one (``cdckit.infer_keys``), its
     evidence and runner-up, and the ``--keys`` options that give it."""
-    from ..keys_inferred import infer_keys
+    from ..analysis.keys_inferred import infer_keys
 
     source, chosen = checked(args, args.paths)
     capture, code = load(args, source, chosen)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..io import expand_paths
 from ..dialects import registry
-from ..filters import Selection, selection as filter_selection
+from ..analysis.filters import Selection, selection as filter_selection
 from ..frame import COLUMN_NAMES
 from .exit_codes import UsageError
 

@@ -14,7 +14,7 @@ from .. import __version__
 from ..dialects import registry
 from ..frame import COLUMN_NAMES, OPS
 from ..io.write import LAYOUTS
-from ..ordering._shared import STREAMS
+from ..analysis.ordering._shared import STREAMS
 from .analysis_commands import run_keys, run_order, run_schema
 from .compare_commands import run_compare, run_reconcile
 from .exit_codes import EXIT_CODES

@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from .. import samples
 from ..io import expand_paths
-from ..detect import FLOOR, LOW, detect
+from ..reading.detect import FLOOR, LOW, detect
 from ..errors import CdcError, UnknownDialectError
 from .exit_codes import EXIT_INPUT, EXIT_OK
 from .options import checked, columns, given_keys, is_events_file, unavailable_values

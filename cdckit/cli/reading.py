@@ -19,12 +19,12 @@ from typing import Any
 
 import pandas as pd
 
-from ..capture import Capture, plain
-from ..filters import Selection
+from ..reading.capture import Capture, plain
+from ..analysis.filters import Selection
 from ..frame import empty_events
 from ..frame import table_names
-from ..keys import Keys, tables_keyed, with_keys
-from ..read import exported_events, read
+from ..analysis.keys import Keys, tables_keyed, with_keys
+from ..reading.read import exported_events, read
 from .exit_codes import UsageError
 from .options import Input, given_keys, unavailable_values
 from .progress import ReadProgress

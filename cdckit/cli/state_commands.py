@@ -58,13 +58,13 @@ def _tables_command(args: argparse.Namespace, make: Callable[[pd.DataFrame], Any
 
 def run_state(args: argparse.Namespace) -> int:
     """``cdckit state PATH...``: the final rows of each table."""
-    from ..replay import materialize
+    from ..analysis.replay import materialize
 
     return _tables_command(args, materialize, "write_state", "rows")
 
 
 def run_scd2(args: argparse.Namespace) -> int:
     """``cdckit scd2 PATH...``: every version of every row."""
-    from ..replay import scd2
+    from ..analysis.replay import scd2
 
     return _tables_command(args, scd2, "write_scd2", "versions")

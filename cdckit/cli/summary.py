@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..capture import Capture
-from ..filters import Selection
+from ..reading.capture import Capture
+from ..analysis.filters import Selection
 from .exit_codes import EXIT_OK, EXIT_QUARANTINED
 from .options import Input
 from .text import printable

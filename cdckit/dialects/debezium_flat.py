@@ -38,7 +38,7 @@ is looked up in the envelope (``op``, ``ts_ms``), the transaction block
   Kafka key (the key struct, or its ``{schema, payload}`` wrapper); a null
   value is a tombstone keyed by the Kafka key.
 - A row with none of the added fields is quarantined: it says nothing of
-  the change (see :data:`cdckit.shapes.BARE_ROW`).
+  the change (see :data:`cdckit.dialects.shapes.BARE_ROW`).
 
 >>> import cdckit
 >>> ev = cdckit.read('{"id": 1, "name": "a", "__op": "c", "__table": "customers", "__lsn": 33816472, '
@@ -54,7 +54,8 @@ from typing import Any, Iterator
 
 import pandas as pd
 
-from .. import shapes, values
+from . import shapes
+from .. import values
 from ..io import Message, kafka_key
 from ..frame import Event, event_row
 from .base import BadMessage, Match, Record, expect_object, rows_of

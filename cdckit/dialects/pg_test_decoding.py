@@ -55,7 +55,7 @@ from typing import Any, Iterator
 import pandas as pd
 
 from .. import values
-from ..capture import column_types_of
+from ..reading.capture import column_types_of
 from ..io import Message
 from ..frame import Event
 from .base import BadMessage, Columns, Decoded, Dialect, Match, Record, SkipMessage, rows_of, table_name

@@ -40,7 +40,7 @@ import orjson
 import pandas as pd
 
 from .. import values
-from ..capture import column_types_of
+from ..reading.capture import column_types_of
 from ..io import Message
 from ..errors import InvalidValue
 from ..frame import Event

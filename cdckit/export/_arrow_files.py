@@ -25,7 +25,7 @@ import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
 from .. import values
-from ..capture import plain
+from ..reading.capture import plain
 from ..frame import ARROW_SCHEMA, COLUMN_NAMES
 
 __all__ = ["check_columns", "events_table", "frame_table", "write_file", "data_files", "read_file", "canonical",

@@ -23,13 +23,13 @@ from typing import Any, Iterator
 import pandas as pd
 
 from .. import values
-from ..capture import events_of
+from ..reading.capture import events_of
 from ..dialects import registry
 from ..dialects.base import Dialect, Record
 from ..errors import CdcError
 from ..frame import table_names
 from ..io import write_messages
-from ..read import read
+from ..reading.read import read
 from .atomic import atomic_path, refuse_existing
 from .engines import pandas_events
 from .written import Written

@@ -1,8 +1,8 @@
 """Which engine holds a frame, asked without importing pyspark (a pandas user never needs it).
 
 pandas frames are written by :mod:`cdckit.export`; a Spark DataFrame goes to
-:mod:`cdckit.spark.export`, imported only then. :mod:`cdckit.compare` and
-:mod:`cdckit.reconcile` ask the same question here.
+:mod:`cdckit.spark.export`, imported only then. :mod:`cdckit.analysis.compare` and
+:mod:`cdckit.analysis.reconcile` ask the same question here.
 
 >>> import pandas as pd
 >>> is_spark(pd.DataFrame())

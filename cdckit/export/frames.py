@@ -28,7 +28,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..capture import events_of
+from ..reading.capture import events_of
 from ..frame import COLUMN_NAMES, arrow_to_pandas, empty_events
 from ..frame import table_names
 from ._arrow_files import canonical, check_columns, data_files, events_table, read_file, write_file

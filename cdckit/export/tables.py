@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from ..capture import plain
+from ..reading.capture import plain
 from ._arrow_files import count_rows, data_files, frame_table, write_file
 from .atomic import atomic_path, written_at
 from .engines import is_spark, spark_export

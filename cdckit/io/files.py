@@ -108,7 +108,7 @@ def file_pieces(path: str, container: str, start: int = 0, end: int = -1, first_
     :class:`~cdckit.io.tables.RowBlock` (a :class:`LineBlock` of columns, no lines). A file that cannot be read or
     is damaged ends with one error message (see :func:`cdckit.io.iter_sources`). A message read as text
     that ``kafka-console-consumer`` printed is unwrapped (``key_separator``: its separator); a block's lines
-    are left as they are, for :class:`~cdckit.decoding.MessageDecoder` to unwrap.
+    are left as they are, for :class:`~cdckit.reading.decoding.MessageDecoder` to unwrap.
     """
     name = path if source is None else source
     if end >= 0 and container in ("parquet", "csv"):

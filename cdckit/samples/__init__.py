@@ -57,7 +57,7 @@ _PREFERRED = ("jsonl", "json", "txt", "jsonl.gz", "csv", "parquet")
 
 def load(name: str, **read_options: Any) -> pd.DataFrame:
     """A sample decoded by :func:`cdckit.read` (options are passed on)."""
-    from ..read import read
+    from ..reading.read import read
 
     return read(path(name), **read_options)
 

@@ -24,7 +24,7 @@ from collections import Counter
 from functools import cached_property
 from typing import Any
 
-from ..capture import new_report
+from ..reading.capture import new_report
 from ..errors import CdcError
 from ..frame import COLUMN_NAMES
 

@@ -1,7 +1,7 @@
 """The canonical frame on Spark, from files or from a Kafka-shaped DataFrame.
 
 The dialects run inside Spark tasks (``mapInArrow``) through the same decode
-loop as ``cdckit.read`` (:mod:`cdckit.decoding`); only the sink differs: here
+loop as ``cdckit.read`` (:mod:`cdckit.reading.decoding`); only the sink differs: here
 every message becomes rows of one *combined* frame, the canonical columns plus
 
 - ``_status``: ``event``, ``half`` (an update half waiting for its partner),
@@ -25,16 +25,16 @@ from typing import Any, Iterator
 import pyarrow as pa
 
 from ..collector import gc_paused
-from ..decoding import MessageDecoder, Sink
-from ..detect import DEFAULT_SAMPLE, choose_for_read
+from ..reading.decoding import MessageDecoder, Sink
+from ..reading.detect import DEFAULT_SAMPLE, choose_for_read
 from ..dialects import registry
 from ..dialects.options import DialectOptions
 from ..errors import CdcError, UnknownDialectError
 from ..frame import ARROW_SCHEMA, EVENT_FIELDS, Event, FrameBuilder
 from ..io import (LineBlock, Message, count_messages, expand_paths, file_container, file_messages, file_pieces, is_gzip,
                   line_cuts, line_ranges, record_message, text_encoding)
-from ..keys import Keys
-from ..pairing import PAIRED, Pairer, unpaired_reason
+from ..analysis.keys import Keys
+from ..reading.pairing import PAIRED, Pairer, unpaired_reason
 from .capture import SparkCapture, capture_of
 from .keys import given_keys
 from .session import check_workers, ship_cdckit

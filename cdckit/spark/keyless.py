@@ -1,7 +1,7 @@
 """Tables without a key on Spark: a multiset of row images and their net counts, by window functions.
 
-The rule is that of :mod:`cdckit.replay_keyless` (its SQL, :data:`~cdckit.replay_keyless.FAILED_SQL` and
-:data:`~cdckit.replay_keyless.LIVE_SQL`, is read here as it is): each change adds its after image (insert,
+The rule is that of :mod:`cdckit.analysis.replay_keyless` (its SQL, :data:`~cdckit.analysis.replay_keyless.FAILED_SQL` and
+:data:`~cdckit.analysis.replay_keyless.LIVE_SQL`, is read here as it is): each change adds its after image (insert,
 snapshot read, update: +1) and removes its before image (update, delete: -1, before its own addition); a
 truncate starts the counts again. The running sum ``s`` of an image's items in replay order, and the least
 ``m`` before each item, tell a removal that finds no image there (``s < least(0, m)``) and the count at the
@@ -10,7 +10,7 @@ end (``s - least(0, min s)``). Images are compared as their text; no Python runs
 A table where some removal finds no image as written, but might describe a
 row the table adds in another shape (an added image with other column names,
 or the same in another order, that lacks only columns the removal holds as
-null), is left to the walk (:func:`cdckit.replay_keyless.walked_tables`), as
+null), is left to the walk (:func:`cdckit.analysis.replay_keyless.walked_tables`), as
 pandas leaves it: the walk finds the row such an image describes. Any other
 removal that finds no image is a row not there: counted, and reported.
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from ..replay_keyless import FAILED_SQL, LIVE_SQL, NO_BEFORE, NOT_THERE
+from ..analysis.replay_keyless import FAILED_SQL, LIVE_SQL, NO_BEFORE, NOT_THERE
 
 __all__ = ["KeylessCounts", "ITEM_COLUMNS"]
 
@@ -77,7 +77,7 @@ def _counted(running: DataFrame) -> DataFrame:
 
 def _unlike(running: DataFrame) -> set[str]:
     """The tables with a failed removal the walk might still match (the rule of
-    :data:`cdckit.replay_keyless._UNLIKE`: an added image with other column names, or the same in another
+    :data:`cdckit.analysis.replay_keyless._UNLIKE`: an added image with other column names, or the same in another
     order, that lacks only columns the removal holds as null); one Spark job."""
     names = F.json_object_keys("t")
     nulls = F.map_keys(F.map_filter(F.from_json("t", "map<string,string>"), lambda k, v: v.isNull()))

@@ -6,7 +6,7 @@ after image (the before image for a delete), rendered by the very function
 pandas uses (:func:`cdckit.values.key_of`, in an Arrow-batched Python UDF),
 so the two engines give the same key texts for every value (numbers beyond
 a double, unicode, nulls, nested values). Which tables are meant is decided
-as pandas decides it (:func:`cdckit.keys.tables_keyed`).
+as pandas decides it (:func:`cdckit.analysis.keys.tables_keyed`).
 
 >>> from cdckit.spark import keys
 >>> keys.__all__
@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from .. import values
-from ..keys import KEY_FROM_BEFORE, Keys, key_columns_given, tables_keyed
+from ..analysis.keys import KEY_FROM_BEFORE, Keys, key_columns_given, tables_keyed
 from .columns import table_name_column
 
 __all__ = ["with_keys", "given_keys"]

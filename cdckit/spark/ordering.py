@@ -1,6 +1,6 @@
 """Order of a capture on Spark, in Spark SQL: the canonical sort and the ordering report.
 
-Every rule of :mod:`cdckit.ordering` is written here as DataFrame
+Every rule of :mod:`cdckit.analysis.ordering` is written here as DataFrame
 expressions (window functions over the events of one row key, table, stream
 or partition); no Python worker runs, and only the finding rows (few by
 construction) and per-capture metadata (the dialects present) reach the
@@ -21,10 +21,10 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..dialects import registry
-from ..ordering._shared import (CHANGE_IDENTITY, CHANGE_OPS, HEARTBEAT_FACTOR, REDELIVERY_IDENTITY, ROW_KEY, STREAMS,
+from ..analysis.ordering._shared import (CHANGE_IDENTITY, CHANGE_OPS, HEARTBEAT_FACTOR, REDELIVERY_IDENTITY, ROW_KEY, STREAMS,
                                 stream_columns)
-from ..ordering.catalogue import FINDING_COLUMNS, LAG_COLUMNS, keyless_detail
-from ..ordering.report import OrderReport, report_from_rows
+from ..analysis.ordering.catalogue import FINDING_COLUMNS, LAG_COLUMNS, keyless_detail
+from ..analysis.ordering.report import OrderReport, report_from_rows
 from .columns import table_name_column
 
 __all__ = ["sort_events", "order_report", "narrow", "filled_seq", "dialect_flags", "STREAMS"]
@@ -73,7 +73,7 @@ def _digest(column: str) -> Column:
 
 
 def narrow(events: DataFrame, fill: bool = True) -> DataFrame:
-    """The narrow frame of :func:`cdckit.ordering.narrow.narrow`, with ``_row`` (frame order) and the images
+    """The narrow frame of :func:`cdckit.analysis.ordering.narrow.narrow`, with ``_row`` (frame order) and the images
     (``before``, ``after``) as fingerprints.
 
     ``fill=False`` when no event lacks a ``seq``: ``_seq`` is then ``seq``, and no window over sources is needed.

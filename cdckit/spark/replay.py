@@ -1,6 +1,6 @@
 """Replay on Spark, in Spark SQL: table states, SCD type 2 versions and one row's history.
 
-The rules are those of :mod:`cdckit.replay`. A row key's state is read
+The rules are those of :mod:`cdckit.analysis.replay`. A row key's state is read
 from window functions and ``max_by`` over its changes in replay order: the
 last change that applied (an insert, snapshot read or update with an after
 image, or a delete) gives the row, and for dialects whose updates carry only
@@ -17,8 +17,8 @@ Changes without a key are a multiset of row images, counted with window
 functions as pandas counts them (:mod:`cdckit.spark.keyless`). Tables whose
 primary key changes or that are truncated, and tables without a key whose
 updates merge or where a before image is no live row as written
-(:func:`cdckit.replay_keyless.walked_tables`), need a walk in order: only
-their rows go to the Python replayer (:func:`cdckit.replay.replay_rows`, one
+(:func:`cdckit.analysis.replay_keyless.walked_tables`), need a walk in order: only
+their rows go to the Python replayer (:func:`cdckit.analysis.replay.replay_rows`, one
 ``applyInPandas`` group per table). Only per-table metadata (columns, kinds),
 the names of the tables to walk and problem rows reach the driver.
 
@@ -39,11 +39,11 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from .. import replay
-from ..ordering._shared import REPLAY_OPS
-from ..replay_keyless import walked_tables
-from ..replayer import is_partial, problem_rows
-from ..keys import Keys
+from ..analysis import replay
+from ..analysis.ordering._shared import REPLAY_OPS
+from ..analysis.replay_keyless import walked_tables
+from ..analysis.replayer import is_partial, problem_rows
+from ..analysis.keys import Keys
 from .columns import table_name_column
 from .keyless import KeylessCounts
 from .keys import given_keys
@@ -210,7 +210,7 @@ def survey(changes: DataFrame, order: str) -> dict[str, Table]:
 
 def rekeyed_tables(changes: DataFrame, tables: list[str]) -> set[str]:
     """Of ``tables``, those where a delete and an insert of another key share a seq: maybe a primary-key
-    update sent as a delete and a create (see :func:`cdckit.replayer.moved_row`), which the walk resolves."""
+    update sent as a delete and a create (see :func:`cdckit.analysis.replayer.moved_row`), which the walk resolves."""
     if not tables:
         return set()
     pairs = changes.filter(F.col("_table").isin(*tables) & F.col("op").isin("delete", "insert")
@@ -337,7 +337,7 @@ def _versions(changes: DataFrame, table: Table) -> DataFrame:
 
 
 def _problems(changes: DataFrame, tables: list[str]) -> DataFrame:
-    """The changes that name a key of ``tables`` that did not fit (the rules of :class:`cdckit.replay.Replayer`)."""
+    """The changes that name a key of ``tables`` that did not fit (the rules of :class:`cdckit.analysis.replay.Replayer`)."""
     frame = changes.filter(F.col("_table").isin(*tables) & F.col("key").isNotNull()) if tables else changes.limit(0)
     before = Window.partitionBy("_table", "key").orderBy("_position").rowsBetween(Window.unboundedPreceding, -1)
     previous = F.last(F.when(_effective(), F.col("op")), ignorenulls=True).over(before)

@@ -1,4 +1,4 @@
-"""One table's changes as typed Spark columns, by the rules of :mod:`cdckit.tables`.
+"""One table's changes as typed Spark columns, by the rules of :mod:`cdckit.analysis.tables`.
 
 The kinds come from ``types`` (a frame laid out like ``cdckit.column_types_of(events)``,
 or ``{column: kind}``), else they are inferred from a sample of the table's
@@ -31,11 +31,11 @@ from pyspark.sql import types as T
 
 from .. import values
 from ..column_types import infer_kind, is_kind, parse_kind, typed_array
-from ..ordering._shared import REPLAY_OPS
+from ..analysis.ordering._shared import REPLAY_OPS
 from ..python_columns import object_columns
-from ..replay import find_table
-from ..replayer import parse_image
-from ..tables import META_COLUMNS, declared_kinds
+from ..analysis.replay import find_table
+from ..analysis.replayer import parse_image
+from ..analysis.tables import META_COLUMNS, declared_kinds
 from .columns import table_name_column
 from .session import check_workers
 

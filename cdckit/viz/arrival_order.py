@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..frame import table_names
 from ..optional import require
-from ..ordering import order_report, sort_events
+from ..analysis.ordering import order_report, sort_events
 from ..values import is_missing
 from .figures import add_notes, scatter_class, as_strings
 from .sampling import MAX_POINTS, sampling_note, sample_groups
@@ -25,7 +25,7 @@ from .text import as_text, escaped_text, where_text
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-    from ..ordering import OrderReport
+    from ..analysis.ordering import OrderReport
 
 __all__ = ["ordering"]
 

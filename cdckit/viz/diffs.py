@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from ..frame import table_names
-from ..replayer import is_partial, known_values
+from ..analysis.replayer import is_partial, known_values
 from ..python_columns import object_columns
 from ..values import is_missing
 from .images import parse_image, compare_images

@@ -5,7 +5,7 @@ to show in JupyterLab, Binder or any front end with ipywidgets:
 
 - filters: a table dropdown, an op list, a key box and a time range slider;
   the key box filters as you type and matches key values exactly
-  (:func:`cdckit.filters.key_mask`: ``3`` finds key 3, never 13 or 30; ``3,7`` or
+  (:func:`cdckit.analysis.filters.key_mask`: ``3`` finds key 3, never 13 or 30; ``3,7`` or
   ``[3,7]`` a composite key);
 - a plotly ``FigureWidget`` timeline of the filtered events
   (:func:`cdckit.viz.timeline`; with one table chosen, one lane per key,
@@ -42,13 +42,13 @@ from typing import Any, Hashable
 import numpy as np
 import pandas as pd
 
-from ..filters import key_mask
+from ..analysis.filters import key_mask
 from ..frame import OPS
 from ..frame import table_names
-from ..keys import Keys, given_keys
+from ..analysis.keys import Keys, given_keys
 from ..optional import require
-from ..ordering._shared import CHANGE_OPS
-from ..replay import history
+from ..analysis.ordering._shared import CHANGE_OPS
+from ..analysis.replay import history
 from ..values import is_missing
 
 from .diffs import diff

@@ -42,16 +42,16 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..capture import Capture
-from ..detect import detect
+from ..reading.capture import Capture
+from ..reading.detect import detect
 from ..errors import CdcError
 from ..frame import table_names
-from ..keys import Keys, given_keys
+from ..analysis.keys import Keys, given_keys
 from ..optional import require
-from ..ordering import order_report
-from ..ordering._shared import stream_columns
-from ..schemas import schema_history
-from ..tables import profile
+from ..analysis.ordering import order_report
+from ..analysis.ordering._shared import stream_columns
+from ..analysis.schemas import schema_history
+from ..analysis.tables import profile
 from ..values import is_missing
 from .arrival_order import ordering
 from .diffs import diff
@@ -388,7 +388,7 @@ def _profile_section(events: pd.DataFrame) -> str:
 
 
 def _state_section(events: pd.DataFrame) -> str:
-    from ..replay import materialize
+    from ..analysis.replay import materialize
 
     state = materialize(events)
     if not len(state):
@@ -528,7 +528,7 @@ def write_report(source: Any, path: str | os.PathLike[str], *, dialect: str | No
     (True, True)
     """
     from ..export import Written, atomic_path
-    from ..read import read
+    from ..reading.read import read
 
     _require_viz()
     target = Path(path)

@@ -15,8 +15,8 @@ import pandas as pd
 
 from ..frame import table_names
 from ..optional import require
-from ..replay import find_table
-from ..replayer import is_partial, key_order
+from ..analysis.replay import find_table
+from ..analysis.replayer import is_partial, key_order
 from ..values import is_missing
 from .figures import date_strings, naive_utc, add_notes, scatter_class, as_strings, unique_index
 from .images import parse_image, compare_images

@@ -226,7 +226,7 @@ def api_block(public: str, obj: object) -> list[str]:
     """The mkdocstrings block of a public name: the object where it is defined, headed by its public name.
 
     >>> api_block("cdckit.read", cdckit.read)
-    ['::: cdckit.read.read', '    options:', '      heading: cdckit.read', '      toc_label: read', '']
+    ['::: cdckit.reading.read.read', '    options:', '      heading: cdckit.read', '      toc_label: read', '']
     """
     where = f"{obj.__module__}.{obj.__qualname__}"  # cdckit.read is a module and a function: name the function
     return [f"::: {where}", "    options:", f"      heading: {public}", f"      toc_label: {public.rsplit('.', 1)[1]}", ""]

@@ -353,7 +353,7 @@ def test_a_committed_prepared_transaction_counts_at_its_commit_prepared(name):
     g1 = events[events["txn_id"] == "732"]
     assert g1["op"].tolist() == ["begin", "insert", "update", "commit"]
     assert set(g1["offset"]) == set(commit["offset"])  # the COMMIT PREPARED line's place, after txn 733
-    ordered = cdckit.ordering.sort_events(events)
+    ordered = cdckit.analysis.ordering.sort_events(events)
     txns = ordered.loc[ordered["op"] == "begin", "txn_id"].tolist()
     assert txns.index("733") < txns.index("732") and "734" not in txns and "742" not in txns
     if name.endswith("copy.txt"):

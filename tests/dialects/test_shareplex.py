@@ -9,7 +9,7 @@ from validator import assert_round_trip, assert_rows, assert_shop, read_clean, r
 
 import cdckit
 from cdckit.io import iter_sources, write_messages
-from cdckit.detect import score_message
+from cdckit.reading.detect import score_message
 from cdckit.dialects import registry
 
 LINE_1 = {"order_id": "1001", "line_no": "1", "product": "Widget", "qty": "2", "price": "9.99", "note": None}

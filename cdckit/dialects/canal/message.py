@@ -35,7 +35,7 @@ FIELDS = frozenset({"id", "database", "table", "pkNames", "isDdl", "type", "es",
 #: The fields whose absence a lenient (``data`` and ``type`` only) verdict names.
 USUAL_FIELDS = ("database", "table", "pkNames", "isDdl", "es", "ts", "mysqlType", "sqlType")
 #: Detection score of a message with ``data`` and ``type`` but none of Canal's other markers: above
-#: ``cdckit.detect.FLOOR`` (so it is proposed) and below ``cdckit.detect.LOW`` (so it is flagged as a guess).
+#: ``cdckit.reading.detect.FLOOR`` (so it is proposed) and below ``cdckit.reading.detect.LOW`` (so it is flagged as a guess).
 LENIENT_SCORE = 0.4
 
 #: MySQL type names (before any ``(`` or space) -> the kind declared (:mod:`cdckit.column_types`);

@@ -4,7 +4,7 @@
 decoder (:mod:`.fast_path`) and the encoder (:mod:`.encode`) under one
 registry name. Its variants (Arcion, Lindorm, ...) subclass it and recognise
 their own messages; detection prefers a variant that is sure of a message
-over the dialect it extends (:func:`cdckit.detect.score_message`).
+over the dialect it extends (:func:`cdckit.reading.detect.score_message`).
 
 >>> Debezium().detect({"op": "c", "after": {"id": 1}, "source": {"connector": "mysql"}}).score
 0.9

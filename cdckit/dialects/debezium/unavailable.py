@@ -16,7 +16,7 @@ the shape of the column's type:
 
 The value means *unchanged*, not a value: the decoders leave the column out of
 the image, as wal2json and test_decoding do for an unchanged TOAST value, and
-replay keeps the value the row had (see :mod:`cdckit.replayer`).
+replay keeps the value the row had (see :mod:`cdckit.analysis.replayer`).
 
 >>> placeholder = Unavailable()
 >>> placeholder.stripped({"id": 1, "bio": "__debezium_unavailable_value", "tags": ["__debezium_unavailable_value"],

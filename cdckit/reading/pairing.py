@@ -22,7 +22,7 @@ from collections import deque
 from dataclasses import replace
 from typing import Any, Hashable, Iterator
 
-from .frame import Event
+from ..frame import Event
 
 __all__ = ["Pairer", "PAIRED", "UNPAIRED", "identity", "unpaired_reason"]
 

@@ -1,18 +1,18 @@
 """One source of a read decoded into a sink: its dialect chosen from its first messages, then every message.
 
 The calling process of :func:`cdckit.read` and a worker process given a
-whole file (:func:`cdckit.workers.decode_file`) run the same two steps, so a
+whole file (:func:`cdckit.reading.workers.decode_file`) run the same two steps, so a
 directory read a file per worker gives the one-process read:
 
 - :func:`source_verdict`: the dialect of a source, given or detected from
   its first messages, with what the report and the warnings say of it;
 - :func:`decode_source`: every message of the source through a
-  :class:`~cdckit.decoding.MessageDecoder` (a file of JSON Lines or one JSON
+  :class:`~cdckit.reading.decoding.MessageDecoder` (a file of JSON Lines or one JSON
   value after another in blocks, for a dialect's batch decoder).
 
 >>> import cdckit, itertools
 >>> from cdckit.io import iter_sources
->>> from cdckit.decoding import FrameSink
+>>> from cdckit.reading.decoding import FrameSink
 >>> (name, messages), = iter_sources(cdckit.samples.path("canal/shop.jsonl"))
 >>> head = list(itertools.islice(messages, 50))
 >>> verdict = source_verdict(name, head, None, registry.all_dialects())
@@ -33,11 +33,11 @@ from typing import Any, Iterator, NamedTuple
 
 from .decoding import MessageDecoder, Sink
 from .detect import choose_for_read
-from .dialects import registry
-from .dialects.base import Dialect
-from .dialects.options import DialectOptions
-from .errors import UnknownDialectError
-from .io import LineBlock, Message, file_container, file_pieces
+from ..dialects import registry
+from ..dialects.base import Dialect
+from ..dialects.options import DialectOptions
+from ..errors import UnknownDialectError
+from ..io import LineBlock, Message, file_container, file_pieces
 
 __all__ = ["SourceVerdict", "source_verdict", "decode_source", "block_container"]
 
@@ -104,11 +104,11 @@ def decode_source(name: str, messages: Iterator[Message], head: list[Message], v
 
 
 def decode_file_range(unit: dict[str, Any], sink: Sink, options: DialectOptions) -> Iterator[None]:
-    """Decode one range of a file (a :func:`cdckit.workers.file_units` entry whose first offset and line
+    """Decode one range of a file (a :func:`cdckit.reading.workers.file_units` entry whose first offset and line
     are known) into ``sink``; yields after each block or message, as :func:`decode_source` does.
 
     >>> import cdckit
-    >>> from cdckit.decoding import FrameSink
+    >>> from cdckit.reading.decoding import FrameSink
     >>> path = str(cdckit.samples.path("canal/shop.jsonl"))
     >>> unit = {"path": path, "dialect": "canal", "unknown": None, "each": False, "container": "jsonl",
     ...         "start": 0, "end": os.path.getsize(path), "first_offset": 0, "first_line": 1, "encoding": "utf-8"}

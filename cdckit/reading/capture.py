@@ -137,7 +137,7 @@ class Capture:
         0
         """
         from .decoding import column_types_frame
-        from .frame import empty_quarantine
+        from ..frame import empty_quarantine
 
         if isinstance(events, Capture):
             return events
@@ -153,7 +153,7 @@ class Capture:
     @classmethod
     def combined(cls, captures: list["Capture"]) -> "Capture":
         """Several captures read as one: events and quarantines one after the other, reports added up."""
-        from .frame import empty_events
+        from ..frame import empty_events
 
         if not captures:
             return cls.of(empty_events())

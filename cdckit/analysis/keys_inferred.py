@@ -12,7 +12,7 @@ shows, then at the data:
   rows', those are the key (the rule of
   :class:`cdckit.dialects.postgres.IdentityEvidence`, applied to the frame's
   images; a connector's nulls and type defaults filled into a delete's
-  image, :func:`cdckit.replayer.known_values`, are not held values);
+  image, :func:`cdckit.analysis.replayer.known_values`, are not held values);
 - **pk-update pair**: a delete followed by a create of the same table at the
   same ``seq`` (a key change sent as two records, as Debezium sends it) must
   change a column of the key: a candidate both leave alike loses;
@@ -51,11 +51,11 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from . import values
-from .dialects.postgres import IdentityEvidence
+from .. import values
+from ..dialects.postgres import IdentityEvidence
 from .ordering import sort_events
 from .ordering._shared import CHANGE_OPS, REDELIVERY_IDENTITY, table_names
-from .python_columns import object_columns
+from ..python_columns import object_columns
 from .replayer import known_values
 
 __all__ = ["infer_keys", "InferredKeys", "EVIDENCE_COLUMNS", "MAX_WIDTH", "MAX_COLUMNS"]

@@ -2,7 +2,7 @@
 
 A JSON Lines or text file is cut at line ends into ranges without being read
 (:func:`cdckit.io.line_cuts`); each range is decoded in a worker process by
-the same :class:`~cdckit.decoding.MessageDecoder` the one-process read runs.
+the same :class:`~cdckit.reading.decoding.MessageDecoder` the one-process read runs.
 Nothing is done per event in the calling process:
 
 - a worker counts its own range's messages and lines and publishes them in
@@ -50,15 +50,15 @@ from typing import Any, Iterator
 
 import pyarrow as pa
 
-from .collector import gc_paused
+from ..collector import gc_paused
 from .decoding import FrameSink
-from .dialects import registry
-from .dialects.options import DialectOptions
-from .frame import Event, FrameBuilder, rows_inserted
-from .io import Message, count_messages, is_gzip, iter_sources, line_cuts, text_encoding
-from .io.array_ranges import array_ranges, holds_array
-from .io.table_ranges import csv_ranges, parquet_ranges
-from .io.unpacked import gunzipped
+from ..dialects import registry
+from ..dialects.options import DialectOptions
+from ..frame import Event, FrameBuilder, rows_inserted
+from ..io import Message, count_messages, is_gzip, iter_sources, line_cuts, text_encoding
+from ..io.array_ranges import array_ranges, holds_array
+from ..io.table_ranges import csv_ranges, parquet_ranges
+from ..io.unpacked import gunzipped
 from .pairing import PAIRED, Pairer, identity
 from .source_decoding import decode_file_range, decode_source, source_verdict
 
@@ -392,7 +392,7 @@ def decode_range(unit: dict[str, Any], pair: bool = True) -> dict[str, Any]:
 def decode_file(unit: dict[str, Any]) -> dict[str, Any]:
     """Worker: decode a whole file (a :func:`file_unit`) as the calling process would, its dialect detected
     here when not given; the result is :func:`decode_range`'s, with the ``verdict`` on its dialect (a
-    :class:`~cdckit.source_decoding.SourceVerdict` as a tuple)."""
+    :class:`~cdckit.reading.source_decoding.SourceVerdict` as a tuple)."""
     options = unit["options"]
     sink = RangeSink()
     verdict = None

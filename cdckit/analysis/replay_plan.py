@@ -11,9 +11,9 @@ falls in one of three lanes:
   change that counts (hence the final row), the next one (hence SCD2's
   ``valid_to``);
 - **chain**: the keys of a primary-key change and every key linked to them,
-  walked together by :class:`cdckit.replayer.Replayer`;
+  walked together by :class:`cdckit.analysis.replayer.Replayer`;
 - **keyless**: changes without a key, a multiset of row images counted with windows
-  (:mod:`cdckit.replay_keyless`), or walked where a before image is not a live row as written.
+  (:mod:`cdckit.analysis.replay_keyless`), or walked where a before image is not a live row as written.
 
 >>> import cdckit
 >>> events = cdckit.read(cdckit.samples.path("shareplex/examples"))
@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from . import values
+from .. import values
 from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS, none_if_missing
 from .replay_keyless import keyless_state
 from .replayer import (Replayer, Step, canonical_text, is_partial, old_key, parse_image, problem_rows,
@@ -86,7 +86,7 @@ WHERE copy > 1
 """
 
 #: ``seq``, or where it is missing the ``seq`` of the change that arrived before it in the same source
-#: (see :func:`cdckit.ordering.filled_seq`); a plain ``seq`` when no change lacks one.
+#: (see :func:`cdckit.analysis.ordering.filled_seq`); a plain ``seq`` when no change lacks one.
 _FILLED_SEQ = """coalesce(last_value(seq IGNORE NULLS) OVER (
     PARTITION BY coalesce(source, '') ORDER BY "partition" NULLS FIRST, "offset", _row
     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), '')"""
@@ -275,7 +275,7 @@ class ReplayPlan:
         """Per table, where each column first appears in seq order: ``(position, place in the event's names)``."""
         names = dict(self.con.execute(_SIGNATURES.format(names=_NAMES)).fetchall())
         ranks: dict[str, dict[str, tuple[Any, int]]] = {t: {} for t in self.tables}
-        seen = self.con.execute(  # where: the seq order, as in cdckit.ordering.SEQ_ORDER
+        seen = self.con.execute(  # where: the seq order, as in cdckit.analysis.ordering.SEQ_ORDER
             "SELECT _table, _sig, min(row(_seq, coalesce(source, ''), coalesce(\"partition\", -1), \"offset\")) "
             "FROM prep GROUP BY _table, _sig").fetchall()
         for table, signature, where in seen:
@@ -345,7 +345,7 @@ class ReplayPlan:
     def keyless_rows(self) -> tuple[dict[str, list[Any]], list[dict[str, Any]]]:
         """The live rows of the keyless changes per table (each as many times as it is live, in text order:
         the image's text where it was counted whole, the row where it was walked), and the problem rows of the
-        changes that remove a row not there (see :mod:`cdckit.replay_keyless`)."""
+        changes that remove a row not there (see :mod:`cdckit.analysis.replay_keyless`)."""
         partial = [t for t in self._keyless if self.partial.get(t)]
         found, wanting, walked = keyless_state(self.con, self._keyless, partial)
         rows: dict[str, list[tuple[str, str]]] = {}

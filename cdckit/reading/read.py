@@ -4,7 +4,7 @@ Each source (file, payload or iterable) gets its dialect, given or detected
 from its first messages; every message is then decoded by that dialect. A
 message that cannot be decoded is quarantined with its source, offset, raw
 text and reason (or raises :class:`DecodeError` with ``errors="raise"``);
-split updates are paired (:mod:`cdckit.pairing`); the report accounts for
+split updates are paired (:mod:`cdckit.reading.pairing`); the report accounts for
 every message.
 
 >>> import cdckit
@@ -28,17 +28,17 @@ import pyarrow as pa
 
 from . import workers
 from .capture import Capture, new_report
-from .collector import gc_paused, gc_resumed
+from ..collector import gc_paused, gc_resumed
 from .decoding import FrameSink, column_types_frame
 from .detect import DEFAULT_SAMPLE
-from .dialects import registry
-from .dialects.base import Dialect
-from .dialects.options import DialectOptions
-from .errors import DecodeError
-from .frame import (ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas, empty_quarantine,
+from ..dialects import registry
+from ..dialects.base import Dialect
+from ..dialects.options import DialectOptions
+from ..errors import DecodeError
+from ..frame import (ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas, empty_quarantine,
                     rows_inserted)
-from .keys import Keys, given_keys, key_columns_given, with_keys
-from .io import Message, expand_paths, file_container, iter_sources, looks_like_payload
+from ..analysis.keys import Keys, given_keys, key_columns_given, with_keys
+from ..io import Message, expand_paths, file_container, iter_sources, looks_like_payload
 from .pairing import PAIRED, Pairer, identity, unpaired_reason
 from .source_decoding import SourceVerdict, decode_file_range, decode_source, source_verdict
 
@@ -84,13 +84,13 @@ def read(
             (see :mod:`cdckit.io.console`; the tab layout is recognised without it).
         sample: messages per source used for detection.
         workers: processes that decode a large JSON Lines or text file
-            together, each a range of its lines (see :mod:`cdckit.workers`);
+            together, each a range of its lines (see :mod:`cdckit.reading.workers`);
             None: every core for files of 16 MiB or more, one otherwise.
             The result is the same for any number, chunked reads and
             ``errors="raise"`` included (the range holding the first bad
             message is decoded again in the calling process, so the error's
             ``partial`` frame is the one-process read's).
-        capture: return a :class:`~cdckit.capture.Capture` (events, quarantine,
+        capture: return a :class:`~cdckit.reading.capture.Capture` (events, quarantine,
             report and column types as fields) instead of the events alone.
         keys: the key columns of tables whose capture names none (or other
             ones: what is given wins), ``{"customers": "id", "order_lines":
@@ -106,7 +106,7 @@ def read(
         ``attrs["report"]`` and JSON-safe summaries of the quarantine and the column
         types the dialects declared (:mod:`cdckit.column_types`), which
         :func:`cdckit.quarantine` and :func:`cdckit.column_types_of` give as frames;
-        a :class:`~cdckit.capture.Capture` of the same when ``capture=True``; or a
+        a :class:`~cdckit.reading.capture.Capture` of the same when ``capture=True``; or a
         :class:`ChunkedRead` when ``chunksize`` is given. A path to events
         cdckit itself wrote (:func:`cdckit.export.write_events`, ``cdckit
         convert``: Parquet, CSV or JSON Lines with the canonical columns) is
@@ -150,16 +150,16 @@ def holds_exported_events(source: Any) -> bool:
     >>> holds_exported_events("no/such/file.parquet"), holds_exported_events('{"op": "c"}')
     (False, False)
     """
-    from .export import is_events_file  # export builds on this module
+    from ..export import is_events_file  # export builds on this module
 
     return isinstance(source, (str, os.PathLike)) and os.path.exists(source) and is_events_file(source)
 
 
 def exported_events(path: str | os.PathLike[str], capture: bool = False) -> "pd.DataFrame | Capture":
     """Canonical events cdckit wrote, read back as they are (no dialect detection), with a report that
-    counts each event as a message and an empty quarantine (a :class:`~cdckit.capture.Capture` when
+    counts each event as a message and an empty quarantine (a :class:`~cdckit.reading.capture.Capture` when
     ``capture=True``)."""
-    from .export import read_events  # export builds on this module
+    from ..export import read_events  # export builds on this module
 
     events = read_events(path)
     counts = events["dialect"].value_counts()

@@ -16,7 +16,7 @@ table at a time, with these rules:
 - a table whose changes carry no key is kept as a multiset of whole rows.
 
 The tables :func:`materialize` and :func:`scd2` return are typed
-(``typed=True``, the default) by the rule of :mod:`cdckit.tables`: each
+(``typed=True``, the default) by the rule of :mod:`cdckit.analysis.tables`: each
 column takes its latest declared kind (``cdckit.column_types_of(events)``),
 else the kind inferred from the values returned; decimals stay exact
 (``decimal128``, ``decimal256``, or text past 76 digits), times become UTC timestamps, and a value
@@ -24,10 +24,10 @@ that does not fit its kind stays as the capture wrote it and is listed (``TableS
 ``attrs["type_problems"]``). ``typed=False`` gives the values as the images
 hold them (JSON numbers, text, booleans).
 
-How: the work is relational (:mod:`cdckit.replay_plan` runs it in DuckDB
+How: the work is relational (:mod:`cdckit.analysis.replay_plan` runs it in DuckDB
 over the frame): sort once, partition by table and key, and read the state
 from window functions. Only the final image of each live row is parsed. Two
-kinds of rows are walked one change at a time (:mod:`cdckit.replayer`),
+kinds of rows are walked one change at a time (:mod:`cdckit.analysis.replayer`),
 because their meaning depends on order in a way windows do not express:
 rows whose primary key changes (the keys of each chain together) and tables
 without a key. Tables whose updates send only the changed columns merge the
@@ -50,13 +50,13 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 
-from .capture import events_of
-from .errors import KeylessTableError, how_to_give_keys
+from ..reading.capture import events_of
+from ..errors import KeylessTableError, how_to_give_keys
 from .keys import Keys, given_keys
-from .frame import find_table, utc_nanoseconds  # noqa: F401  (find_table named here too: replay.find_table is how many modules take it)
-from . import values
+from ..frame import find_table, utc_nanoseconds  # noqa: F401  (find_table named here too: replay.find_table is how many modules take it)
+from .. import values
 from .ordering._shared import REPLAY_OPS, table_names
-from .python_columns import object_column, object_columns
+from ..python_columns import object_column, object_columns
 from .replay_plan import plan_replay
 from .replayer import (Replayer, Step, column_order, history_frame, key_order, old_key, problem_rows,
                        replay_rows)
@@ -77,7 +77,7 @@ class TableStates(dict):
     ``problems``: one row per change that did not fit (see
     :data:`PROBLEM_COLUMNS`); ``keyless``: tables kept as a multiset of rows;
     ``type_problems``: the values that did not fit their column's kind
-    (:data:`cdckit.tables.TYPE_PROBLEM_COLUMNS`; empty when not typed).
+    (:data:`cdckit.analysis.tables.TYPE_PROBLEM_COLUMNS`; empty when not typed).
     ``key_columns``: each keyed table's key columns (also in each frame's ``attrs["key_columns"]``).
     """
 
@@ -242,7 +242,7 @@ def _warn_unmatched(problems: list[dict[str, Any]]) -> None:
 
 
 def _in_key_order(keys: Iterable[str]) -> list[str]:
-    """Key texts in :func:`cdckit.replayer.key_order`; single numbers (the common key) without parsing JSON.
+    """Key texts in :func:`cdckit.analysis.replayer.key_order`; single numbers (the common key) without parsing JSON.
 
     >>> _in_key_order(['[10]', '[9]', '[2.5]']), _in_key_order(['["b"]', '[1]', '[null]'])
     (['[2.5]', '[9]', '[10]'], ['[1]', '["b"]', '[null]'])
@@ -343,7 +343,7 @@ def scd2(events: pd.DataFrame, order: str = "seq", typed: bool = True, *, keys: 
     says how to give them (``keys``, as in :func:`materialize`). ``typed``: typed
     source columns (see the module docstring), the values that did not fit in
     each frame's ``attrs["type_problems"]`` (a list of
-    :data:`cdckit.tables.TYPE_PROBLEM_COLUMNS` records).
+    :data:`cdckit.analysis.tables.TYPE_PROBLEM_COLUMNS` records).
 
     >>> import cdckit
     >>> tables = scd2(cdckit.read(cdckit.samples.path("canal/shop")))

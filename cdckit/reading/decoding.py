@@ -26,18 +26,18 @@ import msgspec
 import pandas as pd
 import pyarrow as pa
 
-from . import shapes
-from .io import LineBlock, Message, parse_line, record_message, saved_records
-from .io.console import console_lines, console_message
-from .io.tables import RowBlock
+from ..dialects import shapes
+from ..io import LineBlock, Message, parse_line, record_message, saved_records
+from ..io.console import console_lines, console_message
+from ..io.tables import RowBlock
 from .detect import FLOOR, score_message
-from .dialects import registry
-from .column_types import TYPE_COLUMNS
-from .dialects.base import BadMessage, Columns, Decoded, Dialect, SkipMessage
-from .dialects.options import DialectOptions, resolved
-from .errors import InvalidValue
+from ..dialects import registry
+from ..column_types import TYPE_COLUMNS
+from ..dialects.base import BadMessage, Columns, Decoded, Dialect, SkipMessage
+from ..dialects.options import DialectOptions, resolved
+from ..errors import InvalidValue
 from .pairing import identity, merge
-from .frame import PANDAS_TYPES, TABLE_ROW, Event, FastRow, FrameBuilder, event_row, event_table, row_problem
+from ..frame import PANDAS_TYPES, TABLE_ROW, Event, FastRow, FrameBuilder, event_row, event_table, row_problem
 
 __all__ = ["Sink", "FrameSink", "MessageDecoder", "column_types_frame", "family_hint"]
 
@@ -67,7 +67,7 @@ class Sink:
         """One message decoded into half of an update, to be paired with its partner."""
 
     def waiting(self, dialect: str, event: Event) -> bool | None:
-        """Whether a half of ``event``'s identity (:func:`cdckit.pairing.identity`) waits here for its
+        """Whether a half of ``event``'s identity (:func:`cdckit.reading.pairing.identity`) waits here for its
         partner; None (this default) when the sink takes every half through :meth:`half` or :meth:`rows`.
         A sink that answers True or False pairs halves in input order, first in first out, and lets the
         decoder make one update of a before half and the after half right after it when none of their
@@ -113,7 +113,7 @@ class FrameSink(Sink):
         self.declarations: list[tuple[str, Columns, str, int]] = []
         self._declared: dict[str, Columns] = {}
         #: The key columns dialects inferred: ``{table: {"columns", "evidence", "sources"}}`` (see
-        #: :func:`cdckit.capture.merged_keys`).
+        #: :func:`cdckit.reading.capture.merged_keys`).
         self.keys_found: dict[str, dict[str, Any]] = {}
 
     def read(self, dialect: str | None, count: int) -> None:
@@ -811,7 +811,7 @@ def _key_text(key: Any) -> Any:
 
 
 def _explained(explain: Any, value: Any) -> str | None:
-    """A reason from ``explain`` (a :mod:`cdckit.shapes` rule), or None: explaining must never stop a read."""
+    """A reason from ``explain`` (a :mod:`cdckit.dialects.shapes` rule), or None: explaining must never stop a read."""
     try:
         return explain(value)
     except Exception:

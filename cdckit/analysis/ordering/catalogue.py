@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import how_to_give_keys
+from ...errors import how_to_give_keys
 
 __all__ = ["FindingSpec", "FINDINGS", "FINDING_COLUMNS", "LAG_COLUMNS", "keyless_detail"]
 

@@ -19,11 +19,11 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from .io import Message, iter_sources
-from .dialects import registry
-from .dialects.base import Dialect, Match
-from .errors import AmbiguousDialectError, UnknownDialectError
-from .python_columns import object_columns
+from ..io import Message, iter_sources
+from ..dialects import registry
+from ..dialects.base import Dialect, Match
+from ..errors import AmbiguousDialectError, UnknownDialectError
+from ..python_columns import object_columns
 
 __all__ = ["Detection", "detect", "score_message", "choose", "choose_for_read", "FLOOR", "LOW", "CLAIM", "DEFERRED"]
 

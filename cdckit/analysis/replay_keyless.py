@@ -17,14 +17,14 @@ removal fails as text but might describe a row the table adds in another
 shape (an added image with other column names, or the same in another order,
 that lacks only columns the removal holds as null: a partial before image such
 as a ``REPLICA IDENTITY DEFAULT`` delete, a column a Lindorm delete removed),
-or whose updates merge (:func:`cdckit.replayer.is_partial`), is left to the
-walk of :class:`cdckit.replayer.Replayer`, which finds the row such an image
+or whose updates merge (:func:`cdckit.analysis.replayer.is_partial`), is left to the
+walk of :class:`cdckit.analysis.replayer.Replayer`, which finds the row such an image
 describes through an index per shape: a before image that names the key is
 the analyst's cue to give the keys (:func:`cdckit.infer_keys`).
 
 >>> import cdckit
 >>> events = cdckit.read(cdckit.samples.path("canal/shop"))
->>> from cdckit.replay_plan import plan_replay
+>>> from cdckit.analysis.replay_plan import plan_replay
 >>> with plan_replay(events) as plan:
 ...     plan.keyless_rows()
 ({}, [])
@@ -112,7 +112,7 @@ def _counted(con: duckdb.DuckDBPyConnection, name: str, items: str, params: dict
 def keyless_state(con: duckdb.DuckDBPyConnection, tables: list[str], partial: list[str]
                   ) -> tuple[list[tuple[str, str, int]], list[tuple[int, int, str, str, str]], list[str]]:
     """The live images of the keyless changes of ``tables`` (``partial``: those whose updates merge), from the
-    ``prep`` and ``events`` tables of a :class:`cdckit.replay_plan.ReplayPlan`'s connection.
+    ``prep`` and ``events`` tables of a :class:`cdckit.analysis.replay_plan.ReplayPlan`'s connection.
 
     Returns ``(rows, problems, walked)``: ``(table, image text, count)`` per live image and ``(_row, _pos,
     table, op, problem)`` per change that removes an image not there (or gives none to remove), for every
@@ -141,7 +141,7 @@ def keyless_state(con: duckdb.DuckDBPyConnection, tables: list[str], partial: li
 
 
 #: Tables with a removal that fails as text but that the walk might still match to a row it describes
-#: (:func:`cdckit.replayer.describes`): some image the table adds has other column names (or the same in
+#: (:func:`cdckit.analysis.replayer.describes`): some image the table adds has other column names (or the same in
 #: another order), and every column of the removal that image lacks is null in the removal (a partial image,
 #: a column a Lindorm delete removed, a row written another way). Any other failing removal removes a row
 #: that is not there (a capture that starts after the row was written): the counts report it, no walk finds

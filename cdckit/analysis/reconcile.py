@@ -56,10 +56,10 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from . import values
-from .errors import CdcError
-from .export.engines import is_spark, spark_export
-from .python_columns import object_columns
+from .. import values
+from ..errors import CdcError
+from ..export.engines import is_spark, spark_export
+from ..python_columns import object_columns
 from .replay import find_table
 
 __all__ = ["reconcile", "Reconciliation", "ReconcileError", "TableDiff"]

@@ -5,12 +5,12 @@ one connector before and after an upgrade, should tell the same story.
 :func:`compare` says where they do not:
 
 - the row changes (``insert``, ``update``, ``delete``, ``read``) are grouped
-  by table (``database.table``, as :func:`cdckit.ordering.table_names` names
+  by table (``database.table``, as :func:`cdckit.analysis.ordering.table_names` names
   it in every dialect) and key (its values, compared as values: ``[3]`` and
   ``["3"]`` are one key), each group in seq order (:func:`cdckit.sort_events`);
 - the two histories of a key are aligned as a text diff aligns lines, on the
   op and both images (parsed, values compared under
-  :func:`cdckit.reconcile.normal`: numbers by value, times by instant):
+  :func:`cdckit.analysis.reconcile.normal`: numbers by value, times by instant):
   a change on both sides is **matched**; a change where the other side has
   another change in its place is **different** (the n-th against the n-th
   of that stretch, with the columns that differ); a change with nothing in
@@ -19,7 +19,7 @@ one connector before and after an upgrade, should tell the same story.
   ``note`` of an unmatched change says when it is a repeat of another change
   of its key or present on the other side at another place. A delete's
   before image counts by what it tells of the row
-  (:func:`cdckit.replayer.known_values`): the key and type defaults Debezium
+  (:func:`cdckit.analysis.replayer.known_values`): the key and type defaults Debezium
   writes under PostgreSQL's ``REPLICA IDENTITY DEFAULT`` tell its key only,
   as wal2json's key-only image does;
 - transaction markers, heartbeats, DDL and the other ops are set aside and
@@ -44,12 +44,12 @@ from typing import Any, Hashable, Sequence
 import numpy as np
 import pandas as pd
 
-from . import values
-from .capture import events_of
-from .export.engines import is_spark, pandas_events
+from .. import values
+from ..reading.capture import events_of
+from ..export.engines import is_spark, pandas_events
 from .ordering import sort_events
 from .ordering._shared import CHANGE_OPS, table_names
-from .python_columns import object_columns
+from ..python_columns import object_columns
 from .reconcile import ReconcileError, diff_tables, html_table, json_text, key_text, normal, plain
 from .replay import key_columns_of, materialize
 from .replayer import known_values
@@ -66,7 +66,7 @@ class _Change:
     same text are the same change, so the images are parsed and normalised
     (``signature``) only where the texts of a key's histories differ. A
     delete's ``before`` is the part of its image that tells the row's values
-    (:func:`~cdckit.replayer.known_values`, by ``key_columns``).
+    (:func:`~cdckit.analysis.replayer.known_values`, by ``key_columns``).
     """
 
     __slots__ = ("row", "op", "key", "text", "n", "key_columns", "_parsed")

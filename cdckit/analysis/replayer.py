@@ -1,6 +1,6 @@
 """The sequential replay of one table: a row state machine walked change by change.
 
-The columnar engine (:mod:`cdckit.replay`) answers almost every key with
+The columnar engine (:mod:`cdckit.analysis.replay`) answers almost every key with
 window functions; this walk is kept for the changes whose meaning depends on
 what came before in a way windows cannot express cheaply: rows whose primary
 key changes (followed as chains) and tables without a key (a multiset of
@@ -39,10 +39,10 @@ from typing import Any, Iterable, Iterator
 import orjson
 import pandas as pd
 
-from . import values
-from .dialects import registry
+from .. import values
+from ..dialects import registry
 from .ordering._shared import none_if_missing
-from .python_columns import object_columns
+from ..python_columns import object_columns
 
 __all__ = ["Step", "Replayer", "replay_rows", "canonical_text", "column_order", "key_order", "old_key", "problem_rows",
            "parse_image", "is_partial", "history_frame", "describes",
@@ -449,7 +449,7 @@ def column_order(ranks: dict[str, Any]) -> list[str]:
 
 
 def problem_rows(table: str, steps: Iterable[Step]) -> list[dict[str, Any]]:
-    """The steps that did not apply cleanly, as rows of :data:`cdckit.replay.PROBLEM_COLUMNS` (plus ``_pos``)."""
+    """The steps that did not apply cleanly, as rows of :data:`cdckit.analysis.replay.PROBLEM_COLUMNS` (plus ``_pos``)."""
     return [{"table": table, "key": s.new_key or s.old_key, "source": s.event["source"], "offset": s.event["offset"],
              "seq": s.event["seq"], "op": s.event["op"], "problem": s.problem, "_pos": s.event.get("_pos")}
             for s in steps if s.problem]

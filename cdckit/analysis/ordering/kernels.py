@@ -1,21 +1,21 @@
 """The rows of the ordering report, computed a column at a time (the pandas kernels).
 
 Every finding function takes the narrow frame of
-:func:`cdckit.ordering.narrow.narrow` (all of it, or whole groups of it) and
-returns finding rows (:data:`cdckit.ordering.catalogue.FINDING_COLUMNS`). The
-findings are those of :mod:`cdckit.ordering.catalogue`; here they are
+:func:`cdckit.analysis.ordering.narrow.narrow` (all of it, or whole groups of it) and
+returns finding rows (:data:`cdckit.analysis.ordering.catalogue.FINDING_COLUMNS`). The
+findings are those of :mod:`cdckit.analysis.ordering.catalogue`; here they are
 comparisons of neighbouring or running values:
 
 - events are put in order, and grouped, by the integer codes of
-  :mod:`cdckit.ordering.codes`;
+  :mod:`cdckit.analysis.ordering.codes`;
 - images are compared by one hash of ``(op, before, after)``
   (``CHANGE_IDENTITY``) per event, and every pair found equal is checked on
   the texts (a hash collision, were there one, falls back to exact codes);
 - texts (``detail``) are written in Python, for the finding rows only.
 
 >>> import cdckit
->>> from cdckit.ordering.catalogue import FINDINGS
->>> from cdckit.ordering.narrow import narrow
+>>> from cdckit.analysis.ordering.catalogue import FINDINGS
+>>> from cdckit.analysis.ordering.narrow import narrow
 >>> events = cdckit.read(cdckit.samples.path("canal/examples"))
 >>> found = finding_frames(narrow(events), ["dialect", "source"])
 >>> set(found) <= set(FINDINGS)
@@ -29,7 +29,7 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from ..dialects import registry
+from ...dialects import registry
 from ._shared import CHANGE_IDENTITY, CHANGE_OPS, HEARTBEAT_FACTOR, REDELIVERY_IDENTITY, ROW_KEY, none_if_missing
 from .catalogue import FINDING_COLUMNS, LAG_COLUMNS, keyless_detail
 from .codes import (MISSING, Codes, first_alike, previous_in_group, run_starts, running_top, sorted_groups,
@@ -471,10 +471,10 @@ def finding_frames(frame: pd.DataFrame, stream: list[str], max_gap: int = 1000,
                    heartbeat_factor: float = HEARTBEAT_FACTOR) -> dict[str, pd.DataFrame]:
     """The finding rows of the narrow ``frame`` by finding, except unpaired halves (from the quarantine) and lag.
 
-    ``stream``: the columns of one stream (``STREAMS`` of :mod:`cdckit.ordering._shared`).
+    ``stream``: the columns of one stream (``STREAMS`` of :mod:`cdckit.analysis.ordering._shared`).
 
     >>> import cdckit
-    >>> from cdckit.ordering.narrow import narrow
+    >>> from cdckit.analysis.ordering.narrow import narrow
     >>> events = cdckit.read(cdckit.samples.path("debezium/examples"))
     >>> found = finding_frames(narrow(events[events["op"] != "commit"]), ["dialect", "source"])
     >>> found["open_transactions"]["detail"].tolist()

@@ -44,11 +44,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .capture import Capture, column_types_of, events_of, plain
-from . import values
-from .column_types import infer_kind, is_kind, typed_array
+from ..reading.capture import Capture, column_types_of, events_of, plain
+from .. import values
+from ..column_types import infer_kind, is_kind, typed_array
 from .ordering._shared import REPLAY_OPS, table_names
-from .python_columns import object_column, object_columns
+from ..python_columns import object_column, object_columns
 from .replayer import parse_image
 
 __all__ = ["table", "declared_types", "typed_records", "typed_texts", "to_pandas", "with_misfits", "problems_frame", "profile",

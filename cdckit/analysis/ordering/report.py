@@ -1,8 +1,8 @@
 """The ordering report: every finding of a capture as a frame, with a summary and its notebook view.
 
-The finding rows come from :mod:`cdckit.ordering.kernels` (pandas) or
+The finding rows come from :mod:`cdckit.analysis.ordering.kernels` (pandas) or
 :mod:`cdckit.spark.ordering` (Spark); what each finding means is in
-:mod:`cdckit.ordering.catalogue`.
+:mod:`cdckit.analysis.ordering.catalogue`.
 
 >>> import cdckit
 >>> events = cdckit.read(cdckit.samples.path("canal/examples"))
@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..capture import Capture
+from ...reading.capture import Capture
 from . import kernels
 from ._shared import HEARTBEAT_FACTOR, stream_columns
 from .catalogue import FINDINGS
@@ -130,10 +130,10 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
 
 def order_report(events: "Capture | pd.DataFrame", by: str = "source", max_gap: int = 1000,
                  heartbeat_factor: float = HEARTBEAT_FACTOR) -> OrderReport:
-    """Everything wrong with the order of a capture; see :data:`cdckit.ordering.catalogue.FINDINGS` for the list.
+    """Everything wrong with the order of a capture; see :data:`cdckit.analysis.ordering.catalogue.FINDINGS` for the list.
 
     ``by``: which events are compared with each other
-    (``cdckit.ordering._shared.STREAMS``): ``"source"`` (default: within each
+    (``cdckit.analysis.ordering._shared.STREAMS``): ``"source"`` (default: within each
     file or topic), ``"partition"`` or ``"capture"`` (within each dialect
     across all sources). Unpaired update halves come from the capture's
     quarantine (``cdckit.quarantine(events)`` when given events).

@@ -2,7 +2,7 @@
 
 The op groups, the streams ``by=`` may name, what makes two rows the same
 delivered message. Other modules import these names
-from here; :mod:`cdckit.ordering` exports only the public functions.
+from here; :mod:`cdckit.analysis.ordering` exports only the public functions.
 
 >>> REDELIVERY_IDENTITY
 ('seq', 'op', 'before', 'after')
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..frame import table_names  # noqa: F401  (the frame's rule, named here for the ordering modules)
-from ..values import is_missing
+from ...frame import table_names  # noqa: F401  (the frame's rule, named here for the ordering modules)
+from ...values import is_missing
 
 #: The ops that change a row.
 CHANGE_OPS = ("insert", "update", "delete", "read")

@@ -33,11 +33,11 @@ from typing import Any
 
 import pandas as pd
 
-from .capture import column_types_of, events_of
-from . import values
-from .column_types import infer_kind, is_kind
+from ..reading.capture import column_types_of, events_of
+from .. import values
+from ..column_types import infer_kind, is_kind
 from .ordering._shared import REPLAY_OPS, table_names
-from .python_columns import object_columns
+from ..python_columns import object_columns
 from .replayer import parse_image
 from .tables import declared_types
 

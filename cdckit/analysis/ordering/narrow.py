@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..frame import utc_nanoseconds
+from ...frame import utc_nanoseconds
 from ._shared import table_names
 from .sort import filled_seq
 
 __all__ = ["narrow", "ARRIVAL", "SEQ_ORDER"]
 
-#: Arrival order and seq order (see :mod:`cdckit.ordering.sort`), as sort columns of the narrow frame.
+#: Arrival order and seq order (see :mod:`cdckit.analysis.ordering.sort`), as sort columns of the narrow frame.
 ARRIVAL = ["source", "partition", "offset", "_seq"]
 SEQ_ORDER = ["_seq", "source", "partition", "offset"]
 

@@ -26,9 +26,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from . import values
-from .capture import Capture
-from .frame import find_table, table_names
+from .. import values
+from ..reading.capture import Capture
+from ..frame import find_table, table_names
 
 __all__ = ["Keys", "with_keys", "given_keys", "key_columns_given", "tables_keyed"]
 
@@ -100,7 +100,7 @@ def with_keys(events: "pd.DataFrame | Capture", keys: Keys, strict: bool = True)
     that already name key columns, are left as they are, except that a table
     named here gets the given columns on every row (what the analyst says
     wins). ``attrs`` (quarantine, report, column types) are kept; a
-    :class:`~cdckit.capture.Capture` gives a capture. A table name that
+    :class:`~cdckit.reading.capture.Capture` gives a capture. A table name that
     matches no table raises ValueError naming those there are (``strict=False``
     skips it), as does a table none of whose images holds the key columns.
 

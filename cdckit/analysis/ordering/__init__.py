@@ -1,0 +1,44 @@
+"""Order of a capture: the canonical sort and the ordering report.
+
+``sort_events`` puts events in the order they happened; ``order_report``
+says what is wrong with the order they arrived in. Both work on the pandas
+frame of :func:`cdckit.read`, and :mod:`cdckit.spark` gives the same answers
+on a Spark frame. The package holds:
+
+- :mod:`~cdckit.analysis.ordering.sort`: the canonical order (arrival order, seq order);
+- :mod:`~cdckit.analysis.ordering.catalogue`: the findings, their severities and columns, as data;
+- :mod:`~cdckit.analysis.ordering.narrow`: the narrow frame the finding kernels read;
+- :mod:`~cdckit.analysis.ordering.kernels`: the finding rows, computed column by column
+  (with the integer codes and stable orders of :mod:`~cdckit.analysis.ordering.codes`);
+- :mod:`~cdckit.analysis.ordering.report`: :class:`OrderReport` and :func:`order_report`;
+- ``_shared``: what the pandas and Spark ordering (and the rest of cdckit) share.
+
+A **table** is named ``database.table`` (``schema.table`` where the dialect
+names no database, ``table`` where it names neither).
+
+>>> import cdckit
+>>> events = cdckit.read(cdckit.samples.path("canal/examples"))
+>>> report = cdckit.order_report(events)
+>>> int(report.summary().set_index("finding").loc["inversions", "rows"])
+0
+"""
+
+from __future__ import annotations
+
+from ...moved import moved_to
+from .report import OrderReport, order_report
+from .sort import sort_events
+
+__all__ = ["sort_events", "order_report", "OrderReport"]
+
+# Names cdckit.analysis.ordering offered when it was one module: they still work, with a warning naming their home.
+__getattr__ = moved_to(__name__, "cdckit.analysis.ordering._shared", {
+    **dict.fromkeys(["FINDING_COLUMNS", "FINDINGS", "LAG_COLUMNS", "FindingSpec"], "cdckit.analysis.ordering.catalogue"),
+    **dict.fromkeys(["finding_frame", "heartbeat_findings", "key_findings", "keyless_findings", "keyless_rows",
+                     "lag_summary", "offset_gap_findings", "sequence_gap_findings", "time_findings",
+                     "transaction_findings", "unpaired_findings"], "cdckit.analysis.ordering.kernels"),
+    **dict.fromkeys(["ARRIVAL", "SEQ_ORDER", "narrow"], "cdckit.analysis.ordering.narrow"),
+    **dict.fromkeys(["Finding", "report_from_rows"], "cdckit.analysis.ordering.report"),
+    "filled_seq": "cdckit.analysis.ordering.sort",
+    "table_names": "cdckit.frame",
+})
