@@ -17,7 +17,7 @@ import time
 
 import cdckit
 from cdckit import viz
-from cdckit.report import build_report
+from cdckit.viz.report import build_report
 
 from replay import make_events
 

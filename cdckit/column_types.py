@@ -30,7 +30,7 @@ kind                    values in the images
 A read keeps the declarations it met in ``cdckit.column_types_of(events)``: a
 DataFrame with one row per column each time a table's declared types change
 (the first time a table is seen included), columns ``table`` (``"db.table"``
-as :func:`cdckit.analysis.ordering.table_names` names it), ``column``, ``type`` (raw),
+as :func:`cdckit.frame.table_names` names it), ``column``, ``type`` (raw),
 ``kind``, ``source`` and ``offset`` (the message that declared it), in input
 order.
 

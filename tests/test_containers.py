@@ -10,7 +10,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from cdckit import containers
 from cdckit import io as cdckit_io
 from cdckit.io import iter_sources, json_values, sniff_container
 
@@ -217,24 +216,6 @@ def test_objects_cut_many_at_once_are_the_messages_of_the_value_by_value_scan(tm
             expected = list(cdckit_io.file_messages(str(path), "json"))
         assert [fields(m) for m in got] == [fields(m) for m in expected], path.read_bytes()[:500]
     assert cut_many > 100  # the blocks were taken, not just the one-by-one scan
-
-
-def test_the_old_module_gives_the_same_objects_as_cdckit_io_and_warns():
-    for name in cdckit_io.__all__:
-        with pytest.warns(DeprecationWarning, match=f"import {name} from cdckit.io"):
-            assert getattr(containers, name) is getattr(cdckit_io, name)
-    with pytest.raises(AttributeError):
-        containers.no_such_name
-
-
-def test_every_moved_module_still_gives_its_names_with_a_warning():
-    from cdckit import explorer, interactive, notebook, report
-    from cdckit.viz import explorer as new_explorer, interactive as new_interactive, report as new_report
-
-    for old, new, name in ((report, new_report, "write_report"), (interactive, new_interactive, "table_html"),
-                           (explorer, new_explorer, "explore"), (explorer, notebook, "slim_widget_state")):
-        with pytest.warns(DeprecationWarning, match=f"{old.__name__}.{name} has moved: import {name} from {new.__name__}"):
-            assert getattr(old, name) is getattr(new, name)
 
 
 def test_an_unknown_layout_is_refused_before_anything_is_written(tmp_path):

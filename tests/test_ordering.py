@@ -195,17 +195,13 @@ def test_events_cdckit_wrote_are_read_back_as_they_are(tmp_path):
         pd.testing.assert_frame_equal(back, events, check_like=False)
 
 
-def test_the_package_exports_only_the_public_functions_and_old_imports_still_work():
-    from cdckit import findings
+def test_the_package_exports_only_the_public_functions():
     from cdckit.analysis import ordering
-    from cdckit.analysis.ordering import kernels, report, sort
+    from cdckit.analysis.ordering import report, sort
 
     assert ordering.__all__ == ["sort_events", "order_report", "OrderReport"]
     assert (ordering.sort_events, ordering.order_report) == (sort.sort_events, report.order_report)
-    with pytest.warns(DeprecationWarning, match="import key_findings from cdckit.analysis.ordering.kernels"):
-        assert findings.key_findings is kernels.key_findings
-    with pytest.warns(DeprecationWarning, match="import table_names from cdckit.frame"):
-        assert ordering.table_names is cdckit.frame.table_names
+    assert not hasattr(ordering, "table_names")  # no stand-ins for the names of the old single module
 
 
 def test_a_redelivery_is_the_same_seq_op_and_images_and_a_new_seq_makes_it_a_duplicate():

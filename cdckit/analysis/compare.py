@@ -5,7 +5,7 @@ one connector before and after an upgrade, should tell the same story.
 :func:`compare` says where they do not:
 
 - the row changes (``insert``, ``update``, ``delete``, ``read``) are grouped
-  by table (``database.table``, as :func:`cdckit.analysis.ordering.table_names` names
+  by table (``database.table``, as :func:`cdckit.frame.table_names` names
   it in every dialect) and key (its values, compared as values: ``[3]`` and
   ``["3"]`` are one key), each group in seq order (:func:`cdckit.sort_events`);
 - the two histories of a key are aligned as a text diff aligns lines, on the

@@ -86,7 +86,7 @@ WHERE copy > 1
 """
 
 #: ``seq``, or where it is missing the ``seq`` of the change that arrived before it in the same source
-#: (see :func:`cdckit.analysis.ordering.filled_seq`); a plain ``seq`` when no change lacks one.
+#: (see :func:`cdckit.analysis.ordering.sort.filled_seq`); a plain ``seq`` when no change lacks one.
 _FILLED_SEQ = """coalesce(last_value(seq IGNORE NULLS) OVER (
     PARTITION BY coalesce(source, '') ORDER BY "partition" NULLS FIRST, "offset", _row
     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), '')"""
@@ -275,7 +275,7 @@ class ReplayPlan:
         """Per table, where each column first appears in seq order: ``(position, place in the event's names)``."""
         names = dict(self.con.execute(_SIGNATURES.format(names=_NAMES)).fetchall())
         ranks: dict[str, dict[str, tuple[Any, int]]] = {t: {} for t in self.tables}
-        seen = self.con.execute(  # where: the seq order, as in cdckit.analysis.ordering.SEQ_ORDER
+        seen = self.con.execute(  # where: the seq order, as in cdckit.analysis.ordering.narrow.SEQ_ORDER
             "SELECT _table, _sig, min(row(_seq, coalesce(source, ''), coalesce(\"partition\", -1), \"offset\")) "
             "FROM prep GROUP BY _table, _sig").fetchall()
         for table, signature, where in seen:

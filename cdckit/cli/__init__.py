@@ -3,7 +3,7 @@ reconcile, samples.
 
 Every command is a small function over the library (``cdckit.detect``,
 ``cdckit.read``, :mod:`cdckit.analysis.filters`, :mod:`cdckit.export`,
-:mod:`cdckit.report`, ``cdckit.order_report``, ``cdckit.materialize``...);
+:mod:`cdckit.viz.report`, ``cdckit.order_report``, ``cdckit.materialize``...);
 this package only parses arguments, checks them all before any decoding
 starts, shows progress and turns errors into one-line messages and exit
 codes (see :data:`EXIT_CODES`). Commands that read take several PATH

@@ -267,7 +267,7 @@ class Dialect:
 
 
 def table_name(database: str | None, schema: str | None, table: str | None) -> str | None:
-    """The name :func:`cdckit.analysis.ordering.table_names` gives an event of this table (None without a table).
+    """The name :func:`cdckit.frame.table_names` gives an event of this table (None without a table).
 
     >>> table_name("shop", "public", "items"), table_name(None, "ns", "t"), table_name(None, None, "t")
     ('shop.items', 'ns.t', 't')

@@ -15,7 +15,7 @@ __all__ = ["table_name_column"]
 
 def table_name_column() -> Column:
     """``database.table`` (or ``schema.table``, ``table``; null without a table) as a Spark expression, like
-    :func:`cdckit.analysis.ordering.table_names`.
+    :func:`cdckit.frame.table_names`.
 
     >>> from cdckit.spark import get_spark                                       # doctest: +SKIP
     >>> get_spark().createDataFrame([("shop", None, "items")], "database string, schema string, table string") \\

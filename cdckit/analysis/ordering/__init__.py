@@ -25,20 +25,7 @@ names no database, ``table`` where it names neither).
 
 from __future__ import annotations
 
-from ...moved import moved_to
 from .report import OrderReport, order_report
 from .sort import sort_events
 
 __all__ = ["sort_events", "order_report", "OrderReport"]
-
-# Names cdckit.analysis.ordering offered when it was one module: they still work, with a warning naming their home.
-__getattr__ = moved_to(__name__, "cdckit.analysis.ordering._shared", {
-    **dict.fromkeys(["FINDING_COLUMNS", "FINDINGS", "LAG_COLUMNS", "FindingSpec"], "cdckit.analysis.ordering.catalogue"),
-    **dict.fromkeys(["finding_frame", "heartbeat_findings", "key_findings", "keyless_findings", "keyless_rows",
-                     "lag_summary", "offset_gap_findings", "sequence_gap_findings", "time_findings",
-                     "transaction_findings", "unpaired_findings"], "cdckit.analysis.ordering.kernels"),
-    **dict.fromkeys(["ARRIVAL", "SEQ_ORDER", "narrow"], "cdckit.analysis.ordering.narrow"),
-    **dict.fromkeys(["Finding", "report_from_rows"], "cdckit.analysis.ordering.report"),
-    "filled_seq": "cdckit.analysis.ordering.sort",
-    "table_names": "cdckit.frame",
-})

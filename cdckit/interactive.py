@@ -1,8 +1,0 @@
-"""Interactive tables moved to :mod:`cdckit.viz.interactive`.
-
-This path still works for a while and warns (:mod:`cdckit.moved`).
-"""
-
-from .moved import moved_to
-
-__getattr__ = moved_to(__name__, "cdckit.viz.interactive")
