@@ -50,13 +50,15 @@ from datetime import date
 from decimal import Decimal, localcontext
 from typing import Any, Iterable, Sequence
 
+import pandas as pd
 import pyarrow as pa
 
 from . import values
 from .errors import InvalidValue
+from .frame import PANDAS_TYPES
 
 __all__ = ["KINDS", "TYPE_COLUMNS", "parse_kind", "is_kind", "arrow_type", "decimal_type", "typed_array",
-           "infer_kind", "Misfit"]
+           "infer_kind", "Misfit", "column_types_frame"]
 
 #: The canonical kind names (a kind may carry arguments in parentheses, see the module docstring).
 KINDS = ("int", "float", "decimal", "bool", "string", "enum", "binary", "json", "date", "timestamp", "time")
@@ -477,3 +479,36 @@ def _value_kind(value: Any) -> str:
 
 #: A number as JSON writes it (what :func:`cdckit.values.loads` keeps as text when a double cannot hold it).
 _EXACT_TEXT = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?\Z")
+
+
+def column_types_frame(declarations: list[tuple[str, dict[str, tuple[str, str]], str, int]]) -> pd.DataFrame:
+    """Declarations ``(table, columns, source, offset)`` as a frame of :data:`cdckit.column_types.TYPE_COLUMNS`,
+    one row per column (empty, with those columns, when there is none).
+
+    >>> column_types_frame([("shop.items", {"id": ("bigint(20)", "int")}, "f.jsonl", 3)]).values.tolist()
+    [['shop.items', 'id', 'bigint(20)', 'int', 'f.jsonl', 3]]
+    >>> list(column_types_frame([]).columns)
+    ['table', 'column', 'type', 'kind', 'source', 'offset']
+    """
+    rows = [(_text(table), _text(column), _text(raw), _text(kind), _text(source), offset)  # a Python message's
+            for table, columns, source, offset in declarations for column, (raw, kind) in columns.items()]  # names may be any
+    arrays = [pa.array(list(values), pa.int64() if name == "offset" else pa.string())
+              for name, values in zip(TYPE_COLUMNS, zip(*rows) if rows else [[]] * len(TYPE_COLUMNS))]
+    return pa.Table.from_arrays(arrays, names=list(TYPE_COLUMNS)).to_pandas(types_mapper=PANDAS_TYPES.get)
+
+
+def _text(value: Any) -> str | None:
+    """A declared name or type as text (a message given as a Python dict may name a column by a number, or
+    by text holding a lone surrogate, which Arrow cannot hold: it becomes U+FFFD).
+
+    >>> _text(3), _text("id"), _text("a" + chr(0xD800)) == "a" + chr(0xFFFD)
+    ('3', 'id', True)
+    """
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else str(value)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from cdckit.reading.decoding import FrameSink, MessageDecoder
+from cdckit.reading.decoding import MessageDecoder
+from cdckit.reading.sinks import FrameSink
 from cdckit.dialects import registry
 from cdckit.io import LineBlock
 

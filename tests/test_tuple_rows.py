@@ -188,7 +188,7 @@ def test_halves_paired_in_a_block_equal_the_sinks_pairing(tmp_path, monkeypatch,
                 for events in (got if "chunksize" in options else [got])]
     fast = read()
     with monkeypatch.context() as patched:
-        patched.setattr(decoding, "_pair_adjacent", lambda results, sink, dialect: None)
+        patched.setattr(decoding, "pair_adjacent", lambda results, sink, dialect: None)
         unpaired = read()
     assert fast == unpaired
     assert any("no partner" in quarantined for _, quarantined, _ in fast)

@@ -32,6 +32,8 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
+from ..column_types import column_types_frame
+
 __all__ = ["Capture", "Attached", "quarantine", "column_types_of", "new_report", "added_reports", "merged_keys",
            "events_of", "plain"]
 
@@ -136,7 +138,6 @@ class Capture:
         >>> Capture.of(cdckit.read(cdckit.samples.path("maxwell"))).report["quarantined"]
         0
         """
-        from .decoding import column_types_frame
         from ..frame import empty_quarantine
 
         if isinstance(events, Capture):
@@ -257,7 +258,6 @@ def column_types_of(events: "pd.DataFrame | Capture") -> pd.DataFrame:
     >>> list(types.columns)[:3]
     ['table', 'column', 'type']
     """
-    from .decoding import column_types_frame
 
     if isinstance(events, Capture):
         return events.column_types.copy(deep=False)

@@ -2,7 +2,7 @@
 
 :class:`MessageDecoder` runs one dialect over messages (one by one, or a
 JSON Lines block at a time through the dialect's batch decoder) and tells a
-:class:`Sink` what became of each message. ``cdckit.read`` (pandas) and
+:class:`~cdckit.reading.sinks.Sink` what became of each message. ``cdckit.read`` (pandas) and
 ``cdckit.spark`` (inside Spark tasks) differ only in their sinks.
 
 >>> from cdckit.io import Message
@@ -19,192 +19,24 @@ JSON Lines block at a time through the dialect's batch decoder) and tells a
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 import msgspec
-import pandas as pd
 import pyarrow as pa
 
-from ..dialects import shapes
+from ..dialects import registry, shapes
+from ..dialects.base import BadMessage, Decoded, Dialect, SkipMessage
+from ..dialects.options import DialectOptions, resolved
+from ..errors import InvalidValue
+from ..frame import TABLE_ROW, Event, FastRow, event_row, event_table, row_problem
 from ..io import LineBlock, Message, parse_line, record_message, saved_records
 from ..io.console import console_lines, console_message
 from ..io.tables import RowBlock
-from .detect import FLOOR, score_message
-from ..dialects import registry
-from ..column_types import TYPE_COLUMNS
-from ..dialects.base import BadMessage, Columns, Decoded, Dialect, SkipMessage
-from ..dialects.options import DialectOptions, resolved
-from ..errors import InvalidValue
-from .pairing import identity, merge
-from ..frame import PANDAS_TYPES, TABLE_ROW, Event, FastRow, FrameBuilder, event_row, event_table, row_problem
+from .detect import FLOOR, family_hint, score_message
+from .pairing import PAIRED_AWAY, pair_adjacent, sound_half
+from .sinks import Sink
 
-__all__ = ["Sink", "FrameSink", "MessageDecoder", "column_types_frame", "family_hint"]
-
-
-class Sink:
-    """Receives what became of each message. Every method does nothing unless overridden."""
-
-    def read(self, dialect: str | None, count: int) -> None:
-        """``count`` messages were read for ``dialect`` (None: no dialect recognised them)."""
-
-    def events(self, msg: Message, dialect: str, events: list[Event]) -> None:
-        """One message decoded into these events (none are update halves)."""
-
-    def rows(
-        self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int,
-        partition: int | list[int | None] | None, halves: list[tuple] = (),  # type: ignore[assignment]
-        firsts: list[bool] | None = None,
-    ) -> None:
-        """``messages`` messages decoded by a batch decoder into the events of ``table`` (an
-        :func:`cdckit.frame.event_table`; ``offsets``: one per row; ``partition``: the Kafka partition of
-        every row, or a list of one per row where partitions interleave), and ``halves`` among them: update
-        halves as ``(position, msg, dialect, event)``, ``position`` the number of the table's rows that
-        came before the half's message (``messages`` does not count them). ``firsts`` says of each row
-        whether it is its message's first (two messages may share an offset: a redelivered record)."""
-
-    def half(self, msg: Message, dialect: str, event: Event) -> None:
-        """One message decoded into half of an update, to be paired with its partner."""
-
-    def waiting(self, dialect: str, event: Event) -> bool | None:
-        """Whether a half of ``event``'s identity (:func:`cdckit.reading.pairing.identity`) waits here for its
-        partner; None (this default) when the sink takes every half through :meth:`half` or :meth:`rows`.
-        A sink that answers True or False pairs halves in input order, first in first out, and lets the
-        decoder make one update of a before half and the after half right after it when none of their
-        identity waits (see :meth:`paired`): the update placed where the after half was, as it pairs them."""
-        return None
-
-    def paired(self, dialect: str, event: Event) -> None:
-        """The decoder made one update of two adjacent halves of ``event``'s identity (see :meth:`waiting`):
-        its row comes through :meth:`rows`, both messages counted there as decoded; count the pairing."""
-
-    def skipped(self, msg: Message, dialect: str, reason: str) -> None:
-        """One message that rightly produces no row."""
-
-    def unskip(self, msg: Message, dialect: str, reason: str) -> None:
-        """A message counted as skipped for ``reason`` is not (it is about to be quarantined, see :meth:`bad`)."""
-
-    def bad(self, msg: Message, dialect: str | None, reason: str, code: str, *,
-            cause: BaseException | None = None) -> None:
-        """One message that could not be decoded; ``code`` is one of :data:`cdckit.errors.REASON_CODES`,
-        ``cause`` the exception behind it, if any."""
-
-    def types(self, dialect: str, source: str, offset: int, table: str, columns: Columns) -> None:
-        """The message at ``source``/``offset`` declared ``table``'s column types (see
-        :meth:`cdckit.dialects.base.Dialect.declare`); a declaration may repeat the last one for the table."""
-
-    def inferred_keys(self, source: str, dialect: str, found: dict[str, dict[str, Any]]) -> None:
-        """The dialect inferred these tables' key columns from ``source``'s evidence (see
-        :meth:`cdckit.dialects.base.Dialect.settle`): ``{table: {"columns": [...], "evidence": text}}``."""
-
-
-class FrameSink(Sink):
-    """A sink that puts events in a :class:`~cdckit.frame.FrameBuilder` and counts messages, decoded
-    messages, events, dialects and skip reasons: what the one-process reader and each worker share.
-    Halves and bad messages are each user's own (pairing, quarantine)."""
-
-    def __init__(self) -> None:
-        self.builder = FrameBuilder()
-        self.messages = self.decoded = self.events_made = 0
-        self.by_dialect: Counter[str] = Counter()
-        self.skipped_reasons: Counter[str] = Counter()
-        #: The declarations of column types, ``(table, columns, source, offset)`` in input order, each
-        #: different from the one before it for its table.
-        self.declarations: list[tuple[str, Columns, str, int]] = []
-        self._declared: dict[str, Columns] = {}
-        #: The key columns dialects inferred: ``{table: {"columns", "evidence", "sources"}}`` (see
-        #: :func:`cdckit.reading.capture.merged_keys`).
-        self.keys_found: dict[str, dict[str, Any]] = {}
-
-    def read(self, dialect: str | None, count: int) -> None:
-        self.messages += count
-        if dialect is not None:
-            self.by_dialect[dialect] += count
-
-    def events(self, msg: Message, dialect: str, events: list[Event]) -> None:
-        self.decoded += 1
-        self.events_made += len(events)
-        for event in events:
-            self.builder.add(event, dialect, msg.source, msg.offset, msg.partition)
-
-    def rows(
-        self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int,
-        partition: int | list[int | None] | None, halves: list[tuple] = (),  # type: ignore[assignment]
-        firsts: list[bool] | None = None,
-    ) -> None:
-        self.decoded += messages
-        self.events_made += table.num_rows
-        if not halves:
-            self.builder.add_table(table, dialect, source, offsets, partition)
-            return
-        events = FrameBuilder()
-        events.add_table(table, dialect, source, offsets, partition)
-        self.builder.add_frame(self.placed(events.to_arrow(), halves))
-
-    def placed(self, table: pa.Table, halves: list[tuple]) -> pa.Table:
-        """``table`` (events in the frame's Arrow form) with what its ``halves`` (see :meth:`rows`) make
-        in their places; this sink keeps no halves: they are dropped."""
-        return table
-
-    def skipped(self, msg: Message, dialect: str, reason: str) -> None:
-        self.decoded += 1
-        self.skipped_reasons[reason] += 1
-
-    def unskip(self, msg: Message, dialect: str, reason: str) -> None:
-        self.decoded -= 1
-        self.skipped_reasons[reason] -= 1
-        if self.skipped_reasons[reason] <= 0:
-            del self.skipped_reasons[reason]
-
-    def types(self, dialect: str, source: str, offset: int, table: str, columns: Columns) -> None:
-        last = self._declared.get(table)
-        if last is columns or last == columns:  # the one rule: a declaration equal to the last is dropped
-            return
-        self._declared[table] = columns
-        self.declarations.append((table, columns, source, offset))
-
-    def inferred_keys(self, source: str, dialect: str, found: dict[str, dict[str, Any]]) -> None:
-        from .capture import merged_keys
-
-        self.keys_found = merged_keys([self.keys_found, {table: {**found[table], "sources": [source]}
-                                                         for table in found}])
-
-    def column_types(self) -> pd.DataFrame:
-        """The declarations as ``cdckit.column_types_of(events)`` holds them (:func:`column_types_frame`)."""
-        return column_types_frame(self.declarations)
-
-
-def column_types_frame(declarations: list[tuple[str, Columns, str, int]]) -> pd.DataFrame:
-    """Declarations ``(table, columns, source, offset)`` as a frame of :data:`cdckit.column_types.TYPE_COLUMNS`,
-    one row per column (empty, with those columns, when there is none).
-
-    >>> column_types_frame([("shop.items", {"id": ("bigint(20)", "int")}, "f.jsonl", 3)]).values.tolist()
-    [['shop.items', 'id', 'bigint(20)', 'int', 'f.jsonl', 3]]
-    >>> list(column_types_frame([]).columns)
-    ['table', 'column', 'type', 'kind', 'source', 'offset']
-    """
-    rows = [(_text(table), _text(column), _text(raw), _text(kind), _text(source), offset)  # a Python message's
-            for table, columns, source, offset in declarations for column, (raw, kind) in columns.items()]  # names may be any
-    arrays = [pa.array(list(values), pa.int64() if name == "offset" else pa.string())
-              for name, values in zip(TYPE_COLUMNS, zip(*rows) if rows else [[]] * len(TYPE_COLUMNS))]
-    return pa.Table.from_arrays(arrays, names=list(TYPE_COLUMNS)).to_pandas(types_mapper=PANDAS_TYPES.get)
-
-
-def _text(value: Any) -> str | None:
-    """A declared name or type as text (a message given as a Python dict may name a column by a number, or
-    by text holding a lone surrogate, which Arrow cannot hold: it becomes U+FFFD).
-
-    >>> _text(3), _text("id"), _text("a" + chr(0xD800)) == "a" + chr(0xFFFD)
-    ('3', 'id', True)
-    """
-    if value is None:
-        return None
-    text = value if isinstance(value, str) else str(value)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
-    return text
+__all__ = ["MessageDecoder"]
 
 
 class MessageDecoder:
@@ -448,7 +280,7 @@ class MessageDecoder:
             return
         for index in block.messages:
             results[index] = None
-        _pair_adjacent(results, self.sink, self._name)
+        pair_adjacent(results, self.sink, self._name)
         first = block.first_offset
         self._fast(results, range(first, first + count), [source] * count, [partition] * count, slow, light)
 
@@ -582,7 +414,7 @@ class MessageDecoder:
             run(results, offsets, sources, partitions, 0, count, slow, light)
         for index, result in enumerate(results if start < count else ()):
             if result is None or (result.__class__ is list and not result) or (
-                    result.__class__ is Event and not _sound_half(result)):
+                    result.__class__ is Event and not sound_half(result)):
                 run(results, offsets, sources, partitions, start, index, slow, light)
                 slow(index)
                 start = index + 1
@@ -629,7 +461,7 @@ class MessageDecoder:
                     sink.read(name, 1)
                     sink.half(light(index), name, result)
                     continue
-                if result is _PAIRED_AWAY:
+                if result is PAIRED_AWAY:
                     sink.read(name, 1)
                     sink.events(light(index), name, [])
                     continue
@@ -653,7 +485,7 @@ class MessageDecoder:
                 firsts.append(True)
             elif kind is Event:
                 halves.append((len(rows), light(index), name, result))
-            elif result is not _PAIRED_AWAY:
+            elif result is not PAIRED_AWAY:
                 rows.extend(result)
                 row_offsets.extend([offsets[index]] * len(result))
                 firsts.extend([True] + [False] * (len(result) - 1))
@@ -669,7 +501,7 @@ class MessageDecoder:
     def _split(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
                slow: Any, light: Any) -> None:
         bad = [index for index in range(lo, hi) if results[index].__class__ is not Event
-               and results[index] is not _PAIRED_AWAY
+               and results[index] is not PAIRED_AWAY
                and any(row_problem(row) for row in ([results[index]] if isinstance(results[index], tuple)
                                                    else results[index]))]
         if not bad:  # the rule missed what Arrow refused: every message of the run goes alone
@@ -714,7 +546,7 @@ class _TableRuns:
 
 
 def _run_partition(partitions: Any, lo: int, hi: int, results: list | None = None) -> Any:
-    """The partition of messages ``lo`` to ``hi`` as :meth:`Sink.rows` takes it: one value when they share it,
+    """The partition of messages ``lo`` to ``hi`` as :meth:`cdckit.reading.sinks.Sink.rows` takes it: one value when they share it,
     else one per row, the rows being ``results[lo:hi]`` (a row, a list of rows or an update half, which has
     none) or one per message when ``results`` is None.
 
@@ -732,73 +564,13 @@ def _run_partition(partitions: Any, lo: int, hi: int, results: list | None = Non
         kind = result.__class__
         if kind is FastRow or kind is tuple:
             out.append(partitions[index])
-        elif kind is not Event and result is not _PAIRED_AWAY:
+        elif kind is not Event and result is not PAIRED_AWAY:
             out.extend([partitions[index]] * len(result))
     return out
 
 
-class _PairedAway:
-    """The result of a before half the decoder paired with the after half after it (:func:`_pair_adjacent`)."""
-
-    __slots__ = ()
-
-
-#: Stands, among a batch decoder's results, for a before half paired with the next message (no row of its own).
-_PAIRED_AWAY = _PairedAway()
-
-
-def _pair_adjacent(results: list, sink: Sink, dialect: str) -> None:
-    """Each before half of ``results`` followed by its after half becomes one update in the after half's
-    place (the before half's result :data:`_PAIRED_AWAY`), as ``sink`` would pair them: only when no half
-    of their identity waits in the sink (:meth:`Sink.waiting`) nor came earlier in the block unpaired, and
-    until the first message decoded alone (it may be a half of any identity).
-
-    >>> class Waiting(Sink):
-    ...     def waiting(self, dialect, event): return False
-    >>> halves = [Event("update", "U", table="t", seq="1", before='{"a":1}', half="before"),
-    ...           Event("update", "U", table="t", seq="1", after='{"a":2}', half="after")]
-    >>> results = list(halves); _pair_adjacent(results, Waiting(), "d")
-    >>> results[0] is _PAIRED_AWAY, results[1].before, results[1].after
-    (True, '{"a":1}', '{"a":2}')
-    >>> results = list(halves); _pair_adjacent(results, Sink(), "d"); results == halves
-    True
-    """
-    count = len(results)
-    if count < 2 or sink.waiting(dialect, Event("update", "")) is None:
-        return
-    unpaired: set = set()
-    index = 0
-    while index < count:
-        result = results[index]
-        if result is None or (result.__class__ is list and not result):
-            return  # decoded alone: what it makes is not known here
-        if result.__class__ is not Event:
-            index += 1
-            continue
-        if not _sound_half(result):
-            return
-        ident = identity(result)
-        after = results[index + 1] if index + 1 < count else None
-        if result.half == "before" and after.__class__ is Event and after.half == "after" and \
-                identity(after) == ident and ident not in unpaired and _sound_half(after) and \
-                not sink.waiting(dialect, result):
-            paired = merge(result, after)
-            sink.paired(dialect, paired)
-            results[index] = _PAIRED_AWAY
-            results[index + 1] = FastRow._make(event_row(paired))
-            index += 2
-            continue
-        unpaired.add(ident)
-        index += 1
-
-
 def _first(item: tuple) -> Any:
     return item[0]
-
-
-def _sound_half(event: Event) -> bool:
-    """True when a batch decoder's :class:`Event` is an update half the frame can hold."""
-    return event.half in ("before", "after") and row_problem(event_row(event)) is None
 
 
 #: Runs of at most this many messages go to the sink as events, not as an Arrow table.
@@ -816,14 +588,3 @@ def _explained(explain: Any, value: Any) -> str | None:
         return explain(value)
     except Exception:
         return None
-
-
-def family_hint(value: Any, dialect: Dialect, dialects: list[Dialect]) -> str:
-    """Which other dialect ``value`` looks like, unless it is ``dialect``'s own family (a subclass)."""
-    matches = score_message(value, dialects)
-    if not matches or matches[0][0] == dialect.name:
-        return ""
-    best = registry.get(matches[0][0])
-    if issubclass(best, type(dialect)) or isinstance(dialect, best):
-        return ""
-    return f" (it looks like a {best.name} message)"

@@ -25,7 +25,8 @@ from ..dialects.base import Dialect, Match
 from ..errors import AmbiguousDialectError, UnknownDialectError
 from ..python_columns import object_columns
 
-__all__ = ["Detection", "detect", "score_message", "choose", "choose_for_read", "FLOOR", "LOW", "CLAIM", "DEFERRED"]
+__all__ = ["Detection", "detect", "score_message", "choose", "choose_for_read", "FLOOR", "LOW", "CLAIM", "DEFERRED",
+           "family_hint"]
 
 #: How many messages of each source ``detect`` and ``read`` look at.
 DEFAULT_SAMPLE = 50
@@ -242,3 +243,14 @@ def _shape(value: Any) -> str:
     if isinstance(value, str):
         return f"text {value[:40]!r}"
     return f"a JSON {type(value).__name__}"
+
+
+def family_hint(value: Any, dialect: Dialect, dialects: list[Dialect]) -> str:
+    """Which other dialect ``value`` looks like, unless it is ``dialect``'s own family (a subclass)."""
+    matches = score_message(value, dialects)
+    if not matches or matches[0][0] == dialect.name:
+        return ""
+    best = registry.get(matches[0][0])
+    if issubclass(best, type(dialect)) or isinstance(dialect, best):
+        return ""
+    return f" (it looks like a {best.name} message)"

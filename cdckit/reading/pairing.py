@@ -22,9 +22,10 @@ from collections import deque
 from dataclasses import replace
 from typing import Any, Hashable, Iterator
 
-from ..frame import Event
+from ..frame import Event, FastRow, event_row, row_problem
 
-__all__ = ["Pairer", "PAIRED", "UNPAIRED", "identity", "unpaired_reason"]
+__all__ = ["Pairer", "PAIRED", "UNPAIRED", "identity", "unpaired_reason", "pair_adjacent", "PAIRED_AWAY",
+           "sound_half"]
 
 #: The report's skip reason of the two halves that became one update (counted once per update).
 PAIRED = "update half: merged with its partner into one row"
@@ -101,3 +102,64 @@ def merge(before_half: Event, after_half: Event) -> Event:
         txn_id=after_half.txn_id or before_half.txn_id,
         half=None,
     )
+
+
+class PairedAway:
+    """The result of a before half the decoder paired with the after half after it (:func:`pair_adjacent`)."""
+
+    __slots__ = ()
+
+
+#: Stands, among a batch decoder's results, for a before half paired with the next message (no row of its own).
+PAIRED_AWAY = PairedAway()
+
+
+def pair_adjacent(results: list, sink: Any, dialect: str) -> None:
+    """Each before half of ``results`` followed by its after half becomes one update in the after half's
+    place (the before half's result :data:`PAIRED_AWAY`), as ``sink`` would pair them: only when no half
+    of their identity waits in the sink (:meth:`cdckit.reading.sinks.Sink.waiting`) nor came earlier in the block unpaired, and
+    until the first message decoded alone (it may be a half of any identity).
+
+    >>> from cdckit.reading.sinks import Sink
+    >>> class Waiting(Sink):
+    ...     def waiting(self, dialect, event): return False
+    >>> halves = [Event("update", "U", table="t", seq="1", before='{"a":1}', half="before"),
+    ...           Event("update", "U", table="t", seq="1", after='{"a":2}', half="after")]
+    >>> results = list(halves); pair_adjacent(results, Waiting(), "d")
+    >>> results[0] is PAIRED_AWAY, results[1].before, results[1].after
+    (True, '{"a":1}', '{"a":2}')
+    >>> results = list(halves); pair_adjacent(results, Sink(), "d"); results == halves
+    True
+    """
+    count = len(results)
+    if count < 2 or sink.waiting(dialect, Event("update", "")) is None:
+        return
+    unpaired: set = set()
+    index = 0
+    while index < count:
+        result = results[index]
+        if result is None or (result.__class__ is list and not result):
+            return  # decoded alone: what it makes is not known here
+        if result.__class__ is not Event:
+            index += 1
+            continue
+        if not sound_half(result):
+            return
+        ident = identity(result)
+        after = results[index + 1] if index + 1 < count else None
+        if result.half == "before" and after.__class__ is Event and after.half == "after" and \
+                identity(after) == ident and ident not in unpaired and sound_half(after) and \
+                not sink.waiting(dialect, result):
+            paired = merge(result, after)
+            sink.paired(dialect, paired)
+            results[index] = PAIRED_AWAY
+            results[index + 1] = FastRow._make(event_row(paired))
+            index += 2
+            continue
+        unpaired.add(ident)
+        index += 1
+
+
+def sound_half(event: Event) -> bool:
+    """True when a batch decoder's :class:`Event` is an update half the frame can hold."""
+    return event.half in ("before", "after") and row_problem(event_row(event)) is None

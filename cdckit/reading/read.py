@@ -29,7 +29,8 @@ import pyarrow as pa
 from . import workers
 from .capture import Capture, new_report
 from ..collector import gc_paused, gc_resumed
-from .decoding import FrameSink, column_types_frame
+from ..column_types import column_types_frame
+from .sinks import FrameSink
 from .detect import DEFAULT_SAMPLE
 from ..dialects import registry
 from ..dialects.base import Dialect

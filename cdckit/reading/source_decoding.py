@@ -12,7 +12,7 @@ directory read a file per worker gives the one-process read:
 
 >>> import cdckit, itertools
 >>> from cdckit.io import iter_sources
->>> from cdckit.reading.decoding import FrameSink
+>>> from cdckit.reading.sinks import FrameSink
 >>> (name, messages), = iter_sources(cdckit.samples.path("canal/shop.jsonl"))
 >>> head = list(itertools.islice(messages, 50))
 >>> verdict = source_verdict(name, head, None, registry.all_dialects())
@@ -31,7 +31,8 @@ import itertools
 import os
 from typing import Any, Iterator, NamedTuple
 
-from .decoding import MessageDecoder, Sink
+from .decoding import MessageDecoder
+from .sinks import Sink
 from .detect import choose_for_read
 from ..dialects import registry
 from ..dialects.base import Dialect
@@ -108,7 +109,7 @@ def decode_file_range(unit: dict[str, Any], sink: Sink, options: DialectOptions)
     are known) into ``sink``; yields after each block or message, as :func:`decode_source` does.
 
     >>> import cdckit
-    >>> from cdckit.reading.decoding import FrameSink
+    >>> from cdckit.reading.sinks import FrameSink
     >>> path = str(cdckit.samples.path("canal/shop.jsonl"))
     >>> unit = {"path": path, "dialect": "canal", "unknown": None, "each": False, "container": "jsonl",
     ...         "start": 0, "end": os.path.getsize(path), "first_offset": 0, "first_line": 1, "encoding": "utf-8"}

@@ -51,7 +51,7 @@ from typing import Any, Iterator
 import pyarrow as pa
 
 from ..collector import gc_paused
-from .decoding import FrameSink
+from .sinks import FrameSink
 from ..dialects import registry
 from ..dialects.options import DialectOptions
 from ..frame import Event, FrameBuilder, rows_inserted

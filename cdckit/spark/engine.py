@@ -25,7 +25,8 @@ from typing import Any, Iterator
 import pyarrow as pa
 
 from ..collector import gc_paused
-from ..reading.decoding import MessageDecoder, Sink
+from ..reading.decoding import MessageDecoder
+from ..reading.sinks import Sink
 from ..reading.detect import DEFAULT_SAMPLE, choose_for_read
 from ..dialects import registry
 from ..dialects.options import DialectOptions
