@@ -5,7 +5,7 @@ options and returns a :class:`Selection` (so that a bad value is found before
 any decoding); :func:`select` applies them to a frame at once.
 
 - ``table``: a name or several; each is the full ``database.table`` name or
-  the bare table name, matched as :func:`cdckit.analysis.replay.find_table` matches
+  the bare table name, matched as :func:`cdckit.frame.find_table` matches
   (a name no event has, or a bare name two databases share, raises
   ``KeyError`` naming the tables there are).
 - ``op``: canonical op names (:data:`cdckit.OPS`); another name raises

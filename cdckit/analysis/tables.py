@@ -47,6 +47,7 @@ import pyarrow.compute as pc
 from ..reading.capture import Capture, column_types_of, events_of, plain
 from .. import values
 from ..column_types import infer_kind, is_kind, typed_array
+from ..frame import find_table
 from .ordering._shared import REPLAY_OPS, table_names
 from ..python_columns import object_column, object_columns
 from .replayer import parse_image
@@ -244,8 +245,6 @@ class _Changes:
 
     def __init__(self, events: pd.DataFrame, name: str, as_of: Any = None,
                  types: Mapping[str, str] | None = None) -> None:
-        from .replay import find_table  # replay types its states with this module
-
         names = table_names(events)
         self.name = find_table(names.dropna().unique(), name)
         mask = (names == self.name).to_numpy() & events["op"].isin(REPLAY_OPS).to_numpy()

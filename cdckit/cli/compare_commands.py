@@ -48,7 +48,8 @@ def run_compare(args: argparse.Namespace) -> int:
 def run_reconcile(args: argparse.Namespace) -> int:
     """``cdckit reconcile CAPTURE SNAPSHOT --table T``: the replayed table against a snapshot of it."""
     import cdckit  # looked up on the package, so that tests can stand in for it
-    from ..analysis.replay import find_table, materialize
+    from ..analysis.replay import materialize
+    from ..frame import find_table
 
     key = [c.strip() for c in args.key.split(",") if c.strip()] if args.key is not None else None
     if key == []:

@@ -33,7 +33,7 @@ from .. import values
 from ..column_types import infer_kind, is_kind, parse_kind, typed_array
 from ..analysis.ordering._shared import REPLAY_OPS
 from ..python_columns import object_columns
-from ..analysis.replay import find_table
+from ..frame import find_table
 from ..analysis.replayer import parse_image
 from ..analysis.tables import META_COLUMNS, declared_kinds
 from .columns import table_name_column

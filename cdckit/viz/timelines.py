@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..frame import table_names
+from ..frame import find_table, table_names
 from ..optional import require
-from ..analysis.replay import find_table
 from ..analysis.replayer import is_partial, key_order
 from ..values import is_missing
 from .figures import date_strings, naive_utc, add_notes, scatter_class, as_strings, unique_index
