@@ -1,6 +1,6 @@
 """Which output format a command writes: ``--to`` (a file format or a dialect), else the output's suffix.
 
-The suffix -> format map is the exporter's (:data:`cdckit.export.formats.SUFFIX_FORMATS`), so that the
+The suffix -> format map is the exporter's (:data:`cdckit.io.formats.SUFFIX_FORMATS`), so that the
 command line guesses exactly what ``write_events`` would.
 
 >>> target(None, "events.parquet")
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..dialects import registry
 from ..errors import UnknownDialectError
-from ..export.formats import FORMATS, SUFFIX_FORMATS
+from ..io.formats import FORMATS, SUFFIX_FORMATS
 from .exit_codes import UsageError
 
 __all__ = ["SNAPSHOT_SUFFIXES", "formats", "target", "table_format"]
@@ -25,7 +25,7 @@ SNAPSHOT_SUFFIXES = (".parquet", ".pq", ".csv")
 
 
 def formats() -> tuple[str, ...]:
-    """The file formats cdckit writes (:data:`cdckit.export.formats.FORMATS`).
+    """The file formats cdckit writes (:data:`cdckit.io.formats.FORMATS`).
 
     >>> "parquet" in formats()
     True

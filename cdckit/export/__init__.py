@@ -20,7 +20,7 @@ One module per job:
   (:func:`write_state`, :func:`write_scd2`);
 - :mod:`~cdckit.export.conversion`: :func:`convert` to another dialect;
 - :mod:`~cdckit.export.atomic`: atomic writes (:func:`atomic_path`);
-- :mod:`~cdckit.export.formats`: formats, suffixes and file names;
+- :mod:`~cdckit.io.formats`: formats, suffixes and file names;
 - :mod:`~cdckit.export.written`: :class:`Written`, what a write did;
 - :mod:`cdckit.spark.export`: the Spark writers.
 
@@ -71,7 +71,7 @@ from __future__ import annotations
 
 from .atomic import atomic_path
 from .conversion import Converted, EncodeError, convert
-from .formats import FORMATS, PARTITION_COLUMN
+from ..io.formats import FORMATS, PARTITION_COLUMN
 from .frames import is_events_file, read_events, write_events
 from .tables import write_scd2, write_state
 from .written import Written

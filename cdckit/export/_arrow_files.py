@@ -21,19 +21,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
-import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
 from .. import values
 from ..reading.capture import plain
 from ..frame import ARROW_SCHEMA, COLUMN_NAMES
 
-__all__ = ["check_columns", "events_table", "frame_table", "write_file", "data_files", "read_file", "canonical",
-           "count_rows"]
+__all__ = ["check_columns", "events_table", "frame_table", "write_file"]
 
-_TIME = pa.timestamp("ns", tz="UTC")
-#: Read block size: a JSON line or CSV row must fit in one block.
-_BLOCK = 64 << 20
 _BATCH = 65_536
 #: Field metadata marking a column of JSON text that stands for values of any kind.
 _JSON_MARK = b"cdckit.json"
@@ -160,62 +155,3 @@ def _iso(times: pa.ChunkedArray) -> pa.ChunkedArray:
     text = pc.strftime(pc.cast(utc, pa.timestamp(unit, tz="UTC")), format="%Y-%m-%dT%H:%M:%S")
     text = pc.replace_substring_regex(text, pattern=r"\.?0+$", replacement="")
     return pc.binary_join_element_wise(text, "Z", "")
-
-
-# ---------------------------------------------------------------- reading back
-
-
-def data_files(path: Path) -> list[Path]:
-    """``path`` itself, or the data files under a folder (hidden files and ``_``-files left out), sorted."""
-    if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist")
-    if not path.is_dir():
-        return [path]
-    return sorted(file for file in path.rglob("*") if file.is_file()
-                  and not any(part.startswith((".", "_")) for part in file.relative_to(path).parts))
-
-
-def read_file(path: Path, fmt: str) -> pa.Table:
-    """One file of canonical events as Arrow (canonical columns as text where the format keeps no type)."""
-    if fmt == "parquet":
-        return pq.read_table(path)
-    if fmt == "csv":
-        types = {f.name: (f.type if f.type == pa.int64() else pa.string()) for f in ARROW_SCHEMA}
-        return pacsv.read_csv(
-            path,
-            read_options=pacsv.ReadOptions(block_size=_BLOCK),
-            parse_options=pacsv.ParseOptions(newlines_in_values=True),
-            convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=True,
-                                                 quoted_strings_can_be_null=False),
-        )
-    schema = pa.schema([pa.field(f.name, pa.string() if f.type == _TIME else f.type) for f in ARROW_SCHEMA])
-    if path.stat().st_size == 0:  # no events (pyarrow refuses an empty JSON file)
-        return schema.empty_table()
-    options = pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
-    return pajson.read_json(path, read_options=pajson.ReadOptions(block_size=_BLOCK), parse_options=options)
-
-
-def canonical(table: pa.Table, where: Any) -> pa.Table:
-    """A table read from a file as the canonical Arrow table (other columns after the canonical ones)."""
-    missing = [name for name in COLUMN_NAMES if name not in table.column_names]
-    if missing:
-        raise ValueError(f"{where} does not hold canonical events: no column {', '.join(missing)}")
-    arrays = []
-    for column_field in ARROW_SCHEMA:
-        column = table.column(column_field.name)
-        if column_field.type == _TIME and not pa.types.is_timestamp(column.type):
-            parsed = pd.to_datetime(pd.Series(column.to_pylist(), dtype=object), utc=True, format="ISO8601")
-            column = pa.array(parsed, _TIME)
-        elif pa.types.is_list(column_field.type) and pa.types.is_string(column.type):  # JSON text in CSV
-            column = pa.array([None if v is None else values.loads(v) for v in column.to_pylist()], column_field.type)
-        arrays.append(pc.cast(column, column_field.type))
-    extra = [name for name in table.column_names if name not in COLUMN_NAMES]
-    return pa.Table.from_arrays(arrays + [table.column(name) for name in extra],
-                                schema=pa.schema(list(ARROW_SCHEMA) + [table.field(name) for name in extra]))
-
-
-def count_rows(files: list[Path], fmt: str) -> int:
-    """The rows in ``files`` (Parquet from its metadata, other formats by reading)."""
-    if fmt == "parquet":
-        return sum(pq.ParquetFile(file).metadata.num_rows for file in files)
-    return sum(read_file(file, fmt).num_rows for file in files)

@@ -23,21 +23,18 @@ import os
 from pathlib import Path
 from typing import Any
 
-import orjson
-import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..reading.capture import events_of
-from ..frame import COLUMN_NAMES, arrow_to_pandas, empty_events
 from ..frame import table_names
-from ._arrow_files import canonical, check_columns, data_files, events_table, read_file, write_file
+from ..reading.events_files import data_files, is_events_file, read_events
+from ._arrow_files import check_columns, events_table, write_file
 from .atomic import atomic_path, written_at
 from .engines import is_spark, spark_export
-from .formats import EXTENSIONS, PARTITION_COLUMN, SUFFIX_FORMATS, format_of, partition_folder
+from ..io.formats import EXTENSIONS, PARTITION_COLUMN, format_of, partition_folder
 from .written import Written
 
-__all__ = ["write_events", "read_events", "is_events_file"]
+__all__ = ["write_events", "read_events", "is_events_file"]  # the last two read back (cdckit.reading.events_files)
 
 
 def write_events(events: Any, path: str | os.PathLike[str], format: str | None = None, *,
@@ -82,70 +79,6 @@ def write_events(events: Any, path: str | os.PathLike[str], format: str | None =
             _write_partitions(table, table_names(events).tolist(), staged, fmt)
         files = data_files(staged)
     return written_at(path, staged, fmt, len(events), files, notes)
-
-
-def read_events(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """The canonical frame back from what :func:`write_events` wrote (a file or a folder, any format).
-
-    Types are those of ``cdckit.read`` (:func:`cdckit.frame.arrow_to_pandas`);
-    columns besides the canonical ones follow them. A folder is read file by
-    file in path order (hidden files and Spark's ``_SUCCESS`` left out).
-
-    >>> import tempfile, shutil, cdckit
-    >>> out = Path(tempfile.mkdtemp())
-    >>> events = cdckit.samples.load("lindorm")
-    >>> _ = write_events(events, out / "events.jsonl")
-    >>> read_events(out / "events.jsonl").equals(events)
-    True
-    >>> shutil.rmtree(out)
-    """
-    path = Path(path)
-    files = data_files(path)
-    formats = {format_of(file, None) for file in files}
-    if len(formats) > 1:
-        raise ValueError(f"{path} holds files of several formats ({', '.join(sorted(formats))})")
-    tables = [canonical(read_file(file, format_of(file, None)), file) for file in files]
-    if not tables:
-        return empty_events()
-    return arrow_to_pandas(pa.concat_tables(tables, promote_options="permissive"))
-
-
-def is_events_file(path: str | os.PathLike[str]) -> bool:
-    """True when ``path`` holds canonical events as :func:`write_events` writes them (any format).
-
-    Only the column names are looked at (the Parquet schema, the CSV header
-    or the first JSON line), so it is cheap; the CLI uses it to read its own
-    output back with :func:`read_events` instead of detecting a dialect.
-
-    >>> import tempfile, shutil, cdckit
-    >>> out = Path(tempfile.mkdtemp())
-    >>> _ = write_events(cdckit.samples.load("lindorm"), out / "events.csv")
-    >>> is_events_file(out / "events.csv"), is_events_file(cdckit.samples.path("lindorm"))
-    (True, False)
-    >>> shutil.rmtree(out)
-    """
-    path = Path(path)
-    try:
-        files = data_files(path)
-    except FileNotFoundError:
-        return False
-    fmt = SUFFIX_FORMATS.get(files[0].suffix.lower()) if files else None
-    if fmt is None:
-        return False
-    try:
-        if fmt == "parquet":
-            names = pq.read_schema(files[0]).names
-        else:
-            with open(files[0], "rb") as file:
-                first = file.readline(1 << 20)
-            if fmt == "csv":
-                names = [name.strip('"') for name in first.decode("utf-8").strip().split(",")]
-            else:
-                parsed = orjson.loads(first)
-                names = list(parsed) if isinstance(parsed, dict) else []
-    except (OSError, ValueError, pa.ArrowException):
-        return False
-    return set(COLUMN_NAMES) <= set(names)
 
 
 def _write_partitions(table: pa.Table, names: list[str | None], folder: Path, fmt: str) -> None:

@@ -17,10 +17,11 @@ import pandas as pd
 import pyarrow as pa
 
 from ..reading.capture import plain
-from ._arrow_files import count_rows, data_files, frame_table, write_file
+from ..reading.events_files import count_rows, data_files
+from ._arrow_files import frame_table, write_file
 from .atomic import atomic_path, written_at
 from .engines import is_spark, spark_export
-from .formats import EXTENSIONS, SUFFIX_FORMATS, file_stems, format_of
+from ..io.formats import EXTENSIONS, SUFFIX_FORMATS, file_stems, format_of
 from .written import Written
 
 __all__ = ["write_state", "write_scd2"]

@@ -30,6 +30,7 @@ from . import workers
 from .capture import Capture, new_report
 from ..collector import gc_paused, gc_resumed
 from ..column_types import column_types_frame
+from .events_files import is_events_file, read_events
 from .sinks import FrameSink
 from .detect import DEFAULT_SAMPLE
 from ..dialects import registry
@@ -151,8 +152,6 @@ def holds_exported_events(source: Any) -> bool:
     >>> holds_exported_events("no/such/file.parquet"), holds_exported_events('{"op": "c"}')
     (False, False)
     """
-    from ..export import is_events_file  # export builds on this module
-
     return isinstance(source, (str, os.PathLike)) and os.path.exists(source) and is_events_file(source)
 
 
@@ -160,8 +159,6 @@ def exported_events(path: str | os.PathLike[str], capture: bool = False) -> "pd.
     """Canonical events cdckit wrote, read back as they are (no dialect detection), with a report that
     counts each event as a message and an empty quarantine (a :class:`~cdckit.reading.capture.Capture` when
     ``capture=True``)."""
-    from ..export import read_events  # export builds on this module
-
     events = read_events(path)
     counts = events["dialect"].value_counts()
     report = new_report(messages=len(events), decoded=len(events), events=len(events),

@@ -20,9 +20,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..export._arrow_files import canonical, count_rows, data_files
+from ..reading.events_files import canonical, count_rows, data_files
 from ..export.atomic import atomic_path, written_at
-from ..export.formats import PARTITION_COLUMN
+from ..io.formats import PARTITION_COLUMN
 from ..export.written import Written
 from ..frame import COLUMN_NAMES, arrow_to_pandas
 from .columns import table_name_column
