@@ -19,6 +19,7 @@ from ... import values
 from ...io import Message
 from ...frame import Event
 from ..base import BadMessage, Dialect, SkipMessage, expect_object
+from .mongodb import is_mongodb, mongodb_change
 from .naming import connector_of, namespace
 from .envelope import (avro_unwrapped, change_op, declared_columns, envelope_time, field_types, field_types_of,
                        is_avro_json, kafka_payload, kafka_schema_name, source_time, table_id_parts, typed_value,
@@ -85,8 +86,6 @@ class DebeziumDecoder(Dialect):
 
     def change(self, payload: dict[str, Any], schema: dict[str, Any] | None, kafka_key: Any,
                topic: str | None = None) -> Event:
-        from ..debezium_mongodb import is_mongodb, mongodb_change  # its own module, which builds on this one
-
         if is_mongodb(payload):
             return mongodb_change(self, payload, kafka_key)
         op_raw, op = change_op(payload)
