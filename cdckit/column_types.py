@@ -490,18 +490,19 @@ def column_types_frame(declarations: list[tuple[str, dict[str, tuple[str, str]],
     >>> list(column_types_frame([]).columns)
     ['table', 'column', 'type', 'kind', 'source', 'offset']
     """
-    rows = [(_text(table), _text(column), _text(raw), _text(kind), _text(source), offset)  # a Python message's
+    rows = [(_declared_text(table), _declared_text(column), _declared_text(raw), _declared_text(kind),  # a Python
+             _declared_text(source), offset)  # message's
             for table, columns, source, offset in declarations for column, (raw, kind) in columns.items()]  # names may be any
     arrays = [pa.array(list(values), pa.int64() if name == "offset" else pa.string())
               for name, values in zip(TYPE_COLUMNS, zip(*rows) if rows else [[]] * len(TYPE_COLUMNS))]
     return pa.Table.from_arrays(arrays, names=list(TYPE_COLUMNS)).to_pandas(types_mapper=PANDAS_TYPES.get)
 
 
-def _text(value: Any) -> str | None:
+def _declared_text(value: Any) -> str | None:
     """A declared name or type as text (a message given as a Python dict may name a column by a number, or
     by text holding a lone surrogate, which Arrow cannot hold: it becomes U+FFFD).
 
-    >>> _text(3), _text("id"), _text("a" + chr(0xD800)) == "a" + chr(0xFFFD)
+    >>> _declared_text(3), _declared_text("id"), _declared_text("a" + chr(0xD800)) == "a" + chr(0xFFFD)
     ('3', 'id', True)
     """
     if value is None:
