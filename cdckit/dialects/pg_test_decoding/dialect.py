@@ -1,50 +1,6 @@
-r"""PostgreSQL's built-in ``test_decoding`` logical decoding plugin: one text line per change.
-
-The plugin writes each decoded transaction as lines of text (PostgreSQL's
-``contrib/test_decoding``, documented in the "Logical Decoding Examples" of
-the PostgreSQL manual):
-
-- ``BEGIN 529`` and ``COMMIT 529`` around a transaction; ``COMMIT 529 (at
-  2026-11-26 23:50:08.466157+00)`` with ``include-timestamp``; plain
-  ``BEGIN`` / ``COMMIT`` with ``include-xids=0``;
-- ``table public.t: INSERT: id[integer]:1 name[text]:'x'``: the table as
-  ``schema.table`` and each column as ``name[type]:value``; ``UPDATE:``
-  gives ``old-key: <columns> new-tuple: <columns>`` when the key changed (or
-  under ``REPLICA IDENTITY FULL``, the whole old row), else the new row
-  alone; ``DELETE:`` gives the old key (the whole row under FULL) or
-  ``(no-tuple-data)`` for a table without a replica identity;
-  ``TRUNCATE: (no-flags)`` (or ``restart_seqs`` / ``cascade``) names every
-  table truncated together: ``table public.a, public.b: TRUNCATE: cascade``;
-- ``message: transactional: 1 prefix: pfx, sz: 5 content:hello`` for a
-  ``pg_logical_emit_message`` call.
-
-Names are quoted as PostgreSQL quotes identifiers (``"My Schema"."t.1"``,
-``"Odd Col"``); types are PostgreSQL's names without typmods
-(``timestamp with time zone``, ``integer[]``); values are ``null``,
-``unchanged-toast-datum`` (a large value the update did not touch: the column
-is left out of the image, a partial image), bare numbers (``NaN`` and
-``Infinity`` too) and booleans, ``B'0101'`` bit strings, or single-quoted
-text with ``''`` for a quote. Values become image values by the rules of
-:mod:`cdckit.dialects.postgres` (numbers, exact numerics, bytea as Base64,
-arrays as lists).
-
-Two forms of file are read. ``pg_recvlogical -f`` writes the lines as they
-are: a text value holding a line feed runs over several physical lines,
-which this decoder joins (it is stateful: the first lines of such a change
-are skipped with the reason "continues on the next line", the last carries
-the event). ``COPY (SELECT * FROM pg_logical_slot_get_changes(...)) TO
-STDOUT`` (or ``peek_changes``, or psql's ``\copy``) writes
-``lsn<TAB>xid<TAB>data`` with COPY's backslash escapes, one change a line;
-its LSNs give ``seq`` (see :func:`copy_seq`).
-
->>> import cdckit
->>> ev = cdckit.read("BEGIN 529\ntable public.t: INSERT: id[integer]:1 name[text]:'it''s'\n"
-...                  "COMMIT 529 (at 2026-11-26 23:50:08.466157+00)\n", dialect="pg_test_decoding")
->>> ev[["op", "database", "table", "txn_id", "after"]].values.tolist()[1]
-['insert', 'public', 't', '529', '{"id":1,"name":"it\'s"}']
->>> str(ev.loc[2, "event_time"])
-'2026-11-26 23:50:08.466157+00:00'
-"""
+"""The ``pg_test_decoding`` dialect: test_decoding lines told apart, decoded into events (a value that runs
+over several lines joined, prepared and streamed transactions settled) and written back (see the package's
+documentation, :mod:`cdckit.dialects.pg_test_decoding`)."""
 
 from __future__ import annotations
 
@@ -54,19 +10,18 @@ from typing import Any, Iterator
 
 import pandas as pd
 
-from .. import values
-from ..reading.capture import column_types_of
-from ..io import Message
-from ..frame import Event
-from .base import BadMessage, Columns, Decoded, Dialect, Match, Record, SkipMessage, rows_of, table_name
-from .postgres import TYPE_OF_KIND, IdentityEvidence, declared_columns, kind_of, lsn_seq, type_of_value, \
-    value_from_text, value_to_text
-from .registry import register
+from ... import values
+from ...reading.capture import column_types_of
+from ...io import Message
+from ...frame import Event
+from ..base import BadMessage, Columns, Decoded, Dialect, Match, Record, SkipMessage, rows_of, table_name
+from ..postgres import IdentityEvidence, declared_columns, lsn_seq
+from ..registry import register
+from .grammar import Unfinished, table_names, tuple_columns, tuple_image, unescape_copy
+from .writing import commit_line, declared_types, guessed_types, quote_name, tuple_text
 
 #: The change operations of a ``table ...:`` line and their canonical ops.
 OPS = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete", "TRUNCATE": "truncate"}
-#: What a column of a tuple holds instead of a value when a large (TOASTed) value was not changed.
-UNCHANGED_TOAST = "unchanged-toast-datum"
 #: A tuple the plugin could not print (a table without a replica identity, for a DELETE).
 NO_TUPLE = "(no-tuple-data)"
 #: The op_raw of a logical decoding message (``pg_logical_emit_message``).
@@ -101,15 +56,7 @@ _STREAM = re.compile(r"(opening a streamed block for transaction|closing a strea
                      r"committing streamed transaction|aborting streamed \(sub\)transaction|"
                      r"aborting streamed transaction|streaming change for|streaming truncate for)"
                      r"(?: (?:TXN (\d+)|transaction))?(?: \(at (.+)\))?\Z")
-_COPY_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
-_SAFE_NAME = re.compile(r"[a-z_][a-z0-9_$]*\Z")
 _TRUNCATE_FLAGS = ("restart_seqs", "cascade")
-#: Types whose values test_decoding writes bare (its ``print_literal``); every other is quoted.
-_BARE_KINDS = ("int", "float", "decimal")
-
-
-class _Unfinished(Exception):
-    """The text ends inside a quoted value (or before a message's ``sz`` bytes of content)."""
 
 
 @dataclass(slots=True)
@@ -227,7 +174,7 @@ class PgTestDecoding(Dialect):
             joined = held.text + "\n" * max(gap, 1) + line
             try:
                 return self._plain_line(joined, message)
-            except _Unfinished:
+            except Unfinished:
                 if not _whole_line(line):
                     self._held = _Held(joined, held.messages + [message], message.line)
                     raise SkipMessage(CONTINUES) from None
@@ -240,7 +187,7 @@ class PgTestDecoding(Dialect):
                 raise BadMessage(reason) from None
         try:
             return self._plain_line(line, message)
-        except _Unfinished:
+        except Unfinished:
             self._held = _Held(line, [message], message.line)
             raise SkipMessage(CONTINUES) from None
 
@@ -260,7 +207,7 @@ class PgTestDecoding(Dialect):
         self._failed.extend((message, CONTINUES, reason) for message in held.messages)
 
     def _plain_line(self, line: str, message: Message) -> list[Event]:
-        """The events of one whole pg_recvlogical line (``_Unfinished`` when its value goes on)."""
+        """The events of one whole pg_recvlogical line (``Unfinished`` when its value goes on)."""
         events = self._events(line, None)
         for event in events:
             if event.op == "begin":
@@ -274,7 +221,7 @@ class PgTestDecoding(Dialect):
         lsn, xid, data = copy.groups()
         try:
             events = self._events(unescape_copy(data), None if xid == "0" else xid)
-        except _Unfinished:
+        except Unfinished:
             raise BadMessage("a quoted value does not end on its line (a COPY row holds a whole change)") from None
         for event in events:
             event.seq = self.copy_seq(lsn)
@@ -442,7 +389,7 @@ class PgTestDecoding(Dialect):
         transactional, prefix, size, content = found.groups()
         length = len(content.encode("utf-8", "surrogateescape"))
         if length < int(size):
-            raise _Unfinished
+            raise Unfinished
         if length > int(size):
             raise BadMessage(f"message content of {length} bytes, sz says {size}")
         after = {"transactional": transactional == "1", "prefix": prefix, "content": content}
@@ -451,7 +398,7 @@ class PgTestDecoding(Dialect):
 
     def _change(self, line: str, xid: str | None) -> list[Event]:
         """The events of a ``table ...: OP: ...`` line."""
-        names, pos = _table_names(line, len("table "))
+        names, pos = table_names(line, len("table "))
         op_raw, colon, _ = line[pos:].partition(":")
         op = OPS.get(op_raw)
         if op is None or not colon:
@@ -471,12 +418,12 @@ class PgTestDecoding(Dialect):
         if rest == " " + NO_TUPLE:
             pass
         elif op == "update" and rest.startswith(" old-key:"):
-            old, pos = _tuple(line, pos + len(" old-key:"), stop=" new-tuple:")
+            old, pos = tuple_columns(line, pos + len(" old-key:"), stop=" new-tuple:")
             if not line.startswith(" new-tuple:", pos):
                 raise BadMessage("an old-key tuple without its new-tuple")
-            new, _ = _tuple(line, pos + len(" new-tuple:"))
+            new, _ = tuple_columns(line, pos + len(" new-tuple:"))
         else:
-            new, _ = _tuple(line, pos)
+            new, _ = tuple_columns(line, pos)
         if op == "delete":
             old, new = new, None
         name = table_name(schema, schema, table)
@@ -486,7 +433,7 @@ class PgTestDecoding(Dialect):
         if name is not None:
             self._evidence(name, op, old, new if op != "delete" else None)
         return [Event(op=op, op_raw=op_raw, database=schema, schema=schema, table=table, txn_id=xid,
-                      before=_image(old), after=_image(new))]
+                      before=tuple_image(old), after=tuple_image(new))]
 
     def _evidence(self, name: str, op: str, old: list[tuple] | None, new: list[tuple] | None) -> None:
         """What a change shows of its table's replica identity (see :meth:`settle`)."""
@@ -538,30 +485,30 @@ class PgTestDecoding(Dialect):
         tombstone events and ``other`` events that are not messages.
         """
         rows = list(rows_of(events))
-        types = _declared_types(column_types_of(events))
+        types = declared_types(column_types_of(events))
         images: dict[str | None, list[dict]] = {}
         parsed = []
         for row in rows:
             before, after = _loads(row["before"]), _loads(row["after"])
             parsed.append((row, before, after))
             images.setdefault(_qualified(row), []).extend(i for i in (before, after) if i)
-        guessed = {name: _guessed_types(found) for name, found in images.items()}
+        guessed = {name: guessed_types(found) for name, found in images.items()}
         open_xid: list[Any] = []  # [xid, made up?, event time of the last change] of the transaction open
         for row, before, after in parsed:
             op, xid = row["op"], row["txn_id"]
             if op in ("begin", "commit"):
                 if open_xid and open_xid[1]:
-                    yield Record(_commit_line(open_xid[0], open_xid[2]))
+                    yield Record(commit_line(open_xid[0], open_xid[2]))
                 open_xid[:] = [xid, False, None] if op == "begin" else []
                 yield Record(f"BEGIN {xid}" if op == "begin" and xid is not None else
-                             "BEGIN" if op == "begin" else _commit_line(xid, row["event_time"]))
+                             "BEGIN" if op == "begin" else commit_line(xid, row["event_time"]))
                 continue
             line = self._line(row, before, after, {**guessed.get(_qualified(row), {}),
                                                     **types.get(_qualified(row), {})})
             if line is None:
                 continue
             if open_xid and open_xid[1] and open_xid[0] != xid:
-                yield Record(_commit_line(open_xid[0], open_xid[2]))
+                yield Record(commit_line(open_xid[0], open_xid[2]))
                 open_xid.clear()
             if xid is not None and not open_xid:
                 open_xid[:] = [xid, True, None]
@@ -570,7 +517,7 @@ class PgTestDecoding(Dialect):
                 open_xid[2] = row["event_time"] if row["event_time"] is not None else open_xid[2]
             yield Record(line)
         if open_xid and open_xid[1]:
-            yield Record(_commit_line(open_xid[0], open_xid[2]))
+            yield Record(commit_line(open_xid[0], open_xid[2]))
 
     def _line(self, row: dict, before: dict | None, after: dict | None, types: dict[str, str]) -> str | None:
         """One change line, or None for an event this format cannot say."""
@@ -596,143 +543,6 @@ class PgTestDecoding(Dialect):
         return None
 
 
-# ---------------------------------------------------------------- parsing
-
-
-def unescape_copy(text: str) -> str:
-    r"""A COPY text field with its backslash escapes undone (``\n``, ``\t``, ``\\``, octal, ``\x`` hex).
-
-    >>> unescape_copy(r"a\\b\nc\td\101\x42")
-    'a\\b\nc\tdAB'
-    """
-    if "\\" not in text:
-        return text
-    out, i, n = [], 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch != "\\" or i + 1 >= n:
-            out.append(ch)
-            i += 1
-            continue
-        nxt = text[i + 1]
-        if nxt in _COPY_ESCAPES:
-            out.append(_COPY_ESCAPES[nxt])
-            i += 2
-        elif nxt in "01234567":
-            digits = re.match(r"[0-7]{1,3}", text[i + 1:i + 4]).group()
-            out.append(chr(int(digits, 8)))
-            i += 1 + len(digits)
-        elif nxt == "x" and re.match(r"[0-9A-Fa-f]", text[i + 2:i + 3]):
-            digits = re.match(r"[0-9A-Fa-f]{1,2}", text[i + 2:i + 4]).group()
-            out.append(chr(int(digits, 16)))
-            i += 2 + len(digits)
-        else:
-            out.append(nxt)
-            i += 2
-    return "".join(out)
-
-
-def _identifier(text: str, i: int, stops: str) -> tuple[str, int]:
-    """A name at ``i``: a double-quoted identifier (``""`` a quote) or the text up to one of ``stops``."""
-    if text.startswith('"', i):
-        out, j = [], i + 1
-        while True:
-            end = text.find('"', j)
-            if end < 0:
-                raise _Unfinished
-            out.append(text[j:end])
-            if text.startswith('"', end + 1):
-                out.append('"')
-                j = end + 2
-            else:
-                return "".join(out), end + 1
-    j = i
-    while j < len(text) and text[j] not in stops:
-        j += 1
-    if j == i:
-        raise BadMessage(f"a name expected at column {i}")
-    return text[i:j], j
-
-
-def _table_names(line: str, i: int) -> tuple[list[tuple[str | None, str]], int]:
-    """The ``schema.table`` names of a change line from ``i``, and the index after ``": "``."""
-    names = []
-    while True:
-        first, i = _identifier(line, i, ".:, ")
-        if line.startswith(".", i):
-            second, i = _identifier(line, i + 1, ".:, ")
-            names.append((first, second))
-        else:
-            names.append((None, first))
-        if line.startswith(", ", i):
-            i += 2
-        elif line.startswith(": ", i):
-            return names, i + 2
-        else:
-            raise BadMessage("a table name not followed by ': '")
-
-
-def _tuple(line: str, i: int, stop: str | None = None) -> tuple[list[tuple[str, str, Any]], int]:
-    """The columns ``(name, type, value)`` of a tuple from ``i`` up to the end or ``stop``; a value is text,
-    None, True/False, or :data:`UNCHANGED_TOAST`. ``_Unfinished`` when a quote is still open at the end."""
-    columns = []
-    n = len(line)
-    while i < n and not (stop and line.startswith(stop, i)):
-        if line[i] != " ":
-            raise BadMessage(f"unexpected text after a value at column {i}: {line[i:i + 20]!r}")
-        name, i = _identifier(line, i + 1, "[")
-        if not line.startswith("[", i):
-            raise BadMessage(f"column {name!r} without [type]")
-        end = line.find("]:", i)
-        if end < 0:
-            raise BadMessage(f"column {name!r}: its [type] does not end with ']:'")
-        raw_type, i = line[i + 1:end], end + 2
-        value, i = _value(line, i)
-        columns.append((name, raw_type, value))
-    if not columns:
-        raise BadMessage("a tuple without columns")
-    return columns, i
-
-
-def _value(line: str, i: int) -> tuple[Any, int]:
-    """The value at ``i`` (see :func:`_tuple`) and the index after it."""
-    if line.startswith("'", i) or line.startswith("B'", i):
-        start = i + 1 if line[i] == "'" else i + 2
-        out, j = [], start
-        while True:
-            end = line.find("'", j)
-            if end < 0:
-                raise _Unfinished
-            out.append(line[j:end])
-            if line.startswith("'", end + 1):
-                out.append("'")
-                j = end + 2
-            else:
-                return "".join(out), end + 1
-    end = line.find(" ", i)
-    end = len(line) if end < 0 else end
-    token = line[i:end]
-    if not token:
-        raise BadMessage(f"a column without a value at column {i}")
-    if token == "null":
-        return None, end
-    if token in ("true", "false"):
-        return token == "true", end
-    return token, end  # a number, NaN, Infinity or unchanged-toast-datum
-
-
-def _image(columns: list[tuple[str, str, Any]] | None) -> str | None:
-    """The image of a tuple: values typed by their column types, unchanged TOAST values left out."""
-    if columns is None:
-        return None
-    row = {}
-    for name, raw_type, value in columns:
-        if value == UNCHANGED_TOAST:
-            continue
-        row[name] = value if value is None or value.__class__ is bool else value_from_text(value, raw_type)
-    return values.image(row)
-
-
 def _whole_line(line: str) -> bool:
     """True when ``line`` is on its own a complete test_decoding line (it cannot go on a value begun before)."""
     if _BEGIN.match(line) or _COMMIT.match(line) or _COPY.match(line) or _TWO_PHASE.match(line) \
@@ -742,89 +552,9 @@ def _whole_line(line: str) -> bool:
         return False
     try:
         PgTestDecoding()._events(line, None)
-    except (BadMessage, _Unfinished, ValueError):
+    except (BadMessage, Unfinished, ValueError):
         return False
     return True
-
-
-# ---------------------------------------------------------------- writing
-
-
-def quote_name(schema: str | None, table: str) -> str:
-    """``schema.table`` with each part quoted as PostgreSQL quotes identifiers.
-
-    >>> quote_name("public", "t"), quote_name("My Schema", 't.1"x')
-    ('public.t', '"My Schema"."t.1""x"')
-    """
-    return f"{quote_identifier(schema)}.{quote_identifier(table)}" if schema else quote_identifier(table)
-
-
-def quote_identifier(name: str) -> str:
-    """A name as PostgreSQL writes it: bare when lower-case letters, digits and ``_``, else double-quoted."""
-    return name if _SAFE_NAME.match(name) else '"' + name.replace('"', '""') + '"'
-
-
-def tuple_text(row: dict[str, Any], types: dict[str, str]) -> str:
-    """`` name[type]:value`` for each column of an image.
-
-    >>> print(tuple_text({"id": 1, "Note": "it's", "ok": True, "n": None}, {"n": "numeric"}))
-     id[bigint]:1 "Note"[text]:'it''s' ok[boolean]:true n[numeric]:null
-    """
-    parts = []
-    for name, value in row.items():
-        raw_type = types.get(name) or type_of_value(value) or "text"
-        parts.append(f" {quote_identifier(name)}[{raw_type}]:{literal(value, raw_type)}")
-    return "".join(parts)
-
-
-def literal(value: Any, raw_type: str) -> str:
-    """A value as test_decoding prints it for a column of ``raw_type``.
-
-    >>> literal("AP8=", "bytea"), literal([1, None], "integer[]"), literal("NaN", "double precision")
-    ("'\\\\x00ff'", "'{1,NULL}'", 'NaN')
-    """
-    if value is None:
-        return "null"
-    if value is True or value is False:
-        return "true" if value else "false"
-    kind = kind_of(raw_type)
-    if kind in _BARE_KINDS and isinstance(value, (int, float, str)) and _bare_number(value):
-        return str(value) if not isinstance(value, float) else repr(value).replace("inf", "Infinity")
-    text = value_to_text(value, raw_type)
-    return "'" + text.replace("'", "''") + "'"
-
-
-def _bare_number(value: Any) -> bool:
-    if isinstance(value, (int, float)):
-        return value == value  # NaN floats cannot come from JSON
-    return bool(re.fullmatch(r"-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?|NaN|-?Infinity", value))
-
-
-def _guessed_types(images: list[dict]) -> dict[str, str]:
-    """Each column's type from its first non-null value across a table's images."""
-    found: dict[str, str] = {}
-    for image in images:
-        for name, value in image.items():
-            if name not in found and value is not None:
-                found[name] = type_of_value(value)
-    return found
-
-
-def _declared_types(frame: Any) -> dict[str | None, dict[str, str]]:
-    """``{table name: {column: PostgreSQL type}}`` from ``cdckit.column_types_of(events)``: the raw type when
-    PostgreSQL reads it as the declared kind, else a type of that kind."""
-    found: dict[str | None, dict[str, str]] = {}
-    if not isinstance(frame, pd.DataFrame) or frame.empty:
-        return found
-    for table, column, raw, kind in frame[["table", "column", "type", "kind"]].itertuples(index=False, name=None):
-        if not isinstance(column, str):
-            continue
-        base = str(kind).split("(")[0]
-        if isinstance(raw, str) and "\n" not in raw and "]:" not in raw and kind_of(raw) == base:
-            found.setdefault(table, {})[column] = raw
-        elif base in TYPE_OF_KIND:
-            found.setdefault(table, {})[column] = TYPE_OF_KIND[base]
-    return found
 
 
 def _qualified(row: dict) -> str | None:
@@ -833,13 +563,3 @@ def _qualified(row: dict) -> str | None:
 
 def _loads(text: str | None) -> Any:
     return None if text is None else values.loads(text)
-
-
-def _commit_line(xid: str | None, event_time: int | None) -> str:
-    """``COMMIT <xid>`` with ``(at <time>)`` as PostgreSQL prints a timestamp with time zone in UTC."""
-    line = "COMMIT" if xid is None else f"COMMIT {xid}"
-    if event_time is None:
-        return line
-    moment = pd.Timestamp(event_time, unit="ns", tz="UTC")
-    micros = f".{moment.microsecond:06d}".rstrip("0").rstrip(".")
-    return f"{line} (at {moment:%Y-%m-%d %H:%M:%S}{micros}+00)"
