@@ -16,22 +16,21 @@ distinct text; any message of a shape not foreseen here is handed back
 from __future__ import annotations
 
 from itertools import compress, repeat
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import msgspec
-import numpy as np
-import orjson
 import pyarrow as pa
 
 from ... import values
-from ...collector import gc_paused
 from ...io import kafka_key
 from ...frame import TABLE_ROW, FastRow, columns_table
-from ...values import DIGIT_MAP, LONG_NUMBER, has_long_number
 from .decode import DebeziumDecoder
 from . import naming
-from .envelope import (DECIMAL_TYPE, FLOAT_TYPES, INT_TYPES, VARIABLE_DECIMAL, OPS, declared_columns, field_types,
-                       kafka_payload, source_time)
+from .envelope import OPS, field_types, kafka_payload, source_time
+from .batch_view import (EMPTY_SOURCE, ENVELOPE, HAND_BACK, KEY_PAYLOAD, NO_SCHEMA, NULL, PAYLOAD, PAYLOADS, PLAIN,
+                         PLAIN_KEY, PLAINS, WRAPPED, WRAPPED_KEY, Envelope, KnownSchema, SchemaPlan)
+from .batch_columns import (block_images, fast_rows, json_array, placed, raw_image_text, record_branch, seq_positions,
+                            times)
 
 __all__ = ["DebeziumFastPath"]
 
@@ -64,7 +63,7 @@ class DebeziumFastPath(DebeziumDecoder):
             return self._line_by_line(lines, keys, plain, topics=topics)
         kept, columns = self._plain_columns(lines, keys, topics)
         out: list[Any] = [None] * len(lines)
-        for index, row in zip(kept, _rows(columns)):
+        for index, row in zip(kept, fast_rows(columns)):
             out[index] = row
         return self._handed_back(out, lines, keys, topics, plain)
 
@@ -88,7 +87,7 @@ class DebeziumFastPath(DebeziumDecoder):
             table = columns_table(columns, utf8=("before", "after"))
         except Exception:  # a value the frame cannot hold: the rows, where the decode loop names it
             table = None
-            for index, row in zip(kept, _rows(columns)):
+            for index, row in zip(kept, fast_rows(columns)):
                 out[index] = row
         else:
             if len(kept) == len(lines):
@@ -121,23 +120,23 @@ class DebeziumFastPath(DebeziumDecoder):
                       indexes: list[int] | None = None, topics: list | None = None) -> list[FastRow | None]:
         """:meth:`decode_lines` one line at a time, for every shape the batch decoder takes on (``indexes``:
         the lines' places in the batch, where column types are declared; by default their own)."""
-        decode = _ENVELOPE.decode
+        decode = ENVELOPE.decode
         out: list[FastRow | None] = []
         append = out.append
         for index, line in enumerate(lines):
             try:
                 envelope = decode(line)
-                if envelope.op is None and envelope.payload is not _NULL:
+                if envelope.op is None and envelope.payload is not NULL:
                     schema = envelope.schema
                     envelope = decode(envelope.payload)
-                    if envelope.payload is not _NULL or envelope.schema is not _NULL:
+                    if envelope.payload is not NULL or envelope.schema is not NULL:
                         append(None)
                         continue
-                elif envelope.payload is not _NULL or envelope.schema is not _NULL:
+                elif envelope.payload is not NULL or envelope.schema is not NULL:
                     append(None)
                     continue
                 else:
-                    schema = _NULL
+                    schema = NULL
                 append(self._fast_change(envelope, schema, plain, None if keys is None else keys[index],
                                          index if indexes is None else indexes[index],
                                          None if topics is None else topics[index]))
@@ -150,15 +149,15 @@ class DebeziumFastPath(DebeziumDecoder):
         """The usual message (bare or in the schema/payload wrapper, MySQL-style position or none, no
         transaction fields, a Kafka key or none) as columns: ``(kept, columns)``, the indexes of the lines
         taken and one list per :data:`~cdckit.frame.EVENT_FIELDS` (a row per kept line). msgspec checks the
-        shape (:class:`_Plain`, :class:`_Wrapped`); the questions about the images are answered for the
-        whole block at once (:func:`_block_images`). Any other message is left out, for :meth:`_line_by_line`."""
+        shape (:class:`Plain`, :class:`Wrapped`); the questions about the images are answered for the
+        whole block at once (:func:`block_images`). Any other message is left out, for :meth:`_line_by_line`."""
         if keys is None or keys.count(None) == len(keys):
             found = self._block_columns(lines, topics)
             if found is not None:
                 return found
-        ops, hand_back = OPS, _HAND_BACK
-        plain_decode, wrapped_decode, payload_decode, plan_of = _PLAIN.decode, _WRAPPED.decode, _PAYLOAD.decode, self._plan
-        known, key_names = self.__dict__.setdefault("_known", _KnownSchema()), self._key_names
+        ops, hand_back = OPS, HAND_BACK
+        plain_decode, wrapped_decode, payload_decode, plan_of = PLAIN.decode, WRAPPED.decode, PAYLOAD.decode, self._plan
+        known, key_names = self.__dict__.setdefault("_known", KnownSchema()), self._key_names
         declare, name_of = self.declare, naming.named
         errors = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
         read: list[tuple] = []  # (index, message, plan, has before, has after) of the lines msgspec took
@@ -199,7 +198,7 @@ class DebeziumFastPath(DebeziumDecoder):
             if has_after:
                 images.append(after)
             read.append((index, message, plan, has_before, has_after))
-        texts, parsed = _block_images(images, self.unavailable)
+        texts, parsed = block_images(images, self.unavailable)
         kept: list[int] = []
         rows: list[tuple] = []
         append = rows.append
@@ -261,10 +260,10 @@ class DebeziumFastPath(DebeziumDecoder):
         return kept, columns
 
     def _block_columns(self, lines: list[bytes], topics: list | None) -> tuple[list[int], list[list]] | None:
-        """:meth:`_plain_columns` of a block of messages without Kafka keys that are all bare (:class:`_Plain`) or
+        """:meth:`_plain_columns` of a block of messages without Kafka keys that are all bare (:class:`Plain`) or
         all in a ``{"payload": ...}`` wrapper: one msgspec call reads the whole block (joined as a JSON array),
         each column is one comprehension. None when the block is of another kind (a message msgspec refuses
-        as :class:`_Plain` included): :meth:`_plain_columns` then reads it line by line.
+        as :class:`Plain` included): :meth:`_plain_columns` then reads it line by line.
 
         >>> line = b'{"op":"c","after":{"id":1},"source":{"table":"t","file":"f","pos":4}}'
         >>> kept, columns = DebeziumFastPath()._block_columns([line, b'{"op":"d","before":null,"source":{}}'], None)
@@ -276,7 +275,7 @@ class DebeziumFastPath(DebeziumDecoder):
             return None
         wrapped = lines[0].startswith(b'{"payload"')
         try:
-            decoded = (_PAYLOADS if wrapped else _PLAINS).decode(_json_array(lines))
+            decoded = (PAYLOADS if wrapped else PLAINS).decode(json_array(lines))
         except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
             return None
         if len(decoded) != count:  # a line that is not one JSON value
@@ -289,7 +288,7 @@ class DebeziumFastPath(DebeziumDecoder):
         op = [ops[raw] for raw in op_raw]
         sources = [message.source for message in messages]
         bad: set[int] = set()  # the lines handed back (to _plain_columns's line-by-line loop, then decode())
-        # the images: null (None), an object (its text, see _block_images), anything else handed back
+        # the images: null (None), an object (its text, see block_images), anything else handed back
         null, brace = b"null", b"{"
         before_given, after_given = list(map(null.__ne__, before)), list(map(null.__ne__, after))
         images = list(compress(before, before_given))
@@ -299,12 +298,12 @@ class DebeziumFastPath(DebeziumDecoder):
             bad.update(i for column in (before, after) for i, raw in enumerate(column)
                        if raw != null and not raw.startswith(brace))
             images = [raw if raw.startswith(brace) else b"{}" for raw in images]  # its line is left out
-        texts = _block_images(images, self.unavailable)[0]
+        texts = block_images(images, self.unavailable)[0]
         del images
-        if texts.count(_HAND_BACK):
+        if texts.count(HAND_BACK):
             places = [*compress(range(count), before_given), *compress(range(count), after_given)]
-            bad.update(index for index, text in zip(places, texts) if text is _HAND_BACK)
-        before, after = _placed(before_given, texts[:split]), _placed(after_given, texts[split:])
+            bad.update(index for index, text in zip(places, texts) if text is HAND_BACK)
+        before, after = placed(before_given, texts[:split]), placed(after_given, texts[split:])
         if len(texts) - split != count:  # only a delete may have no after image, only a delete must have a before
             bad.update(i for i, text in enumerate(after) if text is None and op_raw[i] != "d")
         if "d" in op_raw:
@@ -320,10 +319,10 @@ class DebeziumFastPath(DebeziumDecoder):
                     pos is None or not file or (file.isascii() and file.isdigit())))
                 files = [None if i in bad else file for i, file in enumerate(files)]
                 positions = [0 if pos is None else pos for pos in positions]
-            seq = _positions(files, positions, [src.row for src in sources])
-        event_time = _times([src.ts_ms for src in sources], [src.ts_us for src in sources],
+            seq = seq_positions(files, positions, [src.row for src in sources])
+        event_time = times([src.ts_ms for src in sources], [src.ts_us for src in sources],
                             [src.ts_ns for src in sources])
-        emit_time = _times([m.ts_ms for m in messages], [m.ts_us for m in messages], [m.ts_ns for m in messages])
+        emit_time = times([m.ts_ms for m in messages], [m.ts_us for m in messages], [m.ts_ns for m in messages])
         # as the connector names the table (the topic may say where the record does not)
         table = [src.table for src in sources]
         where = list(zip([src.connector for src in sources], [src.db for src in sources],
@@ -347,7 +346,7 @@ class DebeziumFastPath(DebeziumDecoder):
                        for column in columns]
         return kept, columns
 
-    def _fast_change(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
+    def _fast_change(self, envelope: "Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
                      key_text: Any = None, index: int | None = None, topic: str | None = None) -> FastRow | None:
         row = self._fast_row(envelope, schema, plain, key_text, topic)
         if row is not None:
@@ -356,7 +355,7 @@ class DebeziumFastPath(DebeziumDecoder):
                 self.declare(row.database, row.schema, row.table, declared, index)
         return row
 
-    def _fast_row(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
+    def _fast_row(self, envelope: "Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
                   key_text: Any = None, topic: str | None = None) -> FastRow | None:
         op_raw = envelope.op
         op = OPS.get(op_raw)
@@ -367,7 +366,7 @@ class DebeziumFastPath(DebeziumDecoder):
         if plan is None:
             return None
         seen = self.unavailable.seen
-        if envelope.before is not _NULL and seen(bytes(envelope.before)) or envelope.after is not _NULL \
+        if envelope.before is not NULL and seen(bytes(envelope.before)) or envelope.after is not NULL \
                 and seen(bytes(envelope.after)):  # decode() leaves the placeholder's columns out
             return None
         parsed_key = None if key_text is None else kafka_key(key_text)
@@ -375,14 +374,14 @@ class DebeziumFastPath(DebeziumDecoder):
         before = after = None
         if plain_images and keyless and plan.untyped(envelope.before, "before") \
                 and plan.untyped(envelope.after, "after"):  # the images' text as it stands
-            before_text = _raw_image_text(envelope.before)
-            after_text = _raw_image_text(envelope.after)
+            before_text = raw_image_text(envelope.before)
+            after_text = raw_image_text(envelope.after)
         else:
-            before_text = after_text = _HAND_BACK
-        if before_text is _HAND_BACK or after_text is _HAND_BACK:
+            before_text = after_text = HAND_BACK
+        if before_text is HAND_BACK or after_text is HAND_BACK:
             before_text, before = self._fast_image(envelope.before, plan.types, "before")
             after_text, after = self._fast_image(envelope.after, plan.types, "after")
-            if before_text is _HAND_BACK or after_text is _HAND_BACK:
+            if before_text is HAND_BACK or after_text is HAND_BACK:
                 return None
         if after_text is None and op in ("insert", "read") or before_text is None and op == "delete":
             return None
@@ -398,7 +397,7 @@ class DebeziumFastPath(DebeziumDecoder):
             emit_time = envelope.ts_us * 1_000
         elif emit_time is not None:
             emit_time *= 1_000_000
-        src = envelope.source or _EMPTY_SOURCE
+        src = envelope.source or EMPTY_SOURCE
         txn_id = None
         txn = envelope.transaction
         if txn and txn.get("id") not in (None, ""):
@@ -434,420 +433,56 @@ class DebeziumFastPath(DebeziumDecoder):
     def _fast_image(self, raw: msgspec.Raw, types: dict, which: str) -> tuple[Any, Any]:
         """``(JSON text, parsed image)`` of a raw image typed as :meth:`typed_image` types it.
 
-        ``(None, None)`` for a null image, ``(_HAND_BACK, None)`` for one that is not an object.
+        ``(None, None)`` for a null image, ``(HAND_BACK, None)`` for one that is not an object.
         """
-        if raw is _NULL:
+        if raw is NULL:
             return None, None
         data = bytes(raw)
         if data == b"null":
             return None, None
-        if data[:1] != b"{" or _record_branch(data):
-            return _HAND_BACK, None
+        if data[:1] != b"{" or record_branch(data):
+            return HAND_BACK, None
         row = self.typed_image(values.loads(data), types.get(which), which)
         return values.image(row), row
 
     def _key_names(self, text: Any) -> Any:
-        """The key columns a Kafka key (JSON text) names, as :meth:`key_columns` takes them; ``_HAND_BACK``
-        for a key of another shape. A key schema repeated byte for byte is skipped (:class:`_KnownSchema`)."""
+        """The key columns a Kafka key (JSON text) names, as :meth:`key_columns` takes them; ``HAND_BACK``
+        for a key of another shape. A key schema repeated byte for byte is skipped (:class:`KnownSchema`)."""
         data = text.encode() if text.__class__ is str else text
-        known = self.__dict__.setdefault("_known_key", _KnownSchema())
+        known = self.__dict__.setdefault("_known_key", KnownSchema())
         try:
             rest = known.rest(data)
             if rest is not None:
-                payload = _KEY_PAYLOAD.decode(rest).payload
+                payload = KEY_PAYLOAD.decode(rest).payload
             else:
                 try:
-                    wrapped = _WRAPPED_KEY.decode(data)
+                    wrapped = WRAPPED_KEY.decode(data)
                     payload = wrapped.payload
                     known.remember(data, wrapped.schema, None)
                 except msgspec.ValidationError:
-                    payload = _PLAIN_KEY.decode(data)
+                    payload = PLAIN_KEY.decode(data)
         except (msgspec.DecodeError, msgspec.ValidationError, TypeError, UnicodeEncodeError):
-            return _HAND_BACK
+            return HAND_BACK
         return list(payload) if payload else None
 
-    def _plan(self, schema: msgspec.Raw) -> "_SchemaPlan | None":
-        """The :class:`_SchemaPlan` of a raw envelope schema, made once per distinct schema text
+    def _plan(self, schema: msgspec.Raw) -> "SchemaPlan | None":
+        """The :class:`SchemaPlan` of a raw envelope schema, made once per distinct schema text
         (None for a schema :func:`field_types` cannot read)."""
-        if schema is _NULL:
-            return _NO_SCHEMA
+        if schema is NULL:
+            return NO_SCHEMA
         data = bytes(schema)
         last = self.__dict__.get("_last_plan")
         if last is not None and last[0] == data:  # a topic's messages repeat one schema: no hashing
             return last[1]
         cache = self.__dict__.setdefault("_plans", {})
-        found = cache.get(data, _HAND_BACK)
-        if found is _HAND_BACK:
+        found = cache.get(data, HAND_BACK)
+        if found is HAND_BACK:
             if len(cache) >= 256:
                 cache.clear()
             try:
-                found = _SchemaPlan(field_types(values.loads(data)))
+                found = SchemaPlan(field_types(values.loads(data)))
             except Exception:  # a schema decode() would stumble on: it takes these messages and says why
                 found = None
             cache[data] = found
         self.__dict__["_last_plan"] = (data, found)
         return found
-
-# ---------------------------------------------------------------- the batch decoder's view of a message
-
-_NULL = msgspec.Raw(b"null")
-_HAND_BACK = object()
-
-
-class _Envelope(msgspec.Struct, forbid_unknown_fields=True):
-    """The top level of a Debezium message as the batch decoder reads it.
-
-    The images, the wrapped payload and the schema stay raw JSON; an unknown
-    top-level field (a transaction marker's ``status``, a schema change's
-    ``ddl``...) fails validation and the message goes to :meth:`DebeziumDecoder.decode`.
-    """
-
-    op: str | None = None
-    before: msgspec.Raw = _NULL
-    after: msgspec.Raw = _NULL
-    source: "_Source | None" = None
-    ts_ms: int | None = None
-    ts_us: int | None = None
-    ts_ns: int | None = None
-    transaction: dict[str, Any] | None = None
-    payload: msgspec.Raw = _NULL
-    schema: msgspec.Raw = _NULL
-
-
-class _Source(msgspec.Struct):
-    """The ``source`` fields the family's helpers read (others are skipped unparsed)."""
-
-    connector: Any = None
-    db: Any = None
-    schema: Any = None
-    namespace: Any = None
-    table: Any = None
-    collection: Any = None
-    ts_ms: Any = None
-    ts_us: Any = None
-    ts_ns: Any = None
-    file: Any = None
-    pos: Any = None
-    row: Any = None
-    lsn: Any = None
-    sequence: Any = None
-    change_lsn: Any = None
-    commit_lsn: Any = None
-    event_serial_no: Any = None
-    scn: Any = None
-    commit_scn: Any = None
-    ord: Any = None
-    txId: Any = None
-    gtid: Any = None
-    xid: Any = None
-    query: Any = None
-
-
-_EMPTY_SOURCE = _Source()
-
-_ENVELOPE = msgspec.json.Decoder(_Envelope)
-
-
-class _PlainSource(msgspec.Struct, gc=False):
-    """``source`` of the usual message: a binlog position or none, no transaction or other clocks.
-
-    This and the other structs of a block (thousands alive at once) hold no cycles: they are kept out of the
-    garbage collector (``gc=False``), whose passes over them cost a fifth of a block's time.
-
-    Any of the typed-``None`` fields holding a value makes the message take the general path.
-    """
-
-    connector: str | None = None
-    db: str | None = None
-    schema: str | None = None
-    table: str | None = None
-    ts_ms: int | None = None
-    ts_us: int | None = None
-    ts_ns: int | None = None
-    file: str | None = None
-    pos: Annotated[int, msgspec.Meta(ge=0)] | None = None
-    row: Annotated[int, msgspec.Meta(ge=0)] | None = None
-    collection: None = None
-    lsn: None = None
-    change_lsn: None = None
-    commit_lsn: None = None
-    event_serial_no: None = None
-    scn: None = None
-    ord: None = None
-    txId: None = None
-    gtid: None = None
-    xid: None = None
-
-
-class _Plain(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    """The usual Debezium message, unwrapped: only these fields, and these types."""
-
-    op: Literal["c", "u", "d", "r"]
-    source: _PlainSource
-    before: msgspec.Raw = _NULL
-    after: msgspec.Raw = _NULL
-    ts_ms: int | None = None
-    ts_us: int | None = None
-    ts_ns: int | None = None
-    transaction: None = None
-
-
-_PLAIN = msgspec.json.Decoder(_Plain)
-
-
-class _Wrapped(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    """The usual message in Kafka Connect's schema/payload wrapper: the schema stays raw (read once per
-    distinct text by :meth:`DebeziumFastPath._plan`), the payload is :class:`_Plain`."""
-
-    payload: _Plain
-    schema: msgspec.Raw = _NULL
-
-
-_WRAPPED = msgspec.json.Decoder(_Wrapped)
-
-
-class _PayloadOnly(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    """What follows a known schema block in a wrapped message (see :class:`_KnownSchema`)."""
-
-    payload: _Plain
-
-
-_PAYLOAD = msgspec.json.Decoder(_PayloadOnly)
-_PLAINS = msgspec.json.Decoder(list[_Plain])
-_PAYLOADS = msgspec.json.Decoder(list[_PayloadOnly])
-
-class _KnownSchema:
-    """The schema block the last wrapped message began with, as bytes.
-
-    A topic's messages repeat one schema byte for byte; a message that
-    begins with the same ``{"schema":...,`` bytes is read from its payload
-    on (:meth:`rest`), so the schema is neither scanned nor parsed again.
-    """
-
-    def __init__(self) -> None:
-        self.head: bytes | None = None
-        self.plan: Any = None
-
-    def rest(self, data: bytes) -> bytes | None:
-        """``data`` without the known schema block, as a JSON object text; None when it begins otherwise."""
-        head = self.head
-        if head is None or not data.startswith(head):
-            return None
-        return b"{" + data[len(head):]
-
-    def remember(self, data: bytes, schema: msgspec.Raw, plan: Any) -> None:
-        head = b'{"schema":' + bytes(schema) + b","
-        if data.startswith(head):
-            self.head, self.plan = head, plan
-
-#: The value a JSON column that the schema types as a number or boolean may hold and need no retyping.
-_UNTYPED_NUMBER = int | float | bool | None
-
-
-class _SchemaPlan:
-    """What an envelope schema asks of each image, worked out once per distinct schema.
-
-    ``types`` is :func:`field_types` of the schema, ``declared`` the column
-    types it declares (:func:`declared_columns`). An image can be taken as
-    it stands (:meth:`untyped`) when no column is a decimal (always retyped)
-    and no column typed as a number or boolean holds text (the only values
-    :func:`typed_value` changes): a msgspec check of just those columns.
-    """
-
-    def __init__(self, types: dict[str, dict[str, dict[str, Any]]]) -> None:
-        self.types = types
-        self.declared = declared_columns(types)
-        self._checks: dict[str, Any] = {}
-        for which in ("before", "after"):
-            columns = types.get(which) or {}
-            if any(f.get("name") in (DECIMAL_TYPE, VARIABLE_DECIMAL) for f in columns.values()):
-                self._checks[which] = False
-                continue
-            numbers = [name for name, f in columns.items() if f.get("type") in _RETYPED_KINDS]
-            if numbers:
-                check = msgspec.defstruct("_Numbers", [(f"c{i}", _UNTYPED_NUMBER, None) for i in range(len(numbers))],
-                                          rename={f"c{i}": name for i, name in enumerate(numbers)})
-                self._checks[which] = msgspec.json.Decoder(check)
-
-    def untyped(self, raw: msgspec.Raw, which: str) -> bool:
-        """True when typing would leave the raw image ``which`` as it is."""
-        check = self._checks.get(which)
-        if check is None or raw is _NULL:
-            return True
-        if check is False:
-            return raw == _NULL
-        try:
-            check.decode(raw)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return raw == _NULL
-        return True
-
-
-_NO_SCHEMA = _SchemaPlan({})
-_RETYPED_KINDS = INT_TYPES | FLOAT_TYPES | {"boolean"}
-
-
-class _WrappedKey(msgspec.Struct, forbid_unknown_fields=True):
-    """A Kafka key in the schema/payload wrapper; only the payload's column names are wanted."""
-
-    payload: dict[str, Any]
-    schema: msgspec.Raw = _NULL
-
-
-_WRAPPED_KEY = msgspec.json.Decoder(_WrappedKey)
-_PLAIN_KEY = msgspec.json.Decoder(dict[str, Any])
-
-
-class _KeyPayload(msgspec.Struct, forbid_unknown_fields=True):
-    payload: dict[str, Any]
-
-
-_KEY_PAYLOAD = msgspec.json.Decoder(_KeyPayload)
-
-
-def _raw_image_text(raw: msgspec.Raw) -> Any:
-    """The JSON text of a raw image that needs no typing: None for null, ``_HAND_BACK`` for anything but an
-    object or for an object holding a number a double cannot carry."""
-    if raw is _NULL:
-        return None
-    data = bytes(raw)
-    if data[:1] == b"{" and not has_long_number(data) and not _record_branch(data):
-        return orjson.dumps(orjson.loads(data)).decode()  # as values.image writes it (orjson's error: handed back)
-    return None if data == b"null" else _HAND_BACK
-
-
-def _record_branch(data: bytes) -> bool:
-    """True when a raw image's first field has a dotted name and an object value, as Avro's record union
-    branch has (:func:`is_avro_json` judges it: the batch decoder hands such an image back)."""
-    end = data.find(b'":')
-    return end > 0 and b"." in data[1:end] and data[end + 2:end + 12].lstrip()[:1] == b"{"
-
-
-
-def _rows(columns: list[list]) -> list[FastRow]:
-    """:meth:`DebeziumFastPath._plain_columns`'s columns as rows (the images as text)."""
-    columns = [column.to_pylist() if isinstance(column, pa.Array) else column for column in columns]
-    for place in (11, 12):
-        columns[place] = [None if text is None else text.decode() for text in columns[place]]
-    return [FastRow._make(row) for row in zip(*columns)]
-
-
-def _json_array(texts: list[bytes]) -> bytes:
-    """JSON texts joined as one JSON array, in one copy (a block is a megabyte: each copy counts).
-
-    >>> _json_array([b'{"a":1}', b'2'])
-    b'[{"a":1},2]'
-    """
-    if len(texts) < 2:
-        return b"[" + b"".join(texts) + b"]"
-    return b",".join([b"[" + texts[0], *texts[1:-1], texts[-1] + b"]"])
-
-
-def _placed(given: list[bool], texts: list[Any]) -> list[Any]:
-    """A column of images: ``texts`` in the places ``given`` marks, None in the others.
-
-    >>> _placed([False, True, True], [b"{}", b'{"a":1}'])
-    [None, b'{}', b'{"a":1}']
-    """
-    if len(texts) == len(given):
-        return texts
-    found = iter(texts)
-    return [next(found) if present else None for present in given]
-
-
-def _positions(files: list, positions: list, rows: list) -> list | pa.Array:
-    """MySQL-style positions as ``seq`` text, ``file:pos:row`` with the numbers padded to 20 digits (a None
-    file: None; a None row: 0). Arrow compute (lpad, join) is no faster than this comprehension.
-
-    >>> _positions(["f.1", None], [4, 0], [None, 2])
-    ['f.1:00000000000000000004:00000000000000000000', None]
-    >>> _positions(["f.1", "f.1"], [4, 2**64 - 1], [None, 0]).to_pylist()[1]
-    'f.1:18446744073709551615:00000000000000000000'
-    """
-    first, count = files[0], len(files)
-    if first is not None and files.count(first) == count and rows.count(None) + rows.count(0) == count:
-        # one binlog file, every row 0 (the usual block): texts of one width, the digits written by numpy
-        head, tail = f"{first}:".encode(), b":" + b"0" * 20
-        try:
-            numbers = np.array(positions, np.uint64)  # msgspec took them as at least 0
-        except OverflowError:  # beyond 64 bits: as text below
-            pass
-        else:
-            width = len(head) + 20 + len(tail)
-            out = np.empty((count, width), np.uint8)
-            out[:, :len(head)] = np.frombuffer(head, np.uint8)
-            out[:, len(head) + 20:] = np.frombuffer(tail, np.uint8)
-            out[:, len(head):len(head) + 20] = numbers[:, None] // _POWERS % 10 + 48
-            offsets = np.arange(0, (count + 1) * width, width, dtype=np.int32)
-            return pa.Array.from_buffers(pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(out)])
-    return [None if file is None else f"{file}:{str(pos).zfill(20)}:{str(row or 0).zfill(20)}"
-            for file, pos, row in zip(files, positions, rows)]
-
-
-_POWERS = 10 ** np.arange(19, -1, -1, dtype=np.uint64)  # a position's 20 digits, first to last
-
-
-def _times(ms: list, us: list, ns: list) -> list:
-    """Nanoseconds of each clock given to the millisecond, microsecond or nanosecond: the finest one wins
-    (as :func:`~.envelope.source_time` reads them).
-
-    >>> _times([1, 2, None], [None, 3, None], [None, None, None])
-    [1000000, 3000, None]
-    """
-    count = len(ms)
-    if ns.count(None) == count and us.count(None) == count:
-        return [None if t is None else t * 1_000_000 for t in ms]
-    return [n if n is not None else u * 1_000 if u is not None else None if m is None else m * 1_000_000
-            for m, u, n in zip(ms, us, ns)]
-
-
-def _block_images(images: list[bytes], unavailable: Any) -> tuple[list[Any], list[Any]]:
-    """``(texts, parsed)`` of raw image objects: each one's JSON text as :func:`values.image_text` writes it (as
-    UTF-8 bytes; ``_HAND_BACK`` for one the batch decoder hands back: a number a double may not carry, Avro's
-    record branch (:func:`_record_branch`), the placeholder (:meth:`~.unavailable.Unavailable.seen`), text orjson
-    refuses) and its parsed value.
-
-    Each question is asked of the whole block at once (one search, one parse, one write): the images are
-    joined as a JSON array; where orjson writes the array again byte for byte, every image is written as
-    it came, and its text is kept.
-
-    >>> from .unavailable import Unavailable
-    >>> _block_images([b'{"id":1}', b'{"id": 2.50}'], Unavailable())[0]
-    [b'{"id":1}', b'{"id":2.5}']
-    """
-    if not images:
-        return [], []
-    joined = _json_array(images)
-    flagged = None
-    if LONG_NUMBER in joined.translate(DIGIT_MAP) or joined.count(b"{") != len(images) \
-            or unavailable.seen_anywhere(joined):  # the block may hold one: each image is asked (the block's images
-        seen, digit_map = unavailable.seen, DIGIT_MAP  # begin and end with a brace: no answer spans two)
-        flagged = [LONG_NUMBER in data.translate(digit_map) or _record_branch(data) or seen(data) for data in images]
-    try:
-        with gc_paused():  # thousands of dicts: the collector would pass over each (workers pause it anyway)
-            parsed = orjson.loads(joined)
-    except ValueError:  # one image orjson refuses: each on its own
-        parsed = None
-    if parsed is not None and flagged is None and orjson.dumps(parsed) == joined:
-        return images, parsed
-    texts: list[Any] = []
-    found: list[Any] = []
-    dumps, loads = orjson.dumps, orjson.loads
-    for place, data in enumerate(images):
-        if flagged is not None and flagged[place]:
-            texts.append(_HAND_BACK)
-            found.append(None)
-            continue
-        if parsed is None:
-            try:
-                value = loads(data)
-            except ValueError:  # text orjson refuses (1e400 too: decode() keeps it as text)
-                texts.append(_HAND_BACK)
-                found.append(None)
-                continue
-        else:
-            value = parsed[place]
-        text = dumps(value)
-        texts.append(data if text == data else text)
-        found.append(value)
-    return texts, found
