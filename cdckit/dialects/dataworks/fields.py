@@ -3,7 +3,7 @@ its primary key, its times and its DDL text.
 
 >>> typed_data({"id": "7", "price": "9.90"}, column_kinds([{"name": "id", "type": "bigint"},
 ...                                                         {"name": "price", "type": "decimal(10,2)"}]))
-{'id': 7, 'price': Decimal('9.90')}
+{'id': 7, 'price': 9.9}
 """
 
 from __future__ import annotations
