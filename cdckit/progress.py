@@ -107,20 +107,25 @@ def drawn(progress: bool | None, size: int, messages: bool = False) -> bool:
     return size >= (AUTOMATIC_MESSAGES if messages else AUTOMATIC_BYTES) and place_to_draw()
 
 
-def bar_of_read(files: list[str] | None, messages: int | None, count: Callable[[], int],
-                progress: bool | None) -> "Progress":
-    """The bar of a read (:func:`drawn` says whether it is drawn): of the bytes of its ``files`` where it reads
-    files, else of its ``messages`` where their number is known (``count()``: those taken so far), else of the
-    messages taken, without a total (drawn only when ``progress`` is True).
+def bar_of_read(files: Callable[[], list[str] | None], messages: Callable[[], int | None],
+                count: Callable[[], int], progress: bool | None) -> "Progress":
+    """The bar of a read (:func:`drawn` says whether it is drawn): of the bytes of the files it reads
+    (``files()``, None where it reads none), else of its messages where their number is known
+    (``messages()``; ``count()``: those taken so far), else of the messages taken, without a total (drawn
+    only when ``progress`` is True). Where no bar can be drawn, nothing is looked at.
 
-    >>> bar_of_read(None, 10, lambda: 0, None).bar.disable
+    >>> bar_of_read(lambda: None, lambda: 10, lambda: 0, None).bar.disable
     True
     """
+    if progress is False or (progress is None and not place_to_draw()):
+        return CountProgress(None, count, show=False)
     delay = DELAY if progress is None else 0.0
-    if files is not None:
-        return ReadProgress(files, show=drawn(progress, sum(map(_size_of, files))), delay=delay)
-    if messages is not None:
-        return CountProgress(messages, count, show=drawn(progress, messages, messages=True), delay=delay)
+    found = files()
+    if found is not None:
+        return ReadProgress(found, show=drawn(progress, sum(map(_size_of, found))), delay=delay)
+    total = messages()
+    if total is not None:
+        return CountProgress(total, count, show=drawn(progress, total, messages=True), delay=delay)
     return CountProgress(None, count, show=bool(progress))
 
 

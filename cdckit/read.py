@@ -255,7 +255,7 @@ class _ReadJob(FrameSink):
                  sample: int, workers: int | None = 1, progress: bool | None = False) -> None:
         self.dialect_name = dialect
         self.show = progress
-        self.progress = bar_of_read(None, None, int, False)
+        self.progress = bar_of_read(list, int, int, False)  # none until a read starts
         self.workers = workers
         self.errors = errors
         self.options = options
@@ -284,10 +284,9 @@ class _ReadJob(FrameSink):
 
     def _progress_of(self, source: Any) -> Progress:
         """The progress bar of reading ``source`` (see :func:`cdckit.progress.bar_of_read`)."""
-        if self.show is False:
-            return bar_of_read(None, None, int, False)
         sized = isinstance(source, Sized) and not isinstance(source, (str, bytes, bytearray, dict))
-        return bar_of_read(_paths_of(source), len(source) if sized else None, lambda: self.messages, self.show)
+        return bar_of_read(lambda: _paths_of(source), lambda: len(source) if sized else None, lambda: self.messages,
+                           self.show)
 
     def _tables(self, source: Any, size: int | None) -> Iterator[pa.Table]:
         builder = self.builder

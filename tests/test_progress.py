@@ -222,3 +222,24 @@ def test_a_chunked_read_stopped_early_takes_its_bar_away(recorded):
     assert not recorded[0].closed
     chunks.close()
     assert recorded[0].closed and chunks.report["messages"] > 0
+
+
+def test_a_read_in_a_notebook_kernel_draws_the_widget_bar(tmp_path, monkeypatch):
+    """In a real Jupyter kernel, ``progress=True`` draws tqdm's notebook widget (not text on stderr)."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    root = __import__("pathlib").Path(__file__).resolve().parent.parent
+    monkeypatch.setenv("IPYTHONDIR", str(root / "tests" / "ipython"))
+    monkeypatch.setenv("PYTHONPATH", str(root))
+    notebook_ = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("import cdckit, cdckit.progress\nprint(cdckit.progress.bar_class().__module__)"),
+        nbformat.v4.new_code_cell(f"events = cdckit.read({str(SHOP)!r}, progress=True)"),
+        nbformat.v4.new_code_cell(f"events = cdckit.read({str(SHOP)!r})"),
+    ])
+    nbclient.NotebookClient(notebook_, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    chosen, forced, automatic = (cell.outputs for cell in notebook_.cells)
+    assert chosen[0]["text"].strip() == "tqdm.notebook"
+    assert any("application/vnd.jupyter.widget-view+json" in out.get("data", {}) for out in forced)
+    assert not any(out.get("name") == "stderr" for out in forced)
+    assert automatic == []  # a small read: nothing at all
