@@ -34,13 +34,14 @@ import sys
 import threading
 import time
 import uuid
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from tqdm import std
 
-__all__ = ["PROGRESS_TICK", "DELAY", "AUTOMATIC_BYTES", "AUTOMATIC_MESSAGES", "in_kernel", "bar_class",
-           "place_to_draw", "drawn", "bar_of_read", "Progress", "ReadProgress", "CountProgress", "publishing",
-           "open_positions"]
+__all__ = ["AUTOMATIC_BYTES", "AUTOMATIC_MESSAGES", "DELAY", "PROGRESS_TICK", "CountProgress", "Progress",
+           "ReadProgress", "bar_class", "bar_of_read", "drawn", "in_kernel", "open_positions", "place_to_draw",
+           "publishing"]
 
 #: Seconds between two redraws of a read's bar (and between two reports of a worker's position).
 PROGRESS_TICK = 0.5
@@ -108,7 +109,7 @@ def drawn(progress: bool | None, size: int, messages: bool = False) -> bool:
 
 
 def bar_of_read(files: Callable[[], list[str] | None], messages: Callable[[], int | None],
-                count: Callable[[], int], progress: bool | None) -> "Progress":
+                count: Callable[[], int], progress: bool | None) -> Progress:
     """The bar of a read (:func:`drawn` says whether it is drawn): of the bytes of the files it reads
     (``files()``, None where it reads none), else of its messages where their number is known
     (``messages()``; ``count()``: those taken so far), else of the messages taken, without a total (drawn
@@ -127,6 +128,9 @@ def bar_of_read(files: Callable[[], list[str] | None], messages: Callable[[], in
     if total is not None:
         return CountProgress(total, count, show=drawn(progress, total, messages=True), delay=delay)
     return CountProgress(None, count, show=bool(progress))
+
+
+_Bar = TypeVar("_Bar", bound="Progress")
 
 
 class Progress:
@@ -159,13 +163,13 @@ class Progress:
         :meth:`ReadProgress.watched`); as they are here."""
         return units
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self: _Bar) -> _Bar:
         if not self.bar.disable:
             self._thread = threading.Thread(target=self._run, name="cdckit-progress", daemon=True)
             self._thread.start()
         return self
 
-    def __exit__(self, kind: Any, *exc: Any) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
@@ -269,7 +273,7 @@ class ReadProgress(Progress):
                 found[index] = max(found.get(index, 0), int(read))
         done = sum(self.sizes[: self.reached])
         done += sum(min(read, self.sizes[index]) for index, read in found.items() if index >= self.reached)
-        return min(done, self.total)
+        return min(done, sum(self.sizes))
 
     def done(self) -> int:
         return self.bytes_read()

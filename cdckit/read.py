@@ -278,6 +278,7 @@ class _ReadJob(FrameSink):
         The cyclic garbage collector is paused while a table is being filled:
         decoding makes many small objects and no cycles, and collecting the
         growing batch over and over would cost more than the decoding.
+        A progress bar (:mod:`cdckit.progress`) follows the read while it goes on, and goes away when it ends.
         """
         with self._progress_of(source) as self.progress:
             yield from self._tables(source, size)

@@ -8,6 +8,7 @@ import io
 import sys
 import threading
 import types
+from typing import ClassVar
 
 import pytest
 from tqdm import notebook, std
@@ -28,7 +29,7 @@ class FakeTerminal(io.StringIO):
 class Recorded(std.tqdm):
     """A text bar that writes nowhere and keeps every position it was drawn at."""
 
-    made: list["Recorded"] = []
+    made: ClassVar[list[Recorded]] = []
 
     def __init__(self, *args, **kwargs):
         kwargs["file"] = io.StringIO()
@@ -61,9 +62,7 @@ def _progress_threads() -> list[threading.Thread]:
 def _big_capture(path, copies: int) -> int:
     """A JSON Lines capture of ``copies`` times the shop sample (a few MB); its size."""
     data = SHOP.read_bytes()
-    with open(path, "wb") as out:
-        for _ in range(copies):
-            out.write(data)
+    path.write_bytes(data * copies)
     return path.stat().st_size
 
 

@@ -214,7 +214,7 @@ def _damage(name: str, offset: int, container: str | None, why: str, stream: IO[
     kind = f"{container} file" if container in ("csv", "parquet") else "file"
     if damage_of(stream) is not None:
         kind = "gzip file"
-        why = damage_of(stream)
+        why = damage_of(stream) or why
     else:
         why += _near(stream)
     return error_message(name, offset, f"damaged {kind}: {why}; the {offset} message(s) before the damage are kept",
