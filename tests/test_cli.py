@@ -20,7 +20,8 @@ from tqdm import tqdm
 import cdckit
 from cdckit import cli, samples
 from cdckit.cli import EXIT_CODES, main
-from cdckit.cli import exit_codes as cli_exit_codes, progress as cli_progress, reading as cli_reading
+from cdckit.reading import progress as progress_bars
+from cdckit.cli import exit_codes as cli_exit_codes, reading as cli_reading
 from cdckit.dialects import registry
 from cdckit.analysis.filters import select
 
@@ -448,7 +449,7 @@ def test_the_read_progress_moves_by_bytes_inside_a_file(tmp_path, monkeypatch):
 
 def test_the_read_progress_redraws_by_itself_on_a_terminal(monkeypatch):
     ticked = threading.Event()
-    monkeypatch.setattr(cli_progress, "PROGRESS_TICK", 0.01)
+    monkeypatch.setattr(progress_bars, "PROGRESS_TICK", 0.01)
     monkeypatch.setattr(cli.ReadProgress, "tick", lambda self: ticked.set())
     monkeypatch.setattr(sys, "stderr", FakeTerminal())
     with cli.ReadProgress([str(samples.path(SHOP))]):

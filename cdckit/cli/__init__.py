@@ -38,7 +38,7 @@ from __future__ import annotations
 from .exit_codes import EXIT_CODES
 from .main import main
 from .parser import build_parser
-from .progress import ReadProgress
+from ..reading.progress import ReadProgress
 from .words import cli_words
 
 # each exit code is named in cdckit.cli.exit_codes; EXIT_CODES maps them to their meaning

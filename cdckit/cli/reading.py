@@ -11,6 +11,7 @@ command-line words; or canonical events cdckit wrote, read back as they are.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import sys
 import warnings
@@ -27,7 +28,7 @@ from ..analysis.keys import Keys, tables_keyed, with_keys
 from ..reading.read import exported_events, read
 from .exit_codes import UsageError
 from .options import Input, given_keys, unavailable_values
-from .progress import ReadProgress
+from .progress import read_progress
 from .summary import summary_of
 from .text import printable
 from .words import cli_words
@@ -92,10 +93,9 @@ def read_counted(source: Input, dialect: str | None, errors: str, chosen: Select
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         chunks = read(paths, dialect=dialect, errors=errors, chunksize=size, unavailable_value=unavailable_value,
-                      keys=keys, key_separator=source.key_separator)
-        with ReadProgress(source.files) as progress:
+                      keys=keys, key_separator=source.key_separator, progress=read_progress())
+        with contextlib.closing(chunks):  # a read stopped early takes its bar away before the summary
             for frame in chunks:
-                progress.sources_seen(frame.attrs["report"]["sources"])
                 if chosen.tables is not None or keys:
                     names.update(table_names(_table_parts(frame)).dropna().unique())
                 part = rows.apply(frame) if rows else frame

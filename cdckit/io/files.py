@@ -15,6 +15,7 @@ quarantine entry says where the damage is and why.
 
 from __future__ import annotations
 
+import contextlib
 from typing import IO, Any, Iterator
 
 from .console import console_message
@@ -52,21 +53,54 @@ def stream_messages_guarded(stream: IO[bytes], name: str, container: str | None,
     ``kafka-console-consumer`` printed is unwrapped to the record it shows
     (:func:`cdckit.io.console.console_message`).
     """
+    messages = (console_message(msg, key_separator)
+                for msg in _stream_messages(stream, name, container, delimiter, key_separator))
+    yield from guarded(messages, name, container, stream)
+
+
+def guarded(pieces: Iterator[Any], name: str, container: str | None, stream: IO[bytes] | None = None,
+            first_offset: int = 0, *, near: bool = True) -> Iterator[Any]:
+    """``pieces`` (messages or blocks of them) passed on; damage ends them with one quarantine entry.
+
+    Damage is an exception while reading (``csv.Error``, pyarrow's errors on a
+    damaged Parquet file, I/O errors...), a gzip ``stream`` that ended early,
+    or a failure to close ``stream`` (the pieces are out already). Every
+    piece before the damage is kept; the entry sits at the next message's
+    offset (from ``first_offset``, that of the first piece) and counts the
+    messages of the file before it. ``near``: name the byte reading had got
+    to in ``stream`` when reading failed. ``stream`` (closed here) may be None
+    where ``pieces`` read on their own.
+
+    >>> import io
+    >>> def pieces():
+    ...     yield from stream_messages_guarded(io.BytesIO(b'{"a": 1}\\n{"a": 2}\\n'), "x.jsonl", "jsonl")
+    ...     raise OSError("the disk went away")
+    >>> [m.value or m.error for m in guarded(pieces(), "x.jsonl", "jsonl")]
+    [{'a': 1}, {'a': 2}, 'damaged file: OSError: the disk went away; the 2 message(s) before the damage are kept']
+    """
     count = 0
     try:
-        with stream:
+        with stream if stream is not None else contextlib.nullcontext():
             try:
-                for msg in _stream_messages(stream, name, container, delimiter, key_separator):
-                    yield console_message(msg, key_separator)
-                    count += 1
+                for piece in pieces:
+                    yield piece
+                    count += _messages_in(piece)
             except Exception as err:  # csv.Error, pyarrow's errors on a damaged Parquet file, I/O errors...
-                yield _damage(name, count, container, f"{type(err).__name__}: {err}", stream)
+                yield _damage(name, first_offset + count, container, f"{type(err).__name__}: {err}",
+                              stream if near else None)
                 return
             damage = damage_of(stream)
             if damage is not None:
-                yield _damage(name, count, container, damage, stream)
+                yield _damage(name, first_offset + count, container, damage, stream)
     except OSError as err:  # closing failed: the messages are out already
-        yield _damage(name, count, container, f"{type(err).__name__}: {err}", None)
+        yield _damage(name, first_offset + count, container, f"{type(err).__name__}: {err}", None)
+
+
+def _messages_in(piece: Any) -> int:
+    """How many messages a piece holds (a block of rows, a block of lines, a message)."""
+    if isinstance(piece, RowBlock):
+        return piece.count
+    return len(piece.lines) if isinstance(piece, LineBlock) else 1
 
 
 def _stream_messages(stream: IO[bytes], name: str, container: str | None, delimiter: str,
@@ -125,38 +159,28 @@ def file_pieces(path: str, container: str, start: int = 0, end: int = -1, first_
     except OSError as err:
         yield unreadable_message(name, first_offset, err)
         return
-    offset = first_offset
-    try:
-        with stream:
-            if container == "text":
-                for msg in text_messages(stream, name, encoding or "utf-8", first_offset, first_line):
-                    yield console_message(msg, key_separator)
-                    offset += 1
-            else:
-                pieces = jsonl_blocks(stream, first_offset, first_line) if container == "jsonl" \
-                    else json_value_pieces(stream, name, first_offset, first_line, in_array=end >= 0)
-                for piece in pieces:
-                    yield piece
-                    offset += len(piece.lines) if isinstance(piece, LineBlock) else 1
-            damage = damage_of(stream) and f"gzip: {damage_of(stream)}"
-    except Exception as err:  # an I/O error while reading
-        damage = f"{type(err).__name__}: {err}"
-    if damage is not None:
-        yield _damage(name, offset, container, damage, None, kept=offset - first_offset)
+    def pieces() -> Iterator[LineBlock | Message]:
+        if container == "text":
+            for msg in text_messages(stream, name, encoding or "utf-8", first_offset, first_line):
+                yield console_message(msg, key_separator)
+        elif container == "jsonl":
+            yield from jsonl_blocks(stream, first_offset, first_line)
+        else:
+            yield from json_value_pieces(stream, name, first_offset, first_line, in_array=end >= 0)
+
+    yield from guarded(pieces(), name, container, stream, first_offset, near=False)
 
 
 def _table_range(path: str, name: str, container: str, start: int, end: int, first_offset: int,
                  first_line: int) -> Iterator[RowBlock | Message]:
     """The rows of a range of a Parquet or CSV file; damage ends them with one entry, as for the whole file."""
-    offset = first_offset
-    try:
-        pieces = parquet_range_blocks(path, name, start, end) if container == "parquet" \
-            else csv_range_blocks(path, name, start, end, first_offset, first_line, csv_delimiter(name))
-        for piece in pieces:
-            yield piece
-            offset += piece.count if isinstance(piece, RowBlock) else 1
-    except Exception as err:  # csv.Error, pyarrow's errors on a damaged Parquet file, I/O errors...
-        yield _damage(name, offset, container, f"{type(err).__name__}: {err}", None)
+    def pieces() -> Iterator[RowBlock | Message]:
+        if container == "parquet":
+            yield from parquet_range_blocks(path, name, start, end)
+        else:
+            yield from csv_range_blocks(path, name, start, end, first_offset, first_line, csv_delimiter(name))
+
+    yield from guarded(pieces(), name, container, None, first_offset)
 
 
 def _table_file(path: str, container: str, key_separator: str | None) -> Iterator[RowBlock | Message]:
@@ -167,46 +191,33 @@ def _table_file(path: str, container: str, key_separator: str | None) -> Iterato
     except OSError as err:
         yield unreadable_message(path, 0, err)
         return
-    count = 0
-    try:
-        with stream:
-            try:
-                if container == "parquet":
-                    import pyarrow.parquet as pq
+    def pieces() -> Iterator[RowBlock | Message]:
+        if container == "parquet":
+            import pyarrow.parquet as pq
 
-                    pieces = parquet_blocks(pq.ParquetFile(stream).iter_batches(batch_size=65_536), path)
-                else:
-                    pieces = csv_blocks(stream, path, csv_delimiter(path))
-                for piece in pieces:
-                    if isinstance(piece, RowBlock):
-                        piece.messages = {index: console_message(msg, key_separator)
-                                          for index, msg in piece.messages.items()}
-                        yield piece
-                        count += piece.count
-                    else:
-                        yield console_message(piece, key_separator)
-                        count += 1
-            except Exception as err:  # csv.Error, pyarrow's errors on a damaged Parquet file, I/O errors...
-                yield _damage(path, count, container, f"{type(err).__name__}: {err}", stream)
-                return
-            damage = damage_of(stream)
-            if damage is not None:
-                yield _damage(path, count, container, damage, stream)
-    except OSError as err:  # closing failed: the messages are out already
-        yield _damage(path, count, container, f"{type(err).__name__}: {err}", None)
+            found = parquet_blocks(pq.ParquetFile(stream).iter_batches(batch_size=65_536), path)
+        else:
+            found = csv_blocks(stream, path, csv_delimiter(path))
+        for piece in found:
+            if isinstance(piece, RowBlock):
+                piece.messages = {index: console_message(msg, key_separator) for index, msg in piece.messages.items()}
+                yield piece
+            else:
+                yield console_message(piece, key_separator)
+
+    yield from guarded(pieces(), path, container, stream)
 
 
-def _damage(name: str, offset: int, container: str | None, why: str, stream: IO[bytes] | None,
-            kept: int | None = None) -> Message:
-    """The one quarantine entry of a damaged container, at ``offset`` (the next message's)."""
+def _damage(name: str, offset: int, container: str | None, why: str, stream: IO[bytes] | None) -> Message:
+    """The one quarantine entry of a damaged container, at ``offset`` (the next message's: the messages
+    before it are kept)."""
     kind = f"{container} file" if container in ("csv", "parquet") else "file"
-    if damage_of(stream) is not None or why.startswith("gzip: "):
+    if damage_of(stream) is not None:
         kind = "gzip file"
-        why = damage_of(stream) or why.removeprefix("gzip: ")
+        why = damage_of(stream) or why
     else:
         why += _near(stream)
-    kept = offset if kept is None else kept
-    return error_message(name, offset, f"damaged {kind}: {why}; the {kept} message(s) before the damage are kept",
+    return error_message(name, offset, f"damaged {kind}: {why}; the {offset} message(s) before the damage are kept",
                          "damaged_container", raw=f"<damaged {kind}: the rest of {name} is unreadable>")
 
 

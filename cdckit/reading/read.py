@@ -21,6 +21,7 @@ import os
 import pathlib
 import shutil
 import warnings
+from collections.abc import Sized
 from typing import Any, Iterator
 
 import pandas as pd
@@ -41,6 +42,7 @@ from ..frame import (ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow
                     rows_inserted)
 from ..analysis.keys import Keys, given_keys, key_columns_given, with_keys
 from ..io import Message, expand_paths, file_container, iter_sources, looks_like_payload
+from .progress import Progress, bar_of_read
 from .pairing import PAIRED, Pairer, identity, unpaired_reason
 from .source_decoding import SourceVerdict, decode_file_range, decode_source, source_verdict
 
@@ -60,6 +62,7 @@ def read(
     workers: int | None = None,
     capture: bool = False,
     keys: "Keys | None" = None,
+    progress: bool | None = None,
 ) -> "pd.DataFrame | Capture | ChunkedRead":
     """Decode a capture into the canonical event frame.
 
@@ -102,6 +105,17 @@ def read(
             name that matches no table raises ValueError naming the tables;
             a chunked read applies them to each chunk, skipping names a chunk
             does not hold.
+        progress: a progress bar while the read goes on (tqdm's widget in a
+            Jupyter notebook where ipywidgets is installed, its text bar on
+            stderr elsewhere; see :mod:`cdckit.reading.progress`), in bytes of the
+            input files (a gzip file's compressed bytes), or in messages for
+            an iterable whose length is known; worker processes report
+            their own progress to it. None (automatic): drawn for input of
+            8 MiB or more (200,000 messages) once the read has taken a
+            second, where it can be seen (a notebook, or stderr on a
+            terminal: never into a log file or a test's output); True: always
+            drawn; False: never. It is gone when the read ends, fails or is
+            interrupted.
 
     Returns:
         The canonical frame (see :mod:`cdckit.frame`), with
@@ -126,7 +140,7 @@ def read(
     if dialect is None and chunksize is None and container is None and holds_exported_events(source):
         found = given_keys(exported_events(source, capture=True), keys)
         return found if capture else found.with_attrs()
-    job = _ReadJob(dialect, errors, options, container, sample, workers)
+    job = _ReadJob(dialect, errors, options, container, sample, workers, progress)
     if chunksize is not None:
         if capture:
             raise ValueError("capture=True gives the whole read: a chunked read has no single capture")
@@ -186,6 +200,11 @@ class ChunkedRead:
     def __iter__(self) -> "ChunkedRead":
         return self
 
+    def close(self) -> None:
+        """Stop the read here (its progress bar goes away); ``report``, ``quarantine`` and ``column_types``
+        then cover what was read."""
+        self._tables.close()
+
     def __next__(self) -> pd.DataFrame:
         try:
             table = next(self._tables)
@@ -212,12 +231,29 @@ class ChunkedRead:
         return self._job.column_types()
 
 
+def _paths_of(source: Any) -> list[str] | None:
+    """The files ``source`` names when it is a path (a file, a directory, a glob) or a list of paths, else None
+    (a payload, messages, or a path that is missing: the read says so, as a quarantined message)."""
+    if isinstance(source, (str, os.PathLike)) and not (isinstance(source, str) and looks_like_payload(source)):
+        specs = [os.fspath(source)]
+    elif isinstance(source, (list, tuple)) and source and all(isinstance(s, os.PathLike) for s in source):
+        specs = [os.fspath(s) for s in source]
+    else:
+        return None
+    try:
+        return [path for spec in specs for path in expand_paths(spec)]
+    except OSError:
+        return None
+
+
 class _ReadJob(FrameSink):
     """The state of one read: the sink that builds the frame, pairs halves and counts."""
 
     def __init__(self, dialect: str | None, errors: str, options: DialectOptions, container: str | None,
-                 sample: int, workers: int | None = 1) -> None:
+                 sample: int, workers: int | None = 1, progress: bool | None = False) -> None:
         self.dialect_name = dialect
+        self.show = progress
+        self.progress = bar_of_read(list, int, int, False)  # none until a read starts
         self.workers = workers
         self.errors = errors
         self.options = options
@@ -240,7 +276,18 @@ class _ReadJob(FrameSink):
         The cyclic garbage collector is paused while a table is being filled:
         decoding makes many small objects and no cycles, and collecting the
         growing batch over and over would cost more than the decoding.
+        A progress bar (:mod:`cdckit.reading.progress`) follows the read while it goes on, and goes away when it ends.
         """
+        with self._progress_of(source) as self.progress:
+            yield from self._tables(source, size)
+
+    def _progress_of(self, source: Any) -> Progress:
+        """The progress bar of reading ``source`` (see :func:`cdckit.reading.progress.bar_of_read`)."""
+        sized = isinstance(source, Sized) and not isinstance(source, (str, bytes, bytearray, dict))
+        return bar_of_read(lambda: _paths_of(source), lambda: len(source) if sized else None, lambda: self.messages,
+                           self.show)
+
+    def _tables(self, source: Any, size: int | None) -> Iterator[pa.Table]:
         builder = self.builder
         files = self._files_for_workers(source)
         if files:
@@ -248,6 +295,7 @@ class _ReadJob(FrameSink):
         else:
             for name, messages in iter_sources(source, container=self.container,
                                                key_separator=self.options.key_separator):
+                self.progress.started(name)
                 head = list(itertools.islice(messages, self.sample))
                 verdict = self._verdict(name, head)
                 count, kind = self._worker_count(name)
@@ -308,7 +356,8 @@ class _ReadJob(FrameSink):
                 with workers.planned_units(executor, name, kind, verdict.dialect, verdict.unknown, not verdict.given,
                                            self.options, count,
                                            None if size is None else workers.RANGE_BYTES // 4) as units:
-                    for unit, result in workers.results_in_order(executor, workers.shared_units(units, folder)):
+                    shared = self.progress.watched(workers.shared_units(units, folder), folder)
+                    for unit, result in workers.results_in_order(executor, shared):
                         yield from self._range_done(unit, result, size)  # units own a gzip file's copy
         finally:
             shutil.rmtree(folder, ignore_errors=True)
@@ -318,15 +367,8 @@ class _ReadJob(FrameSink):
         large enough together for the workers, else None."""
         if self.workers == 1:
             return None
-        if isinstance(source, (str, os.PathLike)) and not (isinstance(source, str) and looks_like_payload(source)):
-            specs = [os.fspath(source)]
-        elif isinstance(source, (list, tuple)) and source and all(isinstance(s, os.PathLike) for s in source):
-            specs = [os.fspath(s) for s in source]
-        else:
-            return None
-        try:
-            files = [path for spec in specs for path in expand_paths(spec)]
-        except OSError:  # a missing path: the one-process read says so, as a quarantined message
+        files = _paths_of(source)
+        if files is None:
             return None
         if len(files) < 2 or workers.worker_count(self.workers, sum(map(os.path.getsize, files))) < 2:
             return None
@@ -358,7 +400,8 @@ class _ReadJob(FrameSink):
                             continue
                     units.append(workers.file_unit(path, self.container, self.dialect_name, self.options,
                                                    self.sample, len(units)))
-                for unit, result in workers.results_in_order(executor, workers.shared_units(units, folder)):
+                shared = self.progress.watched(workers.shared_units(units, folder), folder)
+                for unit, result in workers.results_in_order(executor, shared):
                     if unit["index"] == unit.get("first_index", unit["index"]):  # a file's first unit
                         source = unit.get("source", unit["path"])
                         self._noted(source, verdicts.get(source) or SourceVerdict(*result["verdict"]))

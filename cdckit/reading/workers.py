@@ -60,6 +60,7 @@ from ..io.array_ranges import array_ranges, holds_array
 from ..io.table_ranges import csv_ranges, parquet_ranges
 from ..io.unpacked import gunzipped
 from .pairing import PAIRED, Pairer, identity
+from .progress import publishing
 from .source_decoding import decode_file_range, decode_source, source_verdict
 
 __all__ = ["PARALLEL_BYTES", "RANGE_BYTES", "worker_count", "splittable", "FileUnits", "file_units", "file_unit",
@@ -408,8 +409,10 @@ def decode_file(unit: dict[str, Any]) -> dict[str, Any]:
 
 
 def decode_unit(unit: dict[str, Any]) -> dict[str, Any]:
-    """Worker: :func:`decode_file` of a whole file, :func:`decode_range` of a range."""
-    return decode_file(unit) if unit.get("whole") else decode_range(unit)
+    """Worker: :func:`decode_file` of a whole file, :func:`decode_range` of a range (how far it has got
+    published for the read's progress bar, see :func:`cdckit.reading.progress.publishing`)."""
+    with publishing(unit):
+        return decode_file(unit) if unit.get("whole") else decode_range(unit)
 
 
 def _handed_back(result: dict[str, Any], unit: dict[str, Any], **more: Any) -> dict[str, Any]:
