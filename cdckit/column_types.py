@@ -48,7 +48,8 @@ import math
 import re
 from datetime import date
 from decimal import Decimal, localcontext
-from typing import Any, Iterable, Sequence
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 import pyarrow as pa
 

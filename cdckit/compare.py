@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import difflib
 import html
-from typing import Any, Hashable, Sequence
+from typing import Any
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 import pandas as pd

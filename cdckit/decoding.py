@@ -696,7 +696,7 @@ class _TableRuns:
     (their rows passed the frame's checks as Arrow built it), any other run as :meth:`MessageDecoder._run` takes it.
     Runs come in input order, each all table rows or none."""
 
-    def __init__(self, decoder: "MessageDecoder", table: pa.Table) -> None:
+    def __init__(self, decoder: MessageDecoder, table: pa.Table) -> None:
         self.decoder, self.table, self.at = decoder, table, 0
 
     def run(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,

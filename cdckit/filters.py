@@ -40,7 +40,8 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 import orjson

@@ -45,7 +45,8 @@ from __future__ import annotations
 
 import html
 from itertools import combinations
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 import orjson

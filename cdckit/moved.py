@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import importlib
 import warnings
-from typing import Any, Callable, Mapping
+from typing import Any
+from collections.abc import Callable, Mapping
 
 __all__ = ["moved_to"]
 

@@ -21,7 +21,8 @@ import os
 import pathlib
 import shutil
 import warnings
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pandas as pd
 import pyarrow as pa
@@ -57,8 +58,8 @@ def read(
     sample: int = DEFAULT_SAMPLE,
     workers: int | None = None,
     capture: bool = False,
-    keys: "Keys | None" = None,
-) -> "pd.DataFrame | Capture | ChunkedRead":
+    keys: Keys | None = None,
+) -> pd.DataFrame | Capture | ChunkedRead:
     """Decode a capture into the canonical event frame.
 
     Args:
@@ -155,7 +156,7 @@ def holds_exported_events(source: Any) -> bool:
     return isinstance(source, (str, os.PathLike)) and os.path.exists(source) and is_events_file(source)
 
 
-def exported_events(path: str | os.PathLike[str], capture: bool = False) -> "pd.DataFrame | Capture":
+def exported_events(path: str | os.PathLike[str], capture: bool = False) -> pd.DataFrame | Capture:
     """Canonical events cdckit wrote, read back as they are (no dialect detection), with a report that
     counts each event as a message and an empty quarantine (a :class:`~cdckit.capture.Capture` when
     ``capture=True``)."""
@@ -179,13 +180,13 @@ class ChunkedRead:
     last frame, ``report``, ``quarantine`` and ``column_types`` cover the whole read.
     """
 
-    def __init__(self, job: "_ReadJob", source: Any, chunksize: int, keys: "Keys | None" = None) -> None:
+    def __init__(self, job: _ReadJob, source: Any, chunksize: int, keys: Keys | None = None) -> None:
         self._job = job
         self._keys = keys
         self._tables = job.tables(source, chunksize)
         self._quarantine_seen = 0
 
-    def __iter__(self) -> "ChunkedRead":
+    def __iter__(self) -> ChunkedRead:
         return self
 
     def __next__(self) -> pd.DataFrame:

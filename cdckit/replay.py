@@ -43,7 +43,8 @@ from __future__ import annotations
 
 import json
 import warnings
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 import orjson
@@ -396,7 +397,7 @@ class _Versions:
         return self._rows
 
     @classmethod
-    def of_rows(cls, events: pd.DataFrame, found: pd.DataFrame | None, afters: pa.Array | None = None) -> "_Versions":
+    def of_rows(cls, events: pd.DataFrame, found: pd.DataFrame | None, afters: pa.Array | None = None) -> _Versions:
         """The versions the relational plan found: images unparsed (``afters``: the events' after images as
         Arrow text, when already made), times taken from the frame as they are."""
         if found is None:
@@ -411,7 +412,7 @@ class _Versions:
                    texts=(pa.array(events["after"], pa.string(), from_pandas=True) if afters is None else afters)
                    .take(rows))
 
-    def joined(self, walked: list[tuple[int, dict[str, Any]]]) -> "_Versions":
+    def joined(self, walked: list[tuple[int, dict[str, Any]]]) -> _Versions:
         """These versions and the walked ones, in replay order."""
         if not walked:
             return self

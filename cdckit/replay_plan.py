@@ -24,7 +24,8 @@ falls in one of three lanes:
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import duckdb
 import numpy as np
@@ -450,7 +451,7 @@ class ReplayPlan:
     def close(self) -> None:
         self.con.close()
 
-    def __enter__(self) -> "ReplayPlan":
+    def __enter__(self) -> ReplayPlan:
         return self
 
     def __exit__(self, *exc: Any) -> None:

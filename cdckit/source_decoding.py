@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import itertools
 import os
-from typing import Any, Iterator, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Iterator
 
 from .decoding import MessageDecoder, Sink
 from .detect import choose_for_read

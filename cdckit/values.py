@@ -24,7 +24,8 @@ import re
 from datetime import datetime, timezone
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Any, Iterable, Mapping
+from typing import Any
+from collections.abc import Iterable, Mapping
 from zoneinfo import ZoneInfo
 
 import orjson
@@ -689,7 +690,7 @@ def infer_kinds(rows: Iterable[Mapping[str, Any] | None]) -> dict[str, str]:
     return {name: ("text" if kind == "null" else kind) for name, kind in kinds.items()}
 
 
-def images_table(texts: "list[str] | pa.Array | pa.ChunkedArray") -> "pa.Table | None":
+def images_table(texts: list[str] | pa.Array | pa.ChunkedArray) -> pa.Table | None:
     """Row images (JSON object texts, one per row: a list, or an Arrow string array without nulls) as an Arrow
     table, read by Arrow's JSON reader in one pass; None when that cannot keep every value as :func:`loads`
     does (a number a double cannot carry) or cannot read them one row per text. Arrow infers each column's
@@ -723,7 +724,7 @@ def images_table(texts: "list[str] | pa.Array | pa.ChunkedArray") -> "pa.Table |
     return table if table.num_rows == len(array) else None
 
 
-def _text_bytes(array: "pa.LargeStringArray") -> "pa.Buffer":
+def _text_bytes(array: pa.LargeStringArray) -> pa.Buffer:
     """The bytes of a large string array's texts, end to end (a slice of its data buffer, not a copy)."""
     import pyarrow as pa
 
@@ -734,7 +735,7 @@ def _text_bytes(array: "pa.LargeStringArray") -> "pa.Buffer":
     return data[places[array.offset]:places[array.offset + len(array)]]
 
 
-def images_frame(texts: list[str], columns: list[str]) -> "pd.DataFrame | None":
+def images_frame(texts: list[str], columns: list[str]) -> pd.DataFrame | None:
     """Row images (JSON object texts) as a frame of ``columns``, typed as pandas types the parsed rows.
 
     A column an image lacks is None, as a present null is. Parsed by Arrow's

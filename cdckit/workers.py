@@ -46,7 +46,8 @@ import time
 import uuid
 import weakref
 from concurrent.futures import Executor, ProcessPoolExecutor
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pyarrow as pa
 
@@ -117,7 +118,7 @@ class FileUnits(list):
             self._removal = None
         return self._folder
 
-    def __enter__(self) -> "FileUnits":
+    def __enter__(self) -> FileUnits:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -428,7 +429,7 @@ def pool(workers: int) -> Executor:
     return ProcessPoolExecutor(workers, mp_context=context)
 
 
-def planned_units(executor: Executor, *args: Any, **options: Any) -> "FileUnits":
+def planned_units(executor: Executor, *args: Any, **options: Any) -> FileUnits:
     """:func:`file_units` worked out in a worker process (a gzip file is decompressed there, an array's or a
     CSV file's cuts found there), so the calling process only waits."""
     units, folder = executor.submit(_units_planned, *args, **options).result()

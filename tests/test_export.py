@@ -33,7 +33,7 @@ DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def shop(dialect: str) -> pd.DataFrame:
     """The dialect's shop sample, decoded (cached: tests must not change it)."""
     return cdckit.samples.load(f"{dialect}/shop")

@@ -59,7 +59,7 @@ class ReadProgress:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def __enter__(self) -> "ReadProgress":
+    def __enter__(self) -> ReadProgress:
         if not self.bar.disable:
             self._thread = threading.Thread(target=self._run, name="cdckit-progress", daemon=True)
             self._thread.start()

@@ -39,7 +39,8 @@ snapshot read. What sets it apart from Debezium:
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pandas as pd
 

@@ -53,7 +53,8 @@ object with the row in ``data`` and a ``metadata`` object: ``timestamp``
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import msgspec
 import pandas as pd

@@ -57,7 +57,8 @@ Quirks:
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import msgspec
 import pandas as pd
@@ -250,7 +251,7 @@ class DataHubBlob(Dialect):
                 append(None)
         return out
 
-    def _fast_event(self, message: "_Blob", index: int | None = None) -> tuple | Event | None:
+    def _fast_event(self, message: _Blob, index: int | None = None) -> tuple | Event | None:
         """The event of one message read by :data:`_BLOB` (None for DDL, BadMessage where decode refuses)."""
         payload = message.payload
         op_raw = payload.op
@@ -468,7 +469,7 @@ def half_and_key(op_raw: str, before: dict[str, Any] | None, after: dict[str, An
     return half, key
 
 
-def _fast_image(image: "_Image | None", kinds: dict[str, str]) -> dict[str, Any] | None:
+def _fast_image(image: _Image | None, kinds: dict[str, str]) -> dict[str, Any] | None:
     """A raw image's typed row, as :func:`typed_image` gives it (BadMessage when it is not an object)."""
     if image is None:
         return None

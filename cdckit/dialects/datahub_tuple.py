@@ -44,7 +44,8 @@ from __future__ import annotations
 
 import base64
 from decimal import Decimal
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import msgspec
 import orjson

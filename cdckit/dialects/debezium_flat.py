@@ -50,7 +50,8 @@ is looked up in the envelope (``op``, ``ts_ms``), the transaction block
 from __future__ import annotations
 
 import functools
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pandas as pd
 

@@ -49,7 +49,8 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import msgspec
 import orjson
@@ -129,7 +130,7 @@ class DebeziumMongoDB(Debezium):
                 append(None)
         return out
 
-    def _fast_change(self, payload: "_Change | None", key_text: Any) -> tuple | None:
+    def _fast_change(self, payload: _Change | None, key_text: Any) -> tuple | None:
         if payload is None:
             return None
         op_raw = payload.op
@@ -400,7 +401,7 @@ _CHANGE = msgspec.json.Decoder(_Change)
 _WRAPPED = msgspec.json.Decoder(_Wrapped)
 
 
-def _payload_of(line: bytes) -> "_Change | None":
+def _payload_of(line: bytes) -> _Change | None:
     if not line.isascii():
         line.decode()  # msgspec skips unread fields unchecked: bad UTF-8 anywhere is bad JSON
     if line.startswith(b'{"schema"'):

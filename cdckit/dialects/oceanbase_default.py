@@ -47,7 +47,8 @@ Kafka or RocketMQ::
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Iterator
+from typing import Annotated, Any
+from collections.abc import Iterator
 
 import msgspec
 import pandas as pd

@@ -63,7 +63,8 @@ An operation-modeled message (``gg.handler.name.format=json``, the default)::
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 from zoneinfo import ZoneInfo
 
 import msgspec

@@ -17,7 +17,7 @@ DialectOptions(tz=None, unavailable_value=('__unchanged__',), key_separator=None
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable
+from collections.abc import Iterable
 
 __all__ = ["DialectOptions", "resolved"]
 

@@ -37,7 +37,8 @@ from __future__ import annotations
 import base64
 import functools
 import re
-from typing import Any, Iterator, Sequence
+from typing import Any
+from collections.abc import Iterator, Sequence
 
 from .. import values
 

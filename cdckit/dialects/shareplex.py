@@ -43,7 +43,8 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any, Iterator, Literal
+from typing import Any, Literal
+from collections.abc import Iterator
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -212,7 +213,7 @@ class SharePlex(Dialect):
                 append(None)
         return out
 
-    def _fast_event(self, message: "_Message") -> tuple | None:
+    def _fast_event(self, message: _Message) -> tuple | None:
         """The event tuple of one message read by msgspec, or None to hand it back to :meth:`decode`."""
         meta = message.meta
         op_raw = meta.op

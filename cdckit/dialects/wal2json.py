@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import orjson
 import pandas as pd

@@ -18,7 +18,8 @@ import shutil
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pandas as pd
 

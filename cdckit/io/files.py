@@ -15,7 +15,8 @@ quarantine entry says where the damage is and why.
 
 from __future__ import annotations
 
-from typing import IO, Any, Iterator
+from typing import IO, Any
+from collections.abc import Iterator
 
 from .console import console_message
 from .json_lines import jsonl_blocks, jsonl_messages

@@ -16,7 +16,8 @@ of :mod:`cdckit.io` (not public).
 from __future__ import annotations
 
 import re
-from typing import IO, Iterator
+from typing import IO
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -43,7 +44,7 @@ def json_value_messages(stream: IO[bytes], name: str) -> Iterator[Message]:
 
 
 def json_value_pieces(stream: IO[bytes], name: str, first_offset: int = 0, first_line: int = 1,
-                      in_array: bool = False) -> Iterator["LineBlock | Message"]:
+                      in_array: bool = False) -> Iterator[LineBlock | Message]:
     """The values of a JSON array, or of JSON values one after another, as blocks and messages.
 
     ``in_array``: the stream is a part of an array's elements (from an element's start), the first numbered

@@ -13,7 +13,8 @@ from __future__ import annotations
 import glob
 import os
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
+from collections.abc import Iterable, Iterator
 
 from .console import console_message
 from .files import file_messages, stream_messages_guarded

@@ -21,7 +21,8 @@ import csv
 import io
 import os
 import re
-from typing import IO, Any, Iterator
+from typing import IO, Any
+from collections.abc import Iterator
 
 import numpy as np
 

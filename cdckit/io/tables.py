@@ -18,7 +18,8 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass, field
-from typing import IO, Any, Iterator
+from typing import IO, Any
+from collections.abc import Iterator
 
 from .. import values
 from .message import LineBlock, Message, error_message

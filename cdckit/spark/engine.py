@@ -20,7 +20,8 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pyarrow as pa
 
@@ -332,7 +333,7 @@ def _decode_unit(unit: dict[str, Any], options: DialectOptions) -> Iterator[pa.R
     yield from _last_batches(decoder, sink)
 
 
-def _last_batches(decoder: MessageDecoder, sink: "_CombinedSink") -> Iterator[pa.RecordBatch]:
+def _last_batches(decoder: MessageDecoder, sink: _CombinedSink) -> Iterator[pa.RecordBatch]:
     """What a task's decoder and sink still hold when its input ends."""
     decoder.finish()
     sink.finish()
@@ -347,7 +348,7 @@ _UNIT_FIELDS = ["path", "container", "dialect", "unknown", "start", "end", "firs
 def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = None, container: str | None = None,
          split_bytes: int = SPLIT_BYTES, split_messages: int | None = None, sample: int = DEFAULT_SAMPLE,
          capture: bool = False, unavailable_value: str | tuple[str, ...] | list[str] = (),
-         keys: "Keys | None" = None, key_separator: str | None = None) -> Any:
+         keys: Keys | None = None, key_separator: str | None = None) -> Any:
     """Decode files into a Spark DataFrame with exactly the canonical columns (a
     :class:`~cdckit.spark.capture.SparkCapture` of events, quarantine and report when ``capture=True``).
 
@@ -438,7 +439,7 @@ def _stream_runs(sources: list, partitions: list) -> list[tuple[int, int]]:
 
 def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialect: str | None = None, *,
            tz: str | None = None, sample: int = DEFAULT_SAMPLE, capture: bool = False,
-           unavailable_value: str | tuple[str, ...] | list[str] = (), keys: "Keys | None" = None) -> Any:
+           unavailable_value: str | tuple[str, ...] | list[str] = (), keys: Keys | None = None) -> Any:
     """Decode a DataFrame of messages (Kafka-shaped) into the canonical Spark DataFrame (a
     :class:`~cdckit.spark.capture.SparkCapture` when ``capture=True``).
 

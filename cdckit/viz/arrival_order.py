@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["ordering"]
 
 
-def ordering(events: pd.DataFrame, report: "OrderReport | None" = None, *,
+def ordering(events: pd.DataFrame, report: OrderReport | None = None, *,
              max_points: int = MAX_POINTS) -> go.Figure:
     """Arrival position (x) against position in seq order (y), with the inversions in red.
 

@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any, Hashable
+from typing import Any
+from collections.abc import Hashable
 
 import numpy as np
 import pandas as pd

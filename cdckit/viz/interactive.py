@@ -28,7 +28,8 @@ import gzip
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pandas as pd
 
@@ -97,7 +98,7 @@ def _gzip64(text: str) -> str:
     return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bundle() -> str:
     """The compact offline DataTables bundle: an ES module offering what itables' own bundle offers.
 

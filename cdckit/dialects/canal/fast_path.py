@@ -13,7 +13,8 @@ text are worked out once, and any other message is handed back (None).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any
+from collections.abc import Callable
 
 import msgspec
 import orjson

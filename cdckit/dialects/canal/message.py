@@ -13,7 +13,8 @@ from __future__ import annotations
 import base64
 import re
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from ... import values
 from ..base import BadMessage

@@ -347,7 +347,7 @@ class DebeziumFastPath(DebeziumDecoder):
                        for column in columns]
         return kept, columns
 
-    def _fast_change(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
+    def _fast_change(self, envelope: _Envelope, schema: msgspec.Raw, plain: tuple[bool, bool, bool],
                      key_text: Any = None, index: int | None = None, topic: str | None = None) -> FastRow | None:
         row = self._fast_row(envelope, schema, plain, key_text, topic)
         if row is not None:
@@ -356,7 +356,7 @@ class DebeziumFastPath(DebeziumDecoder):
                 self.declare(row.database, row.schema, row.table, declared, index)
         return row
 
-    def _fast_row(self, envelope: "_Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
+    def _fast_row(self, envelope: _Envelope, schema: msgspec.Raw, plain: tuple[bool, bool, bool],
                   key_text: Any = None, topic: str | None = None) -> FastRow | None:
         op_raw = envelope.op
         op = OPS.get(op_raw)
@@ -466,7 +466,7 @@ class DebeziumFastPath(DebeziumDecoder):
             return _HAND_BACK
         return list(payload) if payload else None
 
-    def _plan(self, schema: msgspec.Raw) -> "_SchemaPlan | None":
+    def _plan(self, schema: msgspec.Raw) -> _SchemaPlan | None:
         """The :class:`_SchemaPlan` of a raw envelope schema, made once per distinct schema text
         (None for a schema :func:`field_types` cannot read)."""
         if schema is _NULL:
@@ -505,7 +505,7 @@ class _Envelope(msgspec.Struct, forbid_unknown_fields=True):
     op: str | None = None
     before: msgspec.Raw = _NULL
     after: msgspec.Raw = _NULL
-    source: "_Source | None" = None
+    source: _Source | None = None
     ts_ms: int | None = None
     ts_us: int | None = None
     ts_ns: int | None = None
