@@ -444,7 +444,7 @@ def _state_differences(sides: list[_Side], names: tuple[str, str]) -> tuple[pd.D
         declared = states[0].key_columns.get(table) or states[1].key_columns.get(table) or []
         key = [c for c in declared if c in both] or both
         diff = diff_tables(left, right, key)
-        shown = (lambda record: key_text(record[c] for c in key)) if declared else (lambda record: None)
+        shown = (lambda record, key=key: key_text(record[c] for c in key)) if declared else (lambda record: None)
         found = [(table, None, f"column only in {na}", [c], None, None) for c in diff.columns_only_a]
         found += [(table, None, f"column only in {nb}", [c], None, None) for c in diff.columns_only_b]
         for record in diff.only_a.to_dict("records"):

@@ -59,8 +59,9 @@ from . import values
 from .ordering._shared import REPLAY_OPS, table_names
 from .python_columns import object_column, object_columns
 from .replay_plan import plan_replay
-from .replayer import (Replayer, Step, column_order, history_frame, key_order, old_key, problem_rows,
-                       replay_rows)
+from .replayer import Step, history_frame, key_order, problem_rows
+# Named here too: cdckit.spark.replay takes them as replay.X.
+from .replayer import Replayer, column_order, old_key, replay_rows  # noqa: F401
 from .tables import declared_types, problems_frame as type_problems_frame, typed_records, typed_texts
 
 __all__ = ["materialize", "history", "scd2", "TableStates", "SCD2Tables", "PROBLEM_COLUMNS", "SCD2_COLUMNS"]

@@ -24,7 +24,7 @@ import re
 from datetime import datetime, timezone
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Iterable, Mapping
 from zoneinfo import ZoneInfo
 
@@ -33,6 +33,9 @@ import pandas as pd
 
 from .errors import InvalidValue
 from .python_columns import object_column
+
+if TYPE_CHECKING:  # for annotations; the functions import pyarrow where they use it
+    import pyarrow as pa
 
 __all__ = [
     "is_missing",

@@ -224,7 +224,7 @@ def test_the_old_module_gives_the_same_objects_as_cdckit_io_and_warns():
         with pytest.warns(DeprecationWarning, match=f"import {name} from cdckit.io"):
             assert getattr(containers, name) is getattr(cdckit_io, name)
     with pytest.raises(AttributeError):
-        containers.no_such_name
+        _ = containers.no_such_name
 
 
 def test_every_moved_module_still_gives_its_names_with_a_warning():

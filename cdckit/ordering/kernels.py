@@ -25,7 +25,7 @@ True
 from __future__ import annotations
 
 from typing import Any
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -103,7 +103,7 @@ def _rows(name: str, frame: pd.DataFrame, at: np.ndarray, other: np.ndarray | No
 # --------------------------------------------------------------------------- the finding functions
 
 
-def snapshot_tables(frame: pd.DataFrame, stream: list[str]) -> frozenset[tuple]:
+def snapshot_tables(frame: pd.DataFrame, stream: Sequence[str]) -> frozenset[tuple]:
     """``(*stream, table)`` of every stream and table with snapshot (``read``) rows.
 
     >>> frame = pd.DataFrame({"dialect": ["d", "d"], "_table": ["a", "b"], "op": ["read", "insert"]})
@@ -137,7 +137,7 @@ def _same_images(frame: pd.DataFrame, at: np.ndarray, other: np.ndarray) -> bool
 
 
 def key_findings(frame: pd.DataFrame, snapshot: frozenset[tuple] = frozenset(),
-                 stream: list[str] = ["dialect"]) -> pd.DataFrame:
+                 stream: Sequence[str] = ("dialect",)) -> pd.DataFrame:
     """Redeliveries, semantic duplicates, inversions and impossible transitions, per row key of a stream.
 
     Events without a key form one group per table (inversions and duplicates
@@ -154,7 +154,7 @@ def key_findings(frame: pd.DataFrame, snapshot: frozenset[tuple] = frozenset(),
     return pd.concat(_key_rows(Codes(frame), snapshot, stream), ignore_index=True)
 
 
-def _key_rows(codes: Codes, snapshot: frozenset[tuple], stream: list[str]) -> list[pd.DataFrame]:
+def _key_rows(codes: Codes, snapshot: frozenset[tuple], stream: Sequence[str]) -> list[pd.DataFrame]:
     frame = codes.frame
     group = [*stream, *ROW_KEY]
     rows, start = sorted_groups(codes, np.flatnonzero(codes.op_is(CHANGE_OPS)), group, ARRIVAL)
@@ -189,7 +189,7 @@ def _key_rows(codes: Codes, snapshot: frozenset[tuple], stream: list[str]) -> li
     return out
 
 
-def _transition_rows(codes: Codes, rows: np.ndarray, snapshot: frozenset[tuple], stream: list[str]
+def _transition_rows(codes: Codes, rows: np.ndarray, snapshot: frozenset[tuple], stream: Sequence[str]
                      ) -> pd.DataFrame:
     """Impossible steps in each key's history (``rows`` in arrival order), in seq order."""
     frame = codes.frame
@@ -221,7 +221,7 @@ def _transition_rows(codes: Codes, rows: np.ndarray, snapshot: frozenset[tuple],
                  detail=detail[hits])
 
 
-def time_findings(frame: pd.DataFrame, stream: list[str] = ["dialect"]) -> pd.DataFrame:
+def time_findings(frame: pd.DataFrame, stream: Sequence[str] = ("dialect",)) -> pd.DataFrame:
     """Per stream and table, events whose ``event_time`` is earlier than an event before them in seq order.
 
     >>> frame = pd.DataFrame({"dialect": "d", "_table": "t", "key": None, "source": "s", "offset": [0, 1],
@@ -233,7 +233,7 @@ def time_findings(frame: pd.DataFrame, stream: list[str] = ["dialect"]) -> pd.Da
     return _time_rows(Codes(frame), stream)
 
 
-def _time_rows(codes: Codes, stream: list[str]) -> pd.DataFrame:
+def _time_rows(codes: Codes, stream: Sequence[str]) -> pd.DataFrame:
     timed = np.flatnonzero(codes.op_is(CHANGE_OPS) & codes.known("seq") & codes.known("_event_us"))
     rows, start = sorted_groups(codes, timed, [*stream, "_table"], SEQ_ORDER)
     when = codes("_event_us", rows)
@@ -264,7 +264,7 @@ def _integers(texts: pd.Series) -> np.ndarray:
         return np.array([int(t) for t in texts], dtype=object)
 
 
-def sequence_gap_findings(frame: pd.DataFrame, max_gap: int = 1000, stream: list[str] = ["dialect"]
+def sequence_gap_findings(frame: pd.DataFrame, max_gap: int = 1000, stream: Sequence[str] = ("dialect",)
                           ) -> pd.DataFrame:
     """Missing numbers in contiguous sequences, per stream and partition, in seq order.
 
@@ -280,7 +280,7 @@ def sequence_gap_findings(frame: pd.DataFrame, max_gap: int = 1000, stream: list
     return _sequence_gap_rows(Codes(frame), max_gap, stream)
 
 
-def _sequence_gap_rows(codes: Codes, max_gap: int, stream: list[str]) -> pd.DataFrame:
+def _sequence_gap_rows(codes: Codes, max_gap: int, stream: Sequence[str]) -> pd.DataFrame:
     frame = codes.frame
     numbered = np.flatnonzero(frame["dialect"].isin(_dialects_with(frame, "contiguous_seq")).to_numpy()
                               & codes.known("seq"))
@@ -468,7 +468,7 @@ def lag_summary(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(LAG_COLUMNS)).astype(LAG_COLUMNS)
 
 
-def finding_frames(frame: pd.DataFrame, stream: list[str], max_gap: int = 1000,
+def finding_frames(frame: pd.DataFrame, stream: Sequence[str], max_gap: int = 1000,
                    heartbeat_factor: float = HEARTBEAT_FACTOR) -> dict[str, pd.DataFrame]:
     """The finding rows of the narrow ``frame`` by finding, except unpaired halves (from the quarantine) and lag.
 

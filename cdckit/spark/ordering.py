@@ -160,7 +160,8 @@ def key_findings(changes: DataFrame, snapshot: DataFrame, stream: list[str]) -> 
               .when(F.col("op").isin("update", "delete") & previous_op.isNull() & F.col("_snap__table").isNotNull(),
                     F.concat("op", F.lit(" of a key the snapshot did not have"))))
 
-    def found(name: str, when: Column, other: str, text: Column = F.lit(None)) -> Column:
+    def found(name: str, when: Column, other: str, text: Column | None = None) -> Column:
+        text = F.lit(None) if text is None else text
         pointer = F.struct(*[F.col(other)[c].alias(c) for c in ("source", "offset", "seq")])
         return F.when(when, F.struct(F.lit(name).alias("finding"), pointer.alias("other"),
                                      text.cast("string").alias("detail")))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 import pytest
 from validator import assert_round_trip, assert_rows, assert_shop, read_clean, row
