@@ -114,23 +114,25 @@ class DebeziumMongoDB(Debezium):
         return Event(op="tombstone", op_raw=op_raw, key_columns=None if ident is _MISSING else ["_id"],
                      key=None if ident is _MISSING else values.key_of({"_id": ident}, ["_id"]))
 
-    def decode_lines(self, lines: list[bytes], keys: list | None = None) -> list[tuple | None]:
+    def decode_lines(self, lines: list[bytes], keys: list | None = None,
+                     topics: list | None = None) -> list[tuple | None]:
         """The usual MongoDB change (whole documents or none, no update description or patch, in a bare
         or wrapped envelope) read by msgspec, a document's text parsed once by orjson when it holds no
         extended-JSON wrapper and no number a double cannot carry. Anything else is handed back to
-        :meth:`decode` (None); what is taken equals what :meth:`decode` gives.
+        :meth:`decode` (None); what is taken equals what :meth:`decode` gives. ``topics`` are not read
+        (a collection is named by the source block alone).
         """
         out: list[tuple | None] = []
         append = out.append
         errors = (msgspec.DecodeError, msgspec.ValidationError, ValueError, BadMessage, TypeError)
         for index, line in enumerate(lines):
             try:
-                append(self._fast_change(_payload_of(line), None if keys is None else keys[index]))
+                append(self._fast_document(_payload_of(line), None if keys is None else keys[index]))
             except errors:
                 append(None)
         return out
 
-    def _fast_change(self, payload: _Change | None, key_text: Any) -> tuple | None:
+    def _fast_document(self, payload: _Change | None, key_text: Any) -> tuple | None:
         if payload is None:
             return None
         op_raw = payload.op

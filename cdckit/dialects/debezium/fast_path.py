@@ -79,6 +79,8 @@ class DebeziumFastPath(DebeziumDecoder):
         >>> results[0] is TABLE_ROW, results[1], table.column("after").to_pylist()
         (True, None, ['{"id":1}'])
         """
+        if type(self).decode_lines is not DebeziumFastPath.decode_lines:  # a subclass that reads lines its own way
+            return list(self.decode_lines(lines, keys, topics)), None
         plain = self._plain()
         if not all(plain):
             return self._line_by_line(lines, keys, plain, topics=topics), None
