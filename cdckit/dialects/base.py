@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, ClassVar
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 import pandas as pd
 
@@ -186,7 +186,7 @@ class Dialect:
     #: the topics too (``topics``: one text or None per message), when some message has one.
     uses_kafka_topic: ClassVar[bool] = False
 
-    def decode_lines(self, lines: list[bytes]) -> list[tuple | list[tuple] | None]:
+    def decode_lines(self, lines: list[bytes]) -> Sequence[tuple | list[tuple] | Event | None]:
         """Decode many raw JSON messages (without Kafka keys) at once, for speed.
 
         For each message: its events as :class:`cdckit.frame.FastRow` (the
