@@ -180,10 +180,10 @@ class PgTestDecoding(Dialect):
         self._failed: list[tuple[Message, str, str]] = []  # held lines given up: (message, skip reason, reason)
         self._base: str | None = None  # COPY form: the LSN seqs are counted from (the last COMMIT's)
         self._count = 0
-        self._known: dict[str, Columns] = {}  # table name -> the columns last declared for it
+        self._known: dict[str | None, Columns] = {}  # table name -> the columns last declared for it
         self._open: list[Event] | None = None  # the events of the transaction open (since its BEGIN)
         self._prepared: dict[str, list[Event]] = {}  # gid -> the events of its prepared transaction
-        self._fate: dict[int, tuple[str, list[Event]]] = {}  # id(event) -> (MOVED/ROLLED_BACK/UNRESOLVED, ...)
+        self._fate: dict[int, str] = {}  # id(event) -> MOVED, ROLLED_BACK or UNRESOLVED
         self._commits: dict[int, list[Event]] = {}  # id(COMMIT PREPARED event) -> the events it commits
         self._identity: dict[str, IdentityEvidence] = {}  # table name -> what its old tuples show
 
@@ -283,7 +283,7 @@ class PgTestDecoding(Dialect):
                 self._base, self._count = lsn_seq(lsn), 0
         return events
 
-    def copy_seq(self, lsn: str) -> str:
+    def copy_seq(self, lsn: str) -> str | None:
         """The seq of the next COPY row at ``lsn``: the last COMMIT's LSN (this row's, before any) and a
         counter. A BEGIN row has its transaction's first LSN and changes their own, which may be lower than
         an earlier-committed transaction's COMMIT; COMMIT LSNs rise in stream order, so these seqs sort as
@@ -356,20 +356,20 @@ class PgTestDecoding(Dialect):
             for event in events:
                 self._fate[id(event)] = UNRESOLVED
             raise SkipMessage(PREPARED)
-        events = self._prepared.pop(gid, None)
+        prepared = self._prepared.pop(gid, None)
         if word == "ROLLBACK PREPARED":
-            for event in events or ():
+            for event in prepared or ():
                 self._fate[id(event)] = ROLLED_BACK
             raise SkipMessage(ROLLBACK)
-        if events is None:
+        if prepared is None:
             raise BadMessage(f"COMMIT PREPARED {gid!r}: its transaction was not prepared in this source, so its "
                              "changes are not in these events (its PREPARE TRANSACTION is in an earlier capture: "
                              "read the lines from its BEGIN on as one source)")
         commit = Event(op="commit", op_raw="COMMIT PREPARED", event_time=self._time(when),
-                       txn_id=txn or next((e.txn_id for e in events if e.txn_id is not None), None))
-        for event in events:
+                       txn_id=txn or next((e.txn_id for e in prepared if e.txn_id is not None), None))
+        for event in prepared:
             self._fate[id(event)] = MOVED
-        self._commits[id(commit)] = events
+        self._commits[id(commit)] = prepared
         return [commit]
 
     def _stream(self, found: re.Match, xid: str | None) -> list[Event]:
@@ -416,7 +416,7 @@ class PgTestDecoding(Dialect):
     def _keys(self, decoded: list[Decoded]) -> dict[str, dict[str, Any]]:
         """Fill in the key columns and keys of the tables whose old tuples prove a key (report entries)."""
         found: dict[str, dict[str, Any]] = {}
-        keys: dict[str, list[str]] = {}
+        keys: dict[str | None, list[str]] = {}
         for name, evidence in self._identity.items():
             columns, why = evidence.key()
             if columns is not None:
@@ -573,7 +573,7 @@ class PgTestDecoding(Dialect):
         if open_xid and open_xid[1]:
             yield Record(_commit_line(open_xid[0], open_xid[2]))
 
-    def _line(self, row: dict, before: dict | None, after: dict | None, types: dict[str, str]) -> str | None:
+    def _line(self, row: dict, before: dict | None, after: dict | None, types: dict[str, str | None]) -> str | None:
         """One change line, or None for an event this format cannot say."""
         op = row["op"]
         if op == "other":
@@ -619,12 +619,12 @@ def unescape_copy(text: str) -> str:
         if nxt in _COPY_ESCAPES:
             out.append(_COPY_ESCAPES[nxt])
             i += 2
-        elif nxt in "01234567":
-            digits = re.match(r"[0-7]{1,3}", text[i + 1:i + 4]).group()
+        elif octal := re.match(r"[0-7]{1,3}", text[i + 1:i + 4]):
+            digits = octal.group()
             out.append(chr(int(digits, 8)))
             i += 1 + len(digits)
-        elif nxt == "x" and re.match(r"[0-9A-Fa-f]", text[i + 2:i + 3]):
-            digits = re.match(r"[0-9A-Fa-f]{1,2}", text[i + 2:i + 4]).group()
+        elif nxt == "x" and (hexadecimal := re.match(r"[0-9A-Fa-f]{1,2}", text[i + 2:i + 4])):
+            digits = hexadecimal.group()
             out.append(chr(int(digits, 16)))
             i += 2 + len(digits)
         else:
@@ -657,7 +657,7 @@ def _identifier(text: str, i: int, stops: str) -> tuple[str, int]:
 
 def _table_names(line: str, i: int) -> tuple[list[tuple[str | None, str]], int]:
     """The ``schema.table`` names of a change line from ``i``, and the index after ``": "``."""
-    names = []
+    names: list[tuple[str | None, str]] = []
     while True:
         first, i = _identifier(line, i, ".:, ")
         if line.startswith(".", i):
@@ -765,7 +765,7 @@ def quote_identifier(name: str) -> str:
     return name if _SAFE_NAME.match(name) else '"' + name.replace('"', '""') + '"'
 
 
-def tuple_text(row: dict[str, Any], types: dict[str, str]) -> str:
+def tuple_text(row: dict[str, Any], types: dict[str, str | None]) -> str:
     """`` name[type]:value`` for each column of an image.
 
     >>> print(tuple_text({"id": 1, "Note": "it's", "ok": True, "n": None}, {"n": "numeric"}))
@@ -792,7 +792,7 @@ def literal(value: Any, raw_type: str) -> str:
     if kind in _BARE_KINDS and isinstance(value, (int, float, str)) and _bare_number(value):
         return str(value) if not isinstance(value, float) else repr(value).replace("inf", "Infinity")
     text = value_to_text(value, raw_type)
-    return "'" + text.replace("'", "''") + "'"
+    return "null" if text is None else "'" + text.replace("'", "''") + "'"
 
 
 def _bare_number(value: Any) -> bool:
@@ -801,9 +801,9 @@ def _bare_number(value: Any) -> bool:
     return bool(re.fullmatch(r"-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?|NaN|-?Infinity", value))
 
 
-def _guessed_types(images: list[dict]) -> dict[str, str]:
+def _guessed_types(images: list[dict]) -> dict[str, str | None]:
     """Each column's type from its first non-null value across a table's images."""
-    found: dict[str, str] = {}
+    found: dict[str, str | None] = {}
     for image in images:
         for name, value in image.items():
             if name not in found and value is not None:

@@ -209,6 +209,7 @@ def _array_at(text: str, start: int) -> tuple[list[Any], int]:
     i = _skip_spaces(text, i + 1)
     if i < len(text) and text[i] == "}":
         return items, i + 1
+    item: Any
     while True:
         i = _skip_spaces(text, i)
         if i >= len(text):
@@ -317,7 +318,7 @@ def array_text(items: list[Any], element: str) -> str:
         elif item is None:
             parts.append("NULL")
         else:
-            text = value_to_text(item, element)
+            text = value_to_text(item, element) or ""  # text: the item is not None
             if text == "" or text.upper() == "NULL" or any(ch in text for ch in '{},"\\ \t\n\r'):
                 text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
             parts.append(text)
