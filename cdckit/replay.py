@@ -175,8 +175,8 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
         for table, replayer, steps, _ in plan.walk():
             rows[table].update(replayer.rows)
             problems.extend(problem_rows(table, steps))
-        live, wanting = plan.keyless_rows()
-        bags.update(live)
+        keyless_rows, wanting = plan.keyless_rows()
+        bags.update(keyless_rows)
         problems.extend(wanting)
         _warn_unmatched(wanting)
         columns_of, keyless = {table: plan.columns(table) for table in plan.tables}, plan.keyless_tables()
@@ -185,26 +185,26 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
         afters = None  # the after images as Arrow text, once
         for table in sorted(plan.tables):
             columns = columns_of[table]
-            keys = _in_key_order(rows[table])
-            live = [rows[table][key] for key in keys] + bags[table]
+            in_order = _in_key_order(rows[table])
+            live = [rows[table][key] for key in in_order] + bags[table]
             numbered = [i for i, row in enumerate(live) if isinstance(row, int)]
             if typed and live and len(numbered) == len(live):
                 afters = pa.array(events["after"], pa.string(), from_pandas=True) if afters is None else afters
                 texts = afters.take(live)
-                states[table], found = typed_texts(texts, columns, table, declared=declared.get(table), keys=keys)
+                states[table], found = typed_texts(texts, columns, table, declared=declared.get(table), keys=in_order)
                 type_problems += found
                 continue
             for i, text in zip(numbered, events["after"].iloc[[live[i] for i in numbered]].tolist()):
                 live[i] = text  # a whole after image: its text
             if typed and live and all(isinstance(row, str) for row in live):  # keyless rows come as texts too
                 states[table], found = typed_texts(live, columns, table, declared=declared.get(table),
-                                                   keys=keys + [None] * len(bags[table]))
+                                                   keys=in_order + [None] * len(bags[table]))
                 type_problems += found
                 continue
             live = [values.loads(row) if isinstance(row, str) else row for row in live]
             if typed:
                 states[table], found = typed_records(live, columns, table, declared=declared.get(table),
-                                                     keys=keys + [None] * len(bags[table]))
+                                                     keys=in_order + [None] * len(bags[table]))
                 type_problems += found
             else:
                 states[table] = (pd.DataFrame.from_records(live, columns=columns) if live
