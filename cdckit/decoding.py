@@ -20,7 +20,7 @@ JSON Lines block at a time through the dialect's batch decoder) and tells a
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -54,7 +54,7 @@ class Sink:
 
     def rows(
         self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int,
-        partition: int | list[int | None] | None, halves: list[tuple] = (),  # type: ignore[assignment]
+        partition: int | list[int | None] | None, halves: Sequence[tuple] = (),
         firsts: list[bool] | None = None,
     ) -> None:
         """``messages`` messages decoded by a batch decoder into the events of ``table`` (an
@@ -130,7 +130,7 @@ class FrameSink(Sink):
 
     def rows(
         self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int,
-        partition: int | list[int | None] | None, halves: list[tuple] = (),  # type: ignore[assignment]
+        partition: int | list[int | None] | None, halves: Sequence[tuple] = (),
         firsts: list[bool] | None = None,
     ) -> None:
         self.decoded += messages
@@ -142,7 +142,7 @@ class FrameSink(Sink):
         events.add_table(table, dialect, source, offsets, partition)
         self.builder.add_frame(self.placed(events.to_arrow(), halves))
 
-    def placed(self, table: pa.Table, halves: list[tuple]) -> pa.Table:
+    def placed(self, table: pa.Table, halves: Sequence[tuple]) -> pa.Table:
         """``table`` (events in the frame's Arrow form) with what its ``halves`` (see :meth:`rows`) make
         in their places; this sink keeps no halves: they are dropped."""
         return table
@@ -571,7 +571,7 @@ class MessageDecoder:
         return results
 
     def _fast(self, results: list, offsets: Any, sources: list, partitions: list, slow: Any, light: Any,
-              declared: list[tuple] = ()) -> None:  # type: ignore[assignment]
+              declared: Sequence[tuple] = ()) -> None:
         """Hand the batch decoder's rows to the sink in runs of one source, in input order (the partitions of
         a run's rows reach the sink as a column when they differ: a multi-partition capture interleaves them);
         a message it handed back (None) goes to ``slow``. An update half (an :class:`Event`) stays in its

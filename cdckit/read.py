@@ -22,7 +22,7 @@ import pathlib
 import shutil
 import warnings
 from typing import Any
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator, Sequence
 
 import pandas as pd
 import pyarrow as pa
@@ -254,7 +254,7 @@ class _ReadJob(FrameSink):
                 head = list(itertools.islice(messages, self.sample))
                 verdict = self._verdict(name, head)
                 count, kind = self._worker_count(name)
-                if count > 1 and not registry.flag(verdict.dialect, "whole_files"):
+                if count > 1 and kind is not None and not registry.flag(verdict.dialect, "whole_files"):
                     messages.close()
                     yield from self._in_workers(name, kind, verdict, count, size)
                     continue
@@ -262,14 +262,16 @@ class _ReadJob(FrameSink):
         for event, msg in self.pairer.drain():
             self.pending -= 1
             self.bad(msg, self.sources.get(msg.source), unpaired_reason(event), "unpaired_half")
-        if size is None and len(builder):
-            table = builder.to_arrow()
-            builder.clear()
-            yield table
-        while len(builder):
-            yield builder.take(size)
+        if size is None:
+            if len(builder):
+                table = builder.to_arrow()
+                builder.clear()
+                yield table
+        else:
+            while len(builder):
+                yield builder.take(size)
 
-    def _source_here(self, name: str, messages: Iterator[Message], head: list[Message], verdict: SourceVerdict,
+    def _source_here(self, name: str, messages: Generator[Message, None, None], head: list[Message], verdict: SourceVerdict,
                      size: int | None) -> Iterator[pa.Table]:
         """Decode a source in the calling process, through this read's own sink."""
         builder = self.builder
@@ -416,7 +418,7 @@ class _ReadJob(FrameSink):
                     with gc_resumed():
                         yield table
 
-    def placed(self, table: pa.Table, halves: list[tuple]) -> pa.Table:
+    def placed(self, table: pa.Table, halves: Sequence[tuple]) -> pa.Table:
         """Events (a worker's, or a batch decoder's run) with the updates their halves complete, each
         placed after the events that came before its second half."""
         merged = FrameBuilder()

@@ -21,7 +21,7 @@ import itertools
 import math
 import os
 from typing import Any
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 
@@ -101,18 +101,17 @@ class _CombinedSink(Sink):
         self.extras.extend([_MORE] * (len(events) - 1))
 
     def rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int,
-             partition: int | list[int | None] | None, halves: list[tuple] = (),  # type: ignore[assignment]
+             partition: int | list[int | None] | None, halves: Sequence[tuple] = (),
              firsts: list[bool] | None = None) -> None:
-        each = isinstance(partition, list)  # one per row: partitions interleave
         start = 0
         for position, msg, _, event in halves:  # each half in its place, between the rows around it
             self._rows(table.slice(start, position - start), dialect, source, offsets[start:position],
                        None if firsts is None else firsts[start:position],
-                       partition[start:position] if each else partition)
+                       partition[start:position] if isinstance(partition, list) else partition)
             self.half(msg, dialect, event)
             start = position
         self._rows(table.slice(start), dialect, source, offsets[start:], None if firsts is None else firsts[start:],
-                   partition[start:] if each else partition)
+                   partition[start:] if isinstance(partition, list) else partition)  # a list: one per row
 
     def _rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], firsts: list[bool] | None,
               partition: int | list[int | None] | None) -> None:
@@ -275,7 +274,7 @@ def _placed(spark: Any, units: list[dict[str, Any]], parallelism: int = 1) -> li
     runs = [ranges[task * len(ranges) // tasks:(task + 1) * len(ranges) // tasks] for task in range(tasks)]
     rows = spark.range(0, tasks, 1, tasks).mapInArrow(_range_counter(runs), "messages long, lines long").collect()
     counts = dict(zip(counted, rows))
-    placed = []
+    placed: list[dict[str, Any]] = []
     for index, unit in enumerate(units):
         if unit["first_offset"] is None:
             before, found = placed[-1], counts[index - 1]
@@ -520,8 +519,9 @@ def _pair_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
             index = halves.schema.get_field_index(name)
             halves = halves.set_column(index, name, pc.cast(halves.column(name), pa.int64()))
         for row in halves.to_pylist():
-            event = Event(*(_ns(row[f]) if f in ("event_time", "emit_time") else row[f] for f in EVENT_FIELDS),
-                          half=row["_half"])
+            fields: dict[str, Any] = {f: _ns(row[f]) if f in ("event_time", "emit_time") else row[f]
+                                      for f in EVENT_FIELDS}
+            event = Event(**fields, half=row["_half"])
             paired = pairer.offer(event, row, row["dialect"])
             if paired is None:
                 continue
