@@ -24,7 +24,7 @@ import re
 from datetime import datetime, timezone
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 from collections.abc import Iterable, Mapping
 from zoneinfo import ZoneInfo
 
@@ -223,8 +223,16 @@ def dumps(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-def image(row: Mapping[str, Any] | None) -> str | None:
-    """A row image as compact JSON object text, or None."""
+@overload
+def image(row: Mapping[str, Any] | list[Any]) -> str: ...
+@overload
+def image(row: None) -> None: ...
+@overload
+def image(row: Mapping[str, Any] | list[Any] | None) -> str | None: ...
+
+
+def image(row: Mapping[str, Any] | list[Any] | None) -> str | None:
+    """A row image as compact JSON object text (a list as a JSON array text), or None."""
     if row is None:
         return None
     try:
@@ -286,7 +294,7 @@ def key_of(row: Mapping[str, Any] | None, columns: list[str] | None) -> str | No
     if not columns or row is None:
         return None
     try:
-        return image([row[c] for c in columns])  # type: ignore[arg-type]
+        return image([row[c] for c in columns])
     except KeyError:
         return None
 
