@@ -268,7 +268,8 @@ def _timestamp_ns(value: Any, unit: str) -> int:
     if isinstance(value, str) and not _NUMBER_TEXT.match(value):
         return _instant_ns(value)
     number = _decimal(value)
-    with localcontext(prec=len(number.as_tuple().digits) + 12):  # exact: room for the unit's nine digits
+    with localcontext() as context:  # (not localcontext(prec=...): Python 3.10 takes no settings there)
+        context.prec = len(number.as_tuple().digits) + 12  # exact: room for the unit's nine digits
         number *= _UNITS[unit]
     if number != number.to_integral_value():
         raise Misfit(f"{_shown(value)} {unit} is finer than a nanosecond")
@@ -291,7 +292,8 @@ def _time_ns(value: Any, unit: str) -> int:
 
 
 def _json_kind(value: Any) -> str:
-    return {dict: "object", list: "array"}.get(type(value), type(value).__name__)
+    names: dict[type, str] = {dict: "object", list: "array"}
+    return names.get(type(value), type(value).__name__)
 
 
 def _shown(value: Any) -> str:
@@ -356,14 +358,14 @@ def _decimal_array(typed: list[Decimal | None], args: tuple[str, ...],
     target = decimal_type(precision, scale)
     out: list[Any] = []
     for index, value in enumerate(typed):
+        cell: Decimal | str | None = None
         if value is not None:
             exact = _at_scale(value, scale)
             if exact is None or _int_digits(exact) + max(scale, 0) > precision:
                 misfits.append((index, f"{_plain_text(value)[:40]} does not fit decimal({precision},{scale})"))
-                value = None
             else:
-                value = exact if target != pa.string() else _plain_text(exact)
-        out.append(value)
+                cell = exact if target != pa.string() else _plain_text(exact)
+        out.append(cell)
     misfits.sort()
     return pa.array(out, target), misfits
 
@@ -379,9 +381,11 @@ def _exponent(value: Decimal) -> int:
 
 def _at_scale(value: Decimal, scale: int) -> Decimal | None:
     """``value`` with ``scale`` digits after the point when that keeps it exact, else None."""
-    if not value.is_finite() or _exponent(value) < -scale:
+    _, digits, exponent = value.as_tuple()
+    if not isinstance(exponent, int) or _exponent(value) < -scale:  # (an int exponent: a finite value)
         return None
-    with localcontext(prec=len(value.as_tuple().digits) + abs(value.as_tuple().exponent) + abs(scale) + 2):
+    with localcontext() as context:  # (not localcontext(prec=...): Python 3.10 takes no settings there)
+        context.prec = len(digits) + abs(exponent) + abs(scale) + 2
         return value.quantize(Decimal((0, (1,), -scale)))
 
 
