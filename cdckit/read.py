@@ -21,7 +21,7 @@ import os
 import pathlib
 import shutil
 import warnings
-from typing import Any
+from typing import Any, Literal, overload
 from collections.abc import Generator, Iterator, Sequence
 
 import pandas as pd
@@ -44,6 +44,79 @@ from .pairing import PAIRED, Pairer, identity, unpaired_reason
 from .source_decoding import SourceVerdict, decode_file_range, decode_source, source_verdict
 
 __all__ = ["read", "ChunkedRead", "exported_events", "holds_exported_events"]
+
+
+@overload
+def read(
+    source: Any,
+    dialect: str | None = None,
+    errors: str = "quarantine",
+    *,
+    chunksize: None = None,
+    container: str | None = None,
+    tz: str | None = None,
+    unavailable_value: str | tuple[str, ...] | list[str] = (),
+    key_separator: str | None = None,
+    sample: int = DEFAULT_SAMPLE,
+    workers: int | None = None,
+    capture: Literal[False] = False,
+    keys: Keys | None = None,
+) -> pd.DataFrame: ...
+
+
+@overload
+def read(
+    source: Any,
+    dialect: str | None = None,
+    errors: str = "quarantine",
+    *,
+    chunksize: None = None,
+    container: str | None = None,
+    tz: str | None = None,
+    unavailable_value: str | tuple[str, ...] | list[str] = (),
+    key_separator: str | None = None,
+    sample: int = DEFAULT_SAMPLE,
+    workers: int | None = None,
+    capture: Literal[True],
+    keys: Keys | None = None,
+) -> Capture: ...
+
+
+@overload
+def read(
+    source: Any,
+    dialect: str | None = None,
+    errors: str = "quarantine",
+    *,
+    chunksize: int,
+    container: str | None = None,
+    tz: str | None = None,
+    unavailable_value: str | tuple[str, ...] | list[str] = (),
+    key_separator: str | None = None,
+    sample: int = DEFAULT_SAMPLE,
+    workers: int | None = None,
+    capture: bool = False,
+    keys: Keys | None = None,
+) -> ChunkedRead: ...
+
+
+@overload
+def read(
+    source: Any,
+    dialect: str | None = None,
+    errors: str = "quarantine",
+    *,
+    chunksize: int | None = None,
+    container: str | None = None,
+    tz: str | None = None,
+    unavailable_value: str | tuple[str, ...] | list[str] = (),
+    key_separator: str | None = None,
+    sample: int = DEFAULT_SAMPLE,
+    workers: int | None = None,
+    capture: bool = False,
+    keys: Keys | None = None,
+) -> pd.DataFrame | Capture | ChunkedRead: ...
+
 
 def read(
     source: Any,

@@ -186,7 +186,7 @@ class Dialect:
     #: the topics too (``topics``: one text or None per message), when some message has one.
     uses_kafka_topic: ClassVar[bool] = False
 
-    def decode_lines(self, lines: list[bytes]) -> Sequence[tuple | list[tuple] | Event | None]:
+    def decode_lines(self, lines: list[bytes]) -> Sequence[tuple | Sequence[tuple] | Event | None]:
         """Decode many raw JSON messages (without Kafka keys) at once, for speed.
 
         For each message: its events as :class:`cdckit.frame.FastRow` (the

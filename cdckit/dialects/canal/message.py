@@ -232,7 +232,7 @@ def to_bool(value: Any) -> Any:
 
 
 #: kind -> the function that types one value of that kind (non-text values pass through unchanged).
-CONVERTERS = {"int": to_int, "float": to_float, "decimal": to_decimal, "bool": to_bool, "binary": latin1_to_base64}
+CONVERTERS: dict[str, Callable[[Any], Any]] = {"int": to_int, "float": to_float, "decimal": to_decimal, "bool": to_bool, "binary": latin1_to_base64}
 
 
 def typed_row(row: dict[str, Any], converters: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:
