@@ -269,8 +269,9 @@ def column_types_of(events: pd.DataFrame | Capture) -> pd.DataFrame:
 def _attached(value: Any) -> pd.DataFrame | None:
     """The frame an ``attrs`` value holds: an :class:`Attached`'s, a frame itself (set by hand), else None."""
     # Duck-typed, not isinstance: a module imported twice (pytest's importlib mode) makes two Attached classes.
-    if isinstance(value, str) and isinstance(getattr(value, "frame", None), pd.DataFrame):
-        return value.frame
+    frame = getattr(value, "frame", None)
+    if isinstance(value, str) and isinstance(frame, pd.DataFrame):
+        return frame
     if isinstance(value, pd.DataFrame):
         return pd.DataFrame(value)
     return None
