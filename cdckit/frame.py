@@ -135,7 +135,7 @@ class Event:
     """
 
     op: str
-    op_raw: str
+    op_raw: str | None
     database: str | None = None
     schema: str | None = None
     table: str | None = None

@@ -222,7 +222,8 @@ class DataHubBlob(Dialect):
         self.declare(event.database, event.schema, event.table, declared_columns(columns))
         before = typed_image(payload.get("before"), kinds, "before")
         after = typed_image(payload.get("after"), kinds, "after")
-        event.half, event.key = half_and_key(event.op_raw, before, after, event.key_columns)
+        # (op_raw is one of _NEEDS's here: decode fills the images of those ops only)
+        event.half, event.key = half_and_key(event.op_raw or "", before, after, event.key_columns)
         event.before = values.image(before)
         event.after = values.image(after)
 
@@ -499,8 +500,9 @@ def _sequence_id(seq: str | None) -> str | None:
 
 def _sequence_base(rows: list[dict[str, Any]]) -> int:
     for row in rows:
-        if row["event_time"] is not None:
-            return values.ns_to_ms(row["event_time"]) * 1_000_000
+        ms = None if row["event_time"] is None else values.ns_to_ms(row["event_time"])
+        if ms is not None:
+            return ms * 1_000_000
     return _FIRST_SEQUENCE
 
 

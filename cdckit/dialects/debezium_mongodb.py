@@ -61,6 +61,7 @@ from ..io import Message, kafka_key
 from ..frame import Event, FastRow
 from .base import BadMessage, Match, Record, expect_object, rows_of
 from .debezium import Debezium
+from .debezium.decode import DebeziumDecoder
 from .debezium.envelope import OPS, envelope_time, kafka_payload, source_time, unwrap
 from .debezium.envelope import change_op
 from .registry import register
@@ -208,7 +209,7 @@ def is_mongodb(payload: dict[str, Any]) -> bool:
         isinstance(payload.get(f), str) and payload[f].lstrip().startswith("{") for f in ("after", "before"))
 
 
-def mongodb_change(dialect: Debezium, payload: dict[str, Any], kafka_key: Any) -> Event:
+def mongodb_change(dialect: DebeziumDecoder, payload: dict[str, Any], kafka_key: Any) -> Event:
     """The event of one MongoDB connector change (see the module notes)."""
     op_raw, op = change_op(payload)
     source = expect_object(payload.get("source") or {}, "source")
@@ -369,7 +370,7 @@ def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _transaction(dialect: Debezium, payload: dict[str, Any], source: dict[str, Any]) -> str | None:
+def _transaction(dialect: DebeziumDecoder, payload: dict[str, Any], source: dict[str, Any]) -> str | None:
     """Debezium's transaction id, else the session's ``lsid`` and ``txnNumber`` of a MongoDB transaction."""
     found = dialect.transaction_id(payload, source)
     if found is not None or source.get("txnNumber") is None:

@@ -91,9 +91,11 @@ def _rows(name: str, frame: pd.DataFrame, at: np.ndarray, other: np.ndarray | No
     if len(at) == 0:
         return finding_frame([])
     data: dict[str, Any] = {"finding": np.full(len(at), name, dtype=object)}
-    fields = {**_AT_FIELDS, **(_OTHER_FIELDS if other is not None else {})}
-    for column, field in fields.items():
-        data[column] = _take(frame, field, at if column in _AT_FIELDS else other)
+    for column, field in _AT_FIELDS.items():
+        data[column] = _take(frame, field, at)
+    if other is not None:
+        for column, field in _OTHER_FIELDS.items():
+            data[column] = _take(frame, field, other)
     for column, values in extra.items():
         data[column] = np.full(len(at), None, dtype=object) if values is None else values
     return pd.DataFrame({column: pd.array(data.get(column, np.full(len(at), None, dtype=object)), dtype=dtype)
