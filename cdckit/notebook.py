@@ -143,7 +143,8 @@ def init_in_order(parts: list[str]) -> str:
 
 
 def _table_html(frame: pd.DataFrame | pd.Series) -> str:
-    """A DataFrame's or Series' notebook HTML after :func:`setup`: itables' table, with no notes for scriptless readers."""
+    """A DataFrame's or Series' notebook HTML after :func:`setup`: itables' table, without the notes for readers
+    whose browser runs no script."""
     from .viz.interactive import without_script_notes
 
     itables = require("itables", "viz", what="cdckit.notebook.setup")

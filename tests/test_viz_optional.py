@@ -59,7 +59,7 @@ SCRIPT = textwrap.dedent("""
     attempt("viz.ordering", lambda: viz.ordering(events))
     attempt("cdckit.explore", lambda: cdckit.explore(events))
     attempt("report.build_report", lambda: __import__("cdckit.report").report.build_report(events))
-    attempt("interactive.table_html", lambda: __import__("cdckit.viz.interactive").viz.interactive.table_html(events, "t"))
+    attempt("interactive.table_html", lambda: importlib.import_module("cdckit.viz.interactive").table_html(events, "t"))
     attempt("notebook.setup", lambda: notebook.setup())
     outcomes["loaded"] = sorted(m for m in sys.modules if m.split(".")[0] in HIDDEN)
     print(json.dumps(outcomes))

@@ -236,7 +236,8 @@ def _kind(variant_type: str) -> str:
 
 
 def _spark_type(kinds: set[str]) -> T.DataType:
-    """The column type for the JSON kinds seen in it: numbers widen (long, exact decimal, double); other mixes are text."""
+    """The column type for the JSON kinds seen in it: numbers widen (long, exact decimal, double); other mixes are
+    text."""
     kinds = kinds - {"null"}
     if kinds == {"long"}:
         return T.LongType()

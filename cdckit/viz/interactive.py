@@ -57,7 +57,8 @@ UNPACK_JS = """const unpack = async (b64) => {
 
 # An ES module that unpacks the gzip-compressed DataTables bundle, adds its style to the page and offers
 # the bundle's exports (itables' loader imports this module as the bundle itself).
-_STUB = """// DataTables for itables {version}, gzip-compressed and base64-encoded by cdckit (cdckit/viz/interactive.py).
+_STUB = """// DataTables for itables {version}, gzip-compressed and base64-encoded by cdckit
+// (cdckit/viz/interactive.py).
 {unpack}
 const style = document.createElement("style");
 style.textContent = await unpack("{css}");

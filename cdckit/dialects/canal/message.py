@@ -80,8 +80,10 @@ _TYPE_END = re.compile(r"[\s(]")
 def mysql_kind(declared: str) -> str | None:
     """The value kind of a ``mysqlType`` text, or None for a type this module does not know.
 
-    >>> mysql_kind("bigint(20) unsigned"), mysql_kind("DECIMAL(10,2)"), mysql_kind("datetime(3)"), mysql_kind("geometry")
-    ('int', 'decimal', 'text', None)
+    >>> mysql_kind("bigint(20) unsigned"), mysql_kind("DECIMAL(10,2)")
+    ('int', 'decimal')
+    >>> mysql_kind("datetime(3)"), mysql_kind("geometry")
+    ('text', None)
     """
     text = declared.strip().lower()
     end = _TYPE_END.search(text)
