@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from . import dialects, notebook, samples
 from .reading.capture import Capture, column_types_of, quarantine
 from .reading.detect import Detection, detect
@@ -27,10 +29,13 @@ from .analysis.tables import profile, table
 from .analysis.compare import Comparison, compare
 from .analysis.reconcile import Reconciliation, reconcile
 
+if TYPE_CHECKING:  # the explorer is imported on first use (see explore)
+    from .viz.explorer import Explorer
+
 __version__ = "0.1.0"
 
 
-def explore(events, **options):  # type: ignore[no-untyped-def]
+def explore(events: Any, **options: Any) -> Explorer:
     """The explorer widget of a capture (see :func:`cdckit.viz.explorer.explore`).
 
     Imported on first use, so that ``import cdckit`` (also on Spark

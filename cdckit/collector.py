@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
-from typing import Iterator
+from collections.abc import Iterator
 
 __all__ = ["gc_paused", "gc_resumed"]
 

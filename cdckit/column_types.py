@@ -48,7 +48,8 @@ import math
 import re
 from datetime import date
 from decimal import Decimal, localcontext
-from typing import Any, Iterable, Sequence
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 import pyarrow as pa
@@ -113,8 +114,10 @@ def arrow_type(kind: str) -> pa.DataType:
     ``decimal128`` up to 38 digits, ``decimal256`` up to 76, and its exact
     text beyond (PostgreSQL's ``numeric`` holds a thousand).
 
-    >>> arrow_type("decimal(10,2)"), arrow_type("decimal"), arrow_type("timestamp(ms)"), arrow_type("enum")
-    (Decimal128Type(decimal128(10, 2)), Decimal128Type(decimal128(38, 0)), TimestampType(timestamp[us, tz=UTC]), DataType(string))
+    >>> arrow_type("decimal(10,2)"), arrow_type("decimal")
+    (Decimal128Type(decimal128(10, 2)), Decimal128Type(decimal128(38, 0)))
+    >>> arrow_type("timestamp(ms)"), arrow_type("enum")
+    (TimestampType(timestamp[us, tz=UTC]), DataType(string))
     >>> arrow_type("decimal(50,10)"), arrow_type("decimal(1000,10)")
     (Decimal256Type(decimal256(50, 10)), DataType(string))
     """
@@ -269,7 +272,8 @@ def _timestamp_ns(value: Any, unit: str) -> int:
     if isinstance(value, str) and not _NUMBER_TEXT.match(value):
         return _instant_ns(value)
     number = _decimal(value)
-    with localcontext(prec=len(number.as_tuple().digits) + 12):  # exact: room for the unit's nine digits
+    with localcontext() as context:  # (not localcontext(prec=...): Python 3.10 takes no settings there)
+        context.prec = len(number.as_tuple().digits) + 12  # exact: room for the unit's nine digits
         number *= _UNITS[unit]
     if number != number.to_integral_value():
         raise Misfit(f"{_shown(value)} {unit} is finer than a nanosecond")
@@ -292,7 +296,8 @@ def _time_ns(value: Any, unit: str) -> int:
 
 
 def _json_kind(value: Any) -> str:
-    return {dict: "object", list: "array"}.get(type(value), type(value).__name__)
+    names: dict[type, str] = {dict: "object", list: "array"}
+    return names.get(type(value), type(value).__name__)
 
 
 def _shown(value: Any) -> str:
@@ -304,8 +309,10 @@ def typed_array(column: Sequence[Any], kind: str) -> tuple[pa.Array, list[tuple[
     Arrow array of ``kind``, and the values that did not fit: ``[(index, reason)]`` (they are null).
 
     >>> array, misfits = typed_array(["12345678901234567.89", 1.5, None, "x"], "decimal(,2)")
-    >>> array.type, array.to_pylist()[:2], misfits
-    (Decimal128Type(decimal128(38, 2)), [Decimal('12345678901234567.89'), Decimal('1.50')], [(3, "'x' is not a number")])
+    >>> array.type, array.to_pylist()[:2]
+    (Decimal128Type(decimal128(38, 2)), [Decimal('12345678901234567.89'), Decimal('1.50')])
+    >>> misfits
+    [(3, "'x' is not a number")]
     >>> typed_array([18000, "2024-05-01"], "date")[0].to_pylist()
     [datetime.date(2019, 4, 14), datetime.date(2024, 5, 1)]
     """
@@ -357,14 +364,14 @@ def _decimal_array(typed: list[Decimal | None], args: tuple[str, ...],
     target = decimal_type(precision, scale)
     out: list[Any] = []
     for index, value in enumerate(typed):
+        cell: Decimal | str | None = None
         if value is not None:
             exact = _at_scale(value, scale)
             if exact is None or _int_digits(exact) + max(scale, 0) > precision:
                 misfits.append((index, f"{_plain_text(value)[:40]} does not fit decimal({precision},{scale})"))
-                value = None
             else:
-                value = exact if target != pa.string() else _plain_text(exact)
-        out.append(value)
+                cell = exact if target != pa.string() else _plain_text(exact)
+        out.append(cell)
     misfits.sort()
     return pa.array(out, target), misfits
 
@@ -380,9 +387,11 @@ def _exponent(value: Decimal) -> int:
 
 def _at_scale(value: Decimal, scale: int) -> Decimal | None:
     """``value`` with ``scale`` digits after the point when that keeps it exact, else None."""
-    if not value.is_finite() or _exponent(value) < -scale:
+    _, digits, exponent = value.as_tuple()
+    if not isinstance(exponent, int) or _exponent(value) < -scale:  # (an int exponent: a finite value)
         return None
-    with localcontext(prec=len(value.as_tuple().digits) + abs(value.as_tuple().exponent) + abs(scale) + 2):
+    with localcontext() as context:  # (not localcontext(prec=...): Python 3.10 takes no settings there)
+        context.prec = len(digits) + abs(exponent) + abs(scale) + 2
         return value.quantize(Decimal((0, (1,), -scale)))
 
 

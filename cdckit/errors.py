@@ -120,7 +120,7 @@ class SparkSetupError(CdcError, RuntimeError):
     """Spark cannot start here (no Java 17+, say); the message says what to install."""
 
 
-def how_to_give_keys(tables: "list[str] | tuple[str, ...]") -> str:
+def how_to_give_keys(tables: list[str] | tuple[str, ...]) -> str:
     """How to find and give the key columns of ``tables`` (full ``database.table`` names), said once for the
     ``keyless_tables`` finding (pandas and Spark) and :class:`KeylessTableError`: the call that proposes keys and
     how to give them, each with its command-line form in ``(CLI: ...)`` (which the command line says instead).

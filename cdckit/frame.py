@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, Iterable, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -134,7 +135,7 @@ class Event:
     """
 
     op: str
-    op_raw: str
+    op_raw: str | None
     database: str | None = None
     schema: str | None = None
     table: str | None = None
@@ -351,7 +352,7 @@ class FrameBuilder:
         """Append one event with the position of the message it came from."""
         self.add_row(event_row(event), dialect, source, offset, partition)
 
-    def add_row(self, row: tuple, dialect: str, source: str, offset: int, partition: int | None = None) -> None:
+    def add_row(self, row: tuple, dialect: str | None, source: str, offset: int, partition: int | None = None) -> None:
         """Append one event given as a tuple of :data:`EVENT_FIELDS` values."""
         self._rows.append(row)
         self._offsets.append(offset)
@@ -387,7 +388,7 @@ class FrameBuilder:
         self._tables.append(table)
         self._sealed += table.num_rows
 
-    def _count(self, dialect: str, source: str, partition: int | None, count: int) -> None:
+    def _count(self, dialect: str | None, source: str, partition: int | None, count: int) -> None:
         runs = self._runs
         if runs:
             last = runs[-1]
@@ -467,7 +468,8 @@ class QuarantineBuilder:
     """
 
     def __init__(self) -> None:
-        self.rows: list[tuple[str, int, int | None, int | None, str | None, str, str, str]] = []
+        self.rows: list[tuple[str | None, int | None, int | None, int | None, str | None, str | None, str,
+                              str | None]] = []
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -487,7 +489,7 @@ class QuarantineBuilder:
                           _clean_text(dialect), _clean_text(reason), reason_code, _clean_text(raw)))
 
     def to_pandas(self) -> pd.DataFrame:
-        columns = list(zip(*self.rows)) if self.rows else [[] for _ in QUARANTINE_SCHEMA]
+        columns: list[Sequence[Any]] = list(zip(*self.rows)) if self.rows else [[] for _ in QUARANTINE_SCHEMA]
         arrays = [pa.array(list(values), field.type) for values, field in zip(columns, QUARANTINE_SCHEMA)]
         table = pa.Table.from_arrays(arrays, schema=QUARANTINE_SCHEMA)
         return table.to_pandas(types_mapper=PANDAS_TYPES.get)

@@ -104,7 +104,7 @@ def _interactive_tables() -> None:
     from .viz.interactive import TABLE_CSS, bundle_file, table_options
 
     itables = require("itables", "viz", what="cdckit.notebook.setup")
-    opt = require("itables.options", "viz", what="cdckit.notebook.setup")
+    opt: Any = require("itables.options", "viz", what="cdckit.notebook.setup")  # settings it reads, set here
     capture = require("IPython.utils.capture", "viz", what="cdckit.notebook.setup")
     display = require("IPython.display", "viz", what="cdckit.notebook.setup")
 
@@ -116,8 +116,8 @@ def _interactive_tables() -> None:
     with bundle_file() as path, capture.capture_output(stdout=False, stderr=False) as shown:
         itables.init_notebook_mode(all_interactive=True, connected=False, dt_bundle=path)
     display.display(display.HTML(init_in_order([out.data.get("text/html", "") for out in shown.outputs])))
-    pd.DataFrame._repr_html_ = _table_html  # type: ignore[method-assign]
-    pd.Series._repr_html_ = _table_html  # type: ignore[attr-defined]
+    pd.DataFrame._repr_html_ = _table_html
+    pd.Series._repr_html_ = _table_html
 
 
 # A script that assigns window._itables_<version> (the DataTables module, offline) defines it; the others await it.
@@ -143,7 +143,8 @@ def init_in_order(parts: list[str]) -> str:
 
 
 def _table_html(frame: pd.DataFrame | pd.Series) -> str:
-    """A DataFrame's or Series' notebook HTML after :func:`setup`: itables' table, with no notes for scriptless readers."""
+    """A DataFrame's or Series' notebook HTML after :func:`setup`: itables' table, without the notes for readers
+    whose browser runs no script."""
     from .viz.interactive import without_script_notes
 
     itables = require("itables", "viz", what="cdckit.notebook.setup")

@@ -38,7 +38,7 @@ def object_columns(frame: pd.DataFrame) -> pd.DataFrame:
     >>> object_columns(pd.DataFrame({"a": ["x", None], "n": [1, 2]})).to_dict("list")
     {'a': ['x', None], 'n': [1, 2]}
     """
-    texts = [at for at, dtype in enumerate(frame.dtypes) if dtype == object or isinstance(dtype, pd.StringDtype)]
+    texts = [at for at, dtype in enumerate(frame.dtypes) if dtype == "object" or isinstance(dtype, pd.StringDtype)]
     if not texts:
         return frame
     out = frame.copy()

@@ -22,7 +22,8 @@ import json
 import math
 import re
 from decimal import Decimal, InvalidOperation
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, overload
+from collections.abc import Iterable, Mapping
 
 import orjson
 import pandas as pd
@@ -30,6 +31,9 @@ import pandas as pd
 from .python_columns import object_column
 from .times import (INT64_MAX, INT64_MIN, INT_TEXT, NUMBER_TEXT, checked_ns, date_days, instant_ns, ms_to_ns,
                     ns_to_iso, ns_to_ms, seconds_to_ns, text_time_to_ns, time_of_day_ns)
+
+if TYPE_CHECKING:  # for annotations; the functions import pyarrow where they use it
+    import pyarrow as pa
 
 __all__ = [
     "is_missing",
@@ -213,8 +217,16 @@ def dumps(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-def image(row: Mapping[str, Any] | None) -> str | None:
-    """A row image as compact JSON object text, or None."""
+@overload
+def image(row: Mapping[str, Any] | list[Any]) -> str: ...
+@overload
+def image(row: None) -> None: ...
+@overload
+def image(row: Mapping[str, Any] | list[Any] | None) -> str | None: ...
+
+
+def image(row: Mapping[str, Any] | list[Any] | None) -> str | None:
+    """A row image as compact JSON object text (a list as a JSON array text), or None."""
     if row is None:
         return None
     try:
@@ -276,7 +288,7 @@ def key_of(row: Mapping[str, Any] | None, columns: list[str] | None) -> str | No
     if not columns or row is None:
         return None
     try:
-        return image([row[c] for c in columns])  # type: ignore[arg-type]
+        return image([row[c] for c in columns])
     except KeyError:
         return None
 
@@ -439,7 +451,7 @@ def infer_kinds(rows: Iterable[Mapping[str, Any] | None]) -> dict[str, str]:
     return {name: ("text" if kind == "null" else kind) for name, kind in kinds.items()}
 
 
-def images_table(texts: "list[str] | pa.Array | pa.ChunkedArray") -> "pa.Table | None":
+def images_table(texts: list[str] | pa.Array | pa.ChunkedArray) -> pa.Table | None:
     """Row images (JSON object texts, one per row: a list, or an Arrow string array without nulls) as an Arrow
     table, read by Arrow's JSON reader in one pass; None when that cannot keep every value as :func:`loads`
     does (a number a double cannot carry) or cannot read them one row per text. Arrow infers each column's
@@ -473,7 +485,7 @@ def images_table(texts: "list[str] | pa.Array | pa.ChunkedArray") -> "pa.Table |
     return table if table.num_rows == len(array) else None
 
 
-def _text_bytes(array: "pa.LargeStringArray") -> "pa.Buffer":
+def _text_bytes(array: pa.LargeStringArray) -> pa.Buffer:
     """The bytes of a large string array's texts, end to end (a slice of its data buffer, not a copy)."""
     import pyarrow as pa
 
@@ -484,7 +496,7 @@ def _text_bytes(array: "pa.LargeStringArray") -> "pa.Buffer":
     return data[places[array.offset]:places[array.offset + len(array)]]
 
 
-def images_frame(texts: list[str], columns: list[str]) -> "pd.DataFrame | None":
+def images_frame(texts: list[str], columns: list[str]) -> pd.DataFrame | None:
     """Row images (JSON object texts) as a frame of ``columns``, typed as pandas types the parsed rows.
 
     A column an image lacks is None, as a present null is. Parsed by Arrow's

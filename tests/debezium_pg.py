@@ -94,24 +94,24 @@ class Capture:
         self.txid += 1
         self.ts += 1000
 
-    def insert(self, row: dict[str, Any]) -> "Capture":
+    def insert(self, row: dict[str, Any]) -> Capture:
         self._next()
         self._add(row["id"], self._envelope("c", None, row))
         return self
 
-    def update(self, row: dict[str, Any], unchanged: bool = True) -> "Capture":
+    def update(self, row: dict[str, Any], unchanged: bool = True) -> Capture:
         """An update (before null: REPLICA IDENTITY DEFAULT); ``unchanged``: the TOAST columns as placeholders."""
         self._next()
         self._add(row["id"], self._envelope("u", None, {**row, **(unavailable(self.placeholder) if unchanged else {})}))
         return self
 
-    def delete(self, id_: int) -> "Capture":
+    def delete(self, id_: int) -> Capture:
         self._next()
         self._add(id_, self._envelope("d", {"id": id_, **DEFAULTS}, None))
         self._add(id_, None)
         return self
 
-    def change_key(self, old: int, row: dict[str, Any]) -> "Capture":
+    def change_key(self, old: int, row: dict[str, Any]) -> Capture:
         """``UPDATE ... SET id = new, <row's other columns>``: delete, tombstone and create at one LSN."""
         self._next()
         self._add(old, self._envelope("d", {"id": old, **DEFAULTS}, None))

@@ -34,14 +34,14 @@ def sample_messages(name: str) -> list[bytes]:
     return lines
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def every_sample_event() -> pd.DataFrame:
     """The events of every bundled sample, of every dialect."""
     frames = [cdckit.read(cdckit.samples.path(sample)) for sample in cdckit.samples.list()]
     return pd.concat(frames, ignore_index=True)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def converted_values(name: str) -> tuple:
     """Sample events (up to :data:`CONVERTED`, every op and dialect) re-encoded in dialect ``name``."""
     events = every_sample_event()

@@ -10,7 +10,8 @@ part of the package.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Iterable, Iterator
+from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -71,7 +72,7 @@ def _groups(frame: pd.DataFrame, by: list[str], order: list[str], columns: list[
 _KEY_COLUMNS = ["dialect", "_table", "key", "source", "offset", "partition", "op", "seq", "_seq", "before", "after"]
 
 
-def key_findings(frame: pd.DataFrame, snapshot_tables: frozenset = frozenset(), stream: list[str] = ["dialect"]
+def key_findings(frame: pd.DataFrame, snapshot_tables: frozenset = frozenset(), stream: Sequence[str] = ("dialect",)
                  ) -> pd.DataFrame:
     """Redeliveries, semantic duplicates, inversions and impossible transitions, per row key.
 
@@ -131,7 +132,7 @@ def _transitions(events: list[dict[str, Any]], snapshot: bool) -> Iterator[dict[
         previous = event
 
 
-def time_findings(frame: pd.DataFrame, stream: list[str] = ["dialect"]) -> pd.DataFrame:
+def time_findings(frame: pd.DataFrame, stream: Sequence[str] = ("dialect",)) -> pd.DataFrame:
     """Per table, events whose ``event_time`` is earlier than an event before them in seq order."""
     timed = frame[frame["op"].isin(CHANGE_OPS) & frame["seq"].notna() & frame["_event_us"].notna()]
     out = []
@@ -148,7 +149,7 @@ def time_findings(frame: pd.DataFrame, stream: list[str] = ["dialect"]) -> pd.Da
     return finding_frame(out)
 
 
-def sequence_gap_findings(frame: pd.DataFrame, max_gap: int = 1000, stream: list[str] = ["dialect"]) -> pd.DataFrame:
+def sequence_gap_findings(frame: pd.DataFrame, max_gap: int = 1000, stream: Sequence[str] = ("dialect",)) -> pd.DataFrame:
     """Missing numbers in contiguous sequences, per dialect and partition.
 
     Only dialects whose ``seq`` is meant to be contiguous (their class sets

@@ -75,7 +75,7 @@ def test_text_lines_latin1_and_utf8(tmp_path):
     latin = tmp_path / "latin.txt"
     latin.write_bytes("src=cssþns=Xþdata=ýname=Renéýþ\n".encode("latin-1"))
     utf8 = tmp_path / "utf8.txt"
-    utf8.write_bytes("src=cssþns=Xþdata=ýname=Renéýþ\n".encode("utf-8"))
+    utf8.write_bytes("src=cssþns=Xþdata=ýname=Renéýþ\n".encode())
     assert messages(latin)[0].value == messages(utf8)[0].value == "src=cssþns=Xþdata=ýname=Renéýþ"
 
 

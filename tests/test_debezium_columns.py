@@ -11,7 +11,8 @@ from cdckit.reading.sinks import FrameSink
 from cdckit.dialects import registry
 from cdckit.io import LineBlock
 
-ROW = b'{"op":"u","before":{"id":1,"a":"x"},"after":%s,"source":{"db":"d","table":"t","file":"f.1","pos":%d,"row":0,"ts_ms":1},"ts_ms":2}'
+ROW = (b'{"op":"u","before":{"id":1,"a":"x"},"after":%s,'
+       b'"source":{"db":"d","table":"t","file":"f.1","pos":%d,"row":0,"ts_ms":1},"ts_ms":2}')
 ODD = [
     b'{"id": 1, "a": "x"}',  # whitespace
     b'{"id":1,"a":"\\u00e9"}', b'{"id":1,"a":"a\\/b"}', b'{"id":1,"a":"q\\"\\\\\\n"}',  # escapes

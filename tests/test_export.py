@@ -33,7 +33,7 @@ DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def shop(dialect: str) -> pd.DataFrame:
     """The dialect's shop sample, decoded (cached: tests must not change it)."""
     return cdckit.samples.load(f"{dialect}/shop")
@@ -211,7 +211,7 @@ def read_table_file(path: Path, fmt: str, like: pd.DataFrame) -> list[dict]:
     if fmt == "parquet":
         frame = pd.read_parquet(path)
     elif fmt == "csv":
-        frame = pd.read_csv(path, dtype={name: str for name, kind in like.dtypes.items() if kind == object})
+        frame = pd.read_csv(path, dtype={name: str for name, kind in like.dtypes.items() if kind == "object"})
     else:
         frame = pd.DataFrame([json.loads(line) for line in path.read_text("utf-8").splitlines()])
     return [{k: (None if not isinstance(v, (list, dict)) and pd.isna(v) else v) for k, v in row.items()}

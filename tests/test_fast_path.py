@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import cdckit
 from cdckit.dialects import registry
-from cdckit.frame import EVENT_FIELDS
+from cdckit.frame import EVENT_FIELDS, TABLE_ROW
 from dialect_messages import sample_messages
 
 
@@ -33,3 +35,21 @@ def test_raw_images_with_numbers_a_double_cannot_hold_are_typed_like_the_message
     (row,) = dialect.decode_lines([line])
     assert json.loads(row[EVENT_FIELDS.index("after")]) == {
         "id": 1, "amount": "12345678901234567890.12", "big": "123456789012345678901234"}
+
+
+@pytest.mark.parametrize("name", [n for n in registry.names() if hasattr(registry.get(n), "decode_columns")])
+def test_the_columnar_batch_decoder_takes_the_messages_the_row_batch_decoder_takes(name):
+    """The reader prefers ``decode_columns`` where a dialect has one (a subclass may inherit it while it
+    decodes its lines its own way): it must take every message ``decode_lines`` takes, with the same rows."""
+    dialect = registry.create(name)
+    records = [json.loads(line) for line in cdckit.samples.path(f"{name}/shop.jsonl").read_bytes().splitlines()]
+    wrapped = all("payload" in record for record in records)  # Kafka records: the value, its key and topic
+    values = [record["payload"] if wrapped else record for record in records]
+    lines = [(value if isinstance(value, str) else json.dumps(value)).encode() for value in values]
+    keys, topics = ([record.get(f) for record in records] if wrapped else None for f in ("key", "topic"))
+    rows = dialect.decode_lines(lines, keys, topics)
+    results, table = dialect.decode_columns(lines, keys, topics)
+    assert any(row is not None for row in rows), "the row batch decoder takes none of the samples"
+    assert [result is None for result in results] == [row is None for row in rows]
+    assert all(result is TABLE_ROW or result == row for row, result in zip(rows, results))
+    assert (0 if table is None else table.num_rows) == results.count(TABLE_ROW)

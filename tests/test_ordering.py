@@ -130,7 +130,9 @@ def test_materialize_every_shop_sample_gives_the_scenario_state():
         for table, rows in truth.items():
             got = state[f"shop.{table}"]
             columns = list(next(iter(rows.values())))
-            text = (lambda v: "" if v is None else str(v))  # UniVerse writes NULL as an empty value
+            def text(v: object) -> str:  # UniVerse writes NULL as an empty value
+                return "" if v is None else str(v)
+
             got_rows = sorted(json.dumps([text(r.get(c)) for c in columns])
                               for r in got.astype(object).where(got.notna(), None).to_dict("records"))
             want = sorted(json.dumps([text(r[c]) for c in columns]) for r in rows.values())

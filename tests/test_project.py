@@ -85,7 +85,7 @@ def test_pyproject_states_ranges_not_pins():
     dependencies = text[text.index("dependencies = ["): text.index("[project.scripts]")]
     assert not re.search(r"""["'][^"']*(===?|~=)[^"']*["']""", dependencies), "pin in pyproject.toml"
     for group, reqs in pyproject_requirements().items():
-        for name, req in reqs.items():
+        for req in reqs.values():
             operators = {spec.operator for spec in req.specifier}
             assert ">=" in operators and operators <= {">=", "<", "!="}, (group, str(req))
 

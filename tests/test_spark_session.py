@@ -28,7 +28,8 @@ def test_filtered_stderr_drops_only_the_noise_lines_of_child_processes():
     shown = _stderr_of("""
         import subprocess, sys
         from cdckit.spark.session import filtered_stderr, JVM_NOISE
-        child = "import sys; sys.stderr.write('WARNING: Using incubator modules: jdk.incubator.vector\\\\nreal problem\\\\n')"
+        child = ("import sys; "
+                 "sys.stderr.write('WARNING: Using incubator modules: jdk.incubator.vector\\\\nreal problem\\\\n')")
         with filtered_stderr():
             subprocess.run([sys.executable, "-c", child])
         print("after the block", file=sys.stderr)

@@ -115,7 +115,7 @@ def test_written_spark_states_are_typed_parquet(spark, tmp_path):
 def test_spark_typed_views_keep_every_value(spark):
     """Values that fit no kind, and decimals wider than Spark's 38 digits, are never null on Spark."""
     wide, huge = "1" * 45 + ".25", "9" * 990 + ".1234567890"
-    images = ['{"id":1,"t":"infinity","d":"%s","w":"%s","n":1.5}' % (wide, huge),
+    images = [f'{{"id":1,"t":"infinity","d":"{wide}","w":"{huge}","n":1.5}}',
               '{"id":2,"t":"2024-05-01 09:00:00-03:30:52","d":"2.5","w":"1","n":"nope"}']
     events = _events([("insert", None, image) for image in images],
                      [(0, "id", "int"), (0, "t", "timestamp"), (0, "d", "decimal(50,2)"), (0, "w", "decimal(1000,10)"),

@@ -258,8 +258,8 @@ def test_a_nan_text_in_a_float_column_is_the_float_nan():
 def test_wide_decimals_keep_every_digit_in_every_view(tmp_path, digits, scale, declared, arrow):
     number = ("31415926535897932384" * 60)[:digits - scale] + "." + ("27182818284590452353" * 60)[:scale]
     other = "-" + number[:-1] + "1"
-    events = _events([("insert", None, '{"id":1,"n":"%s"}' % number), ("insert", None, '{"id":2,"n":"1.5"}'),
-                      ("update", '{"id":2,"n":"1.5"}', '{"id":2,"n":"%s"}' % other)],
+    events = _events([("insert", None, f'{{"id":1,"n":"{number}"}}'), ("insert", None, '{"id":2,"n":"1.5"}'),
+                      ("update", '{"id":2,"n":"1.5"}', f'{{"id":2,"n":"{other}"}}')],
                      [(0, "id", "int"), (0, "n", declared)])
     want = [Decimal(number), Decimal(other)]
     states = cdckit.materialize(events)

@@ -145,6 +145,6 @@ def test_decimal_text_and_loads_keep_every_digit():
     assert Decimal(values.decimal_text(-unscaled, 0)) == -unscaled
     assert values.decimal_text(-(10**40) - 5, 38) == "-100.00000000000000000000000000000000000005"
     long = "7" * 131_072  # PostgreSQL's unconstrained numeric: 131072 digits before the point
-    assert values.loads(('{"n": %s.5}' % long).encode()) == {"n": long + ".5"}
-    assert values.loads(('{"n": -%s}' % long).encode()) == {"n": "-" + long}
+    assert values.loads((f'{{"n": {long}.5}}').encode()) == {"n": long + ".5"}
+    assert values.loads((f'{{"n": -{long}}}').encode()) == {"n": "-" + long}
     assert values.coerce(long, "int") == long and values.exact_number(long + ".25") == long + ".25"

@@ -192,7 +192,7 @@ def test_empty_frame_gives_an_empty_figure():
 
 
 def _column_delete(events: pd.DataFrame) -> pd.Series:
-    for label, row in events[events["op"] == "update"].iterrows():
+    for _, row in events[events["op"] == "update"].iterrows():
         before, after = json.loads(row["before"]), json.loads(row["after"])
         if set(before) - set(after):
             return row

@@ -22,7 +22,7 @@ def same_read(one: pd.DataFrame, many: pd.DataFrame) -> None:
     pd.testing.assert_frame_equal(cdckit.quarantine(one), cdckit.quarantine(many))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sample_events() -> pd.DataFrame:
     """Events of every sample of every dialect: up to 40 of each dialect and op."""
     frames = [cdckit.read(cdckit.samples.path(s)) for s in cdckit.samples.list()]

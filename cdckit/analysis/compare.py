@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import difflib
 import html
-from typing import Any, Hashable, Sequence
+from typing import Any
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -324,7 +325,7 @@ def _image(text: Any) -> Any:
         return text
 
 
-def _aligned(left: list[_Change], right: list[_Change]) -> list[tuple[str, int, int, int, int]]:
+def _aligned(left: list[_Change], right: list[_Change]) -> Sequence[tuple[str, int, int, int, int]]:
     """The alignment of two histories of one key (difflib's opcodes over the changes' signatures)."""
     if len(left) == len(right) and all(x.text == y.text for x, y in zip(left, right)):
         return [("equal", 0, len(left), 0, len(right))]
@@ -435,15 +436,16 @@ def _state_differences(sides: list[_Side], names: tuple[str, str]) -> tuple[pd.D
     rows: list[tuple[Any, ...]] = []
     counts: dict[str, int] = {}
     for table in sorted(set(states[0]) | set(states[1])):
-        frames = [state.get(table) for state in states]
-        frames = [frame if frame is not None else pd.DataFrame(columns=frames[1 - i].columns)
-                  for i, frame in enumerate(frames)]
+        given: list[pd.DataFrame] = [state.get(table) for state in states]  # one at least: the table is in one
+        frames = [frame if frame is not None else pd.DataFrame(columns=given[1 - i].columns)
+                  for i, frame in enumerate(given)]
         left, right = frames
         both = [c for c in left.columns if c in set(right.columns)]
         declared = states[0].key_columns.get(table) or states[1].key_columns.get(table) or []
         key = [c for c in declared if c in both] or both
         diff = diff_tables(left, right, key)
-        shown = (lambda record: key_text(record[c] for c in key)) if declared else (lambda record: None)
+        shown = (lambda record, key=key: key_text(record[c] for c in key)) if declared else (lambda record: None)
+        found: list[tuple[str, str | None, str, list[str], str | None, str | None]]
         found = [(table, None, f"column only in {na}", [c], None, None) for c in diff.columns_only_a]
         found += [(table, None, f"column only in {nb}", [c], None, None) for c in diff.columns_only_b]
         for record in diff.only_a.to_dict("records"):

@@ -40,7 +40,8 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 import orjson
@@ -110,10 +111,10 @@ def selection(table: str | Iterable[str] | None = None, op: str | Iterable[str] 
     >>> s = selection(table="customers", op="update", key="3,x", since="2024-05-01")
     >>> s.tables, s.ops, sorted(s.keys), s.since
     (('customers',), ('update',), [('3', 'x')], Timestamp('2024-05-01 00:00:00+0000', tz='UTC'))
-    >>> selection(op="updates")
+    >>> selection(op="updates")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: unknown op 'updates' (did you mean update?); ops: insert, update, delete, read, truncate, ddl, heartbeat, begin, commit, tombstone, other
+    ValueError: unknown op 'updates' (did you mean update?); ops: insert, update, delete, read, truncate, ddl, ...
     """
     tables = None if table is None else _names(table)
     keys = None if key is None else frozenset(parse_key(k) for k in (key if isinstance(key, (set, frozenset)) else [key]))

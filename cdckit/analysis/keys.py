@@ -22,7 +22,8 @@ with :func:`cdckit.spark.keys.with_keys`, the same rule in Spark columns).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -92,7 +93,7 @@ def tables_keyed(known: Iterable[Any], keys: Keys, strict: bool = True) -> dict[
     return wanted
 
 
-def with_keys(events: "pd.DataFrame | Capture", keys: Keys, strict: bool = True) -> "pd.DataFrame | Capture":
+def with_keys(events: pd.DataFrame | Capture, keys: Keys, strict: bool = True) -> pd.DataFrame | Capture:
     """A copy of ``events`` whose rows of the tables named in ``keys`` have those key columns and keys.
 
     ``keys`` maps a table (``"schema.table"`` or the bare table name) to its
@@ -142,7 +143,7 @@ def with_keys(events: "pd.DataFrame | Capture", keys: Keys, strict: bool = True)
     return out
 
 
-def given_keys(events: "pd.DataFrame | Capture", keys: Keys | None) -> "pd.DataFrame | Capture":
+def given_keys(events: pd.DataFrame | Capture, keys: Keys | None) -> pd.DataFrame | Capture:
     """``events`` with the key columns ``keys`` gives (:func:`with_keys`), or ``events`` themselves when none are
     given: what every entry point that takes ``keys=`` calls first.
 

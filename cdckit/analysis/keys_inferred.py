@@ -45,7 +45,8 @@ from __future__ import annotations
 
 import html
 from itertools import combinations
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 import orjson
@@ -350,10 +351,14 @@ def _infer_table(name: str, table: pd.DataFrame) -> dict[str, Any]:
             return _row(name, proved, "replica identity", n, f"{why}; they identify the live rows"
                         f"{_before_capture(prior)}")
         why = f"old tuples hold {', '.join(proved)}, but: {lost}"
-    usable, skipped = [], []
+    usable: list[str] = []
+    skipped: list[tuple[str, str]] = []
     for column in images.columns:
         reason = images.unusable.get(column) or _never_null(images, column)
-        (skipped if reason else usable).append((column, reason) if reason else column)
+        if reason:
+            skipped.append((column, reason))
+        else:
+            usable.append(column)
     tried: list[tuple[tuple[str, ...], str | None]] = []
     winner = None
     for columns in _candidates(images, usable):

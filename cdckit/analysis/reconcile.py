@@ -50,7 +50,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, Hashable, Iterable, Sequence
+from typing import Any
+from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
 import orjson

@@ -43,7 +43,8 @@ from __future__ import annotations
 
 import json
 import warnings
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 import orjson
@@ -58,8 +59,9 @@ from .. import values
 from .ordering._shared import REPLAY_OPS, table_names
 from ..python_columns import object_column, object_columns
 from .replay_plan import plan_replay
-from .replayer import (Replayer, Step, column_order, history_frame, key_order, old_key, problem_rows,
-                       replay_rows)
+from .replayer import Step, history_frame, key_order, problem_rows
+# Named here too: cdckit.spark.replay takes them as replay.X.
+from .replayer import Replayer, column_order, old_key, replay_rows  # noqa: F401
 from .tables import declared_types, problems_frame as type_problems_frame, typed_records, typed_texts
 
 __all__ = ["materialize", "history", "scd2", "TableStates", "SCD2Tables", "PROBLEM_COLUMNS", "SCD2_COLUMNS"]
@@ -173,8 +175,8 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
         for table, replayer, steps, _ in plan.walk():
             rows[table].update(replayer.rows)
             problems.extend(problem_rows(table, steps))
-        live, wanting = plan.keyless_rows()
-        bags.update(live)
+        keyless_rows, wanting = plan.keyless_rows()
+        bags.update(keyless_rows)
         problems.extend(wanting)
         _warn_unmatched(wanting)
         columns_of, keyless = {table: plan.columns(table) for table in plan.tables}, plan.keyless_tables()
@@ -183,26 +185,26 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
         afters = None  # the after images as Arrow text, once
         for table in sorted(plan.tables):
             columns = columns_of[table]
-            keys = _in_key_order(rows[table])
-            live = [rows[table][key] for key in keys] + bags[table]
+            in_order = _in_key_order(rows[table])
+            live = [rows[table][key] for key in in_order] + bags[table]
             numbered = [i for i, row in enumerate(live) if isinstance(row, int)]
             if typed and live and len(numbered) == len(live):
                 afters = pa.array(events["after"], pa.string(), from_pandas=True) if afters is None else afters
                 texts = afters.take(live)
-                states[table], found = typed_texts(texts, columns, table, declared=declared.get(table), keys=keys)
+                states[table], found = typed_texts(texts, columns, table, declared=declared.get(table), keys=in_order)
                 type_problems += found
                 continue
             for i, text in zip(numbered, events["after"].iloc[[live[i] for i in numbered]].tolist()):
                 live[i] = text  # a whole after image: its text
             if typed and live and all(isinstance(row, str) for row in live):  # keyless rows come as texts too
                 states[table], found = typed_texts(live, columns, table, declared=declared.get(table),
-                                                   keys=keys + [None] * len(bags[table]))
+                                                   keys=in_order + [None] * len(bags[table]))
                 type_problems += found
                 continue
             live = [values.loads(row) if isinstance(row, str) else row for row in live]
             if typed:
                 states[table], found = typed_records(live, columns, table, declared=declared.get(table),
-                                                     keys=keys + [None] * len(bags[table]))
+                                                     keys=in_order + [None] * len(bags[table]))
                 type_problems += found
             else:
                 states[table] = (pd.DataFrame.from_records(live, columns=columns) if live
@@ -396,7 +398,7 @@ class _Versions:
         return self._rows
 
     @classmethod
-    def of_rows(cls, events: pd.DataFrame, found: pd.DataFrame | None, afters: pa.Array | None = None) -> "_Versions":
+    def of_rows(cls, events: pd.DataFrame, found: pd.DataFrame | None, afters: pa.Array | None = None) -> _Versions:
         """The versions the relational plan found: images unparsed (``afters``: the events' after images as
         Arrow text, when already made), times taken from the frame as they are."""
         if found is None:
@@ -411,7 +413,7 @@ class _Versions:
                    texts=(pa.array(events["after"], pa.string(), from_pandas=True) if afters is None else afters)
                    .take(rows))
 
-    def joined(self, walked: list[tuple[int, dict[str, Any]]]) -> "_Versions":
+    def joined(self, walked: list[tuple[int, dict[str, Any]]]) -> _Versions:
         """These versions and the walked ones, in replay order."""
         if not walked:
             return self

@@ -24,7 +24,8 @@ falls in one of three lanes:
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import duckdb
 import numpy as np
@@ -244,7 +245,7 @@ class ReplayPlan:
         cut = "" if as_of is None else f"AND _time IS NOT NULL AND _time <= {_timestamp(as_of).value}"
         changes = _CHANGES.format(cut=cut)
         self.con.execute(_REDELIVERED.format(identity=_IDENTITY, arrival=_ARRIVAL, changes=changes))
-        gaps = self.con.execute(f"SELECT bool_or(seq IS NULL) FROM events WHERE {changes}").fetchone()[0]
+        (gaps,), = self.con.execute(f"SELECT bool_or(seq IS NULL) FROM events WHERE {changes}").fetchall()  # one row
         self.con.execute(_PREPARE.format(changes=changes, filled_seq=_FILLED_SEQ if gaps else "seq", arrival=_ARRIVAL, table_name=_TABLE_NAME, names=_READ_NAMES,
                                          before_shape=_image_shape("_before_names"),
                                          after_shape=_image_shape("_after_names"),
@@ -304,7 +305,9 @@ class ReplayPlan:
         for (_, table, key), columns, before, after in pairs:
             start = old_key("update", key, columns, before)
             end = values.key_of(parse_image(after), list(columns))
-            for other in {start, end} - {None, key}:
+            for other in (start, end):
+                if other is None or other == key:
+                    continue
                 a, b = root((table, key)), root((table, other))
                 if a != b:
                     parent[a] = b
@@ -450,7 +453,7 @@ class ReplayPlan:
     def close(self) -> None:
         self.con.close()
 
-    def __enter__(self) -> "ReplayPlan":
+    def __enter__(self) -> ReplayPlan:
         return self
 
     def __exit__(self, *exc: Any) -> None:

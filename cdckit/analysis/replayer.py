@@ -34,7 +34,8 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any
+from collections.abc import Iterable, Iterator
 
 import orjson
 import pandas as pd
@@ -179,10 +180,11 @@ class Replayer:
         problem = None
         row = before
         if op in ("update", "delete") and before is not None:
+            text: str | None
             text = canonical_text(before)
             if self.bag[text] <= 0:  # not the whole row as it stands: the first row the image describes
                 text, row = self._holding(before)
-            if text is not None and self.bag[text] > 0:
+            if text is not None and row is not None and self.bag[text] > 0:  # (a row where there is a text)
                 self.bag[text] -= 1
                 if not self.bag[text]:
                     del self.bag[text]
@@ -225,9 +227,9 @@ class Replayer:
             if any(image[name] is not None for name in columns - shape):
                 continue  # a value where the rows have no column: describes none of them
             held = tuple(sorted(columns & shape))
-            texts = self._indexed(shape, held).get(_cut_text(image, held))
-            if texts:
-                text = min(texts)
+            described = self._indexed(shape, held).get(_cut_text(image, held))
+            if described:
+                text = min(described)
                 found.append((text, values.loads(text)))
         return min(found, key=lambda pair: pair[0]) if found else (None, None)
 
@@ -468,6 +470,8 @@ def history_frame(steps: Iterable[Step], wanted: str, columns: list[str]) -> pd.
     [[1, 'insert', ['id', 'a'], 2]]
     """
     lines = []
+    old: dict[str, Any] | None
+    new: dict[str, Any] | None
     for step in steps:
         if step.cleared is not None and wanted in step.cleared:  # a truncate removed it with the rest
             old, new = step.cleared[wanted], None

@@ -29,7 +29,8 @@ The kind of a column no declaration names is inferred from all its values
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Collection
+from typing import Any, TypeGuard
 
 import pandas as pd
 
@@ -163,15 +164,17 @@ def _declarations(events: pd.DataFrame) -> dict[tuple[Any, Any], list[tuple[str,
         if not isinstance(name, str) or not isinstance(column, str) or not is_kind(kind):
             continue
         place = (source, None if offset is None or offset is pd.NA else int(offset))
-        if (*place, name) not in groups:
-            groups[(*place, name)] = ({}, {})
-            out.setdefault(place, []).append((name, *groups[(*place, name)]))
-        kinds, raws = groups[(*place, name)]
+        at = (*place, name)
+        if at not in groups:
+            groups[at] = ({}, {})
+            out.setdefault(place, []).append((name, *groups[at]))
+        kinds, raws = groups[at]
         kinds[column], raws[column] = kind, raw
     return out
 
 
-def _is_list(value: Any) -> bool:
+def _is_list(value: Any) -> TypeGuard[Collection[Any]]:
+    """A list, tuple or array (anything with ``tolist`` but a text)."""
     return isinstance(value, (list, tuple)) or (hasattr(value, "tolist") and not isinstance(value, str))
 
 

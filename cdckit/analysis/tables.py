@@ -38,7 +38,8 @@ Parquet); a decimal of more than 76 digits is its exact text.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 import pyarrow as pa
@@ -69,7 +70,7 @@ PROFILE_COLUMNS = ["table", "column", "kind", "declared", "values", "null_rate",
 # --------------------------------------------------------------------------- declarations
 
 
-def declared_types(events: "pd.DataFrame | Capture") -> dict[str, dict[str, str]]:
+def declared_types(events: pd.DataFrame | Capture) -> dict[str, dict[str, str]]:
     """``{table: {column: kind}}`` of the declarations a read kept (a capture's, or the events' ``attrs``);
     see :func:`declared_kinds`."""
     return declared_kinds(column_types_of(events))

@@ -8,7 +8,8 @@ examples of its help (:mod:`cdckit.cli.help_texts`); each subcommand's ``run`` i
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from .. import __version__
 from ..dialects import registry

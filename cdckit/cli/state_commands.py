@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import pandas as pd
 

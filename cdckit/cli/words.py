@@ -8,11 +8,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 __all__ = ["cli_words"]
 
 #: Library phrases that name Python arguments, and how the command line says them.
-_CLI_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p, r in (
+_CLI_WORDS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = tuple((re.compile(p), r) for p, r in (
     (r"pass overwrite=True to replace it(?: \(CLI: --force\))?", "pass --force to replace it"),
     (r"\boverwrite=True\b", "--force"),
     (r"pass format= \(one of ([^)]*)\)", r"pass --to (one of \1)"),
@@ -26,7 +27,7 @@ _CLI_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) f
     (r"; see cdckit\.samples\.list\(\)", "; cdckit samples lists them"),
     (r"cdckit\.infer_keys\(events\) (proposes \w+ key columns) \(CLI: ([^)]*)\)", r"\2 \1"),
     (r"keys=\{[^}]*\} on read, [^(]*\(CLI: ([^)]*)\)", r"\1"),
-    (r"tables: \[([^\]]*)\]", lambda m: "tables: " + m.group(1).replace("'", "")),  # type: ignore[list-item]
+    (r"tables: \[([^\]]*)\]", lambda m: "tables: " + m.group(1).replace("'", "")),
 ))
 
 

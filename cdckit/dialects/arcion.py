@@ -39,7 +39,8 @@ snapshot read. What sets it apart from Debezium:
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pandas as pd
 
@@ -83,8 +84,10 @@ class Arcion(Debezium):
     title = "Arcion Replicant JSON CDC"
     spec = "arcion-json-cdc.txt"
     quirks = (
-        "Every column value arrives as a string; the embedded schema's types (int32, double...) make them numbers again.",
-        'A tombstone is the JSON string "default", not a null value; its Kafka key names the deleted row and its table.',
+        "Every column value arrives as a string; the embedded schema's types (int32, double...) make them numbers "
+        "again.",
+        'A tombstone is the JSON string "default", not a null value; its Kafka key names the deleted row and '
+        'its table.',
         'A table without a primary key has the string "default" as Kafka key, so its events have no key columns.',
         "Key columns come only from the Kafka key: a file of values alone has none.",
         "An update of a key column arrives as a DELETE (plus its tombstone) and an INSERT, never as one update.",

@@ -53,7 +53,8 @@ object with the row in ``data`` and a ``metadata`` object: ``timestamp``
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import msgspec
 import pandas as pd
@@ -143,7 +144,7 @@ class AwsDms(Dialect):
         if not isinstance(op_raw, str):
             raise BadMessage(f"unknown operation {op_raw!r}")
         schema = name_of(meta, "schema-name")
-        common = dict(op_raw=op_raw, database=schema, schema=schema, table=name_of(meta, "table-name"),
+        common: dict[str, Any] = dict(op_raw=op_raw, database=schema, schema=schema, table=name_of(meta, "table-name"),
                       event_time=time_of(meta, "commit-timestamp", self.tz),
                       emit_time=time_of(meta, "timestamp", self.tz), seq=seq_of(meta), txn_id=txn_of(meta))
         if kind == "control":
@@ -408,7 +409,7 @@ def _parse_seq(seq: str | None) -> tuple[str, int] | None:
     return (where, int(record)) if where and record.isascii() and record.isdigit() else None
 
 
-def synthetic_positions(rows: list[dict[str, Any]]) -> list[str]:
+def synthetic_positions(rows: list[dict[str, Any]]) -> list[str | None]:
     """Seqs for events without one: a fixed-width hex position per message (PostgreSQL LSN style) and
     ``transaction-record-id`` counting from 1 within each run of one transaction.
 

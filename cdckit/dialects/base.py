@@ -22,7 +22,8 @@ Match(score=1.0, evidence=('toy',))
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator, Mapping
+from typing import Any, ClassVar
+from collections.abc import Iterator, Mapping, Sequence
 
 import pandas as pd
 
@@ -107,7 +108,7 @@ class Dialect:
         self._declarations: list[tuple[str, Columns, int | None]] = []
 
     @classmethod
-    def configured(cls, options: DialectOptions) -> "Dialect":
+    def configured(cls, options: DialectOptions) -> Dialect:
         """An instance that follows ``options`` (``__init__`` takes only ``tz``, so that subclasses and
         plug-in dialects keep their constructor).
 
@@ -159,7 +160,7 @@ class Dialect:
     #: one topic partition, decoded in one piece).
     settles: ClassVar[bool] = False
 
-    def settle(self, decoded: list["Decoded"]) -> dict[str, dict[str, Any]]:
+    def settle(self, decoded: list[Decoded]) -> dict[str, dict[str, Any]]:
         """The messages of a source are over (after :meth:`finish`): revise their events, which no sink has
         seen yet. ``decoded`` holds, in input order, every message decoded into events (by this dialect
         or another); the dialect may edit each one's ``events`` in place (drop, move, fill in) and must
@@ -185,7 +186,7 @@ class Dialect:
     #: the topics too (``topics``: one text or None per message), when some message has one.
     uses_kafka_topic: ClassVar[bool] = False
 
-    def decode_lines(self, lines: list[bytes]) -> list[tuple | list[tuple] | None]:
+    def decode_lines(self, lines: list[bytes]) -> Sequence[tuple | Sequence[tuple] | Event | None]:
         """Decode many raw JSON messages (without Kafka keys) at once, for speed.
 
         For each message: its events as :class:`cdckit.frame.FastRow` (the

@@ -57,7 +57,8 @@ Quirks:
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import msgspec
 import pandas as pd
@@ -221,7 +222,8 @@ class DataHubBlob(Dialect):
         self.declare(event.database, event.schema, event.table, declared_columns(columns))
         before = typed_image(payload.get("before"), kinds, "before")
         after = typed_image(payload.get("after"), kinds, "after")
-        event.half, event.key = half_and_key(event.op_raw, before, after, event.key_columns)
+        # (op_raw is one of _NEEDS's here: decode fills the images of those ops only)
+        event.half, event.key = half_and_key(event.op_raw or "", before, after, event.key_columns)
         event.before = values.image(before)
         event.after = values.image(after)
 
@@ -250,7 +252,7 @@ class DataHubBlob(Dialect):
                 append(None)
         return out
 
-    def _fast_event(self, message: "_Blob", index: int | None = None) -> tuple | Event | None:
+    def _fast_event(self, message: _Blob, index: int | None = None) -> tuple | Event | None:
         """The event of one message read by :data:`_BLOB` (None for DDL, BadMessage where decode refuses)."""
         payload = message.payload
         op_raw = payload.op
@@ -468,7 +470,7 @@ def half_and_key(op_raw: str, before: dict[str, Any] | None, after: dict[str, An
     return half, key
 
 
-def _fast_image(image: "_Image | None", kinds: dict[str, str]) -> dict[str, Any] | None:
+def _fast_image(image: _Image | None, kinds: dict[str, str]) -> dict[str, Any] | None:
     """A raw image's typed row, as :func:`typed_image` gives it (BadMessage when it is not an object)."""
     if image is None:
         return None
@@ -498,8 +500,9 @@ def _sequence_id(seq: str | None) -> str | None:
 
 def _sequence_base(rows: list[dict[str, Any]]) -> int:
     for row in rows:
-        if row["event_time"] is not None:
-            return values.ns_to_ms(row["event_time"]) * 1_000_000
+        ms = None if row["event_time"] is None else values.ns_to_ms(row["event_time"])
+        if ms is not None:
+            return ms * 1_000_000
     return _FIRST_SEQUENCE
 
 

@@ -44,7 +44,8 @@ from __future__ import annotations
 
 import base64
 from decimal import Decimal
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import msgspec
 import orjson
@@ -394,8 +395,9 @@ def _loads(text: str | None) -> dict[str, Any] | None:
 
 def _sequence_base(rows: list[dict[str, Any]]) -> int:
     for row in rows:
-        if row["event_time"] is not None:
-            return values.ns_to_ms(row["event_time"]) * 1_000_000
+        ms = None if row["event_time"] is None else values.ns_to_ms(row["event_time"])
+        if ms is not None:
+            return ms * 1_000_000
     return _FIRST_SEQUENCE
 
 

@@ -50,7 +50,8 @@ is looked up in the envelope (``op``, ``ts_ms``), the transaction block
 from __future__ import annotations
 
 import functools
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pandas as pd
 
@@ -181,6 +182,7 @@ class DebeziumFlat(Debezium):
         if not (envelope or source or txn or deleted):
             raise BadMessage(shapes.BARE_ROW)
         op_raw = envelope.get("op")
+        op: str | None
         op = "update"
         if op_raw is not None:
             op = OPS.get(op_raw) if op_raw.__class__ is str else None
@@ -237,6 +239,7 @@ class DebeziumFlat(Debezium):
         handed back (None) so the reader quarantines it with the reason.
         """
         out: list[tuple | None] = []
+        self._line: int | None  # the line decode() declares column types for (None: a message alone)
         try:
             for index, line in enumerate(lines):
                 self._line = index  # where decode() declares column types

@@ -41,14 +41,17 @@ it for MongoDB messages.
 ...        "updateDescription": {"updatedFields": json.dumps({"email": "a@b.c"}), "removedFields": ["nick"]}}
 >>> key = json.dumps({"id": json.dumps({"$oid": "596e275826f08b2730779e1f"})})
 >>> ev = cdckit.read([json.dumps({"topic": "t", "partition": 0, "offset": 5, "key": key, "payload": json.dumps(msg)})])
->>> ev.loc[0, ["dialect", "op", "table", "key", "after"]].tolist()
-['debezium_mongodb', 'update', 'customers', '["596e275826f08b2730779e1f"]', '{"_id":"596e275826f08b2730779e1f","email":"a@b.c","nick":null}']
+>>> ev.loc[0, ["dialect", "op", "table", "key"]].tolist()
+['debezium_mongodb', 'update', 'customers', '["596e275826f08b2730779e1f"]']
+>>> ev.loc[0, "after"]
+'{"_id":"596e275826f08b2730779e1f","email":"a@b.c","nick":null}'
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import msgspec
 import orjson
@@ -111,23 +114,25 @@ class DebeziumMongoDB(Debezium):
         return Event(op="tombstone", op_raw=op_raw, key_columns=None if ident is MISSING else ["_id"],
                      key=None if ident is MISSING else values.key_of({"_id": ident}, ["_id"]))
 
-    def decode_lines(self, lines: list[bytes], keys: list | None = None) -> list[tuple | None]:
+    def decode_lines(self, lines: list[bytes], keys: list | None = None,
+                     topics: list | None = None) -> list[tuple | None]:
         """The usual MongoDB change (whole documents or none, no update description or patch, in a bare
         or wrapped envelope) read by msgspec, a document's text parsed once by orjson when it holds no
         extended-JSON wrapper and no number a double cannot carry. Anything else is handed back to
-        :meth:`decode` (None); what is taken equals what :meth:`decode` gives.
+        :meth:`decode` (None); what is taken equals what :meth:`decode` gives. ``topics`` are not read
+        (a collection is named by the source block alone).
         """
         out: list[tuple | None] = []
         append = out.append
         errors = (msgspec.DecodeError, msgspec.ValidationError, ValueError, BadMessage, TypeError)
         for index, line in enumerate(lines):
             try:
-                append(self._fast_change(_payload_of(line), None if keys is None else keys[index]))
+                append(self._fast_document(_payload_of(line), None if keys is None else keys[index]))
             except errors:
                 append(None)
         return out
 
-    def _fast_change(self, payload: "_Change | None", key_text: Any) -> tuple | None:
+    def _fast_document(self, payload: _Change | None, key_text: Any) -> tuple | None:
         if payload is None:
             return None
         op_raw = payload.op
@@ -216,7 +221,7 @@ _CHANGE = msgspec.json.Decoder(_Change)
 _WRAPPED = msgspec.json.Decoder(_Wrapped)
 
 
-def _payload_of(line: bytes) -> "_Change | None":
+def _payload_of(line: bytes) -> _Change | None:
     if not line.isascii():
         line.decode()  # msgspec skips unread fields unchecked: bad UTF-8 anywhere is bad JSON
     if line.startswith(b'{"schema"'):

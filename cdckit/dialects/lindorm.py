@@ -32,7 +32,8 @@ cdckit decodes it as a snapshot read should it appear). What is Lindorm's own:
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pandas as pd
 

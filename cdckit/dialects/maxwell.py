@@ -43,7 +43,8 @@ bootstrap types ``bootstrap-start``, ``bootstrap-insert``,
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import msgspec
 import pandas as pd

@@ -47,7 +47,8 @@ Kafka or RocketMQ::
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Iterator
+from typing import Annotated, Any, ClassVar
+from collections.abc import Iterator
 
 import msgspec
 import pandas as pd
@@ -83,7 +84,7 @@ class OceanBaseDefault(Dialect):
     name = "oceanbase_default"
     title = "OceanBase OMS Default JSON"
     spec = "oceanbase-oms-formats.txt"
-    quirks = (
+    quirks: ClassVar[tuple[str, ...]] = (
         "prevStruct is the before image (UPDATE, DELETE) and postStruct the after image (INSERT, UPDATE).",
         "There are no column types: values stay exactly as they arrive, usually as text.",
         "Composite keys are joined by the control character U+0001 (the spec prints it as '/u0001') "

@@ -87,7 +87,6 @@ SCHEMA_TYPES = {"int": "BIGINT", "float": "DOUBLE", "decimal": "DECIMAL", "bool"
 
 
 _KIND_CACHE: dict[str, str | None] = {}
-_UNSEEN = object()
 
 
 def kind_of(schema_type: str) -> str | None:
@@ -124,7 +123,7 @@ class OceanBaseExtend(OceanBaseDefault):
     def __init__(self, tz: str | None = None) -> None:
         super().__init__(tz)
         #: (prevStruct map text, postStruct map text) -> column kinds, for the batch decoder.
-        self._kinds_by_text: dict[tuple[bytes, bytes], dict[str, str]] = {}
+        self._kinds_by_text: dict[tuple[bytes, bytes], tuple[dict[str, str], dict[str, tuple]]] = {}
 
     # ------------------------------------------------------------ detection
 
@@ -162,7 +161,7 @@ class OceanBaseExtend(OceanBaseDefault):
         found = None
         if prev_split is not None and post_split is not None:
             found = self._line_kinds(prev_split[1], post_split[1])
-        if found is None:
+        if found is None or prev_split is None or post_split is None:  # (found only where both were cut)
             before, after = self.images(None if prev is None else values.loads(prev),
                                         None if post is None else values.loads(post))
             if head:
@@ -173,8 +172,9 @@ class OceanBaseExtend(OceanBaseDefault):
             kinds, declared = found
             if head:
                 self.declare(head[2], head[3], head[4], declared, index)
-            before = None if prev is None else typed(values.loads(prev_split[0]), kinds)
-            after = None if post is None else typed(values.loads(post_split[0]), kinds)
+            prev_image, post_image = prev_split[0], post_split[0]  # None for no image
+            before = None if prev_image is None else typed(values.loads(prev_image), kinds)
+            after = None if post_image is None else typed(values.loads(post_image), kinds)
         key_row = before if key_side == "before" else after if key_side == "after" else None
         return values.image(before), values.image(after), key_row
 
@@ -322,12 +322,12 @@ def split_light(data: bytes | None) -> tuple[bytes | None, bytes] | None:
 
 def column_kinds(types: dict[str, Any]) -> dict[str, str]:
     """Column -> value kind, for the columns whose schemaType changes values."""
-    kinds = {}
+    kinds: dict[str, str] = {}
     for column, spec in types.items():
         schema_type = spec.get("schemaType") if spec.__class__ is dict else spec
-        kind = _KIND_CACHE.get(schema_type, _UNSEEN) if schema_type.__class__ is str else None
-        if kind is _UNSEEN:
-            kind = kind_of(schema_type)
+        if not isinstance(schema_type, str):
+            continue
+        kind = _KIND_CACHE[schema_type] if schema_type in _KIND_CACHE else kind_of(schema_type)
         if kind is not None:
             kinds[column] = kind
     return kinds

@@ -63,7 +63,8 @@ An operation-modeled message (``gg.handler.name.format=json``, the default)::
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -179,7 +180,7 @@ class Ogg(Dialect):
         elif op == "truncate":
             key = None
         else:
-            key = values.key_of(after if before is None else {**before, **after}, key_columns)
+            key = values.key_of(after if before is None or after is None else {**before, **after}, key_columns)
         return Event(
             op=op,
             op_raw=op_raw,
@@ -231,7 +232,7 @@ class Ogg(Dialect):
                 message = decode(line)
                 op_raw = message.op_type
                 op = OPS.get(op_raw.upper())
-                names = tables.get(message.table)
+                names: tuple[str | None, str | None, str] | None = tables.get(message.table)
                 if op is None or names is None and not message.table:
                     append(None)
                     continue
@@ -260,7 +261,7 @@ class Ogg(Dialect):
                 elif op == "delete":
                     key = values.key_of(before, key_columns)
                 else:
-                    key = values.key_of(after if before is None else {**before, **after}, key_columns)
+                    key = values.key_of(after if before is None or after is None else {**before, **after}, key_columns)
                 append(FastRow(op, op_raw, *names, self.time(message.op_ts, "op_ts"),
                         self.time(message.current_ts, "current_ts"), values.sortable(message.pos), None,
                         None if key_columns is None else list(key_columns), key, before_text, after_text, None))

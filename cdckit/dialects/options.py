@@ -17,12 +17,12 @@ DialectOptions(tz=None, unavailable_value=('__unchanged__',), key_separator=None
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable
+from collections.abc import Iterable
 
 __all__ = ["DialectOptions", "resolved"]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class DialectOptions:
     """The settings of a read that dialects follow (see the module notes); ``unavailable_value`` may be given
     as one text or several, and is kept as a tuple."""
@@ -31,16 +31,19 @@ class DialectOptions:
     unavailable_value: tuple[str, ...] = ()
     key_separator: str | None = None
 
-    def __post_init__(self) -> None:
-        if self.key_separator is not None and (not isinstance(self.key_separator, str) or not self.key_separator
-                                               or "\n" in self.key_separator):
-            raise ValueError(f"key_separator takes a non-empty text without a line end, not {self.key_separator!r}")
-        given: str | Iterable[str] | None = self.unavailable_value
+    def __init__(self, tz: str | None = None, unavailable_value: str | Iterable[str] | None = (),
+                 key_separator: str | None = None) -> None:
+        if key_separator is not None and (not isinstance(key_separator, str) or not key_separator
+                                          or "\n" in key_separator):
+            raise ValueError(f"key_separator takes a non-empty text without a line end, not {key_separator!r}")
+        given = unavailable_value
         texts = (given,) if isinstance(given, str) else tuple(dict.fromkeys(given or ()))
         for text in texts:
             if not isinstance(text, str) or not text:
                 raise ValueError(f"unavailable_value takes non-empty texts, not {text!r}")
+        object.__setattr__(self, "tz", tz)
         object.__setattr__(self, "unavailable_value", texts)
+        object.__setattr__(self, "key_separator", key_separator)
 
 
 def resolved(options: DialectOptions | None = None, tz: str | None = None) -> DialectOptions:

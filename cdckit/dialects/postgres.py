@@ -37,7 +37,8 @@ from __future__ import annotations
 import base64
 import functools
 import re
-from typing import Any, Iterator, Sequence
+from typing import Any
+from collections.abc import Iterator, Sequence
 
 from .. import values
 
@@ -208,6 +209,7 @@ def _array_at(text: str, start: int) -> tuple[list[Any], int]:
     i = _skip_spaces(text, i + 1)
     if i < len(text) and text[i] == "}":
         return items, i + 1
+    item: Any
     while True:
         i = _skip_spaces(text, i)
         if i >= len(text):
@@ -316,7 +318,7 @@ def array_text(items: list[Any], element: str) -> str:
         elif item is None:
             parts.append("NULL")
         else:
-            text = value_to_text(item, element)
+            text = value_to_text(item, element) or ""  # text: the item is not None
             if text == "" or text.upper() == "NULL" or any(ch in text for ch in '{},"\\ \t\n\r'):
                 text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
             parts.append(text)
@@ -335,8 +337,10 @@ def type_of_value(value: Any) -> str | None:
     integer beyond 64 bits), ``double precision``, ``text``, ``jsonb`` (an object, or a list holding one), and
     for a list an array of its elements' type (``numeric[]`` for numbers of both kinds, ``text[]`` for a mix).
 
-    >>> [type_of_value(v) for v in (True, 7, 2**70, 1.5, "x", {"a": 1}, [1], [[1, 2.5]], ["a", 1], [{}], None)]
-    ['boolean', 'bigint', 'numeric', 'double precision', 'text', 'jsonb', 'bigint[]', 'numeric[]', 'text[]', 'jsonb', None]
+    >>> [type_of_value(v) for v in (True, 7, 2**70, 1.5, "x", {"a": 1})]
+    ['boolean', 'bigint', 'numeric', 'double precision', 'text', 'jsonb']
+    >>> [type_of_value(v) for v in ([1], [[1, 2.5]], ["a", 1], [{}], None)]
+    ['bigint[]', 'numeric[]', 'text[]', 'jsonb', None]
     """
     if value.__class__ is list:
         kinds = {type_of_value(item) for item in _leaves(value)} - {None}

@@ -43,7 +43,8 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any, Iterator, Literal
+from typing import Any, Literal
+from collections.abc import Iterator
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -90,9 +91,9 @@ class SharePlex(Dialect):
 
     def __init__(self, tz: str | None = None) -> None:
         super().__init__(tz)
-        self._times: dict[str, int] = {}  # time text -> epoch ns
-        self._seconds: dict[str, int] = {}  # second of a time to the microsecond -> epoch ns
-        self._tables: dict[str, tuple[str | None, str | None]] = {}  # meta.table -> (database, table)
+        self._times: dict[str, int | None] = {}  # time text -> epoch ns
+        self._seconds: dict[str, int | None] = {}  # second of a time to the microsecond -> epoch ns
+        self._tables: dict[str | None, tuple[str | None, str | None]] = {}  # meta.table -> (database, table)
 
     # ------------------------------------------------------------ detection
 
@@ -123,6 +124,8 @@ class SharePlex(Dialect):
         if op is None:
             raise BadMessage(f"unknown op {op_raw!r}")
         data = require_object(value, "data")
+        before: dict[str, Any] | None
+        after: dict[str, Any] | None
         database, table = split_table(meta.get("table"))
         if op == "update":
             key = expect_object(require(value, "key"), "key")
@@ -175,7 +178,7 @@ class SharePlex(Dialect):
         except ValueError:
             raise BadMessage(f"meta.{field} is not a time: {text!r}") from None
 
-    def _remember(self, cache: dict[str, int], text: str) -> int:
+    def _remember(self, cache: dict[str, int | None], text: str) -> int | None:
         """The time ``text`` in epoch nanoseconds, kept in ``cache`` (of bounded size)."""
         if len(cache) >= _REMEMBERED:
             cache.clear()
@@ -212,7 +215,7 @@ class SharePlex(Dialect):
                 append(None)
         return out
 
-    def _fast_event(self, message: "_Message") -> tuple | None:
+    def _fast_event(self, message: _Message) -> tuple | None:
         """The event tuple of one message read by msgspec, or None to hand it back to :meth:`decode`."""
         meta = message.meta
         op_raw = meta.op
@@ -220,6 +223,8 @@ class SharePlex(Dialect):
         data = bytes(message.data)
         if data[:1] != b"{":
             return None
+        before: str | None
+        after: str | None
         if op == "update":
             key, before = values.parsed_image(bytes(message.key))
             if key.__class__ is not dict or not key:
@@ -271,6 +276,7 @@ class SharePlex(Dialect):
             after = None if row["after"] is None else values.loads(row["after"])
             columns = row["key_columns"]
             key = None
+            key_values: list[Any] | None
             if op == "update":
                 if before is None or after is None:
                     continue
@@ -315,7 +321,7 @@ class SharePlex(Dialect):
             return list(values.loads(row["key"]))
         return None
 
-    def time_text(self, ns: int) -> str:
+    def time_text(self, ns: int) -> str | None:
         """Epoch nanoseconds as zone-less text in ``self.tz``."""
         if self.tz is None:
             return values.ns_to_iso(ns)
@@ -356,7 +362,7 @@ _MESSAGE = msgspec.json.Decoder(_Message)
 # ---------------------------------------------------------------- helpers
 
 
-def update_key(key: dict[str, Any], data: dict[str, Any]) -> tuple[list[str], str | None]:
+def update_key(key: dict[str, Any], data: dict[str, Any]) -> tuple[list[str] | None, str | None]:
     """``(key_columns, key)`` of an update: the ``key`` object's columns, valued after the change
     (``key`` overlaid with the key columns present in ``data``).
 

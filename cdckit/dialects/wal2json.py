@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import orjson
 import pandas as pd
@@ -164,7 +165,7 @@ class Wal2Json(Dialect):
             op = KIND_OPS.get(kind) if isinstance(kind, str) else None
             if op is None:
                 raise BadMessage(f"unknown change kind {kind!r}")
-            common = dict(op_raw=kind, event_time=event_time, seq=seq(f"{number:010d}"), txn_id=xid)
+            common: dict[str, Any] = dict(op_raw=kind, event_time=event_time, seq=seq(f"{number:010d}"), txn_id=xid)
             if op == "other":
                 events.append(Event(op=op, after=_logical_message(change), **common))
                 continue
@@ -183,7 +184,7 @@ class Wal2Json(Dialect):
             events.append(self.row_event(op, schema, table, pk, before, after, common))
         if changes and all(e.op == "other" and not _transactional(e) for e in events):
             return events  # non-transactional logical messages: no transaction around them
-        ends = dict(event_time=event_time, txn_id=xid)
+        ends: dict[str, Any] = dict(event_time=event_time, txn_id=xid)
         return [Event(op="begin", op_raw="begin", seq=seq(_V1_FIRST), **ends), *events,
                 Event(op="commit", op_raw="commit", seq=seq(_V1_LAST), **ends)]
 
@@ -342,7 +343,7 @@ def _logical_message(value: dict[str, Any]) -> str:
 
 
 def _transactional(event: Event) -> bool:
-    return orjson.loads(event.after).get("transactional") is not False
+    return orjson.loads(event.after or "{}").get("transactional") is not False  # a logical message has an after
 
 
 # ---------------------------------------------------------------- encoding helpers
@@ -387,7 +388,7 @@ def encode_event(row: dict[str, Any], declared: dict[str, dict[str, str]]) -> di
     lsn = _seq_lsn(row["seq"], action in "BC")
     if lsn is not None:
         message["lsn"] = lsn
-    if action == "M":
+    if action == "M" and isinstance(after, dict):  # (M only for an object after image)
         message.update({k: after[k] for k in ("transactional", "prefix", "content") if k in after})
         return message
     if action in "BC":

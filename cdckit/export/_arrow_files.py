@@ -76,7 +76,7 @@ def frame_table(frame: pd.DataFrame, raw_json: bool) -> tuple[pa.Table, list[str
     for name in frame.columns:
         column = frame[name]
         array, why = _typed_array(column)
-        if why is None:
+        if array is not None:  # (else why says why not)
             fields.append(pa.field(str(name), array.type))
         else:
             text = [None if missing else values.dumps(_plain(v)) for v, missing in zip(column, column.isna())]

@@ -18,7 +18,8 @@ import shutil
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pandas as pd
 
@@ -152,8 +153,9 @@ def convert(events: Any, to: str, path: str | os.PathLike[str] | None = None, *,
         writable = registry.writable()
         raise ValueError(f"the {dialect.name} dialect cannot be written; these can: {', '.join(writable)}")
     target = None if path is None else Path(path)
+    file_layout = ""  # the layout of the file written, checked before anything is encoded
     if target is not None:
-        layout = _layout(dialect, target, layout)
+        file_layout = _layout(dialect, target, layout)
         refuse_existing(target, overwrite)
     records = _encode(dialect, frame)
     converted = Converted(dialect.name, records, *_account(frame, records, dialect.name))
@@ -161,23 +163,24 @@ def convert(events: Any, to: str, path: str | os.PathLike[str] | None = None, *,
         return converted
     notes = list(converted.notes)
     keyed = sum(record.key is not None for record in records)
-    if keyed and layout not in ("kcat", "console"):
-        notes.append(f"{keyed:,} Kafka keys were not written ({layout} has no place for them; the kcat and "
+    if keyed and file_layout not in ("kcat", "console"):
+        notes.append(f"{keyed:,} Kafka keys were not written ({file_layout} has no place for them; the kcat and "
                      "console layouts keep them, and with them the key columns)")
     with atomic_path(target, overwrite) as staged:
         if target.suffix.lower() == ".gz":
             plain = staged.with_suffix("")
-            write_messages(records, plain, layout)
+            write_messages(records, plain, file_layout)
             with open(plain, "rb") as source, gzip.GzipFile(staged, "wb", mtime=0) as sink:
                 shutil.copyfileobj(source, sink)
         else:
-            write_messages(records, staged, layout)
-    return Written(target, layout, len(records), [target], target.stat().st_size, notes)
+            write_messages(records, staged, file_layout)
+    return Written(target, file_layout, len(records), [target], target.stat().st_size, notes)
 
 
 def _layout(dialect: Dialect, path: Path, layout: str | None) -> str:
     """The file layout for ``dialect``'s messages at ``path`` (checked when given)."""
     suffix = path.suffix.lower() if path.suffix.lower() != ".gz" else Path(path.stem).suffix.lower()
+    allowed: tuple[str, ...]
     if dialect.layout == "rows":
         allowed, default = ("jsonl", "csv", "parquet"), {".csv": "csv", ".parquet": "parquet"}.get(suffix, "jsonl")
     elif dialect.layout == "text":

@@ -107,7 +107,7 @@ def _element_starts(view: memoryview, size: int, bytes_per_range: int) -> list[t
                 break
             cuts.append(low)
         starts = [start_of(index) for index in cuts]
-        del elements
+        elements.clear()  # the elements point into body: release them before it
     finally:
         body.release()
     return [(start, end, index) for start, end, index in zip(starts, starts[1:] + [size], cuts)]

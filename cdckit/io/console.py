@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from .. import values
 from .message import Message
@@ -213,6 +213,7 @@ def _usual_line(raw: bytes, sep: bytes) -> ConsoleLine | None:
     cut = raw.rfind(sep)
     if cut < 0:
         return None
+    value: bytes | None
     value = raw[cut + width:].rstrip(b"\r ")
     first, last = value[:1], value[-1:]
     if not (first == b"{" and last == b"}" or first == b"[" and last == b"]"):
@@ -220,6 +221,7 @@ def _usual_line(raw: bytes, sep: bytes) -> ConsoleLine | None:
             return None
         value = None
     before = raw.rfind(sep, 0, cut)
+    key: bytes | None
     key = raw[before + width if before >= 0 else 0:cut]
     head = key[:1]
     if head in _OPENERS:
@@ -247,12 +249,13 @@ def _usual_line(raw: bytes, sep: bytes) -> ConsoleLine | None:
         offset, at = int(number), at + 1
     if at != count:
         return None
+    key_text = None
     if key is not None:
         try:
-            key = key.decode("utf-8")
+            key_text = key.decode("utf-8")
         except UnicodeDecodeError:
             return None
-    return ConsoleLine(key, value, partition, offset)
+    return ConsoleLine(key_text, value, partition, offset)
 
 
 def console_message(msg: Message, separator: str | None = None) -> Message:

@@ -16,7 +16,8 @@ quarantine entry says where the damage is and why.
 from __future__ import annotations
 
 import contextlib
-from typing import IO, Any, Iterator
+from collections.abc import Generator, Iterator
+from typing import IO, Any
 
 from .console import console_message
 from .json_lines import jsonl_blocks, jsonl_messages
@@ -32,7 +33,8 @@ from .text import head_encoding, text_messages
 __all__ = ["file_messages", "file_pieces"]
 
 
-def file_messages(path: str, container: str | None = None, key_separator: str | None = None) -> Iterator[Message]:
+def file_messages(path: str, container: str | None = None, key_separator: str | None = None
+                  ) -> Generator[Message, None, None]:
     """The messages of one file (see :func:`cdckit.io.iter_sources`); ``container`` forces one;
     ``key_separator``: that of ``kafka-console-consumer`` lines (:mod:`cdckit.io.console`)."""
     try:
@@ -45,7 +47,7 @@ def file_messages(path: str, container: str | None = None, key_separator: str | 
 
 
 def stream_messages_guarded(stream: IO[bytes], name: str, container: str | None,
-                            delimiter: str = ",", key_separator: str | None = None) -> Iterator[Message]:
+                            delimiter: str = ",", key_separator: str | None = None) -> Generator[Message, None, None]:
     """The messages of a stream; a damaged container ends them with one error message.
 
     Every message before the damage is kept. The error names where the

@@ -16,7 +16,8 @@ of :mod:`cdckit.io` (not public).
 from __future__ import annotations
 
 import re
-from typing import IO, Iterator
+from typing import IO
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -43,7 +44,7 @@ def json_value_messages(stream: IO[bytes], name: str) -> Iterator[Message]:
 
 
 def json_value_pieces(stream: IO[bytes], name: str, first_offset: int = 0, first_line: int = 1,
-                      in_array: bool = False) -> Iterator["LineBlock | Message"]:
+                      in_array: bool = False) -> Iterator[LineBlock | Message]:
     """The values of a JSON array, or of JSON values one after another, as blocks and messages.
 
     ``in_array``: the stream is a part of an array's elements (from an element's start), the first numbered
@@ -66,8 +67,10 @@ def json_value_pieces(stream: IO[bytes], name: str, first_offset: int = 0, first
     offset = first_offset
     depth_base: int | None = 1 if in_array else None  # 1 inside a top-level array, 0 between values
     scanned_alone = 0  # values to scan one by one before cutting many at once again
+    end: int | None  # where the value ends (None: more bytes needed)
     while True:
-        pos = _SPACE.match(buf, pos).end()
+        spaces = _SPACE.match(buf, pos)  # always a match, maybe empty
+        pos = spaces.end() if spaces else pos
         if pos >= len(buf):
             if eof:
                 return
@@ -186,7 +189,7 @@ def _whole_objects(buf: bytes, pos: int, depth_base: int) -> tuple[list[tuple[in
     starts, ends = starts[starts < limit], ends[ends <= limit]
     count = min(starts.size, ends.size)
     unusual = limit < data.size or count < starts.size - 1
-    spans = []
+    spans: list[tuple[int, int]] = []
     gap_start = 0
     for start, end in zip(starts[:count].tolist(), ends[:count].tolist()):
         if data[start] != 0x7B or _SPACE.fullmatch(buf, pos + gap_start, pos + start) is None:

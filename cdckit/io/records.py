@@ -16,7 +16,7 @@ modules of :mod:`cdckit.io` (not public).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, overload
 
 import msgspec
 
@@ -183,6 +183,13 @@ def record_message(value: Any, key: Any, source: str, offset: int, partition: in
     msg.partition = partition
     msg.topic = topic
     return msg
+
+
+@overload
+def value_message(value: str | bytes | bytearray | memoryview | dict | None, source: str, offset: int,
+                  line: int | None = None) -> Message: ...
+@overload
+def value_message(value: Any, source: str, offset: int, line: int | None = None) -> Message | None: ...
 
 
 def value_message(value: Any, source: str, offset: int, line: int | None = None) -> Message | None:

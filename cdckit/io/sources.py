@@ -13,7 +13,8 @@ from __future__ import annotations
 import glob
 import os
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
+from collections.abc import Generator, Iterable, Iterator
 
 from .console import console_message
 from .files import file_messages, stream_messages_guarded
@@ -26,7 +27,7 @@ __all__ = ["iter_sources", "expand_paths", "looks_like_payload"]
 
 
 def iter_sources(source: Any, container: str | None = None,
-                 key_separator: str | None = None) -> Iterator[tuple[str, Iterator[Message]]]:
+                 key_separator: str | None = None) -> Iterator[tuple[str, Generator[Message, None, None]]]:
     """Yield ``(source name, messages)`` for each file or payload in ``source``.
 
     ``source`` may be a path (file, directory or glob), a list of
@@ -67,7 +68,7 @@ def iter_sources(source: Any, container: str | None = None,
 
 
 def _path_sources(specs: list[str], container: str | None,
-                  key_separator: str | None) -> Iterator[tuple[str, Iterator[Message]]]:
+                  key_separator: str | None) -> Iterator[tuple[str, Generator[Message, None, None]]]:
     for spec in specs:
         for path in expand_paths(spec):
             yield path, file_messages(path, container, key_separator)
@@ -109,7 +110,7 @@ def expand_paths(spec: str) -> list[str]:
     raise FileNotFoundError(f"no such file or directory: {spec}")
 
 
-def _iterable_messages(items: Iterable[Any], key_separator: str | None = None) -> Iterator[Message]:
+def _iterable_messages(items: Iterable[Any], key_separator: str | None = None) -> Generator[Message, None, None]:
     name = "<iterable>"
     for offset, item in enumerate(items):
         if isinstance(item, dict):

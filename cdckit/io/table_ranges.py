@@ -21,7 +21,8 @@ import csv
 import io
 import os
 import re
-from typing import IO, Any, Iterator
+from typing import IO, Any
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -78,8 +79,8 @@ def _parquet_range_batches(path: str, start: int, end: int) -> Iterator[Any]:
     import pyarrow.parquet as pq
 
     parquet = pq.ParquetFile(path)
-    groups, first = [], 0
-    at = 0
+    groups: list[int] = []
+    first = at = 0
     for index in range(parquet.metadata.num_row_groups):
         count = parquet.metadata.row_group(index).num_rows
         if at + count > start and at < end:

@@ -18,7 +18,8 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass, field
-from typing import IO, Any, Iterator
+from typing import IO, Any
+from collections.abc import Iterator
 
 from .. import values
 from .message import LineBlock, Message, error_message
@@ -50,13 +51,13 @@ def csv_messages(stream: IO[bytes], name: str, delimiter: str, fieldnames: list[
 
 def _csv_message(row: dict, name: str, offset: int, line: int, delimiter: str) -> Message:
     """The message of one row as :class:`csv.DictReader` gives it (``None`` keys the fields beyond the header)."""
-    clean = {k: (None if v == "" else v) for k, v in row.items()}
+    clean: dict[str | None, Any] = {k: (None if v == "" else v) for k, v in row.items()}
     if any(isinstance(v, str) and _has_surrogate(v) for v in (*clean.values(), *clean.keys())):
         raw = delimiter.join(v or "" for v in row.values() if isinstance(v, str))
         raw = raw.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         return error_message(name, offset, "invalid UTF-8 in CSV row", "invalid_utf8", raw, line)
     if None in clean:  # more fields than the header names
-        extra = clean.pop(None)  # type: ignore[call-overload]
+        extra = clean.pop(None)
         return error_message(name, offset, f"CSV row has {len(extra)} more fields than the header",
                              "damaged_input", values.dumps(clean), line)
     return unwrap_record(Message(clean, name, offset, line=line))
@@ -295,9 +296,9 @@ def _csv_parsed(stream: IO[bytes], name: str, delimiter: str, fieldnames: list[s
                     if plain and len(row) == width and (joined.isascii() or not _has_surrogate(joined)):
                         rows.append([None if v == "" else v for v in row])
                     else:
-                        full = dict(zip(names, row))
+                        full: dict[str | None, Any] = dict(zip(names, row))
                         if len(row) > width:
-                            full[None] = row[width:]  # type: ignore[index]
+                            full[None] = row[width:]
                         else:
                             full.update(dict.fromkeys(names[len(row):]))
                         messages[len(rows)] = _csv_message(full, name, offset + len(rows), line, delimiter)

@@ -14,7 +14,8 @@ UTF-8; a line that does not decode is quarantined on its own.
 
 from __future__ import annotations
 
-from typing import IO, Iterator
+from typing import IO
+from collections.abc import Iterator
 
 from .message import Message, error_message
 from .streams import HEAD, open_file, without_bom

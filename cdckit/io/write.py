@@ -13,7 +13,8 @@ from __future__ import annotations
 import csv
 import os
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from .. import values
 

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from typing import Any, Iterable, Mapping
+from typing import Any
+from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
@@ -130,7 +131,7 @@ class Capture:
     column_types: pd.DataFrame
 
     @classmethod
-    def of(cls, events: "pd.DataFrame | Capture") -> "Capture":
+    def of(cls, events: pd.DataFrame | Capture) -> Capture:
         """The capture a frame from ``cdckit.read`` carries in its ``attrs`` (empty parts where it has none);
         a capture itself as it is.
 
@@ -152,7 +153,7 @@ class Capture:
                    types if types is not None else column_types_frame([]))
 
     @classmethod
-    def combined(cls, captures: list["Capture"]) -> "Capture":
+    def combined(cls, captures: list[Capture]) -> Capture:
         """Several captures read as one: events and quarantines one after the other, reports added up."""
         from ..frame import empty_events
 
@@ -164,7 +165,7 @@ class Capture:
                    added_reports(c.report for c in captures),
                    pd.concat([c.column_types for c in captures], ignore_index=True))
 
-    def replace(self, events: pd.DataFrame) -> "Capture":
+    def replace(self, events: pd.DataFrame) -> Capture:
         """The same capture with other events (a selection of them): quarantine and report kept."""
         return dataclasses.replace(self, events=plain(events))
 
@@ -205,15 +206,15 @@ class Attached(str):
 
     frame: pd.DataFrame
 
-    def __new__(cls, frame: pd.DataFrame, text: str) -> "Attached":
+    def __new__(cls, frame: pd.DataFrame, text: str) -> Attached:
         attached = super().__new__(cls, text)
         attached.frame = frame
         return attached
 
-    def __deepcopy__(self, memo: Any = None) -> "Attached":
+    def __deepcopy__(self, memo: Any = None) -> Attached:
         return self
 
-    def __copy__(self) -> "Attached":
+    def __copy__(self) -> Attached:
         return self
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -230,7 +231,7 @@ class Attached(str):
     __hash__ = str.__hash__
 
 
-def quarantine(events: "pd.DataFrame | Capture") -> pd.DataFrame:
+def quarantine(events: pd.DataFrame | Capture) -> pd.DataFrame:
     """The quarantined messages of the read behind ``events`` (the frame ``cdckit.read`` returned, or one derived
     from it: a slice, a selection, a copy, a pickle), or of a :class:`Capture`: one row per message, with its
     source, offset, line, dialect, reason, ``reason_code`` and raw text. Empty for a frame no read made.
@@ -248,7 +249,7 @@ def quarantine(events: "pd.DataFrame | Capture") -> pd.DataFrame:
     return Capture.of(events).quarantine.copy(deep=False)
 
 
-def column_types_of(events: "pd.DataFrame | Capture") -> pd.DataFrame:
+def column_types_of(events: pd.DataFrame | Capture) -> pd.DataFrame:
     """The column types the dialects declared in the read behind ``events`` (found as :func:`quarantine` finds the
     quarantine): one row per declared column, :data:`cdckit.column_types.TYPE_COLUMNS`. Empty where the events
     hold none (a frame no read made, or read back from a Parquet file): the kinds are then inferred from values.
@@ -268,8 +269,9 @@ def column_types_of(events: "pd.DataFrame | Capture") -> pd.DataFrame:
 def _attached(value: Any) -> pd.DataFrame | None:
     """The frame an ``attrs`` value holds: an :class:`Attached`'s, a frame itself (set by hand), else None."""
     # Duck-typed, not isinstance: a module imported twice (pytest's importlib mode) makes two Attached classes.
-    if isinstance(value, str) and isinstance(getattr(value, "frame", None), pd.DataFrame):
-        return value.frame
+    frame = getattr(value, "frame", None)
+    if isinstance(value, str) and isinstance(frame, pd.DataFrame):
+        return frame
     if isinstance(value, pd.DataFrame):
         return pd.DataFrame(value)
     return None
@@ -307,7 +309,7 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
-def events_of(data: "Capture | pd.DataFrame") -> pd.DataFrame:
+def events_of(data: Capture | pd.DataFrame) -> pd.DataFrame:
     """The events of ``data``: a :class:`Capture`'s (carrying its parts in ``attrs``, as the functions
     that take events read them), or ``data`` itself. Every public function that takes events takes a
     capture through this.

@@ -19,6 +19,7 @@ JSON Lines block at a time through the dialect's batch decoder) and tells a
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -75,6 +76,12 @@ class MessageDecoder:
         self._batch_table: pa.Table | None = None
         self._held: list[Decoded] | None = [] if dialect is not None and dialect.settles else None
 
+    def _given(self) -> Dialect:
+        """The dialect given: the batch paths run only with one (:meth:`_batches`), as does settling."""
+        if self.dialect is None:
+            raise RuntimeError("no dialect was given: the batch paths need one")
+        return self.dialect
+
     # ------------------------------------------------------------ one message
 
     def message(self, msg: Message) -> None:
@@ -84,7 +91,7 @@ class MessageDecoder:
             return
         dialect = self.dialect
         first = self._attempt(dialect, msg) if dialect is not None else None
-        if first is not None and first[0] != "bad":
+        if dialect is not None and first is not None and first[0] != "bad":
             self._deliver(dialect, msg, first)
             return
         other = self._claimant(msg) if self.each or dialect is None else None
@@ -108,7 +115,7 @@ class MessageDecoder:
         else:
             _, reason, code, cause = first
             hint = self.hint(msg) if other is None else ""
-            self._bad(msg, dialect.name, reason + hint, code, cause)
+            self._bad(msg, None if dialect is None else dialect.name, reason + hint, code, cause)
 
     def _attempt(self, dialect: Dialect, msg: Message) -> tuple:
         """``("events", events)``, ``("skip", reason)`` or ``("bad", reason, code, cause)``; the column types
@@ -131,7 +138,8 @@ class MessageDecoder:
         if held is None:
             return
         self._held = []
-        found = self.dialect.settle(held)
+        dialect = self._given()  # a list of held messages only where the dialect settles
+        found = dialect.settle(held)
         for decoded in held:
             if decoded.events:
                 self.sink.events(decoded.message, decoded.dialect, decoded.events)
@@ -140,7 +148,7 @@ class MessageDecoder:
                                   decoded.skip or f"{decoded.dialect}: message without rows")
         keys = found.get("inferred_keys")
         if keys and held:
-            self.sink.inferred_keys(held[0].message.source, self.dialect.name, keys)
+            self.sink.inferred_keys(held[0].message.source, dialect.name, keys)
 
     def _given_up(self, dialect: Dialect) -> None:
         """Quarantine the messages ``dialect`` held (counted as skipped when they came) and gave up."""
@@ -265,22 +273,23 @@ class MessageDecoder:
                 msg.partition = partition
             return msg
 
-        decode = getattr(self.dialect, "decode_rows", None) if self.dialect is not None else None
+        dialect = self.dialect
+        decode = getattr(dialect, "decode_rows", None) if dialect is not None else None
         results = None
-        if decode is not None and count:
-            self.dialect.forget_declarations()
+        if dialect is not None and decode is not None and count:
+            dialect.forget_declarations()
             try:
                 results = decode(block.names, block.columns)
             except Exception:  # a fast path must never stop a read: the general decoder takes every row
                 results = None
-            self.dialect.forget_declarations()
+            dialect.forget_declarations()
         if results is None or len(results) != count:
             for index in range(count):
                 slow(index)
             return
         for index in block.messages:
             results[index] = None
-        pair_adjacent(results, self.sink, self._name)
+        pair_adjacent(results, self.sink, self._given().name)
         first = block.first_offset
         self._fast(results, range(first, first + count), [source] * count, [partition] * count, slow, light)
 
@@ -337,7 +346,7 @@ class MessageDecoder:
             self.message(record_message(values[index], keys[index], sources[index], offsets[index],
                                         partitions[index], None if topics is None else topics[index]))
 
-        keyed = self._batches() and self.dialect.uses_kafka_key
+        keyed = self._batches() and self._given().uses_kafka_key
         chosen = [i for i in range(count) if (keyed or keys[i] is None) and isinstance(values[i], (bytes, bytearray))]
         found = self._batch([bytes(values[i]) for i in chosen],
                             [_key_text(keys[i]) for i in chosen] if keyed else None,
@@ -369,7 +378,8 @@ class MessageDecoder:
             return None
         dialect.forget_declarations()  # what decode() last declared came before or among these lines
         columnar = getattr(dialect, "decode_columns", None)
-        decode = dialect.decode_lines if columnar is None else columnar
+        decode: Callable[..., Any] = dialect.decode_lines if columnar is None else columnar
+        results: Any
         try:
             named = dialect.uses_kafka_topic and topics is not None and any(t is not None for t in topics)
             if dialect.uses_kafka_key and keys is not None and any(key is not None for key in keys):
@@ -393,7 +403,7 @@ class MessageDecoder:
         return results
 
     def _fast(self, results: list, offsets: Any, sources: list, partitions: list, slow: Any, light: Any,
-              declared: list[tuple] = ()) -> None:  # type: ignore[assignment]
+              declared: Sequence[tuple] = ()) -> None:
         """Hand the batch decoder's rows to the sink in runs of one source, in input order (the partitions of
         a run's rows reach the sink as a column when they differ: a multi-partition capture interleaves them);
         a message it handed back (None) goes to ``slow``. An update half (an :class:`Event`) stays in its
@@ -429,7 +439,7 @@ class MessageDecoder:
     def _interleaved(self, slow: Any, declared: list[tuple], offsets: Any, sources: list) -> Any:
         """``slow`` that first hands the sink the batch's declarations up to its message, and has the
         dialect forget its last declarations; ``slow(len(results))`` hands the rest only."""
-        sink, dialect, count = self.sink, self.dialect, len(sources)
+        sink, dialect, count = self.sink, self._given(), len(sources)
         name = dialect.name
         at = 0
 
@@ -453,7 +463,7 @@ class MessageDecoder:
         rows costs more than them."""
         if lo >= hi:
             return
-        name, sink = self._name, self.sink
+        name, sink = self._given().name, self.sink
         if hi - lo <= _SHORT_RUN:
             for index in range(lo, hi):
                 result = results[index]
@@ -465,12 +475,12 @@ class MessageDecoder:
                     sink.read(name, 1)
                     sink.events(light(index), name, [])
                     continue
-                rows = [result] if isinstance(result, tuple) else result  # a tuple or a FastRow: one event
-                if any(row_problem(row) for row in rows):
+                events = [result] if isinstance(result, tuple) else result  # a tuple or a FastRow: one event
+                if any(row_problem(row) for row in events):
                     slow(index)
                 else:
                     sink.read(name, 1)
-                    sink.events(light(index), name, [Event(*row) for row in rows])
+                    sink.events(light(index), name, [Event(*row) for row in events])
             return
         rows: list[tuple] = []
         row_offsets: list[int] = []
@@ -528,7 +538,7 @@ class _TableRuns:
     (their rows passed the frame's checks as Arrow built it), any other run as :meth:`MessageDecoder._run` takes it.
     Runs come in input order, each all table rows or none."""
 
-    def __init__(self, decoder: "MessageDecoder", table: pa.Table) -> None:
+    def __init__(self, decoder: MessageDecoder, table: pa.Table) -> None:
         self.decoder, self.table, self.at = decoder, table, 0
 
     def run(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
@@ -540,8 +550,9 @@ class _TableRuns:
             return
         count, decoder = hi - lo, self.decoder
         rows, self.at = self.table.slice(self.at, count), self.at + count
-        decoder.sink.read(decoder._name, count)
-        decoder.sink.rows(rows, decoder._name, sources[lo], list(offsets[lo:hi]), count,
+        name = decoder._given().name
+        decoder.sink.read(name, count)
+        decoder.sink.rows(rows, name, sources[lo], list(offsets[lo:hi]), count,
                           _run_partition(partitions, lo, hi), [], [True] * count)
 
 

@@ -15,7 +15,8 @@ import html
 import itertools
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import pandas as pd
 
@@ -178,18 +179,18 @@ def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None, *
     ranked = sorted(totals.items(), key=lambda item: (-item[1], first_seen[item[0]]))
     winner, total = ranked[0]
     runner, runner_total = ranked[1] if len(ranked) > 1 else (None, None)
-    if ties == "raise" and runner is not None and abs(total - runner_total) < 1e-9:
+    if ties == "raise" and runner is not None and runner_total is not None and abs(total - runner_total) < 1e-9:
         raise AmbiguousDialectError(
             f"the input fits {winner} and {runner} equally well; pass dialect= to choose", (winner, runner)
         )
     confidence = round(total / looked, 4)
     runner_confidence = round(runner_total / looked, 4) if runner_total is not None else None
     if confidence < FLOOR:
-        second = f"; runner-up {runner} ({runner_confidence:.2f})" if runner else ""
+        runner_text = f"; runner-up {runner} ({runner_confidence:.2f})" if runner else ""
         raise UnknownDialectError(
             f"unknown: no dialect is sure of this input; the best guess, {winner}, scores {confidence:.2f} over "
-            f"{looked} message(s), below the floor of {FLOOR:.2f}{second}", tried, best=(winner, confidence),
-            runner_up=(runner, runner_confidence) if runner else None)
+            f"{looked} message(s), below the floor of {FLOOR:.2f}{runner_text}", tried, best=(winner, confidence),
+            runner_up=(runner, runner_confidence) if runner and runner_confidence is not None else None)
     return Detection(
         dialect=winner,
         confidence=confidence,

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import replace
-from typing import Any, Hashable, Iterator
+from typing import Any
+from collections.abc import Hashable, Iterator
 
 from ..frame import Event, FastRow, event_row, row_problem
 

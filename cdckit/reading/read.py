@@ -21,8 +21,8 @@ import os
 import pathlib
 import shutil
 import warnings
-from collections.abc import Sized
-from typing import Any, Iterator
+from collections.abc import Generator, Iterator, Sequence, Sized
+from typing import Any, Literal, overload
 
 import pandas as pd
 import pyarrow as pa
@@ -48,6 +48,65 @@ from .source_decoding import SourceVerdict, decode_file_range, decode_source, so
 
 __all__ = ["read", "ChunkedRead", "exported_events", "holds_exported_events"]
 
+
+@overload
+def read(
+    source: Any,
+    dialect: str | None = None,
+    errors: str = "quarantine",
+    *,
+    chunksize: None = None,
+    container: str | None = None,
+    tz: str | None = None,
+    unavailable_value: str | tuple[str, ...] | list[str] = (),
+    key_separator: str | None = None,
+    sample: int = DEFAULT_SAMPLE,
+    workers: int | None = None,
+    capture: Literal[False] = False,
+    keys: Keys | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame: ...
+
+
+@overload
+def read(
+    source: Any,
+    dialect: str | None = None,
+    errors: str = "quarantine",
+    *,
+    chunksize: None = None,
+    container: str | None = None,
+    tz: str | None = None,
+    unavailable_value: str | tuple[str, ...] | list[str] = (),
+    key_separator: str | None = None,
+    sample: int = DEFAULT_SAMPLE,
+    workers: int | None = None,
+    capture: Literal[True],
+    keys: Keys | None = None,
+    progress: bool | None = None,
+) -> Capture: ...
+
+
+@overload
+def read(
+    source: Any,
+    dialect: str | None = None,
+    errors: str = "quarantine",
+    *,
+    chunksize: int,
+    container: str | None = None,
+    tz: str | None = None,
+    unavailable_value: str | tuple[str, ...] | list[str] = (),
+    key_separator: str | None = None,
+    sample: int = DEFAULT_SAMPLE,
+    workers: int | None = None,
+    capture: bool = False,
+    keys: Keys | None = None,
+    progress: bool | None = None,
+) -> ChunkedRead: ...
+
+
+@overload
 def read(
     source: Any,
     dialect: str | None = None,
@@ -61,9 +120,27 @@ def read(
     sample: int = DEFAULT_SAMPLE,
     workers: int | None = None,
     capture: bool = False,
-    keys: "Keys | None" = None,
+    keys: Keys | None = None,
     progress: bool | None = None,
-) -> "pd.DataFrame | Capture | ChunkedRead":
+) -> pd.DataFrame | Capture | ChunkedRead: ...
+
+
+def read(
+    source: Any,
+    dialect: str | None = None,
+    errors: str = "quarantine",
+    *,
+    chunksize: int | None = None,
+    container: str | None = None,
+    tz: str | None = None,
+    unavailable_value: str | tuple[str, ...] | list[str] = (),
+    key_separator: str | None = None,
+    sample: int = DEFAULT_SAMPLE,
+    workers: int | None = None,
+    capture: bool = False,
+    keys: Keys | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame | Capture | ChunkedRead:
     """Decode a capture into the canonical event frame.
 
     Args:
@@ -169,7 +246,7 @@ def holds_exported_events(source: Any) -> bool:
     return isinstance(source, (str, os.PathLike)) and os.path.exists(source) and is_events_file(source)
 
 
-def exported_events(path: str | os.PathLike[str], capture: bool = False) -> "pd.DataFrame | Capture":
+def exported_events(path: str | os.PathLike[str], capture: bool = False) -> pd.DataFrame | Capture:
     """Canonical events cdckit wrote, read back as they are (no dialect detection), with a report that
     counts each event as a message and an empty quarantine (a :class:`~cdckit.reading.capture.Capture` when
     ``capture=True``)."""
@@ -191,13 +268,13 @@ class ChunkedRead:
     last frame, ``report``, ``quarantine`` and ``column_types`` cover the whole read.
     """
 
-    def __init__(self, job: "_ReadJob", source: Any, chunksize: int, keys: "Keys | None" = None) -> None:
+    def __init__(self, job: _ReadJob, source: Any, chunksize: int, keys: Keys | None = None) -> None:
         self._job = job
         self._keys = keys
         self._tables = job.tables(source, chunksize)
         self._quarantine_seen = 0
 
-    def __iter__(self) -> "ChunkedRead":
+    def __iter__(self) -> ChunkedRead:
         return self
 
     def close(self) -> None:
@@ -269,7 +346,7 @@ class _ReadJob(FrameSink):
 
     # ------------------------------------------------------------ the loop
 
-    def tables(self, source: Any, size: int | None) -> Iterator[pa.Table]:
+    def tables(self, source: Any, size: int | None) -> Generator[pa.Table, None, None]:
         """Arrow tables of at most ``size`` events (None: as they come, any size); pairs and accounts as it
         goes.
 
@@ -299,7 +376,7 @@ class _ReadJob(FrameSink):
                 head = list(itertools.islice(messages, self.sample))
                 verdict = self._verdict(name, head)
                 count, kind = self._worker_count(name)
-                if count > 1 and not registry.flag(verdict.dialect, "whole_files"):
+                if count > 1 and kind is not None and not registry.flag(verdict.dialect, "whole_files"):
                     messages.close()
                     yield from self._in_workers(name, kind, verdict, count, size)
                     continue
@@ -307,14 +384,16 @@ class _ReadJob(FrameSink):
         for event, msg in self.pairer.drain():
             self.pending -= 1
             self.bad(msg, self.sources.get(msg.source), unpaired_reason(event), "unpaired_half")
-        if size is None and len(builder):
-            table = builder.to_arrow()
-            builder.clear()
-            yield table
-        while len(builder):
-            yield builder.take(size)
+        if size is None:
+            if len(builder):
+                table = builder.to_arrow()
+                builder.clear()
+                yield table
+        else:
+            while len(builder):
+                yield builder.take(size)
 
-    def _source_here(self, name: str, messages: Iterator[Message], head: list[Message], verdict: SourceVerdict,
+    def _source_here(self, name: str, messages: Generator[Message, None, None], head: list[Message], verdict: SourceVerdict,
                      size: int | None) -> Iterator[pa.Table]:
         """Decode a source in the calling process, through this read's own sink."""
         builder = self.builder
@@ -456,7 +535,7 @@ class _ReadJob(FrameSink):
                     with gc_resumed():
                         yield table
 
-    def placed(self, table: pa.Table, halves: list[tuple]) -> pa.Table:
+    def placed(self, table: pa.Table, halves: Sequence[tuple]) -> pa.Table:
         """Events (a worker's, or a batch decoder's run) with the updates their halves complete, each
         placed after the events that came before its second half."""
         merged = FrameBuilder()

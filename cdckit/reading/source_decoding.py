@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import itertools
 import os
-from typing import Any, Iterator, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Generator, Iterator
 
 from .decoding import MessageDecoder
 from .sinks import Sink
@@ -86,7 +87,7 @@ def block_container(name: str, container: str | None, options: DialectOptions) -
     return found if found in ("jsonl", "json", "csv", "parquet") else None
 
 
-def decode_source(name: str, messages: Iterator[Message], head: list[Message], verdict: SourceVerdict,
+def decode_source(name: str, messages: Generator[Message, None, None], head: list[Message], verdict: SourceVerdict,
                   sink: Sink, options: DialectOptions, container: str | None) -> Iterator[None]:
     """Decode every message of a source (``head``, its first messages already read, then the rest of
     ``messages``) into ``sink``; yields after each block or message, so that the caller can hand on what

@@ -46,7 +46,8 @@ import time
 import uuid
 import weakref
 from concurrent.futures import Executor, ProcessPoolExecutor
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
 
 import pyarrow as pa
 
@@ -102,7 +103,7 @@ class FileUnits(list):
     """The units of one file (a list), owning the folder of a gzip file's decompressed copy: removed by
     :meth:`close` (or ``with``), else when the list is dropped (the read ended, or failed) or at exit."""
 
-    def __init__(self, units: list[dict[str, Any]] = (), folder: str | None = None) -> None:
+    def __init__(self, units: Iterable[dict[str, Any]] = (), folder: str | None = None) -> None:
         super().__init__(units)
         self._folder = folder
         self._removal = weakref.finalize(self, shutil.rmtree, folder, True) if folder else None
@@ -118,7 +119,7 @@ class FileUnits(list):
             self._removal = None
         return self._folder
 
-    def __enter__(self) -> "FileUnits":
+    def __enter__(self) -> FileUnits:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -147,13 +148,14 @@ def file_units(path: str, container: str, dialect: str | None, unknown: str | No
     if is_gzip(path):
         folder = tempfile.mkdtemp(prefix="cdckit-")
         try:
-            plain = gunzipped(path, folder)
+            unpacked = gunzipped(path, folder)
         except BaseException:
             shutil.rmtree(folder, True)
             raise
-        if plain is None:  # damaged: the whole read says where
+        if unpacked is None:  # damaged: the whole read says where
             shutil.rmtree(folder, True)
             return FileUnits(whole)
+        plain = unpacked
     units = FileUnits(folder=folder)
     size = os.path.getsize(plain)
     pieces = max(1, math.ceil(math.ceil(size / (range_bytes or RANGE_BYTES)) / workers) * workers)
@@ -328,7 +330,7 @@ class RangeSink(FrameSink):
         self._paired.add(identity(event, dialect))
         self.skipped_reasons[PAIRED] += 1
 
-    def placed(self, table: pa.Table, halves: list[tuple]) -> pa.Table:
+    def placed(self, table: pa.Table, halves: Sequence[tuple]) -> pa.Table:
         start = len(self.builder)
         for position, msg, dialect, event in halves:
             self._offer(start + position, msg, dialect, event)
@@ -431,7 +433,7 @@ def pool(workers: int) -> Executor:
     return ProcessPoolExecutor(workers, mp_context=context)
 
 
-def planned_units(executor: Executor, *args: Any, **options: Any) -> "FileUnits":
+def planned_units(executor: Executor, *args: Any, **options: Any) -> FileUnits:
     """:func:`file_units` worked out in a worker process (a gzip file is decompressed there, an array's or a
     CSV file's cuts found there), so the calling process only waits."""
     units, folder = executor.submit(_units_planned, *args, **options).result()

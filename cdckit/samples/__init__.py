@@ -29,7 +29,7 @@ DATA = Path(__file__).parent / "data"
 _list = list
 
 
-def list() -> "_list[str]":  # noqa: A001 - mirrors itables' sample_dfs naming
+def list() -> _list[str]:  # noqa: A001 - mirrors itables' sample_dfs naming
     """Names of all sample files, as ``"<dialect>/<file>"``."""
     return sorted(str(p.relative_to(DATA)) for p in DATA.rglob("*") if p.is_file() and not p.name.startswith("."))
 

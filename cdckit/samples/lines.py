@@ -11,6 +11,8 @@ to a file). About 740 bytes per Debezium line and 400 per Canal line.
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 
 __all__ = ["SYNTHETIC_START_MS", "debezium_line", "canal_line"]
@@ -21,7 +23,7 @@ SYNTHETIC_START_MS = 1_700_000_000_000
 
 def debezium_line(i: int) -> bytes:
     """The ``i``-th change of a customers table (MySQL connector, unwrapped); every fourth an update."""
-    row = {"id": i, "first_name": f"first{i % 977}", "last_name": f"last{i % 541}", "email": f"user{i}@example.com",
+    row: dict[str, Any] = {"id": i, "first_name": f"first{i % 977}", "last_name": f"last{i % 541}", "email": f"user{i}@example.com",
            "balance": round(i * 0.37 % 10_000, 2), "tier": ("bronze", "silver", "gold")[i % 3],
            "street": f"{i % 9000 + 1} Long Street", "city": ("Lisbon", "Osaka", "Quito", "Tromsø")[i % 4],
            "phone": f"+351 21 {i % 1_000_000:06d}", "company": f"Company {i % 3000} Ltd",

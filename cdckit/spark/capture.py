@@ -33,7 +33,7 @@ __all__ = ["SparkCapture", "capture_of"]
 # the capture behind each events frame a plain read or decode returned (see capture_of)
 # (the combined frame, not the capture: a capture holds its events, and a value that holds its weak key
 # would keep the entry, and the frames, alive for good)
-_BEHIND: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+_BEHIND: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
 @dataclasses.dataclass(frozen=True)

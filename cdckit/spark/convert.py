@@ -13,7 +13,8 @@ Example (starts Spark, so not run as a doctest)::
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
+from collections.abc import Callable
 
 import pandas as pd
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 
@@ -101,18 +102,17 @@ class _CombinedSink(Sink):
         self.extras.extend([_MORE] * (len(events) - 1))
 
     def rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int,
-             partition: int | list[int | None] | None, halves: list[tuple] = (),  # type: ignore[assignment]
+             partition: int | list[int | None] | None, halves: Sequence[tuple] = (),
              firsts: list[bool] | None = None) -> None:
-        each = isinstance(partition, list)  # one per row: partitions interleave
         start = 0
         for position, msg, _, event in halves:  # each half in its place, between the rows around it
             self._rows(table.slice(start, position - start), dialect, source, offsets[start:position],
                        None if firsts is None else firsts[start:position],
-                       partition[start:position] if each else partition)
+                       partition[start:position] if isinstance(partition, list) else partition)
             self.half(msg, dialect, event)
             start = position
         self._rows(table.slice(start), dialect, source, offsets[start:], None if firsts is None else firsts[start:],
-                   partition[start:] if each else partition)
+                   partition[start:] if isinstance(partition, list) else partition)  # a list: one per row
 
     def _rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], firsts: list[bool] | None,
               partition: int | list[int | None] | None) -> None:
@@ -275,7 +275,7 @@ def _placed(spark: Any, units: list[dict[str, Any]], parallelism: int = 1) -> li
     runs = [ranges[task * len(ranges) // tasks:(task + 1) * len(ranges) // tasks] for task in range(tasks)]
     rows = spark.range(0, tasks, 1, tasks).mapInArrow(_range_counter(runs), "messages long, lines long").collect()
     counts = dict(zip(counted, rows))
-    placed = []
+    placed: list[dict[str, Any]] = []
     for index, unit in enumerate(units):
         if unit["first_offset"] is None:
             before, found = placed[-1], counts[index - 1]
@@ -333,7 +333,7 @@ def _decode_unit(unit: dict[str, Any], options: DialectOptions) -> Iterator[pa.R
     yield from _last_batches(decoder, sink)
 
 
-def _last_batches(decoder: MessageDecoder, sink: "_CombinedSink") -> Iterator[pa.RecordBatch]:
+def _last_batches(decoder: MessageDecoder, sink: _CombinedSink) -> Iterator[pa.RecordBatch]:
     """What a task's decoder and sink still hold when its input ends."""
     decoder.finish()
     sink.finish()
@@ -348,7 +348,7 @@ _UNIT_FIELDS = ["path", "container", "dialect", "unknown", "start", "end", "firs
 def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = None, container: str | None = None,
          split_bytes: int = SPLIT_BYTES, split_messages: int | None = None, sample: int = DEFAULT_SAMPLE,
          capture: bool = False, unavailable_value: str | tuple[str, ...] | list[str] = (),
-         keys: "Keys | None" = None, key_separator: str | None = None) -> Any:
+         keys: Keys | None = None, key_separator: str | None = None) -> Any:
     """Decode files into a Spark DataFrame with exactly the canonical columns (a
     :class:`~cdckit.spark.capture.SparkCapture` of events, quarantine and report when ``capture=True``).
 
@@ -439,7 +439,7 @@ def _stream_runs(sources: list, partitions: list) -> list[tuple[int, int]]:
 
 def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialect: str | None = None, *,
            tz: str | None = None, sample: int = DEFAULT_SAMPLE, capture: bool = False,
-           unavailable_value: str | tuple[str, ...] | list[str] = (), keys: "Keys | None" = None) -> Any:
+           unavailable_value: str | tuple[str, ...] | list[str] = (), keys: Keys | None = None) -> Any:
     """Decode a DataFrame of messages (Kafka-shaped) into the canonical Spark DataFrame (a
     :class:`~cdckit.spark.capture.SparkCapture` when ``capture=True``).
 
@@ -520,8 +520,9 @@ def _pair_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
             index = halves.schema.get_field_index(name)
             halves = halves.set_column(index, name, pc.cast(halves.column(name), pa.int64()))
         for row in halves.to_pylist():
-            event = Event(*(_ns(row[f]) if f in ("event_time", "emit_time") else row[f] for f in EVENT_FIELDS),
-                          half=row["_half"])
+            fields: dict[str, Any] = {f: _ns(row[f]) if f in ("event_time", "emit_time") else row[f]
+                                      for f in EVENT_FIELDS}
+            event = Event(**fields, half=row["_half"])
             paired = pairer.offer(event, row, row["dialect"])
             if paired is None:
                 continue

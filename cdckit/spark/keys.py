@@ -33,7 +33,7 @@ __all__ = ["with_keys", "given_keys"]
 def _key_texts(images: pd.Series, columns: pd.Series) -> pd.Series:
     """Per row, the key text of ``images`` (JSON object texts) in the ``columns`` (a JSON array text) named."""
     parsed: dict[str, list[str]] = {}
-    out = []
+    out: list[str | None] = []
     for image, named in zip(images.tolist(), columns.tolist()):
         if not isinstance(image, str) or not isinstance(named, str):
             out.append(None)

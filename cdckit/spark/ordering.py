@@ -160,7 +160,8 @@ def key_findings(changes: DataFrame, snapshot: DataFrame, stream: list[str]) -> 
               .when(F.col("op").isin("update", "delete") & previous_op.isNull() & F.col("_snap__table").isNotNull(),
                     F.concat("op", F.lit(" of a key the snapshot did not have"))))
 
-    def found(name: str, when: Column, other: str, text: Column = F.lit(None)) -> Column:
+    def found(name: str, when: Column, other: str, text: Column | None = None) -> Column:
+        text = F.lit(None) if text is None else text
         pointer = F.struct(*[F.col(other)[c].alias(c) for c in ("source", "offset", "seq")])
         return F.when(when, F.struct(F.lit(name).alias("finding"), pointer.alias("other"),
                                      text.cast("string").alias("detail")))
@@ -297,7 +298,8 @@ def lag_summary(frame: DataFrame) -> pd.DataFrame:
         points.alias("_p"), F.max(lag).alias("max_s"), F.avg(lag).alias("mean_s"))
     summary = summary.select("table", "events", "negative", "min_s", F.col("_p")[0].alias("p50_s"),
                              F.col("_p")[1].alias("p90_s"), F.col("_p")[2].alias("p99_s"), "max_s", "mean_s")
-    out = summary.toPandas().sort_values("table").reset_index(drop=True)
+    lags: pd.DataFrame = summary.toPandas()
+    out = lags.sort_values("table").reset_index(drop=True)
     return out[list(LAG_COLUMNS)].astype(LAG_COLUMNS)
 
 
@@ -331,8 +333,8 @@ def order_report(events: DataFrame, quarantine: DataFrame | None = None, by: str
     summary are collected.
     """
     stream = stream_columns(by)
-    meta = events.agg(F.collect_set("dialect").alias("dialects"),
-                      F.sum(F.col("seq").isNull().cast("long")).alias("unsequenced")).first()
+    (meta,) = events.agg(F.collect_set("dialect").alias("dialects"),  # one row: an aggregate of the whole frame
+                         F.sum(F.col("seq").isNull().cast("long")).alias("unsequenced")).collect()
     dialects = list(meta["dialects"])
     frame = narrow(events, fill=bool(meta["unsequenced"])).cache()
     try:
@@ -348,7 +350,8 @@ def order_report(events: DataFrame, quarantine: DataFrame | None = None, by: str
         rows = parts[0]
         for part in parts[1:]:
             rows = rows.unionByName(part)
-        found = rows.toPandas().astype({**FINDING_COLUMNS, "_dialect": "string", "_usual": "float64"})
+        collected: pd.DataFrame = rows.toPandas()
+        found = collected.astype({**FINDING_COLUMNS, "_dialect": "string", "_usual": "float64"})
         return report_from_rows(_details(found), lag_summary(frame), by)
     finally:
         frame.unpersist()

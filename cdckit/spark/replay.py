@@ -196,9 +196,9 @@ def survey(changes: DataFrame, order: str) -> dict[str, Table]:
         keyless, moved = any(r["keyless"] for r in rows), any(r["moved"] for r in rows)
         truncated, keyed = any(r["truncated"] for r in rows), any(r["keyed"] for r in rows)
         # merged only where images differ in their columns (otherwise merging is replacing), as in pandas
-        shapes = {tuple(sorted(names)) for r in rows for names in (r["first"]["b"], r["first"]["a"]) if names}
+        image_shapes = {tuple(sorted(names)) for r in rows for names in (r["first"]["b"], r["first"]["a"]) if names}
         tables[name] = Table(name, replay.column_order(ranks), {c: _spark_type(k) for c, k in kinds.items()},
-                             partial=bool(is_partial(lead["d"])) and len(shapes) > 1,
+                             partial=bool(is_partial(lead["d"])) and len(image_shapes) > 1,
                              walked=moved or (truncated and keyed),  # keyless rows: see _keyless_counts
                              keyless=keyless, keyed=keyed, truncated=truncated,
                              versions=any(r["versions"] for r in rows),
@@ -236,7 +236,8 @@ def _kind(variant_type: str) -> str:
 
 
 def _spark_type(kinds: set[str]) -> T.DataType:
-    """The column type for the JSON kinds seen in it: numbers widen (long, exact decimal, double); other mixes are text."""
+    """The column type for the JSON kinds seen in it: numbers widen (long, exact decimal, double); other mixes are
+    text."""
     kinds = kinds - {"null"}
     if kinds == {"long"}:
         return T.LongType()
@@ -491,10 +492,10 @@ def materialize(events: DataFrame, as_of: Any = None, order: str = "seq", types:
             states[name] = table.typed(_state_of(changes, table, counts))
     kept = [n for n, t in tables.items() if not t.walked]
     counted = counts.problems([n for n in counts.tables if n in kept])
-    keyed = _problems(prepared, kept).unionByName(counted).toPandas()
+    keyed: pd.DataFrame = _problems(prepared, kept).unionByName(counted).toPandas()
     # toPandas gives a struct as a dict (with Arrow) or a Row: its values, in field order, are the position
     keyed["_sort"] = _places([tuple(p.values()) if isinstance(p, dict) else tuple(p) for p in keyed.pop("_position")])
-    walked_problems = walked.filter(F.col("kind") == "problem").toPandas()
+    walked_problems: pd.DataFrame = walked.filter(F.col("kind") == "problem").toPandas()
     walked_problems["_sort"] = _places(walked_problems.pop("pos").tolist())
     problems = pd.concat([keyed, walked_problems[[*replay.PROBLEM_COLUMNS, "_sort"]]], ignore_index=True)
     problems = problems.sort_values(["table", "source", "offset", "_sort"], kind="stable")
@@ -571,13 +572,14 @@ def history(events: DataFrame, table: str, key: Any, order: str = "seq", *, keys
     for pair in pairs:  # a delete and an insert of another key at one seq: maybe a key update (see rekeyed_tables)
         for one in pair["keys"]:
             linked.setdefault(one, set()).update(k for k in pair["keys"] if k != one)
-    keys, todo = set(), [replay.given_key_text(key)]
+    joined: set[str] = set()
+    todo = [replay.given_key_text(key)]
     while todo:  # every key joined to this one by key changes: their rows flow into it
         current = todo.pop()
-        if current not in keys:
-            keys.add(current)
+        if current not in joined:
+            joined.add(current)
             todo.extend(linked.get(current, ()))
-    small = frame.filter(F.col("key").isin(*sorted(keys)) | (F.col("op") == "truncate")).drop("_table").toPandas()
+    small: pd.DataFrame = frame.filter(F.col("key").isin(*sorted(joined)) | (F.col("op") == "truncate")).drop("_table").toPandas()
     for column in ("event_time", "emit_time"):  # Spark hands back UTC wall times without the zone
         small[column] = pd.to_datetime(small[column]).dt.tz_localize("UTC")
     small["partition"] = small["partition"].astype("Int64")

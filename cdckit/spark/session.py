@@ -42,7 +42,8 @@ import threading
 import zipfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from ..errors import SparkSetupError
 

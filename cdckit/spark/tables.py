@@ -21,7 +21,8 @@ digits: a wider decimal is its exact text.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
 
 import pandas as pd
 import pyarrow as pa

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["ordering"]
 
 
-def ordering(events: pd.DataFrame, report: "OrderReport | None" = None, *,
+def ordering(events: pd.DataFrame, report: OrderReport | None = None, *,
              max_points: int = MAX_POINTS) -> go.Figure:
     """Arrival position (x) against position in seq order (y), with the inversions in red.
 
@@ -81,7 +81,8 @@ def ordering(events: pd.DataFrame, report: "OrderReport | None" = None, *,
                     + f"<br>{escaped_text(where_text(src, o))} seq {escaped_text(seq)}<br>arrival #{a}, seq order #{s}")
             if extra:
                 osrc, ooff, oseq = other[(as_text(src), int(o))]
-                text += f"<br>arrived after {escaped_text(where_text(osrc, ooff))} (seq {escaped_text(oseq)}), a later change to the same row"
+                text += (f"<br>arrived after {escaped_text(where_text(osrc, ooff))} (seq {escaped_text(oseq)}), "
+                         "a later change to the same row")
             out.append(text)
         return as_strings(out)
 

@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any, Hashable
+from typing import Any
+from collections.abc import Hashable
 
 import numpy as np
 import pandas as pd
@@ -59,7 +60,7 @@ from .timelines import timeline_figure
 
 # The explorer is the ``cdckit[viz]`` extra: its widget class is built on ipywidgets, its timeline is a plotly
 # FigureWidget (an anywidget), so this module needs them when it is imported (``cdckit.explore`` imports it).
-widgets = require("ipywidgets", "viz", what="cdckit.explore")
+widgets: Any = require("ipywidgets", "viz", what="cdckit.explore")  # (untyped: its classes are Any to the checker)
 require("anywidget", "viz", what="cdckit.explore")
 go = require("plotly.graph_objects", "viz", what="cdckit.explore")
 

@@ -28,7 +28,8 @@ import gzip
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pandas as pd
 
@@ -56,7 +57,8 @@ UNPACK_JS = """const unpack = async (b64) => {
 
 # An ES module that unpacks the gzip-compressed DataTables bundle, adds its style to the page and offers
 # the bundle's exports (itables' loader imports this module as the bundle itself).
-_STUB = """// DataTables for itables {version}, gzip-compressed and base64-encoded by cdckit (cdckit/viz/interactive.py).
+_STUB = """// DataTables for itables {version}, gzip-compressed and base64-encoded by cdckit
+// (cdckit/viz/interactive.py).
 {unpack}
 const style = document.createElement("style");
 style.textContent = await unpack("{css}");
@@ -97,7 +99,7 @@ def _gzip64(text: str) -> str:
     return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bundle() -> str:
     """The compact offline DataTables bundle: an ES module offering what itables' own bundle offers.
 

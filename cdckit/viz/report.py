@@ -36,7 +36,8 @@ import html
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -458,8 +459,8 @@ def _diffs_section(events: pd.DataFrame, sample_diffs: int) -> str:
 # --------------------------------------------------------------------------- the page
 
 
-def build_report(events: "Capture | pd.DataFrame", *, title: str | None = None, sources: list[str] | None = None,
-                 sample_diffs: int = SAMPLE_DIFFS, max_points: int = REPORT_POINTS, keys: "Keys | None" = None) -> str:
+def build_report(events: Capture | pd.DataFrame, *, title: str | None = None, sources: list[str] | None = None,
+                 sample_diffs: int = SAMPLE_DIFFS, max_points: int = REPORT_POINTS, keys: Keys | None = None) -> str:
     """The report page of a capture (or decoded ``events``) as one HTML string (DataTables and plotly.js
     inline, compressed).
 
@@ -512,7 +513,7 @@ def build_report(events: "Capture | pd.DataFrame", *, title: str | None = None, 
 
 def write_report(source: Any, path: str | os.PathLike[str], *, dialect: str | None = None,
                  overwrite: bool = False, title: str | None = None,
-                 events: "Capture | pd.DataFrame | None" = None, keys: "Keys | None" = None) -> Any:
+                 events: Capture | pd.DataFrame | None = None, keys: Keys | None = None) -> Any:
     """Read ``source`` (anything :func:`cdckit.read` takes) and write its report to ``path``.
 
     The page is written to a temporary file and renamed into place; an

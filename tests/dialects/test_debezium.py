@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 import pytest
 from validator import assert_round_trip, assert_rows, assert_shop, read_clean, row
@@ -291,7 +292,7 @@ def test_avro_json_bytes_nested_in_records_are_base64_as_top_level_bytes_are():
     assert json.loads(read_clean([json.dumps(row_like)])["after"].iloc[0]) == {"scale": 2, "value": "text"}
 
 
-def _decimal_capture(digits: int, scale: int, mode: str) -> tuple[str, "Decimal"]:
+def _decimal_capture(digits: int, scale: int, mode: str) -> tuple[str, Decimal]:
     """A wrapped Debezium PostgreSQL capture of one numeric value of ``digits`` digits, ``scale`` after the point,
     as ``decimal.handling.mode`` ``mode`` writes it (precise: Connect Decimal bytes, variable:
     VariableScaleDecimal, string: the digits as text), two lines (so the batch decoder reads them too)."""

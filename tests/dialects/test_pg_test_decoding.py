@@ -48,7 +48,7 @@ class Txn:
         self.offset, self.xid, self.base, self.rows = offset, xid, base, []
         self.add(offset, "begin", "BEGIN")
 
-    def add(self, offset: int, op: str, op_raw: str, **fields) -> "Txn":
+    def add(self, offset: int, op: str, op_raw: str, **fields) -> Txn:
         fields.setdefault("txn_id", self.xid)
         self.rows.append(row(offset, op, op_raw, seq=seq(self.base, len(self.rows) + 1), **fields))
         return self

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Iterable
+from collections.abc import Iterable
 
 import duckdb
 import numpy as np

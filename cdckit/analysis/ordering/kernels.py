@@ -24,7 +24,8 @@ True
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -90,9 +91,11 @@ def _rows(name: str, frame: pd.DataFrame, at: np.ndarray, other: np.ndarray | No
     if len(at) == 0:
         return finding_frame([])
     data: dict[str, Any] = {"finding": np.full(len(at), name, dtype=object)}
-    fields = {**_AT_FIELDS, **(_OTHER_FIELDS if other is not None else {})}
-    for column, field in fields.items():
-        data[column] = _take(frame, field, at if column in _AT_FIELDS else other)
+    for column, field in _AT_FIELDS.items():
+        data[column] = _take(frame, field, at)
+    if other is not None:
+        for column, field in _OTHER_FIELDS.items():
+            data[column] = _take(frame, field, other)
     for column, values in extra.items():
         data[column] = np.full(len(at), None, dtype=object) if values is None else values
     return pd.DataFrame({column: pd.array(data.get(column, np.full(len(at), None, dtype=object)), dtype=dtype)
@@ -102,7 +105,7 @@ def _rows(name: str, frame: pd.DataFrame, at: np.ndarray, other: np.ndarray | No
 # --------------------------------------------------------------------------- the finding functions
 
 
-def snapshot_tables(frame: pd.DataFrame, stream: list[str]) -> frozenset[tuple]:
+def snapshot_tables(frame: pd.DataFrame, stream: Sequence[str]) -> frozenset[tuple]:
     """``(*stream, table)`` of every stream and table with snapshot (``read``) rows.
 
     >>> frame = pd.DataFrame({"dialect": ["d", "d"], "_table": ["a", "b"], "op": ["read", "insert"]})
@@ -136,7 +139,7 @@ def _same_images(frame: pd.DataFrame, at: np.ndarray, other: np.ndarray) -> bool
 
 
 def key_findings(frame: pd.DataFrame, snapshot: frozenset[tuple] = frozenset(),
-                 stream: list[str] = ["dialect"]) -> pd.DataFrame:
+                 stream: Sequence[str] = ("dialect",)) -> pd.DataFrame:
     """Redeliveries, semantic duplicates, inversions and impossible transitions, per row key of a stream.
 
     Events without a key form one group per table (inversions and duplicates
@@ -153,7 +156,7 @@ def key_findings(frame: pd.DataFrame, snapshot: frozenset[tuple] = frozenset(),
     return pd.concat(_key_rows(Codes(frame), snapshot, stream), ignore_index=True)
 
 
-def _key_rows(codes: Codes, snapshot: frozenset[tuple], stream: list[str]) -> list[pd.DataFrame]:
+def _key_rows(codes: Codes, snapshot: frozenset[tuple], stream: Sequence[str]) -> list[pd.DataFrame]:
     frame = codes.frame
     group = [*stream, *ROW_KEY]
     rows, start = sorted_groups(codes, np.flatnonzero(codes.op_is(CHANGE_OPS)), group, ARRIVAL)
@@ -188,7 +191,7 @@ def _key_rows(codes: Codes, snapshot: frozenset[tuple], stream: list[str]) -> li
     return out
 
 
-def _transition_rows(codes: Codes, rows: np.ndarray, snapshot: frozenset[tuple], stream: list[str]
+def _transition_rows(codes: Codes, rows: np.ndarray, snapshot: frozenset[tuple], stream: Sequence[str]
                      ) -> pd.DataFrame:
     """Impossible steps in each key's history (``rows`` in arrival order), in seq order."""
     frame = codes.frame
@@ -220,7 +223,7 @@ def _transition_rows(codes: Codes, rows: np.ndarray, snapshot: frozenset[tuple],
                  detail=detail[hits])
 
 
-def time_findings(frame: pd.DataFrame, stream: list[str] = ["dialect"]) -> pd.DataFrame:
+def time_findings(frame: pd.DataFrame, stream: Sequence[str] = ("dialect",)) -> pd.DataFrame:
     """Per stream and table, events whose ``event_time`` is earlier than an event before them in seq order.
 
     >>> frame = pd.DataFrame({"dialect": "d", "_table": "t", "key": None, "source": "s", "offset": [0, 1],
@@ -232,7 +235,7 @@ def time_findings(frame: pd.DataFrame, stream: list[str] = ["dialect"]) -> pd.Da
     return _time_rows(Codes(frame), stream)
 
 
-def _time_rows(codes: Codes, stream: list[str]) -> pd.DataFrame:
+def _time_rows(codes: Codes, stream: Sequence[str]) -> pd.DataFrame:
     timed = np.flatnonzero(codes.op_is(CHANGE_OPS) & codes.known("seq") & codes.known("_event_us"))
     rows, start = sorted_groups(codes, timed, [*stream, "_table"], SEQ_ORDER)
     when = codes("_event_us", rows)
@@ -263,7 +266,7 @@ def _integers(texts: pd.Series) -> np.ndarray:
         return np.array([int(t) for t in texts], dtype=object)
 
 
-def sequence_gap_findings(frame: pd.DataFrame, max_gap: int = 1000, stream: list[str] = ["dialect"]
+def sequence_gap_findings(frame: pd.DataFrame, max_gap: int = 1000, stream: Sequence[str] = ("dialect",)
                           ) -> pd.DataFrame:
     """Missing numbers in contiguous sequences, per stream and partition, in seq order.
 
@@ -279,7 +282,7 @@ def sequence_gap_findings(frame: pd.DataFrame, max_gap: int = 1000, stream: list
     return _sequence_gap_rows(Codes(frame), max_gap, stream)
 
 
-def _sequence_gap_rows(codes: Codes, max_gap: int, stream: list[str]) -> pd.DataFrame:
+def _sequence_gap_rows(codes: Codes, max_gap: int, stream: Sequence[str]) -> pd.DataFrame:
     frame = codes.frame
     numbered = np.flatnonzero(frame["dialect"].isin(_dialects_with(frame, "contiguous_seq")).to_numpy()
                               & codes.known("seq"))
@@ -467,7 +470,7 @@ def lag_summary(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(LAG_COLUMNS)).astype(LAG_COLUMNS)
 
 
-def finding_frames(frame: pd.DataFrame, stream: list[str], max_gap: int = 1000,
+def finding_frames(frame: pd.DataFrame, stream: Sequence[str], max_gap: int = 1000,
                    heartbeat_factor: float = HEARTBEAT_FACTOR) -> dict[str, pd.DataFrame]:
     """The finding rows of the narrow ``frame`` by finding, except unpaired halves (from the quarantine) and lag.
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import Iterator
+from collections.abc import Iterator
 
 import pandas as pd
 import pyarrow as pa
@@ -128,7 +128,7 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.iloc[order.to_numpy()].reset_index(drop=True)
 
 
-def order_report(events: "Capture | pd.DataFrame", by: str = "source", max_gap: int = 1000,
+def order_report(events: Capture | pd.DataFrame, by: str = "source", max_gap: int = 1000,
                  heartbeat_factor: float = HEARTBEAT_FACTOR) -> OrderReport:
     """Everything wrong with the order of a capture; see :data:`cdckit.analysis.ordering.catalogue.FINDINGS` for the list.
 

@@ -10,7 +10,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import orjson
 
@@ -76,7 +77,7 @@ class CanalDecoder(Dialect):
 
     def dml_rows(self, op: str, op_raw: str, data: list, old: list, converters: dict[str, Callable[[Any], Any]],
                  pk: Any, database: Any, table: Any, es: Any, ts: Any, batch_id: Any, gtid: Any,
-                 commit_ts: int | str | None = None, fresh: bool = False) -> list[tuple]:
+                 commit_ts: int | str | None = None, fresh: bool = False) -> list[FastRow]:
         """The events of a DML message as tuples of the frame's event fields (shared by both decoders).
 
         ``commit_ts``: TiCDC's ``_tidb.commitTs`` (checked by :func:`tidb_ts`): every row's ``seq``, and
@@ -99,7 +100,9 @@ class CanalDecoder(Dialect):
         dumps = orjson.dumps
         key_of = values.key_of
         update = op == "update"
-        rows = []
+        rows: list[FastRow] = []
+        before_text: str | None
+        after_text: str | None
         for index, raw in enumerate(data):
             if raw.__class__ is not dict:
                 expect_object(raw, f"data[{index}]")
@@ -126,7 +129,7 @@ class CanalDecoder(Dialect):
                 None,
             ))
         return rows
-    def converters(self, value: dict[str, Any]) -> tuple[dict[str, Callable[[Any], Any]], dict[str, tuple]]:
+    def converters(self, value: dict[str, Any]) -> tuple[dict[str, Callable[[Any], Any]], dict[str, tuple[str, str]]]:
         """``({column: converter}, declared column types)`` of a message, from its ``mysqlType`` and
         ``sqlType`` (cached per table)."""
         mysql_types, sql_types = value.get("mysqlType"), value.get("sqlType")

@@ -73,3 +73,4 @@ class Canal(CanalFastPath, CanalEncoder):
                 and all(field in FIELDS for field in value)):
             missing = [field for field in USUAL_FIELDS if field not in value]
             return Match(LENIENT_SCORE, tuple(evidence + ["no " + ", ".join(missing)]))
+        return None

@@ -9,7 +9,8 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pandas as pd
 

@@ -13,7 +13,8 @@ text are worked out once, and any other message is handed back (None).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any, cast
+from collections.abc import Callable
 
 import msgspec
 import orjson
@@ -31,7 +32,7 @@ class CanalFastPath(CanalDecoder):
 
     has_line_decoder = True
 
-    def decode_lines(self, lines: list[bytes]) -> list[tuple | list[tuple] | None]:
+    def decode_lines(self, lines: list[bytes]) -> list[FastRow | list[FastRow] | None]:
         """The events of many raw Canal flat messages (one JSON text each) at once.
 
         msgspec reads each message (checking its shape in C). The typing plan
@@ -44,7 +45,7 @@ class CanalFastPath(CanalDecoder):
         DDL, empty ``data``, anything not of the usual shape (values other
         than strings, say) and any message whose rows fail to build.
         """
-        out: list[tuple | list[tuple] | None] = []
+        out: list[FastRow | list[FastRow] | None] = []
         append = out.append
         decode = _FLAT.decode
         plan_of, declare = self._plan, self.declare
@@ -87,7 +88,10 @@ class CanalFastPath(CanalDecoder):
                 update = op == "update"
                 old = (flat.old or _NO_ROWS) if update else _NO_ROWS
                 rows = []
-                for row_index, row in enumerate(data):
+                before: str | None
+                after: str | None
+                # the rows' texts are typed in place (a number's text becomes the number)
+                for row_index, row in enumerate(cast(list[dict[str, Any]], data)):
                     for name, convert in converters:
                         value = row.get(name)
                         if value is not None:
@@ -130,7 +134,7 @@ class CanalFastPath(CanalDecoder):
         return out
 
     def _general(self, flat: _Flat, op: str, op_raw: str, data: list, converters: dict[str, Callable[[Any], Any]]
-                 ) -> tuple | list[tuple]:
+                 ) -> FastRow | list[FastRow]:
         """The rows of a DML message not of the usual kind (``_tidb``, ``es`` or ``id`` absent or negative), by
         :meth:`dml_rows`."""
         tidb = flat.tidb

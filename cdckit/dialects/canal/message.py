@@ -13,7 +13,8 @@ from __future__ import annotations
 import base64
 import re
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from ... import values
 from ..base import BadMessage
@@ -79,8 +80,10 @@ _TYPE_END = re.compile(r"[\s(]")
 def mysql_kind(declared: str) -> str | None:
     """The value kind of a ``mysqlType`` text, or None for a type this module does not know.
 
-    >>> mysql_kind("bigint(20) unsigned"), mysql_kind("DECIMAL(10,2)"), mysql_kind("datetime(3)"), mysql_kind("geometry")
-    ('int', 'decimal', 'text', None)
+    >>> mysql_kind("bigint(20) unsigned"), mysql_kind("DECIMAL(10,2)")
+    ('int', 'decimal')
+    >>> mysql_kind("datetime(3)"), mysql_kind("geometry")
+    ('text', None)
     """
     text = declared.strip().lower()
     end = _TYPE_END.search(text)
@@ -231,7 +234,7 @@ def to_bool(value: Any) -> Any:
 
 
 #: kind -> the function that types one value of that kind (non-text values pass through unchanged).
-CONVERTERS = {"int": to_int, "float": to_float, "decimal": to_decimal, "bool": to_bool, "binary": latin1_to_base64}
+CONVERTERS: dict[str, Callable[[Any], Any]] = {"int": to_int, "float": to_float, "decimal": to_decimal, "bool": to_bool, "binary": latin1_to_base64}
 
 
 def typed_row(row: dict[str, Any], converters: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:

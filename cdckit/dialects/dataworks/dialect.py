@@ -4,7 +4,8 @@ written (see the package's documentation, :mod:`cdckit.dialects.dataworks`)."""
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import msgspec
 import orjson
@@ -177,7 +178,7 @@ class DataWorks(Dialect):
                 append(None)
         return out
 
-    def _line_event(self, message: "_Message", index: int | None = None) -> tuple:
+    def _line_event(self, message: _Message, index: int | None = None) -> tuple:
         """The event of one message read by msgspec, as :meth:`decode` makes it (``index``: its line's)."""
         payload = message.payload
         op_raw = payload.op
@@ -204,7 +205,7 @@ class DataWorks(Dialect):
             before_text, after_text, ddl,
         )
 
-    def _image(self, image: "_Image | None", kinds: dict[str, str], typed_text: re.Pattern[bytes] | None,
+    def _image(self, image: _Image | None, kinds: dict[str, str], typed_text: re.Pattern[bytes] | None,
                keyed: bool) -> tuple[str | None, dict[str, Any] | None]:
         """``(JSON text, typed row)`` of an image; the row is parsed only when needed (else None)."""
         if image is None:

@@ -12,7 +12,7 @@ over the dialect it extends (:func:`cdckit.reading.detect.score_message`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from ..base import Match
 from ..registry import register
@@ -30,7 +30,7 @@ class Debezium(DebeziumFastPath, DebeziumEncoder):
     name = "debezium"
     title = "Debezium JSON"
     spec = "public Debezium documentation"
-    quirks = (
+    quirks: ClassVar[tuple[str, ...]] = (
         "Key columns come only from the Kafka key: a file of values alone has none.",
         "A delete is followed by a tombstone (a null value) that only carries the key.",
         "DECIMAL columns arrive as Base64 of the unscaled integer; the schema's scale makes them numbers again.",

@@ -16,6 +16,7 @@ distinct text; any message of a shape not foreseen here is handed back
 from __future__ import annotations
 
 from itertools import compress, repeat
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -44,7 +45,7 @@ class DebeziumFastPath(DebeziumDecoder):
     uses_kafka_topic = True
 
     def decode_lines(self, lines: list[bytes], keys: list | None = None,
-                     topics: list | None = None) -> list[FastRow | None]:
+                     topics: list | None = None) -> Sequence[tuple | None]:
         """Change events of many raw messages at once, through msgspec with the images kept raw.
 
         ``keys`` are the messages' Kafka keys as text (None: no key), ``topics`` their Kafka topics (None:
@@ -78,6 +79,8 @@ class DebeziumFastPath(DebeziumDecoder):
         >>> results[0] is TABLE_ROW, results[1], table.column("after").to_pylist()
         (True, None, ['{"id":1}'])
         """
+        if type(self).decode_lines is not DebeziumFastPath.decode_lines:  # a subclass that reads lines its own way
+            return list(self.decode_lines(lines, keys, topics)), None
         plain = self._plain()
         if not all(plain):
             return self._line_by_line(lines, keys, plain, topics=topics), None
@@ -163,6 +166,8 @@ class DebeziumFastPath(DebeziumDecoder):
         read: list[tuple] = []  # (index, message, plan, has before, has after) of the lines msgspec took
         images: list[bytes] = []  # their images that are objects, before then after
         null, brace = b"null", b"{"
+        before: bytes | None  # a raw image here; its text (or None) in the loop over ``read``
+        after: bytes | None
         for index, line in enumerate(lines):
             if line.startswith(b'{"schema"'):  # Kafka Connect writes the wrapper's schema first
                 rest = known.rest(line)
@@ -275,12 +280,12 @@ class DebeziumFastPath(DebeziumDecoder):
             return None
         wrapped = lines[0].startswith(b'{"payload"')
         try:
-            decoded = (PAYLOADS if wrapped else PLAINS).decode(json_array(lines))
+            block = json_array(lines)
+            messages = [wrapper.payload for wrapper in PAYLOADS.decode(block)] if wrapped else PLAINS.decode(block)
         except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
             return None
-        if len(decoded) != count:  # a line that is not one JSON value
+        if len(messages) != count:  # a line that is not one JSON value
             return None
-        messages = [wrapper.payload for wrapper in decoded] if wrapped else decoded
         before = [bytes(message.before) for message in messages]
         after = [bytes(message.after) for message in messages]
         op_raw = [message.op for message in messages]
@@ -330,13 +335,13 @@ class DebeziumFastPath(DebeziumDecoder):
         name_of = naming.named
         names = {place: name_of(*place) for place in set(where)}
         if len(names) == 1:
-            (database, schema), = names.values()
-            database, schema = [database] * count, [schema] * count
+            (one_database, one_schema), = names.values()
+            database, schema = [one_database] * count, [one_schema] * count
         else:
             named = [names[place] for place in where]
             database, schema = [n[0] for n in named], [n[1] for n in named]
         nothing = [None] * count
-        columns = [op, op_raw, database, schema, table, event_time, emit_time, seq,
+        columns: list[Any] = [op, op_raw, database, schema, table, event_time, emit_time, seq,
                    nothing, nothing, nothing, before, after, nothing]
         kept = list(range(count))
         if bad:
@@ -346,20 +351,19 @@ class DebeziumFastPath(DebeziumDecoder):
                        for column in columns]
         return kept, columns
 
-    def _fast_change(self, envelope: "Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
+    def _fast_change(self, envelope: Envelope, schema: msgspec.Raw, plain: tuple[bool, bool, bool],
                      key_text: Any = None, index: int | None = None, topic: str | None = None) -> FastRow | None:
         row = self._fast_row(envelope, schema, plain, key_text, topic)
-        if row is not None:
-            declared = self._plan(schema).declared
-            if declared:
-                self.declare(row.database, row.schema, row.table, declared, index)
+        plan = None if row is None else self._plan(schema)  # a row is made only where the schema has a plan
+        if row is not None and plan is not None and plan.declared:
+            self.declare(row.database, row.schema, row.table, plan.declared, index)
         return row
 
-    def _fast_row(self, envelope: "Envelope", schema: msgspec.Raw, plain: tuple[bool, bool, bool],
+    def _fast_row(self, envelope: Envelope, schema: msgspec.Raw, plain: tuple[bool, bool, bool],
                   key_text: Any = None, topic: str | None = None) -> FastRow | None:
         op_raw = envelope.op
-        op = OPS.get(op_raw)
-        if op is None:
+        op = None if op_raw is None else OPS.get(op_raw)
+        if op_raw is None or op is None:
             return None
         plain_images, plain_keys, plain_source = plain
         plan = self._plan(schema)
@@ -424,9 +428,9 @@ class DebeziumFastPath(DebeziumDecoder):
                         None if ts_ms is None else ts_ms * 1_000_000, emit_time, None, txn_id, key_columns, key,
                         before_text, after_text, src.query if op_raw == "t" else None)
         source = msgspec.structs.asdict(src)
-        db, schema = src.db, self.schema_name(source)
-        named = self.table_namespace(source, db, schema, table, topic) or (db, schema)
-        return FastRow(op, op_raw, named[0], named[1], table, source_time(source),
+        db, source_schema = src.db, self.schema_name(source)
+        names = self.table_namespace(source, db, source_schema, table, topic) or (db, source_schema)
+        return FastRow(op, op_raw, names[0], names[1], table, source_time(source),
                 emit_time, self.position(source), txn_id, key_columns, key, before_text, after_text,
                 src.query if op_raw == "t" else None)
 
@@ -465,7 +469,7 @@ class DebeziumFastPath(DebeziumDecoder):
             return HAND_BACK
         return list(payload) if payload else None
 
-    def _plan(self, schema: msgspec.Raw) -> "SchemaPlan | None":
+    def _plan(self, schema: msgspec.Raw) -> SchemaPlan | None:
         """The :class:`SchemaPlan` of a raw envelope schema, made once per distinct schema text
         (None for a schema :func:`field_types` cannot read)."""
         if schema is NULL:

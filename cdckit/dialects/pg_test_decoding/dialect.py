@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pandas as pd
 
@@ -126,10 +127,10 @@ class PgTestDecoding(Dialect):
         self._failed: list[tuple[Message, str, str]] = []  # held lines given up: (message, skip reason, reason)
         self._base: str | None = None  # COPY form: the LSN seqs are counted from (the last COMMIT's)
         self._count = 0
-        self._known: dict[str, Columns] = {}  # table name -> the columns last declared for it
+        self._known: dict[str | None, Columns] = {}  # table name -> the columns last declared for it
         self._open: list[Event] | None = None  # the events of the transaction open (since its BEGIN)
         self._prepared: dict[str, list[Event]] = {}  # gid -> the events of its prepared transaction
-        self._fate: dict[int, tuple[str, list[Event]]] = {}  # id(event) -> (MOVED/ROLLED_BACK/UNRESOLVED, ...)
+        self._fate: dict[int, str] = {}  # id(event) -> MOVED, ROLLED_BACK or UNRESOLVED
         self._commits: dict[int, list[Event]] = {}  # id(COMMIT PREPARED event) -> the events it commits
         self._identity: dict[str, IdentityEvidence] = {}  # table name -> what its old tuples show
 
@@ -229,7 +230,7 @@ class PgTestDecoding(Dialect):
                 self._base, self._count = lsn_seq(lsn), 0
         return events
 
-    def copy_seq(self, lsn: str) -> str:
+    def copy_seq(self, lsn: str) -> str | None:
         """The seq of the next COPY row at ``lsn``: the last COMMIT's LSN (this row's, before any) and a
         counter. A BEGIN row has its transaction's first LSN and changes their own, which may be lower than
         an earlier-committed transaction's COMMIT; COMMIT LSNs rise in stream order, so these seqs sort as
@@ -302,20 +303,20 @@ class PgTestDecoding(Dialect):
             for event in events:
                 self._fate[id(event)] = UNRESOLVED
             raise SkipMessage(PREPARED)
-        events = self._prepared.pop(gid, None)
+        prepared = self._prepared.pop(gid, None)
         if word == "ROLLBACK PREPARED":
-            for event in events or ():
+            for event in prepared or ():
                 self._fate[id(event)] = ROLLED_BACK
             raise SkipMessage(ROLLBACK)
-        if events is None:
+        if prepared is None:
             raise BadMessage(f"COMMIT PREPARED {gid!r}: its transaction was not prepared in this source, so its "
                              "changes are not in these events (its PREPARE TRANSACTION is in an earlier capture: "
                              "read the lines from its BEGIN on as one source)")
         commit = Event(op="commit", op_raw="COMMIT PREPARED", event_time=self._time(when),
-                       txn_id=txn or next((e.txn_id for e in events if e.txn_id is not None), None))
-        for event in events:
+                       txn_id=txn or next((e.txn_id for e in prepared if e.txn_id is not None), None))
+        for event in prepared:
             self._fate[id(event)] = MOVED
-        self._commits[id(commit)] = events
+        self._commits[id(commit)] = prepared
         return [commit]
 
     def _stream(self, found: re.Match, xid: str | None) -> list[Event]:
@@ -362,7 +363,7 @@ class PgTestDecoding(Dialect):
     def _keys(self, decoded: list[Decoded]) -> dict[str, dict[str, Any]]:
         """Fill in the key columns and keys of the tables whose old tuples prove a key (report entries)."""
         found: dict[str, dict[str, Any]] = {}
-        keys: dict[str, list[str]] = {}
+        keys: dict[str | None, list[str]] = {}
         for name, evidence in self._identity.items():
             columns, why = evidence.key()
             if columns is not None:
@@ -519,7 +520,7 @@ class PgTestDecoding(Dialect):
         if open_xid and open_xid[1]:
             yield Record(commit_line(open_xid[0], open_xid[2]))
 
-    def _line(self, row: dict, before: dict | None, after: dict | None, types: dict[str, str]) -> str | None:
+    def _line(self, row: dict, before: dict | None, after: dict | None, types: dict[str, str | None]) -> str | None:
         """One change line, or None for an event this format cannot say."""
         op = row["op"]
         if op == "other":

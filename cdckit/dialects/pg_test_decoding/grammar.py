@@ -44,12 +44,12 @@ def unescape_copy(text: str) -> str:
         if nxt in _COPY_ESCAPES:
             out.append(_COPY_ESCAPES[nxt])
             i += 2
-        elif nxt in "01234567":
-            digits = re.match(r"[0-7]{1,3}", text[i + 1:i + 4]).group()
+        elif octal := re.match(r"[0-7]{1,3}", text[i + 1:i + 4]):
+            digits = octal.group()
             out.append(chr(int(digits, 8)))
             i += 1 + len(digits)
-        elif nxt == "x" and re.match(r"[0-9A-Fa-f]", text[i + 2:i + 3]):
-            digits = re.match(r"[0-9A-Fa-f]{1,2}", text[i + 2:i + 4]).group()
+        elif nxt == "x" and (hexadecimal := re.match(r"[0-9A-Fa-f]{1,2}", text[i + 2:i + 4])):
+            digits = hexadecimal.group()
             out.append(chr(int(digits, 16)))
             i += 2 + len(digits)
         else:
@@ -82,7 +82,7 @@ def _identifier(text: str, i: int, stops: str) -> tuple[str, int]:
 
 def table_names(line: str, i: int) -> tuple[list[tuple[str | None, str]], int]:
     """The ``schema.table`` names of a change line from ``i``, and the index after ``": "``."""
-    names = []
+    names: list[tuple[str | None, str]] = []
     while True:
         first, i = _identifier(line, i, ".:, ")
         if line.startswith(".", i):

@@ -33,7 +33,7 @@ def quote_identifier(name: str) -> str:
     return name if _SAFE_NAME.match(name) else '"' + name.replace('"', '""') + '"'
 
 
-def tuple_text(row: dict[str, Any], types: dict[str, str]) -> str:
+def tuple_text(row: dict[str, Any], types: dict[str, str | None]) -> str:
     """`` name[type]:value`` for each column of an image.
 
     >>> print(tuple_text({"id": 1, "Note": "it's", "ok": True, "n": None}, {"n": "numeric"}))
@@ -60,7 +60,7 @@ def literal(value: Any, raw_type: str) -> str:
     if kind in _BARE_KINDS and isinstance(value, (int, float, str)) and _bare_number(value):
         return str(value) if not isinstance(value, float) else repr(value).replace("inf", "Infinity")
     text = value_to_text(value, raw_type)
-    return "'" + text.replace("'", "''") + "'"
+    return "null" if text is None else "'" + text.replace("'", "''") + "'"
 
 
 def _bare_number(value: Any) -> bool:
@@ -69,9 +69,9 @@ def _bare_number(value: Any) -> bool:
     return bool(re.fullmatch(r"-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?|NaN|-?Infinity", value))
 
 
-def guessed_types(images: list[dict]) -> dict[str, str]:
+def guessed_types(images: list[dict]) -> dict[str, str | None]:
     """Each column's type from its first non-null value across a table's images."""
-    found: dict[str, str] = {}
+    found: dict[str, str | None] = {}
     for image in images:
         for name, value in image.items():
             if name not in found and value is not None:

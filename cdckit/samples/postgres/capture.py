@@ -116,7 +116,7 @@ def capture(server: Server, folder: Path, workload: Workload, debezium: list[str
                           (slot, plugin, plugin == "test_decoding"))
         if debezium:
             dbz.prepare(admin, debezium)
-        version = admin.execute("SHOW server_version").fetchone()[0]
+        version = admin.execute("SHOW server_version").fetchall()[0][0]
     engines = dbz.start(server.port, folder / "debezium", debezium) if debezium else None
     with psycopg.connect(server.dsn()) as first, psycopg.connect(server.dsn()) as second, \
             psycopg.connect(server.dsn()) as reader:

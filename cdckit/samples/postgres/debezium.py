@@ -24,8 +24,9 @@ The styles:
 
 >>> sorted(STYLES)
 ['flat', 'kcat', 'string', 'values']
->>> kcat_line("p.public.t", 0, 7, '{"id":1}', None, 1700000000000)
-'{"topic": "p.public.t", "partition": 0, "offset": 7, "tstype": "create", "ts": 1700000000000, "broker": 0, "key": "{\\\\"id\\\\":1}", "payload": null}'
+>>> print(kcat_line("p.public.t", 0, 7, '{"id":1}', None, 1700000000000))  # doctest: +NORMALIZE_WHITESPACE
+{"topic": "p.public.t", "partition": 0, "offset": 7, "tstype": "create", "ts": 1700000000000, "broker": 0,
+ "key": "{\\"id\\":1}", "payload": null}
 """
 
 from __future__ import annotations

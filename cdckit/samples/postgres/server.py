@@ -69,7 +69,7 @@ class Server:
         self.data = self.root / "data"
         self._as_nobody = os.geteuid() == 0
 
-    def __enter__(self) -> "Server":
+    def __enter__(self) -> Server:
         try:
             self.start()
         except BaseException:

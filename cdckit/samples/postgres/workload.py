@@ -46,7 +46,8 @@ import string
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
 __all__ = ["Workload", "Transaction", "SCHEMA", "TABLES", "KEYS", "UNDONE", "END"]
@@ -115,7 +116,7 @@ class _Rows:
     measures: set[int] = field(default_factory=set)
     documents: set[int] = field(default_factory=set)
 
-    def copy(self) -> "_Rows":
+    def copy(self) -> _Rows:
         return _Rows(set(self.customers), set(self.lines), set(self.skus), self.audit, set(self.sessions),
                      set(self.measures), set(self.documents))
 
