@@ -11,23 +11,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import dialects, notebook, samples
-from .reading.capture import Capture, column_types_of, quarantine
-from .reading.detect import Detection, detect
-from .export import convert
+from .analysis.compare import Comparison, compare
 from .analysis.filters import select
 from .analysis.keys import with_keys
 from .analysis.keys_inferred import InferredKeys, infer_keys
-from .errors import (AmbiguousDialectError, CdcError, DecodeError, InvalidValue, KeylessTableError,
-                     UnknownDialectError)
-from .optional import MissingExtraError
-from .frame import COLUMN_NAMES, OPS
 from .analysis.ordering import OrderReport, order_report, sort_events
-from .reading.read import read
+from .analysis.reconcile import Reconciliation, reconcile
 from .analysis.replay import TableStates, history, materialize, scd2
 from .analysis.schemas import schema_history, table_schema
 from .analysis.tables import profile, table
-from .analysis.compare import Comparison, compare
-from .analysis.reconcile import Reconciliation, reconcile
+from .errors import AmbiguousDialectError, CdcError, DecodeError, InvalidValue, KeylessTableError, UnknownDialectError
+from .export import convert
+from .frame import COLUMN_NAMES, OPS
+from .optional import MissingExtraError
+from .reading.capture import Capture, column_types_of, quarantine
+from .reading.detect import Detection, detect
+from .reading.read import read
 
 if TYPE_CHECKING:  # the explorer is imported on first use (see explore)
     from .viz.explorer import Explorer
@@ -48,6 +47,7 @@ def explore(events: Any, **options: Any) -> Explorer:
     from .viz.explorer import explore as _explore
 
     return _explore(events, **options)
+
 
 __all__ = [
     "read",

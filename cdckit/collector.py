@@ -16,8 +16,8 @@ True
 from __future__ import annotations
 
 import gc
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 __all__ = ["gc_paused", "gc_resumed"]
 

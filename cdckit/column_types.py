@@ -46,10 +46,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Sequence
 from datetime import date
 from decimal import Decimal, localcontext
 from typing import Any
-from collections.abc import Iterable, Sequence
 
 import pandas as pd
 import pyarrow as pa
@@ -58,8 +58,18 @@ from . import values
 from .errors import InvalidValue
 from .frame import PANDAS_TYPES
 
-__all__ = ["KINDS", "TYPE_COLUMNS", "parse_kind", "is_kind", "arrow_type", "decimal_type", "typed_array",
-           "infer_kind", "Misfit", "column_types_frame"]
+__all__ = [
+    "KINDS",
+    "TYPE_COLUMNS",
+    "parse_kind",
+    "is_kind",
+    "arrow_type",
+    "decimal_type",
+    "typed_array",
+    "infer_kind",
+    "Misfit",
+    "column_types_frame",
+]
 
 #: The canonical kind names (a kind may carry arguments in parentheses, see the module docstring).
 KINDS = ("int", "float", "decimal", "bool", "string", "enum", "binary", "json", "date", "timestamp", "time")
@@ -97,8 +107,16 @@ def is_kind(kind: object) -> bool:
 # --------------------------------------------------------------------------- kind -> Arrow type
 
 #: Arrow types of the kinds whose type does not depend on the values.
-_PLAIN_TYPES = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_(), "string": pa.string(),
-                "enum": pa.string(), "binary": pa.string(), "json": pa.string(), "date": pa.date32()}
+_PLAIN_TYPES = {
+    "int": pa.int64(),
+    "float": pa.float64(),
+    "bool": pa.bool_(),
+    "string": pa.string(),
+    "enum": pa.string(),
+    "binary": pa.string(),
+    "json": pa.string(),
+    "date": pa.date32(),
+}
 _UNITS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 _MAX_PRECISION = 38
 _MAX_WIDE_PRECISION = 76
@@ -166,11 +184,15 @@ class Misfit(ValueError):
 _INT_TEXT = re.compile(r"\s*[-+]?\d+\s*\Z")
 _NUMBER_TEXT = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*\Z")
 _DATE_TEXT = re.compile(r"(\d{4})-(\d{2})-(\d{2})\Z")
-_DATETIME_TEXT = re.compile(r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(?:[.,](\d{1,9}))?"
-                            r"\s*(Z|z|UTC|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)?\Z")
+_DATETIME_TEXT = re.compile(
+    r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(?:[.,](\d{1,9}))?"
+    r"\s*(Z|z|UTC|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)?\Z"
+)
 #: The days and nanoseconds pandas and Python's ``datetime`` hold: years 1 to 9999.
-_FIRST_DAY, _LAST_DAY = date(1, 1, 1).toordinal() - date(1970, 1, 1).toordinal(), \
-    date(9999, 12, 31).toordinal() - date(1970, 1, 1).toordinal()
+_FIRST_DAY, _LAST_DAY = (
+    date(1, 1, 1).toordinal() - date(1970, 1, 1).toordinal(),
+    date(9999, 12, 31).toordinal() - date(1970, 1, 1).toordinal(),
+)
 _DAY_NS = 86_400_000_000_000
 _FIRST_NS, _LAST_NS = _FIRST_DAY * _DAY_NS, (_LAST_DAY + 1) * _DAY_NS - 1
 _TRUE = ("true", "t", "1", "y", "yes")
@@ -192,7 +214,7 @@ def _whole(value: Any, what: str) -> int:
             return int(value) if len(value) < 4000 else int(Decimal(value))  # int() of text stops at 4300 digits
         if _NUMBER_TEXT.match(value):
             number = Decimal(value)
-            if number == number.to_integral_value(): # exact: an integral value needs no rounding
+            if number == number.to_integral_value():  # exact: an integral value needs no rounding
                 return int(number)
         raise Misfit(f"text {value[:40]!r} is not a whole number")
     raise Misfit(f"a {_json_kind(value)} is not {what}")
@@ -318,9 +340,15 @@ def typed_array(column: Sequence[Any], kind: str) -> tuple[pa.Array, list[tuple[
     """
     name, args = parse_kind(kind)
     unit = args[0] if args and args[0] in _UNITS else "ms"
-    convert = {"int": lambda v: _whole(v, "a whole number"), "float": _float, "decimal": _decimal, "bool": _bool,
-               "date": _date_days, "timestamp": lambda v: _timestamp_ns(v, unit),
-               "time": lambda v: _time_ns(v, unit)}.get(name, _text)
+    convert = {
+        "int": lambda v: _whole(v, "a whole number"),
+        "float": _float,
+        "decimal": _decimal,
+        "bool": _bool,
+        "date": _date_days,
+        "timestamp": lambda v: _timestamp_ns(v, unit),
+        "time": lambda v: _time_ns(v, unit),
+    }.get(name, _text)
     typed: list[Any] = []
     misfits: list[tuple[int, str]] = []
     for index, value in enumerate(column):
@@ -348,8 +376,9 @@ def _int_array(typed: list[int | None], misfits: list[tuple[int, str]]) -> tuple
     return _decimal_array([None if v is None else Decimal(v) for v in typed], ("", "0"), misfits)
 
 
-def _decimal_array(typed: list[Decimal | None], args: tuple[str, ...],
-                   misfits: list[tuple[int, str]]) -> tuple[pa.Array, list[tuple[int, str]]]:
+def _decimal_array(
+    typed: list[Decimal | None], args: tuple[str, ...], misfits: list[tuple[int, str]]
+) -> tuple[pa.Array, list[tuple[int, str]]]:
     """Exact decimals as :func:`decimal_type` of the declared precision and scale; when not declared, the scale
     is the smallest that holds every value and the precision the fewest digits of 38, 76 or more that hold
     them all (more than 76: their exact text)."""
@@ -359,8 +388,13 @@ def _decimal_array(typed: list[Decimal | None], args: tuple[str, ...],
         scale = max((max(-_exponent(v), 0) for v in present), default=0)
     if precision is None:
         needed = max((_int_digits(v) for v in present), default=1) + max(scale, 0)
-        precision = _MAX_PRECISION if needed <= _MAX_PRECISION else \
-            _MAX_WIDE_PRECISION if needed <= _MAX_WIDE_PRECISION else needed
+        precision = (
+            _MAX_PRECISION
+            if needed <= _MAX_PRECISION
+            else _MAX_WIDE_PRECISION
+            if needed <= _MAX_WIDE_PRECISION
+            else needed
+        )
     target = decimal_type(precision, scale)
     out: list[Any] = []
     for index, value in enumerate(typed):
@@ -404,8 +438,9 @@ def _plain_text(value: Decimal) -> str:
     return format(value, "f")
 
 
-def _nanos_array(typed: list[int | None], name: str,
-                 misfits: list[tuple[int, str]]) -> tuple[pa.Array, list[tuple[int, str]]]:
+def _nanos_array(
+    typed: list[int | None], name: str, misfits: list[tuple[int, str]]
+) -> tuple[pa.Array, list[tuple[int, str]]]:
     """Nanosecond instants or times of day in microseconds, or nanoseconds when a value needs them. An
     instant pandas cannot hold (before year 1 or after 9999; in nanoseconds, beyond 1677 to 2262) does not
     fit."""
@@ -416,8 +451,13 @@ def _nanos_array(typed: list[int | None], name: str,
         kept = []
         for index, v in enumerate(typed):
             if v is not None and not low <= v <= high:
-                misfits.append((index, f"{v} ns since 1970 is beyond the years a timestamp"
-                                       f"{' in nanoseconds' if fine else ''} can hold"))
+                misfits.append(
+                    (
+                        index,
+                        f"{v} ns since 1970 is beyond the years a timestamp"
+                        f"{' in nanoseconds' if fine else ''} can hold",
+                    )
+                )
                 v = None
             kept.append(v if v is None or fine else v // 1000)
         misfits.sort()
@@ -499,11 +539,22 @@ def column_types_frame(declarations: list[tuple[str, dict[str, tuple[str, str]],
     >>> list(column_types_frame([]).columns)
     ['table', 'column', 'type', 'kind', 'source', 'offset']
     """
-    rows = [(_declared_text(table), _declared_text(column), _declared_text(raw), _declared_text(kind),  # a Python
-             _declared_text(source), offset)  # message's
-            for table, columns, source, offset in declarations for column, (raw, kind) in columns.items()]  # names may be any
-    arrays = [pa.array(list(values), pa.int64() if name == "offset" else pa.string())
-              for name, values in zip(TYPE_COLUMNS, zip(*rows) if rows else [[]] * len(TYPE_COLUMNS))]
+    rows = [
+        (
+            _declared_text(table),
+            _declared_text(column),
+            _declared_text(raw),
+            _declared_text(kind),  # a Python
+            _declared_text(source),
+            offset,
+        )  # message's
+        for table, columns, source, offset in declarations
+        for column, (raw, kind) in columns.items()
+    ]  # names may be any
+    arrays = [
+        pa.array(list(values), pa.int64() if name == "offset" else pa.string())
+        for name, values in zip(TYPE_COLUMNS, zip(*rows) if rows else [[]] * len(TYPE_COLUMNS))
+    ]
     return pa.Table.from_arrays(arrays, names=list(TYPE_COLUMNS)).to_pandas(types_mapper=PANDAS_TYPES.get)
 
 

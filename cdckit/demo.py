@@ -23,8 +23,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import cdckit
-from cdckit.reading.capture import Capture, plain
 from cdckit.frame import OPS
+from cdckit.reading.capture import Capture, plain
 
 __all__ = ["summary", "write_parquet", "main"]
 
@@ -61,8 +61,9 @@ def write_parquet(events: pd.DataFrame, path: str | Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cdckit.demo", description=__doc__.split("\n\n")[0])
-    parser.add_argument("source", nargs="?", default=str(cdckit.samples.DATA),
-                        help="capture to read (default: every bundled sample)")
+    parser.add_argument(
+        "source", nargs="?", default=str(cdckit.samples.DATA), help="capture to read (default: every bundled sample)"
+    )
     parser.add_argument("--out", default="out/events.parquet", help="Parquet file for the canonical events")
     args = parser.parse_args(argv)
 
@@ -70,8 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     capture = cdckit.read(args.source, capture=True)
     elapsed = time.perf_counter() - started
     report: dict[str, Any] = capture.report
-    print(f"Read {len(report['sources'])} files: {report['messages']} messages -> {report['events']} events, "
-          f"{report['quarantined']} quarantined ({elapsed:.2f} s elapsed)\n")
+    print(
+        f"Read {len(report['sources'])} files: {report['messages']} messages -> {report['events']} events, "
+        f"{report['quarantined']} quarantined ({elapsed:.2f} s elapsed)\n"
+    )
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(summary(capture).to_string())
     if report["skipped"]:

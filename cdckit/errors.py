@@ -33,7 +33,7 @@ REASON_CODES: dict[str, str] = {
     "binary_data": "binary bytes where a text capture was expected",
     "damaged_input": "a container row that cannot be a message (a CSV row with more fields than its header)",
     "damaged_container": "the container is damaged (gzip, Parquet, CSV): the messages before the damage are kept "
-                         "and this one entry stands for the rest of the file",
+    "and this one entry stands for the rest of the file",
     "unreadable_file": "the file could not be opened or read (permissions, I/O error)",
     "unknown_dialect": "no dialect recognises the message",
     "unsupported_format": "a known shape cdckit does not decode; the reason names it and what to do",
@@ -56,14 +56,7 @@ class DecodeError(CdcError, ValueError):
     decoded before it, so nothing already decoded is lost.
     """
 
-    def __init__(
-        self,
-        source: str,
-        offset: int,
-        reason: str,
-        raw: str | None = None,
-        partial: Any = None,
-    ) -> None:
+    def __init__(self, source: str, offset: int, reason: str, raw: str | None = None, partial: Any = None) -> None:
         self.source = source
         self.offset = offset
         self.reason = reason
@@ -94,9 +87,16 @@ class UnknownDialectError(CdcError, LookupError):
     'none fits'
     """
 
-    def __init__(self, message: str, tried: tuple[str, ...] = (), suggestion: str | None = None, *,
-                 best: tuple[str, float] | None = None, runner_up: tuple[str, float] | None = None,
-                 brief: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        tried: tuple[str, ...] = (),
+        suggestion: str | None = None,
+        *,
+        best: tuple[str, float] | None = None,
+        runner_up: tuple[str, float] | None = None,
+        brief: str | None = None,
+    ) -> None:
         self.brief = brief or message
         self.tried = tried
         self.suggestion = suggestion
@@ -133,9 +133,11 @@ keys={'shop.notes': [...]} on read, materialize, scd2, history, explore or the r
     its = "its" if len(tables) == 1 else "their"
     example = ", ".join(f"{t!r}: [...]" for t in tables)
     options = " ".join(f"--keys {t}=COL,..." for t in tables)
-    return (f"cdckit.infer_keys(events) proposes {its} key columns (CLI: cdckit keys FILE); give them with "
-            f"keys={{{example}}} on read, materialize, scd2, history, explore or the report, as cdckit.with_keys "
-            f"does (CLI: {options})")
+    return (
+        f"cdckit.infer_keys(events) proposes {its} key columns (CLI: cdckit keys FILE); give them with "
+        f"keys={{{example}}} on read, materialize, scd2, history, explore or the report, as cdckit.with_keys "
+        f"does (CLI: {options})"
+    )
 
 
 class KeylessTableError(CdcError, LookupError):

@@ -26,10 +26,10 @@ Conventions every decoder follows:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, NamedTuple
-from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -63,19 +63,7 @@ __all__ = [
 ]
 
 #: The values ``op`` may take.
-OPS = (
-    "insert",
-    "update",
-    "delete",
-    "read",
-    "truncate",
-    "ddl",
-    "heartbeat",
-    "begin",
-    "commit",
-    "tombstone",
-    "other",
-)
+OPS = ("insert", "update", "delete", "read", "truncate", "ddl", "heartbeat", "begin", "commit", "tombstone", "other")
 
 _TIME = pa.timestamp("ns", tz="UTC")
 
@@ -118,10 +106,7 @@ QUARANTINE_SCHEMA = pa.schema(
     ]
 )
 
-PANDAS_TYPES = {
-    pa.string(): pd.StringDtype("pyarrow"),
-    pa.int64(): pd.Int64Dtype(),
-}
+PANDAS_TYPES = {pa.string(): pd.StringDtype("pyarrow"), pa.int64(): pd.Int64Dtype()}
 
 
 @dataclass(slots=True)
@@ -183,8 +168,7 @@ class FastRow(NamedTuple):
 
 
 if list(FastRow._fields) != EVENT_FIELDS:  # the batch decoders' rows go into the frame by position
-    raise ImportError(f"FastRow's fields {FastRow._fields} are not the frame's event columns "
-                      f"{EVENT_FIELDS}")
+    raise ImportError(f"FastRow's fields {FastRow._fields} are not the frame's event columns {EVENT_FIELDS}")
 event_row = attrgetter(*EVENT_FIELDS)
 EVENT_SCHEMA = pa.schema([field for field in ARROW_SCHEMA if field.name in EVENT_FIELDS])
 
@@ -212,8 +196,10 @@ def row_problem(row: tuple) -> str | None:
     'event_time 10000000000000000000000 ns is beyond the years a timestamp can hold (1677 to 2262)'
     """
     if not isinstance(row, tuple) or len(row) != len(EVENT_FIELDS):  # a tuple or a FastRow
-        return f"a decoder gave {type(row).__name__} of {len(row) if hasattr(row, '__len__') else '?'} values " \
-               f"for an event of {len(EVENT_FIELDS)} fields"
+        return (
+            f"a decoder gave {type(row).__name__} of {len(row) if hasattr(row, '__len__') else '?'} values "
+            f"for an event of {len(EVENT_FIELDS)} fields"
+        )
     if row[0] not in _OPS:
         return f"op {row[0]!r} is not one of the canonical ops"
     for name, kind, value in zip(EVENT_FIELDS, _KINDS, row):
@@ -257,8 +243,9 @@ def event_table(rows: list[tuple]) -> pa.Table:
     1
     """
     columns = zip(*rows) if rows else [[] for _ in EVENT_FIELDS]
-    return pa.Table.from_arrays([_to_arrow(list(values), field.type) for values, field in zip(columns, EVENT_SCHEMA)],
-                                schema=EVENT_SCHEMA)
+    return pa.Table.from_arrays(
+        [_to_arrow(list(values), field.type) for values, field in zip(columns, EVENT_SCHEMA)], schema=EVENT_SCHEMA
+    )
 
 
 def columns_table(columns: list[list], utf8: tuple[str, ...] = ()) -> pa.Table:
@@ -274,11 +261,19 @@ def columns_table(columns: list[list], utf8: tuple[str, ...] = ()) -> pa.Table:
     ['{"id":1}']
     """
     count = len(columns[0])
-    return pa.Table.from_arrays([values if isinstance(values, pa.Array) else
-                                 pa.nulls(count, field.type) if values.count(None) == count else
-                                 _utf8_array(values) if field.name in utf8 else
-                                 _to_arrow(values, field.type) for values, field in zip(columns, EVENT_SCHEMA)],
-                                schema=EVENT_SCHEMA)
+    return pa.Table.from_arrays(
+        [
+            values
+            if isinstance(values, pa.Array)
+            else pa.nulls(count, field.type)
+            if values.count(None) == count
+            else _utf8_array(values)
+            if field.name in utf8
+            else _to_arrow(values, field.type)
+            for values, field in zip(columns, EVENT_SCHEMA)
+        ],
+        schema=EVENT_SCHEMA,
+    )
 
 
 def _utf8_array(values: list) -> pa.Array:
@@ -293,11 +288,17 @@ def _utf8_array(values: list) -> pa.Array:
     if len(data) >= 1 << 31:  # beyond 32-bit offsets: Arrow's builder splits it as it must
         return pa.array(values, pa.binary()).view(pa.string())
     offsets = np.zeros(len(values) + 1, np.int32)
-    np.cumsum(list(map(len, values)) if present is values else [0 if value is None else len(value) for value in values],
-              out=offsets[1:])
+    np.cumsum(
+        list(map(len, values)) if present is values else [0 if value is None else len(value) for value in values],
+        out=offsets[1:],
+    )
     valid = None if present is values else pa.array([value is not None for value in values]).buffers()[1]
-    return pa.Array.from_buffers(pa.string(), len(values), [valid, pa.py_buffer(offsets), pa.py_buffer(data)],
-                                 null_count=len(values) - len(present))
+    return pa.Array.from_buffers(
+        pa.string(),
+        len(values),
+        [valid, pa.py_buffer(offsets), pa.py_buffer(data)],
+        null_count=len(values) - len(present),
+    )
 
 
 class _TableRow:
@@ -370,15 +371,19 @@ class FrameBuilder:
         if len(self._rows) >= self.SEAL_ROWS:
             self._seal()
 
-    def add_table(self, table: pa.Table, dialect: str, source: str, offsets: Any,
-                  partition: int | list[int | None] | None = None) -> None:
+    def add_table(
+        self, table: pa.Table, dialect: str, source: str, offsets: Any, partition: int | list[int | None] | None = None
+    ) -> None:
         """Append events already in Arrow (an :func:`event_table`; ``offsets``: one per row; ``partition``: one
         for every row, or a list of one per row)."""
         self._seal()
         count = table.num_rows
-        front = [pa.array([dialect] * count, pa.string()), pa.array([source] * count, pa.string()),
-                 pa.array(offsets if isinstance(offsets, list) else list(offsets), pa.int64()),
-                 pa.array(partition if isinstance(partition, list) else [partition] * count, pa.int64())]
+        front = [
+            pa.array([dialect] * count, pa.string()),
+            pa.array([source] * count, pa.string()),
+            pa.array(offsets if isinstance(offsets, list) else list(offsets), pa.int64()),
+            pa.array(partition if isinstance(partition, list) else [partition] * count, pa.int64()),
+        ]
         self._tables.append(pa.Table.from_arrays(front + table.columns, schema=ARROW_SCHEMA))
         self._sealed += count
 
@@ -468,8 +473,9 @@ class QuarantineBuilder:
     """
 
     def __init__(self) -> None:
-        self.rows: list[tuple[str | None, int | None, int | None, int | None, str | None, str | None, str,
-                              str | None]] = []
+        self.rows: list[
+            tuple[str | None, int | None, int | None, int | None, str | None, str | None, str, str | None]
+        ] = []
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -485,8 +491,18 @@ class QuarantineBuilder:
         raw: str,
         reason_code: str,
     ) -> None:
-        self.rows.append((_clean_text(source), _clean_int(offset), _clean_int(partition), _clean_int(line),
-                          _clean_text(dialect), _clean_text(reason), reason_code, _clean_text(raw)))
+        self.rows.append(
+            (
+                _clean_text(source),
+                _clean_int(offset),
+                _clean_int(partition),
+                _clean_int(line),
+                _clean_text(dialect),
+                _clean_text(reason),
+                reason_code,
+                _clean_text(raw),
+            )
+        )
 
     def to_pandas(self) -> pd.DataFrame:
         columns: list[Sequence[Any]] = list(zip(*self.rows)) if self.rows else [[] for _ in QUARANTINE_SCHEMA]
@@ -564,8 +580,11 @@ def find_table(names: Iterable[Any], table: str) -> str:
     matches = [n for n in known if n.rsplit(".", 1)[-1] == table]
     if len(matches) == 1:
         return matches[0]
-    raise KeyError(f"table {table!r} not in the events; tables: {known}" if not matches else
-                   f"table {table!r} is ambiguous: {matches}")
+    raise KeyError(
+        f"table {table!r} not in the events; tables: {known}"
+        if not matches
+        else f"table {table!r} is ambiguous: {matches}"
+    )
 
 
 def empty_events() -> pd.DataFrame:

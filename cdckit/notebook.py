@@ -41,8 +41,10 @@ _shown = 0
 SAVED_CODE_LIMIT = 100_000
 
 #: What a saved notebook shows instead of such a widget (plotly's FigureWidget carries all of plotly.js, 5 MB).
-_UNSAVED_CODE = ("export default { render({ el }) { el.textContent = 'The timeline is drawn when the notebook runs "
-                 "(its plotly.js code, 5 MB, is not saved in the notebook).'; } };")
+_UNSAVED_CODE = (
+    "export default { render({ el }) { el.textContent = 'The timeline is drawn when the notebook runs "
+    "(its plotly.js code, 5 MB, is not saved in the notebook).'; } };"
+)
 
 
 def setup(max_colwidth: int = 60, max_rows: int = 30, interactive: bool = True) -> None:

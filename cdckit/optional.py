@@ -27,10 +27,7 @@ __all__ = ["EXTRAS", "MissingExtraError", "require"]
 
 #: Each extra and the modules it brings (the pins are in pyproject.toml; tests/test_project.py
 #: checks the two agree). The other extras (notebooks, dev, bench) are sets of tools no module asks for.
-EXTRAS: dict[str, tuple[str, ...]] = {
-    "spark": ("pyspark",),
-    "viz": ("plotly", "ipywidgets", "anywidget", "itables"),
-}
+EXTRAS: dict[str, tuple[str, ...]] = {"spark": ("pyspark",), "viz": ("plotly", "ipywidgets", "anywidget", "itables")}
 
 
 class MissingExtraError(CdcError, ImportError):
@@ -51,5 +48,6 @@ def require(module: str, extra: str, what: str | None = None) -> ModuleType:
         if error.name is not None and error.name.split(".")[0] != top:
             raise  # the module is there but one of its own imports failed: show that
         who = what or f"this part of cdckit ({extra})"
-        raise MissingExtraError(f"{who} needs {top}, which is not installed: pip install 'cdckit[{extra}]'",
-                                top, extra) from error
+        raise MissingExtraError(
+            f"{who} needs {top}, which is not installed: pip install 'cdckit[{extra}]'", top, extra
+        ) from error

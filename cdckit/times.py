@@ -19,9 +19,21 @@ from zoneinfo import ZoneInfo
 
 from .errors import InvalidValue
 
-__all__ = ["INT64_MIN", "INT64_MAX", "INT_TEXT", "NUMBER_TEXT", "ms_to_ns", "seconds_to_ns", "checked_ns",
-           "text_time_to_ns", "instant_ns",
-           "date_days", "time_of_day_ns", "ns_to_ms", "ns_to_iso"]
+__all__ = [
+    "INT64_MIN",
+    "INT64_MAX",
+    "INT_TEXT",
+    "NUMBER_TEXT",
+    "ms_to_ns",
+    "seconds_to_ns",
+    "checked_ns",
+    "text_time_to_ns",
+    "instant_ns",
+    "date_days",
+    "time_of_day_ns",
+    "ns_to_ms",
+    "ns_to_iso",
+]
 
 #: The range of a 64-bit integer: of a timestamp in nanoseconds, of an int64 column.
 INT64_MIN = -(2**63)
@@ -124,7 +136,10 @@ def _civil_days(year: int, month: int, day: int) -> int:
     (0, 11017, 2932897)
     """
     leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    if not 1 <= month <= 12 or not 1 <= day <= (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month - 1]:
+    if (
+        not 1 <= month <= 12
+        or not 1 <= day <= (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month - 1]
+    ):
         raise ValueError("no such day")
     y = year - (month <= 2)
     era = y // 400
@@ -147,7 +162,9 @@ def _offset_ns(zone: str | None) -> int | None:
 def _clock_ns(hours: str, minutes: str, seconds: str | None, fraction: str | None) -> int:
     if int(minutes) > 59 or int(seconds or 0) > 60:
         raise ValueError("no such time")
-    return ((int(hours) * 60 + int(minutes)) * 60 + int(seconds or 0)) * 1_000_000_000 + int((fraction or "0").ljust(9, "0"))
+    return ((int(hours) * 60 + int(minutes)) * 60 + int(seconds or 0)) * 1_000_000_000 + int(
+        (fraction or "0").ljust(9, "0")
+    )
 
 
 def instant_ns(text: str, tz: str | None = None) -> int:
@@ -166,7 +183,7 @@ def instant_ns(text: str, tz: str | None = None) -> int:
     if not isinstance(text, str):
         raise InvalidValue(f"a text time is a {type(text).__name__}, not text")
     dot = text.find(".")
-    if dot < 0 or not text[dot + 7:dot + 8].isdigit():  # the standard library keeps six fraction digits
+    if dot < 0 or not text[dot + 7 : dot + 8].isdigit():  # the standard library keeps six fraction digits
         try:  # the common case, in C: years 1 to 9999, ISO forms (PostgreSQL's offsets included)
             return _iso_ns(text, tz)
         except InvalidValue:

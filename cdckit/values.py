@@ -21,16 +21,29 @@ import binascii
 import json
 import math
 import re
+from collections.abc import Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, overload
-from collections.abc import Iterable, Mapping
 
 import orjson
 import pandas as pd
 
 from .python_columns import object_column
-from .times import (INT64_MAX, INT64_MIN, INT_TEXT, NUMBER_TEXT, checked_ns, date_days, instant_ns, ms_to_ns,
-                    ns_to_iso, ns_to_ms, seconds_to_ns, text_time_to_ns, time_of_day_ns)
+from .times import (
+    INT64_MAX,
+    INT64_MIN,
+    INT_TEXT,
+    NUMBER_TEXT,
+    checked_ns,
+    date_days,
+    instant_ns,
+    ms_to_ns,
+    ns_to_iso,
+    ns_to_ms,
+    seconds_to_ns,
+    text_time_to_ns,
+    time_of_day_ns,
+)
 
 if TYPE_CHECKING:  # for annotations; the functions import pyarrow where they use it
     import pyarrow as pa
@@ -72,9 +85,7 @@ __all__ = [
 # quotes kept, everything else to " ") and searched for a space followed by
 # 17 zeros; runs inside strings follow a quote and do not match. A false
 # match (say "x 12345678901234567" inside a string) only costs the exact parse.
-DIGIT_MAP = bytes(
-    ord("0") if ch in b"0123456789." else ord('"') if ch == ord('"') else ord(" ") for ch in range(256)
-)
+DIGIT_MAP = bytes(ord("0") if ch in b"0123456789." else ord('"') if ch == ord('"') else ord(" ") for ch in range(256))
 LONG_NUMBER = b" " + b"0" * 17
 # A number that may lie beyond a double's range: an exponent of three or more digits, or 300 digits in a row.
 _OUT_OF_RANGE = re.compile(rb"-?[0-9.]+[eE][+-]?[0-9]{3,}|-?[0-9.]{300,}")
@@ -473,7 +484,7 @@ def images_table(texts: list[str] | pa.Array | pa.ChunkedArray) -> pa.Table | No
     data = memoryview(_text_bytes(array))  # the texts end to end ({ and } part them: no number spans two)
     step = 1 << 24
     for start in range(0, len(data), step):  # in slices overlapping by more than a long number, to keep memory low
-        piece = bytes(data[start:start + step + 32])
+        piece = bytes(data[start : start + step + 32])
         if b"\n" in piece or has_long_number(piece):
             return None
     empty, end = pa.scalar("", pa.large_string()), pa.scalar("\n", pa.large_string())
@@ -493,7 +504,7 @@ def _text_bytes(array: pa.LargeStringArray) -> pa.Buffer:
     if data is None:  # only empty texts
         return pa.py_buffer(b"")
     places = memoryview(offsets).cast("q")
-    return data[places[array.offset]:places[array.offset + len(array)]]
+    return data[places[array.offset] : places[array.offset + len(array)]]
 
 
 def images_frame(texts: list[str], columns: list[str]) -> pd.DataFrame | None:

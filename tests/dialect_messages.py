@@ -12,12 +12,12 @@ import random
 
 import orjson
 import pandas as pd
+from json_styles import STYLES, written
 
 import cdckit
-from cdckit.io import iter_sources, parse_line
 from cdckit.dialects.base import BadMessage, SkipMessage
 from cdckit.frame import Event, event_row
-from json_styles import STYLES, written
+from cdckit.io import iter_sources, parse_line
 
 #: Sample events re-encoded in each dialect, messages mutated, and messages written in other styles, per test.
 CONVERTED, MUTATED, RESTYLED = 800, 200, 400

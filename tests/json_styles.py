@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
 from collections.abc import Callable, Sequence
+from typing import Any
 
 
 def java_double(x: float) -> str:

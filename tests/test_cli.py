@@ -19,11 +19,12 @@ from tqdm import tqdm
 
 import cdckit
 from cdckit import cli, samples
-from cdckit.cli import EXIT_CODES, main
-from cdckit.reading import progress as progress_bars
-from cdckit.cli import exit_codes as cli_exit_codes, reading as cli_reading
-from cdckit.dialects import registry
 from cdckit.analysis.filters import select
+from cdckit.cli import EXIT_CODES, main
+from cdckit.cli import exit_codes as cli_exit_codes
+from cdckit.cli import reading as cli_reading
+from cdckit.dialects import registry
+from cdckit.reading import progress as progress_bars
 
 SHOP = "canal/shop"
 

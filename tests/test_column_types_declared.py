@@ -15,11 +15,11 @@ import pandas as pd
 import pytest
 
 import cdckit
-from cdckit.reading import workers
 from cdckit.column_types import TYPE_COLUMNS, parse_kind
-from cdckit.io import iter_sources
 from cdckit.export import write_events
 from cdckit.frame import table_names
+from cdckit.io import iter_sources
+from cdckit.reading import workers
 
 TYPED = ("canal", "oceanbase_extend", "dataworks", "datahub_blob", "debezium", "arcion", "lindorm", "aws_dms")
 

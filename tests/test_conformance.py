@@ -18,19 +18,26 @@ from __future__ import annotations
 
 import json
 
+import fuzzing
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from dialect_messages import (
+    converted_values,
+    every_sample_event,
+    expected_rows,
+    given_rows,
+    kafka_frames,
+    messages_for,
+    sample_messages,
+)
+from test_fuzz import assert_clean
+from validator import assert_round_trip, read_clean
 
 import cdckit
-import fuzzing
 from cdckit.dialects import registry
 from cdckit.samples.build import build_shop
 from cdckit.samples.shop import shop_events
-from dialect_messages import converted_values, every_sample_event, expected_rows, given_rows, kafka_frames, \
-    messages_for, sample_messages
-from test_fuzz import assert_clean
-from validator import assert_round_trip, read_clean
 
 NAMES = cdckit.dialects.names()
 WRITABLE = [name for name in NAMES if registry.get(name).can_encode()]

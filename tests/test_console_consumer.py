@@ -13,15 +13,15 @@ import json
 
 import pandas as pd
 import pytest
+from comparable import event_rows, rows
 
 import cdckit
 from cdckit import values
-from cdckit.reading import workers
 from cdckit.dialects import registry
 from cdckit.io import ConsoleLayout, write_messages
 from cdckit.io.console import LAYOUT_WITH_KEY, console_line
+from cdckit.reading import workers
 from cdckit.samples.shop import shop_events
-from comparable import event_rows, rows
 
 #: The columns a console capture and its kcat twin share (the source is the file's name).
 SAME = ["dialect", "offset", "partition", "op", "op_raw", "database", "schema", "table", "event_time",

@@ -13,11 +13,11 @@ import os
 import subprocess
 import sys
 import textwrap
-import tomllib
 from importlib.metadata import Distribution, distribution
 from pathlib import Path
 
 import pytest
+import tomllib
 from packaging.requirements import Requirement
 
 from cdckit.optional import EXTRAS

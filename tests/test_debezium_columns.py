@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from cdckit.reading.decoding import MessageDecoder
-from cdckit.reading.sinks import FrameSink
 from cdckit.dialects import registry
 from cdckit.io import LineBlock
+from cdckit.reading.decoding import MessageDecoder
+from cdckit.reading.sinks import FrameSink
 
 ROW = (b'{"op":"u","before":{"id":1,"a":"x"},"after":%s,'
        b'"source":{"db":"d","table":"t","file":"f.1","pos":%d,"row":0,"ts_ms":1},"ts_ms":2}')

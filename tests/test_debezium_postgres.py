@@ -14,9 +14,9 @@ import os
 
 import pandas as pd
 import pytest
+from postgres_tables import AUDIT_KEY, assert_reconciled
 
 import cdckit
-from postgres_tables import AUDIT_KEY, assert_reconciled
 from cdckit.frame import table_names
 from cdckit.samples.postgres import capture as pg_capture
 from cdckit.samples.postgres import debezium
@@ -125,8 +125,9 @@ def test_the_ordering_report_finds_no_inversions_although_transactions_interleav
 
 
 def test_spark_reads_the_same_events(spark, captured, decoded):
-    from cdckit import spark as cdcspark
     from test_spark import normal_rows
+
+    from cdckit import spark as cdcspark
 
     for style in sorted(DIALECTS):
         got = cdcspark.read(spark, str(captured.files[style]), split_bytes=1024 * 1024).toPandas()

@@ -8,9 +8,9 @@ import json
 import pytest
 
 import cdckit
-from cdckit.reading.detect import choose
-from cdckit.io import Message
 from cdckit.dialects.base import Dialect, Match
+from cdckit.io import Message
+from cdckit.reading.detect import choose
 
 CONTRACT_DIALECTS = [
     "oceanbase_default", "oceanbase_extend", "canal", "dataworks", "shareplex", "datahub_blob",

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import warnings
 
+import oracle
 import pandas as pd
 import pytest
+from comparable import row_texts
+from comparable import rows as plain
+from event_frames import captures
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
 import cdckit
-import oracle
-from comparable import row_texts, rows as plain
-from event_frames import captures
 
 ORDERS = ("seq", "event_time", "arrival")
 BYS = ("capture", "source", "partition")
@@ -122,10 +123,11 @@ def test_random_captures_reach(feature):
 
 
 def _to_spark(spark, events: pd.DataFrame):
-    from cdckit.spark.engine import COMBINED_ARROW
-    from cdckit.frame import COLUMN_NAMES
-    from pyspark.sql.pandas.types import from_arrow_schema
     import pyarrow as pa
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from cdckit.frame import COLUMN_NAMES
+    from cdckit.spark.engine import COMBINED_ARROW
 
     schema = pa.schema([COMBINED_ARROW.field(n) for n in COLUMN_NAMES])
     return spark.createDataFrame(events[COLUMN_NAMES], schema=from_arrow_schema(schema))

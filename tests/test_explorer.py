@@ -12,13 +12,13 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 from plotly.callbacks import Points
+from test_viz import SCRIPT, Cells, assert_escaped, build, figure_strings, hostile_events, synthetic
 
 import cdckit
 from cdckit import viz
+from cdckit.frame import table_names
 from cdckit.notebook import slim_widget_state
 from cdckit.viz.explorer import LISTED, Explorer, explore
-from cdckit.frame import table_names
-from test_viz import SCRIPT, Cells, assert_escaped, build, figure_strings, hostile_events, synthetic
 
 
 def shop() -> pd.DataFrame:

@@ -30,9 +30,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from test_report import ARTIFACTS, CHROMIUM, ROOT, SCRIPT, _browser, hostile_capture, launched
 
 import cdckit
-from test_report import ARTIFACTS, CHROMIUM, ROOT, SCRIPT, _browser, hostile_capture, launched
 
 TOKEN = secrets.token_hex(16)
 WIDTH = 1400

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from dialect_messages import sample_messages
 
 import cdckit
 from cdckit.dialects import registry
 from cdckit.frame import EVENT_FIELDS, TABLE_ROW
-from dialect_messages import sample_messages
 
 
 def test_chunks_through_the_batch_decoder_add_up_to_the_whole(tmp_path):

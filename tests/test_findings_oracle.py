@@ -12,19 +12,19 @@ from __future__ import annotations
 import shutil
 
 import numpy as np
+import oracle
 import pandas as pd
 import pytest
+from histories import SEQ_DIALECTS, capture, deliver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cdckit
-import oracle
-from cdckit.frame import COLUMN_NAMES
 from cdckit.analysis.ordering import OrderReport, codes
 from cdckit.analysis.ordering._shared import CHANGE_OPS, STREAMS
 from cdckit.analysis.ordering.catalogue import FINDINGS
 from cdckit.analysis.ordering.report import _sorted
-from histories import SEQ_DIALECTS, capture, deliver
+from cdckit.frame import COLUMN_NAMES
 
 BYS = list(STREAMS)
 

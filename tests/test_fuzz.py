@@ -19,12 +19,12 @@ import random
 from collections import Counter
 from pathlib import Path
 
+import fuzzing
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import cdckit
-import fuzzing
 from cdckit.dialects import registry
 
 #: Cases per family in the bounded run (the whole run stays well under a minute on one core).

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 import cdckit
-from cdckit.frame import Event, FrameBuilder
 from cdckit.analysis.keys_inferred import EVIDENCE_COLUMNS
+from cdckit.frame import Event, FrameBuilder
 
 T0 = 1_714_554_000 * 10**9
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
+import oracle
 import pandas as pd
 import pytest
 
 import cdckit
-import oracle
 from cdckit.dialects import registry
 from cdckit.frame import Event, FrameBuilder
 

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from comparable import row_texts
 
 import cdckit
 from cdckit import samples
-from cdckit.cli import EXIT_CODES, main
-from cdckit.cli import exit_codes
-from comparable import row_texts
+from cdckit.cli import EXIT_CODES, exit_codes, main
 
 KEYED = "canal/shop"
 KEYLESS_FILE = "pg_test_decoding/shop.txt"

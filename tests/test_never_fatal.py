@@ -21,7 +21,7 @@ import pytest
 
 import cdckit
 from cdckit.errors import REASON_CODES
-from cdckit.frame import COLUMN_NAMES, row_problem, event_table
+from cdckit.frame import COLUMN_NAMES, event_table, row_problem
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

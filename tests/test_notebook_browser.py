@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-
-from cdckit import notebook
 from test_interactive import ipython  # noqa: F401 - the fixture
 from test_report import ARTIFACTS, _browser, launched
+
+from cdckit import notebook
 
 # What JupyterLab does with an HTML output: set it as innerHTML, then run each script (a fresh <script> copy).
 SHOW = """async (outputs) => {

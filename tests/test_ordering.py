@@ -6,10 +6,10 @@ import json
 
 import pandas as pd
 import pytest
+from histories import capture, deliver
 
 import cdckit
 from cdckit.samples.synthetic import canal_line
-from histories import capture, deliver
 
 
 def test_seq_sorts_numbers_as_numbers():

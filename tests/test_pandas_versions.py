@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from test_tables import _events
 
 import cdckit
-from test_tables import _events
 
 #: Images Arrow's JSON reader takes in one pass, and images it leaves to the row-by-row parse (a nested value).
 PLAIN = [("insert", None, '{"id":1,"name":"a","note":null}'), ("insert", None, '{"id":2,"name":null}'),

@@ -12,9 +12,9 @@ import os
 
 import pandas as pd
 import pytest
+from postgres_tables import assert_reconciled
 
 import cdckit
-from postgres_tables import assert_reconciled
 from cdckit.samples.postgres import capture as pg_capture
 from cdckit.samples.postgres.server import Server, missing
 from cdckit.samples.postgres.workload import KEYS, UNDONE, Workload
@@ -142,8 +142,9 @@ def test_rolled_back_work_never_reaches_a_capture(captured, decoded):
 
 
 def test_spark_reads_the_same_events(spark, captured, decoded):
-    from cdckit import spark as cdcspark
     from test_spark import normal_rows
+
+    from cdckit import spark as cdcspark
 
     for slot in sorted(DIALECTS):  # files of 1-2 MB asked to be cut at 64 KB: whole_files keeps each whole
         got = cdcspark.read(spark, str(captured.files[slot]), split_bytes=64 * 1024).toPandas()

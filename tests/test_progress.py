@@ -14,8 +14,9 @@ import pytest
 from tqdm import notebook, std
 
 import cdckit
+from cdckit import samples
 from cdckit.reading import progress as progress_bars
-from cdckit import samples, workers
+from cdckit.reading import workers
 from cdckit.reading.progress import open_positions
 
 SHOP = samples.path("canal/shop")

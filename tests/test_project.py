@@ -7,12 +7,12 @@ import os
 import re
 import shutil
 import subprocess
-import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+import tomllib
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 

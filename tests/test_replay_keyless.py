@@ -10,7 +10,8 @@ from typing import Any
 import orjson
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cdckit
 from cdckit import values

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from histories import SEQ_DIALECTS, capture, deliver, expected_inversions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cdckit
-from histories import SEQ_DIALECTS, capture, deliver, expected_inversions
 
 STEPS = st.lists(st.tuples(st.sampled_from(["insert", "insert", "update", "update", "delete"]),
                            st.integers(0, 50)), min_size=2, max_size=18)

@@ -19,7 +19,6 @@ import pandas as pd
 import pytest
 
 import cdckit
-
 from cdckit.viz import report
 from cdckit.viz.interactive import init_html
 from cdckit.viz.report import build_report, write_report

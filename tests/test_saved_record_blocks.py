@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from cdckit.reading.decoding import MessageDecoder
-from cdckit.reading.sinks import FrameSink
 from cdckit.dialects import registry
 from cdckit.io import LineBlock, parse_line
 from cdckit.io.console import console_line, console_lines, console_message
+from cdckit.reading.decoding import MessageDecoder
+from cdckit.reading.sinks import FrameSink
 from cdckit.reading.workers import RangeSink
 
 

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from collections import defaultdict
+from pathlib import Path
 
 import pandas as pd
 import pytest
+from comparable import event_rows
 
 import cdckit
 from cdckit import spark as cdcspark
-from cdckit.io import iter_sources
 from cdckit.frame import COLUMN_NAMES
+from cdckit.io import iter_sources
 from cdckit.reading.read import PAIRED
-from comparable import event_rows
 
 
 def normal_rows(frame: pd.DataFrame) -> list[tuple]:
@@ -197,6 +197,7 @@ def test_halves_in_one_task_are_paired_there_without_a_shuffle(spark):
 
 def test_the_combined_sink_builds_event_runs_as_arrow_columns():
     import pyarrow as pa
+
     from cdckit.frame import event_table
     from cdckit.spark.engine import _CombinedSink
 

@@ -16,9 +16,8 @@ import sysconfig
 import time
 from pathlib import Path
 
-import pytest
-
 import pyspark
+import pytest
 
 HERE = Path(__file__).resolve().parent
 STARTUP_SECONDS = 90

@@ -7,18 +7,17 @@ that have none) must give exactly its rows.
 
 from __future__ import annotations
 
-
+import oracle
 import orjson
 import pytest
+from comparable import row_texts, rows
+from histories import capture, deliver
 
 import cdckit
-import oracle
 from cdckit import spark as cdcspark
 from cdckit import values
 from cdckit.dialects import registry
 from cdckit.frame import Event, FrameBuilder
-from comparable import row_texts, rows
-from histories import capture, deliver
 
 _T0 = 1_714_554_000 * 1_000_000_000
 

@@ -6,14 +6,14 @@ from decimal import Decimal
 
 import pandas as pd
 import pyarrow as pa
+from comparable import rows
 from pyspark.sql.pandas.types import from_arrow_schema
+from test_tables import DEBEZIUM_TYPES, ROW, _events
 
 import cdckit
 from cdckit import spark as cdcspark
 from cdckit.frame import COLUMN_NAMES
 from cdckit.spark.engine import COMBINED_ARROW
-from comparable import rows
-from test_tables import DEBEZIUM_TYPES, ROW, _events
 
 
 def _to_spark(spark, events: pd.DataFrame):

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 
+import debezium_pg
 import pandas as pd
 import pytest
 
 import cdckit
-from cdckit.reading import workers
 from cdckit.cli import main
-
-import debezium_pg
+from cdckit.reading import workers
 
 CUSTOM = "<<toast unchanged>>"
 OTHER = "‹sin cambios›"  # a second connector's, not ASCII

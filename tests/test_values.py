@@ -12,10 +12,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from json_styles import STYLES, written
 
 from cdckit import values
 from cdckit.errors import InvalidValue
-from json_styles import STYLES, written
 
 ASCII = st.characters(min_codepoint=32, max_codepoint=126)
 

@@ -10,12 +10,12 @@ from html.parser import HTMLParser
 import numpy as np
 import pandas as pd
 import pytest
+from histories import capture, deliver
 
 import cdckit
 from cdckit import values, viz
 from cdckit.dialects import registry
 from cdckit.frame import Event, FrameBuilder, empty_events
-from histories import capture, deliver
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"

@@ -39,18 +39,18 @@ from __future__ import annotations
 
 import difflib
 import html
-from typing import Any
 from collections.abc import Hashable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .. import values
-from ..reading.capture import events_of
 from ..export.engines import is_spark, pandas_events
+from ..python_columns import object_columns
+from ..reading.capture import events_of
 from .ordering import sort_events
 from .ordering._shared import CHANGE_OPS, table_names
-from ..python_columns import object_columns
 from .reconcile import ReconcileError, diff_tables, html_table, json_text, key_text, normal, plain
 from .replay import key_columns_of, materialize
 from .replayer import known_values
@@ -72,8 +72,7 @@ class _Change:
 
     __slots__ = ("row", "op", "key", "text", "n", "key_columns", "_parsed")
 
-    def __init__(self, row: int, op: str, key: Any, before: Any, after: Any, n: int,
-                 key_columns: Any = None) -> None:
+    def __init__(self, row: int, op: str, key: Any, before: Any, after: Any, n: int, key_columns: Any = None) -> None:
         self.row, self.op, self.key, self.n, self.key_columns = row, op, key, n, key_columns
         self.text = (op, before, after)
         self._parsed: tuple[Any, Any, Hashable] | None = None
@@ -111,8 +110,16 @@ class Comparison:
     ``set_aside``: per op, the events not compared. ``ok``: nothing differs.
     """
 
-    def __init__(self, names: tuple[str, str], summary: pd.DataFrame, only_a: pd.DataFrame, only_b: pd.DataFrame,
-                 different: pd.DataFrame, states: pd.DataFrame, set_aside: pd.DataFrame) -> None:
+    def __init__(
+        self,
+        names: tuple[str, str],
+        summary: pd.DataFrame,
+        only_a: pd.DataFrame,
+        only_b: pd.DataFrame,
+        different: pd.DataFrame,
+        states: pd.DataFrame,
+        set_aside: pd.DataFrame,
+    ) -> None:
         self.names = names
         self.summary, self.only_a, self.only_b, self.different = summary, only_a, only_b, different
         self.states, self.set_aside = states, set_aside
@@ -124,16 +131,24 @@ class Comparison:
 
     def frames(self) -> dict[str, pd.DataFrame]:
         """The result's tables by name (for writing out): summary, only_a, only_b, different, states, set_aside."""
-        return {"summary": self.summary, "only_a": self.only_a, "only_b": self.only_b, "different": self.different,
-                "states": self.states, "set_aside": self.set_aside}
+        return {
+            "summary": self.summary,
+            "only_a": self.only_a,
+            "only_b": self.only_b,
+            "different": self.different,
+            "states": self.states,
+            "set_aside": self.set_aside,
+        }
 
     def _headline(self) -> str:
         a, b = self.names
         total = self.summary.sum(numeric_only=True)
         count = lambda column: int(total.get(column, 0))  # noqa: E731
-        return (f"{a} vs {b}: {count(a)} and {count(b)} row changes; {count('matched')} matched, "
-                f"{count('only_' + a)} only in {a}, {count('only_' + b)} only in {b}, {count('different')} different; "
-                f"final states: {len(self.states)} difference(s)" + (" (same)" if self.ok else ""))
+        return (
+            f"{a} vs {b}: {count(a)} and {count(b)} row changes; {count('matched')} matched, "
+            f"{count('only_' + a)} only in {a}, {count('only_' + b)} only in {b}, {count('different')} different; "
+            f"final states: {len(self.states)} difference(s)" + (" (same)" if self.ok else "")
+        )
 
     def __str__(self) -> str:
         a, b = self.names
@@ -141,14 +156,18 @@ class Comparison:
         for name, frame in ((a, self.only_a), (b, self.only_b)):
             for row in frame.head(_SHOWN).itertuples(index=False):
                 note = f" ({row.note})" if row.note else ""
-                lines.append(f"  only in {name}: {_table_of(row)} {row.key} change #{row.change} {row.op} "
-                             f"seq {row.seq}{note}")
+                lines.append(
+                    f"  only in {name}: {_table_of(row)} {row.key} change #{row.change} {row.op} seq {row.seq}{note}"
+                )
             if len(frame) > _SHOWN:
                 lines.append(f"  ... {len(frame) - _SHOWN} more only in {name}")
         for row in self.different.head(_SHOWN).to_dict("records"):
             changes = {row[f"change_{a}"], row[f"change_{b}"]}
-            change = "/".join(f"#{n}" for n in (row[f"change_{a}"], row[f"change_{b}"])) if len(changes) > 1 \
+            change = (
+                "/".join(f"#{n}" for n in (row[f"change_{a}"], row[f"change_{b}"]))
+                if len(changes) > 1
                 else f"#{row[f'change_{a}']}"
+            )
             lines.append(f"  different: {row['table']} {row['key']} change {change}: {row['detail']}")
         if len(self.different) > _SHOWN:
             lines.append(f"  ... {len(self.different) - _SHOWN} more different")
@@ -165,9 +184,12 @@ class Comparison:
         a, b = self.names
         shown = ["table", "key", "op", "seq", "change", "note", "before", "after"]
         parts = [f"<p><b>{html.escape(self._headline())}</b></p>", html_table(self.summary)]
-        for label, frame in ((f"only in {a}", self.only_a[[c for c in shown if c in self.only_a]]),
-                             (f"only in {b}", self.only_b[[c for c in shown if c in self.only_b]]),
-                             ("different", self.different), ("final states", self.states)):
+        for label, frame in (
+            (f"only in {a}", self.only_a[[c for c in shown if c in self.only_a]]),
+            (f"only in {b}", self.only_b[[c for c in shown if c in self.only_b]]),
+            ("different", self.different),
+            ("final states", self.states),
+        ):
             if len(frame):
                 parts.append(f"<p>{html.escape(label)} ({len(frame)})</p>{html_table(frame)}")
         return "".join(parts)
@@ -206,18 +228,47 @@ def compare(a: Any, b: Any, *, names: Sequence[str] = ("a", "b")) -> Comparison:
         _compare_key(group, sides, tally, only, different)
     states, state_counts = _state_differences(sides, names)
     summary = _summary(sides, counts, state_counts, names)
-    diff_columns = ["table", "key", f"change_{na}", f"change_{nb}", f"op_{na}", f"op_{nb}", f"seq_{na}", f"seq_{nb}",
-                    "columns", "detail", f"before_{na}", f"before_{nb}", f"after_{na}", f"after_{nb}"]
+    diff_columns = [
+        "table",
+        "key",
+        f"change_{na}",
+        f"change_{nb}",
+        f"op_{na}",
+        f"op_{nb}",
+        f"seq_{na}",
+        f"seq_{nb}",
+        "columns",
+        "detail",
+        f"before_{na}",
+        f"before_{nb}",
+        f"after_{na}",
+        f"after_{nb}",
+    ]
     set_aside = pd.DataFrame(
-        [(op, sides[0].set_aside.get(op, 0), sides[1].set_aside.get(op, 0))
-         for op in sorted(set(sides[0].set_aside) | set(sides[1].set_aside))], columns=["op", na, nb])
-    return Comparison((na, nb), summary, _event_rows(sides[0], only[0]), _event_rows(sides[1], only[1]),
-                      object_columns(pd.DataFrame(different, columns=diff_columns)), states, set_aside)
+        [
+            (op, sides[0].set_aside.get(op, 0), sides[1].set_aside.get(op, 0))
+            for op in sorted(set(sides[0].set_aside) | set(sides[1].set_aside))
+        ],
+        columns=["op", na, nb],
+    )
+    return Comparison(
+        (na, nb),
+        summary,
+        _event_rows(sides[0], only[0]),
+        _event_rows(sides[1], only[1]),
+        object_columns(pd.DataFrame(different, columns=diff_columns)),
+        states,
+        set_aside,
+    )
 
 
-def _compare_key(group: tuple[Any, Hashable], sides: list[_Side], tally: dict[str, int],
-                 only: tuple[list[tuple[int, int, str]], list[tuple[int, int, str]]],
-                 different: list[dict[str, Any]]) -> None:
+def _compare_key(
+    group: tuple[Any, Hashable],
+    sides: list[_Side],
+    tally: dict[str, int],
+    only: tuple[list[tuple[int, int, str]], list[tuple[int, int, str]]],
+    different: list[dict[str, Any]],
+) -> None:
     """Align the two histories of one (table, key): count them in ``tally``, add to ``only`` and ``different``."""
     left, right = sides[0].groups.get(group, []), sides[1].groups.get(group, [])
     unmatched: tuple[list[_Change], list[_Change]] = ([], [])
@@ -226,16 +277,17 @@ def _compare_key(group: tuple[Any, Hashable], sides: list[_Side], tally: dict[st
             tally["matched"] += i2 - i1
             continue
         pairs = min(i2 - i1, j2 - j1) if tag == "replace" else 0
-        for x, y in zip(left[i1:i1 + pairs], right[j1:j1 + pairs]):
+        for x, y in zip(left[i1 : i1 + pairs], right[j1 : j1 + pairs]):
             different.append(_different_row(group[0], x, y, sides))
         tally["different"] += pairs
-        unmatched[0].extend(left[i1 + pairs:i2])
-        unmatched[1].extend(right[j1 + pairs:j2])
+        unmatched[0].extend(left[i1 + pairs : i2])
+        unmatched[1].extend(right[j1 + pairs : j2])
     unmatched = (_later_copies(unmatched[0], left), _later_copies(unmatched[1], right))
     tally["only_a"] += len(unmatched[0])
     tally["only_b"] += len(unmatched[1])
-    for side, (mine, other, history) in enumerate(((unmatched[0], unmatched[1], left),
-                                                   (unmatched[1], unmatched[0], right))):
+    for side, (mine, other, history) in enumerate(
+        ((unmatched[0], unmatched[1], left), (unmatched[1], unmatched[0], right))
+    ):
         for change in mine:
             only[side].append((change.row, change.n, _note(change, other, history, sides[1 - side].name)))
 
@@ -273,9 +325,14 @@ class _Side:
         rows = np.flatnonzero(changing)
         key_values: dict[Any, Hashable] = {}
         for row, table, op, key, before, after, named in zip(
-                rows.tolist(), self.tables.iloc[rows].tolist(), ops.iloc[rows].tolist(),
-                frame["key"].iloc[rows].tolist(), frame["before"].iloc[rows].tolist(),
-                frame["after"].iloc[rows].tolist(), frame["key_columns"].iloc[rows].tolist()):
+            rows.tolist(),
+            self.tables.iloc[rows].tolist(),
+            ops.iloc[rows].tolist(),
+            frame["key"].iloc[rows].tolist(),
+            frame["before"].iloc[rows].tolist(),
+            frame["after"].iloc[rows].tolist(),
+            frame["key_columns"].iloc[rows].tolist(),
+        ):
             before, after = _text(before), _text(after)
             if key is None or key is pd.NA:
                 image = _image(after if after is not None else before)
@@ -293,8 +350,9 @@ class _Side:
 def _events(frame: Any, name: str) -> pd.DataFrame:
     frame = events_of(frame)
     if not (isinstance(frame, pd.DataFrame) or is_spark(frame)):
-        raise TypeError(f"compare takes two event frames as cdckit.read returns them; {name} is a "
-                        f"{type(frame).__name__}")
+        raise TypeError(
+            f"compare takes two event frames as cdckit.read returns them; {name} is a {type(frame).__name__}"
+        )
     return pandas_events(frame)
 
 
@@ -374,11 +432,22 @@ def _different_row(table: Any, x: _Change, y: _Change, sides: list[_Side]) -> di
         for column, detail in _image_differences(getattr(x, image), getattr(y, image), na, nb):
             columns.append(f"{image}.{column}" if column else image)
             details.append(f"{image}.{column}: {detail}" if column else f"{image}: {detail}")
-    return {"table": table, "key": x.key, f"change_{na}": x.n, f"change_{nb}": y.n, f"op_{na}": x.op,
-            f"op_{nb}": y.op, f"seq_{na}": _text(ea["seq"].iloc[x.row]),
-            f"seq_{nb}": _text(eb["seq"].iloc[y.row]), "columns": columns, "detail": "; ".join(details),
-            f"before_{na}": _before_text(x, ea), f"before_{nb}": _before_text(y, eb),
-            f"after_{na}": _text(ea["after"].iloc[x.row]), f"after_{nb}": _text(eb["after"].iloc[y.row])}
+    return {
+        "table": table,
+        "key": x.key,
+        f"change_{na}": x.n,
+        f"change_{nb}": y.n,
+        f"op_{na}": x.op,
+        f"op_{nb}": y.op,
+        f"seq_{na}": _text(ea["seq"].iloc[x.row]),
+        f"seq_{nb}": _text(eb["seq"].iloc[y.row]),
+        "columns": columns,
+        "detail": "; ".join(details),
+        f"before_{na}": _before_text(x, ea),
+        f"before_{nb}": _before_text(y, eb),
+        f"after_{na}": _text(ea["after"].iloc[x.row]),
+        f"after_{nb}": _text(eb["after"].iloc[y.row]),
+    }
 
 
 def _before_text(change: _Change, events: pd.DataFrame) -> str | None:
@@ -437,8 +506,9 @@ def _state_differences(sides: list[_Side], names: tuple[str, str]) -> tuple[pd.D
     counts: dict[str, int] = {}
     for table in sorted(set(states[0]) | set(states[1])):
         given: list[pd.DataFrame] = [state.get(table) for state in states]  # one at least: the table is in one
-        frames = [frame if frame is not None else pd.DataFrame(columns=given[1 - i].columns)
-                  for i, frame in enumerate(given)]
+        frames = [
+            frame if frame is not None else pd.DataFrame(columns=given[1 - i].columns) for i, frame in enumerate(given)
+        ]
         left, right = frames
         both = [c for c in left.columns if c in set(right.columns)]
         declared = states[0].key_columns.get(table) or states[1].key_columns.get(table) or []
@@ -456,20 +526,41 @@ def _state_differences(sides: list[_Side], names: tuple[str, str]) -> tuple[pd.D
         for i, j in diff.different:
             record, other = left.iloc[i].to_dict(), right.iloc[j].to_dict()
             text = key_text(record[c] for c in key)
-            found.append((table, text if declared else None, "different", columns.get(text, []), json_text(record),
-                          json_text(other)))
+            found.append(
+                (
+                    table,
+                    text if declared else None,
+                    "different",
+                    columns.get(text, []),
+                    json_text(record),
+                    json_text(other),
+                )
+            )
         rows += found
         counts[table] = len(found)
-    return object_columns(pd.DataFrame(rows, columns=["table", "key", "found", "columns", f"row_{na}",
-                                                      f"row_{nb}"])), counts
+    return object_columns(
+        pd.DataFrame(rows, columns=["table", "key", "found", "columns", f"row_{na}", f"row_{nb}"])
+    ), counts
 
 
-def _summary(sides: list[_Side], counts: dict[str, dict[str, int]], state_counts: dict[str, int],
-             names: tuple[str, str]) -> pd.DataFrame:
+def _summary(
+    sides: list[_Side], counts: dict[str, dict[str, int]], state_counts: dict[str, int], names: tuple[str, str]
+) -> pd.DataFrame:
     na, nb = names
     tables = sorted(set(counts) | set(state_counts))
-    rows = [(t, sides[0].counts.get(t, 0), sides[1].counts.get(t, 0), counts.get(t, {}).get("matched", 0),
-             counts.get(t, {}).get("only_a", 0), counts.get(t, {}).get("only_b", 0),
-             counts.get(t, {}).get("different", 0), state_counts.get(t, 0)) for t in tables]
-    return pd.DataFrame(rows, columns=["table", na, nb, "matched", f"only_{na}", f"only_{nb}", "different",
-                                       "state_differences"])
+    rows = [
+        (
+            t,
+            sides[0].counts.get(t, 0),
+            sides[1].counts.get(t, 0),
+            counts.get(t, {}).get("matched", 0),
+            counts.get(t, {}).get("only_a", 0),
+            counts.get(t, {}).get("only_b", 0),
+            counts.get(t, {}).get("different", 0),
+            state_counts.get(t, 0),
+        )
+        for t in tables
+    ]
+    return pd.DataFrame(
+        rows, columns=["table", na, nb, "matched", f"only_{na}", f"only_{nb}", "different", "state_differences"]
+    )

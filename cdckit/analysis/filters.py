@@ -39,9 +39,9 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Iterable
 
 import numpy as np
 import orjson
@@ -102,8 +102,13 @@ class Selection:
         return chosen
 
 
-def selection(table: str | Iterable[str] | None = None, op: str | Iterable[str] | None = None, key: Any = None,
-              since: Any = None, until: Any = None) -> Selection:
+def selection(
+    table: str | Iterable[str] | None = None,
+    op: str | Iterable[str] | None = None,
+    key: Any = None,
+    since: Any = None,
+    until: Any = None,
+) -> Selection:
     """The options checked (see the module notes); ``ValueError`` names a bad one.
 
     Tables are checked against the events only when applied.
@@ -117,14 +122,22 @@ def selection(table: str | Iterable[str] | None = None, op: str | Iterable[str] 
     ValueError: unknown op 'updates' (did you mean update?); ops: insert, update, delete, read, truncate, ddl, ...
     """
     tables = None if table is None else _names(table)
-    keys = None if key is None else frozenset(parse_key(k) for k in (key if isinstance(key, (set, frozenset)) else [key]))
+    keys = (
+        None if key is None else frozenset(parse_key(k) for k in (key if isinstance(key, (set, frozenset)) else [key]))
+    )
     since_at = None if since is None else parse_time(since)
     until_at = None if until is None else parse_time(until)
     return Selection(tables, None if op is None else parse_ops(op), keys, since_at, until_at)
 
 
-def select(events: pd.DataFrame, table: str | Iterable[str] | None = None, op: str | Iterable[str] | None = None,
-           key: Any = None, since: Any = None, until: Any = None) -> pd.DataFrame:
+def select(
+    events: pd.DataFrame,
+    table: str | Iterable[str] | None = None,
+    op: str | Iterable[str] | None = None,
+    key: Any = None,
+    since: Any = None,
+    until: Any = None,
+) -> pd.DataFrame:
     """The events of ``table`` with ``op`` and ``key`` between ``since`` and ``until`` (see the module notes).
 
     >>> import cdckit
@@ -204,8 +217,9 @@ def parse_time(value: Any) -> pd.Timestamp:
         try:
             value = dt.datetime.fromisoformat(value.strip())
         except ValueError:
-            raise ValueError(f"not an ISO time or date: {value!r} (for example 2024-05-01 or "
-                             "2024-05-01T12:30:00+02:00)") from None
+            raise ValueError(
+                f"not an ISO time or date: {value!r} (for example 2024-05-01 or 2024-05-01T12:30:00+02:00)"
+            ) from None
     elif isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         value = dt.datetime(value.year, value.month, value.day)
     elif not isinstance(value, (dt.datetime, pd.Timestamp)):

@@ -22,14 +22,14 @@ with :func:`cdckit.spark.keys.with_keys`, the same rule in Spark columns).
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
 from .. import values
-from ..reading.capture import Capture
 from ..frame import find_table, table_names
+from ..reading.capture import Capture
 
 __all__ = ["Keys", "with_keys", "given_keys", "key_columns_given", "tables_keyed"]
 
@@ -86,10 +86,13 @@ def tables_keyed(known: Iterable[Any], keys: Keys, strict: bool = True) -> dict[
                 continue
             matches = [n for n in names if n.rsplit(".", 1)[-1] == table]
             if matches:
-                raise ValueError(f"keys names table {table!r}, which is ambiguous: {', '.join(matches)} "
-                                 "(name it as schema.table)") from None
-            raise ValueError(f"keys names table {table!r}, which is not in the events; tables: "
-                             f"{', '.join(names) if names else '(none)'}") from None
+                raise ValueError(
+                    f"keys names table {table!r}, which is ambiguous: {', '.join(matches)} (name it as schema.table)"
+                ) from None
+            raise ValueError(
+                f"keys names table {table!r}, which is not in the events; tables: "
+                f"{', '.join(names) if names else '(none)'}"
+            ) from None
     return wanted
 
 
@@ -136,8 +139,10 @@ def with_keys(events: pd.DataFrame | Capture, keys: Keys, strict: bool = True) -
             key[position] = values.key_of(values.loads(image), columns) if isinstance(image, str) else None
             found += key[position] is not None
         if strict and not found and _has_images(befores[positions], afters[positions]):
-            raise ValueError(f"keys: no image of {table} holds all of its key columns {columns}; its columns: "
-                             f"{', '.join(_columns_of(befores[positions], afters[positions]))}")
+            raise ValueError(
+                f"keys: no image of {table} holds all of its key columns {columns}; its columns: "
+                f"{', '.join(_columns_of(befores[positions], afters[positions]))}"
+            )
     out["key_columns"] = pd.Series(key_columns, index=out.index, dtype=events["key_columns"].dtype)
     out["key"] = pd.Series(key, index=out.index, dtype=events["key"].dtype)
     return out

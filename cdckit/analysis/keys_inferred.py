@@ -44,9 +44,9 @@ factorized, and a candidate's running count per value (+1 per row it adds,
 from __future__ import annotations
 
 import html
+from collections.abc import Iterable
 from itertools import combinations
 from typing import Any
-from collections.abc import Iterable
 
 import numpy as np
 import orjson
@@ -54,9 +54,9 @@ import pandas as pd
 
 from .. import values
 from ..dialects.postgres import IdentityEvidence
+from ..python_columns import object_columns
 from .ordering import sort_events
 from .ordering._shared import CHANGE_OPS, REDELIVERY_IDENTITY, table_names
-from ..python_columns import object_columns
 from .replayer import known_values
 
 __all__ = ["infer_keys", "InferredKeys", "EVIDENCE_COLUMNS", "MAX_WIDTH", "MAX_COLUMNS"]
@@ -98,12 +98,16 @@ class InferredKeys(dict):
         return "\n".join([head] + [f"  {table}: {columns} ({text})" for table, columns, text in self._lines()])
 
     def _repr_html_(self) -> str:
-        rows = "".join(f"<tr><th style='text-align:left'>{html.escape(table)}</th>"
-                       f"<td style='text-align:left'>{html.escape(columns)}</td>"
-                       f"<td style='text-align:left'>{html.escape(text)}</td></tr>"
-                       for table, columns, text in self._lines())
-        return ("<table><tr><th style='text-align:left'>table</th><th style='text-align:left'>key</th>"
-                f"<th style='text-align:left'>evidence</th></tr>{rows}</table>")
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(table)}</th>"
+            f"<td style='text-align:left'>{html.escape(columns)}</td>"
+            f"<td style='text-align:left'>{html.escape(text)}</td></tr>"
+            for table, columns, text in self._lines()
+        )
+        return (
+            "<table><tr><th style='text-align:left'>table</th><th style='text-align:left'>key</th>"
+            f"<th style='text-align:left'>evidence</th></tr>{rows}</table>"
+        )
 
 
 def infer_keys(events: pd.DataFrame, by: str = "seq") -> InferredKeys:
@@ -136,9 +140,15 @@ def infer_keys(events: pd.DataFrame, by: str = "seq") -> InferredKeys:
         rows_ = table[table["op"] != "truncate"]
         if len(named):
             found = read_keys.get(name)
-            rows.append(_row(name, list(named.iloc[0]), "replica identity (at read)" if found else
-                             "named by the capture", len(rows_),
-                             found["evidence"] if found else "the capture names the key columns"))
+            rows.append(
+                _row(
+                    name,
+                    list(named.iloc[0]),
+                    "replica identity (at read)" if found else "named by the capture",
+                    len(rows_),
+                    found["evidence"] if found else "the capture names the key columns",
+                )
+            )
             continue
         row = _infer_table(name, table)
         rows.append(row)
@@ -147,10 +157,24 @@ def infer_keys(events: pd.DataFrame, by: str = "seq") -> InferredKeys:
     return InferredKeys(keys, object_columns(pd.DataFrame(rows, columns=EVIDENCE_COLUMNS)))
 
 
-def _row(table: str, columns: list[str] | None, how: str, changes: int, detail: str,
-         runner_up: str | None = None, lost: str | None = None) -> dict[str, Any]:
-    return {"table": table, "columns": columns, "how": how, "changes": changes, "detail": detail,
-            "runner_up": runner_up, "runner_up_lost": lost}
+def _row(
+    table: str,
+    columns: list[str] | None,
+    how: str,
+    changes: int,
+    detail: str,
+    runner_up: str | None = None,
+    lost: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "table": table,
+        "columns": columns,
+        "how": how,
+        "changes": changes,
+        "detail": detail,
+        "runner_up": runner_up,
+        "runner_up_lost": lost,
+    }
 
 
 def _parse(text: Any) -> Any:
@@ -228,7 +252,7 @@ class _Images:
 def _never_null(images: _Images, column: str) -> str | None:
     """Why ``column`` cannot be a key column (null or missing where a change needs it), or None."""
     codes = images.codes[column]
-    b, a = codes[:images.n], codes[images.n:]
+    b, a = codes[: images.n], codes[images.n :]
     inserts = images.adds & ~images.is_update
     deletes = images.removes & ~images.is_update
     if (a[inserts] < 0).any():
@@ -250,15 +274,19 @@ def _check(images: _Images, columns: tuple[str, ...], moves: bool = False) -> tu
     name = ", ".join(columns)
     changed = images.is_update & (b >= 0) & (a >= 0) & (b != a)
     if changed.any() and not moves:
-        return (f"an update changes it ({int(changed.sum())} of {int((images.is_update & images.has_before).sum())}"
-                f" updates with a before image)"), 0
+        return (
+            f"an update changes it ({int(changed.sum())} of {int((images.is_update & images.has_before).sum())}"
+            f" updates with a before image)"
+        ), 0
     pairs = images.pairs
     if len(pairs) and not moves:
         kept = b[pairs] == a[pairs + 1]
         if kept.any():
             at = int(pairs[kept][0])
-            return (f"a key change sent as a delete and a create at one seq keeps it ({name} = "
-                    f"{images.value(columns, at, False)})"), 0
+            return (
+                f"a key change sent as a delete and a create at one seq keeps it ({name} = "
+                f"{images.value(columns, at, False)})"
+            ), 0
     old = np.where(images.removes, np.where(b >= 0, b, a), -1)
     new = np.where(images.adds, np.where(a >= 0, a, old), -1)
     position = np.arange(n, dtype=np.int64)
@@ -294,11 +322,16 @@ def _before_capture(rows: int) -> str:
 
 def _preference(images: _Images, columns: tuple[str, ...]) -> tuple:
     """Sort key of a candidate: id-named columns first, then integer or text, then earlier in the image."""
+
     def named(column: str) -> int:
         low = column.lower()
         return 0 if low == "id" else 1 if low.endswith("_id") else 2 if low.endswith("id") else 3
-    return (sum(named(c) for c in columns), sum(images.kind[c] for c in columns),
-            sorted(images.columns.index(c) for c in columns))
+
+    return (
+        sum(named(c) for c in columns),
+        sum(images.kind[c] for c in columns),
+        sorted(images.columns.index(c) for c in columns),
+    )
 
 
 def _identity(images: _Images) -> tuple[list[str] | None, str, bool]:
@@ -332,7 +365,7 @@ def _candidates(images: _Images, usable: list[str]) -> Iterable[tuple[str, ...]]
     exact = [c for c in ranked if images.kind[c] != 2]
     for pool, floats in ((exact, False), (ranked, True)):
         for width in range(1, MAX_WIDTH + 1):
-            chosen = pool if width == 1 else pool[:MAX_COLUMNS[width]]
+            chosen = pool if width == 1 else pool[: MAX_COLUMNS[width]]
             for columns in sorted(combinations(chosen, width), key=lambda cs: _preference(images, cs)):
                 if floats == any(images.kind[c] == 2 for c in columns):
                     yield columns
@@ -348,8 +381,9 @@ def _infer_table(name: str, table: pd.DataFrame) -> dict[str, Any]:
     if proved is not None and all(c in images.codes for c in proved):
         lost, prior = _check(images, tuple(proved), moves=True)
         if lost is None:
-            return _row(name, proved, "replica identity", n, f"{why}; they identify the live rows"
-                        f"{_before_capture(prior)}")
+            return _row(
+                name, proved, "replica identity", n, f"{why}; they identify the live rows{_before_capture(prior)}"
+            )
         why = f"old tuples hold {', '.join(proved)}, but: {lost}"
     usable: list[str] = []
     skipped: list[tuple[str, str]] = []
@@ -377,21 +411,36 @@ def _infer_table(name: str, table: pd.DataFrame) -> dict[str, Any]:
     if winner is None:
         if not usable:
             reasons = "; ".join(f"{c}: {r}" for c, r in skipped[:4]) or "no columns"
-            return _row(name, None, "none", n, f"no column set identifies the live rows: no column is never null "
-                        f"({reasons}); {why}")
+            return _row(
+                name,
+                None,
+                "none",
+                n,
+                f"no column set identifies the live rows: no column is never null ({reasons}); {why}",
+            )
         first, reason = tried[0] if tried else ((), "nothing tried")
-        return _row(name, None, "none", n, f"no column set identifies the live rows: {cap}{old_tuples}",
-                    ", ".join(first), reason)
+        return _row(
+            name,
+            None,
+            "none",
+            n,
+            f"no column set identifies the live rows: {cap}{old_tuples}",
+            ", ".join(first),
+            reason,
+        )
     others = [(c, r) for c, r in tried if c != winner]
     runner, lost = others[0] if others else (None, None)
     if runner is not None and lost is None:
-        lost = f"identifies the rows too, ranked lower (named, typed or placed less like a key than {', '.join(winner)})"
+        lost = (
+            f"identifies the rows too, ranked lower (named, typed or placed less like a key than {', '.join(winner)})"
+        )
     how = "pk-update pair" if len(images.pairs) else "data"
-    detail = (f"no update changes it ({int((images.is_update & images.has_before).sum())} updates with a before "
-              f"image) and it identifies the live rows{_before_capture(prior)}")
+    detail = (
+        f"no update changes it ({int((images.is_update & images.has_before).sum())} updates with a before "
+        f"image) and it identifies the live rows{_before_capture(prior)}"
+    )
     if len(images.pairs):
         detail = f"each of {len(images.pairs)} key change(s) sent as a delete and a create changes it; " + detail
     if not (images.is_update & images.has_before).any() and images.is_update.any():
         detail += "; no update has a before image, so whether updates change it is not shown"
-    return _row(name, list(winner), how, n, f"{detail}; {cap}{old_tuples}",
-                ", ".join(runner) if runner else None, lost)
+    return _row(name, list(winner), how, n, f"{detail}; {cap}{old_tuples}", ", ".join(runner) if runner else None, lost)

@@ -46,12 +46,12 @@ import html
 import math
 import os
 import re
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
-from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
 import orjson
@@ -69,8 +69,19 @@ __all__ = ["reconcile", "Reconciliation", "ReconcileError", "TableDiff"]
 DIFFERENT_COLUMNS = ["key", "column", "state", "snapshot"]
 
 #: Columns of ``Reconciliation.summary`` (one row).
-SUMMARY_COLUMNS = ["table", "key", "state_rows", "snapshot_rows", "matched", "missing", "extra", "different_rows",
-                   "different_cells", "columns_only_in_state", "columns_only_in_snapshot"]
+SUMMARY_COLUMNS = [
+    "table",
+    "key",
+    "state_rows",
+    "snapshot_rows",
+    "matched",
+    "missing",
+    "extra",
+    "different_rows",
+    "different_cells",
+    "columns_only_in_state",
+    "columns_only_in_snapshot",
+]
 
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
 _CLOCK = re.compile(r"\d\d:\d\d(:\d\d(\.\d+)?)?\s*(Z|[+-]\d\d(:?\d\d(:?\d\d)?)?)?\Z")
@@ -259,8 +270,9 @@ class TableDiff:
 
     @property
     def ok(self) -> bool:
-        return not (len(self.only_a) or len(self.only_b) or len(self.cells) or self.columns_only_a
-                    or self.columns_only_b)
+        return not (
+            len(self.only_a) or len(self.only_b) or len(self.cells) or self.columns_only_a or self.columns_only_b
+        )
 
 
 def diff_tables(a: pd.DataFrame, b: pd.DataFrame, key: Sequence[str]) -> TableDiff:
@@ -282,24 +294,33 @@ def diff_tables(a: pd.DataFrame, b: pd.DataFrame, key: Sequence[str]) -> TableDi
     for k, rows in a_rows.items():
         others = b_rows.get(k, [])
         pairs.extend(zip(rows, others))
-        only_a.extend(rows[len(others):])
-    only_b = [r for k, rows in b_rows.items() for r in rows[len(a_rows.get(k, [])):]]
+        only_a.extend(rows[len(others) :])
+    only_b = [r for k, rows in b_rows.items() for r in rows[len(a_rows.get(k, [])) :]]
     cells = []
     different: list[tuple[int, int]] = []
     a_values = {c: a[c].tolist() for c in common}
     b_values = {c: b[c].tolist() for c in common}
     a_keys = {c: a[c].tolist() for c in key}
     for i, j in sorted(pairs):
-        found = [(column, a_values[column][i], b_values[column][j]) for column in common
-                 if normal(a_values[column][i]) != normal(b_values[column][j])]
+        found = [
+            (column, a_values[column][i], b_values[column][j])
+            for column in common
+            if normal(a_values[column][i]) != normal(b_values[column][j])
+        ]
         if found:
             different.append((i, j))
             text = key_text(a_keys[c][i] for c in key)
             cells += [(text, column, plain(left), plain(right)) for column, left, right in found]
-    return TableDiff(key, a.iloc[sorted(only_a)].reset_index(drop=True), b.iloc[sorted(only_b)].reset_index(drop=True),
-                     object_columns(pd.DataFrame(cells, columns=["key", "column", "a", "b"])), len(pairs), different,
-                     [c for c in a.columns if c not in set(b.columns)],
-                     [c for c in b.columns if c not in set(a.columns)])
+    return TableDiff(
+        key,
+        a.iloc[sorted(only_a)].reset_index(drop=True),
+        b.iloc[sorted(only_b)].reset_index(drop=True),
+        object_columns(pd.DataFrame(cells, columns=["key", "column", "a", "b"])),
+        len(pairs),
+        different,
+        [c for c in a.columns if c not in set(b.columns)],
+        [c for c in b.columns if c not in set(a.columns)],
+    )
 
 
 def _rows_by_key(frame: pd.DataFrame, key: list[str]) -> dict[Hashable, list[int]]:
@@ -341,10 +362,24 @@ class Reconciliation:
     @property
     def summary(self) -> pd.DataFrame:
         """One row: the table, its key, the row counts and the columns one side lacks (see :data:`SUMMARY_COLUMNS`)."""
-        return pd.DataFrame([[self.table, ", ".join(self.key), self.state_rows, self.snapshot_rows, self.matched,
-                              len(self.missing), len(self.extra), len(self._diff.different), len(self.different),
-                              ", ".join(self.columns_only_in_state), ", ".join(self.columns_only_in_snapshot)]],
-                            columns=SUMMARY_COLUMNS)
+        return pd.DataFrame(
+            [
+                [
+                    self.table,
+                    ", ".join(self.key),
+                    self.state_rows,
+                    self.snapshot_rows,
+                    self.matched,
+                    len(self.missing),
+                    len(self.extra),
+                    len(self._diff.different),
+                    len(self.different),
+                    ", ".join(self.columns_only_in_state),
+                    ", ".join(self.columns_only_in_snapshot),
+                ]
+            ],
+            columns=SUMMARY_COLUMNS,
+        )
 
     def frames(self) -> dict[str, pd.DataFrame]:
         """The result's tables by name: ``summary``, ``missing``, ``extra``, ``different`` (for writing out)."""
@@ -352,9 +387,11 @@ class Reconciliation:
 
     def _headline(self) -> str:
         where = f" of {self.table}" if self.table else ""
-        return (f"Reconciliation{where} by {', '.join(self.key)}: {self.state_rows} rows in the state, "
-                f"{self.snapshot_rows} in the snapshot: {self.matched} matched, {len(self.missing)} missing, "
-                f"{len(self.extra)} extra, {len(self._diff.different)} different")
+        return (
+            f"Reconciliation{where} by {', '.join(self.key)}: {self.state_rows} rows in the state, "
+            f"{self.snapshot_rows} in the snapshot: {self.matched} matched, {len(self.missing)} missing, "
+            f"{len(self.extra)} extra, {len(self._diff.different)} different"
+        )
 
     def __str__(self) -> str:
         lines = [self._headline() + (" (ok)" if self.ok else "")]
@@ -364,8 +401,10 @@ class Reconciliation:
             lines.append(f"  columns only in the snapshot: {', '.join(self.columns_only_in_snapshot)}")
         lines += _listed("missing (in the snapshot only)", self._keys(self.missing))
         lines += _listed("extra (in the state only)", self._keys(self.extra))
-        lines += [f"  different: {r.key} {r.column}: {r.state!r} in the state, {r.snapshot!r} in the snapshot"
-                  for r in self.different.head(_SHOWN).itertuples()]
+        lines += [
+            f"  different: {r.key} {r.column}: {r.state!r} in the state, {r.snapshot!r} in the snapshot"
+            for r in self.different.head(_SHOWN).itertuples()
+        ]
         if len(self.different) > _SHOWN:
             lines.append(f"  ... {len(self.different) - _SHOWN} more differing cells (see .different)")
         return "\n".join(lines)
@@ -377,13 +416,17 @@ class Reconciliation:
 
     def _repr_html_(self) -> str:
         parts = [f"<p><b>{html.escape(self._headline())}</b>{' &#10003;' if self.ok else ''}</p>"]
-        for label, names in (("columns only in the state", self.columns_only_in_state),
-                             ("columns only in the snapshot", self.columns_only_in_snapshot)):
+        for label, names in (
+            ("columns only in the state", self.columns_only_in_state),
+            ("columns only in the snapshot", self.columns_only_in_snapshot),
+        ):
             if names:
                 parts.append(f"<p>{label}: {html.escape(', '.join(names))}</p>")
-        for label, frame in (("missing: in the snapshot, not in the state", self.missing),
-                             ("extra: in the state, not in the snapshot", self.extra),
-                             ("different cells", self.different)):
+        for label, frame in (
+            ("missing: in the snapshot, not in the state", self.missing),
+            ("extra: in the state, not in the snapshot", self.extra),
+            ("different cells", self.different),
+        ):
             if len(frame):
                 parts.append(f"<p>{label} ({len(frame)})</p>{html_table(frame)}")
         return "".join(parts)
@@ -402,8 +445,10 @@ def _listed(label: str, keys: list[str]) -> list[str]:
 def html_table(frame: pd.DataFrame, rows: int = 20) -> str:
     """The first ``rows`` rows of ``frame`` as an HTML table, every header and cell escaped."""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row) + "</tr>"
-                   for row in frame.head(rows).itertuples(index=False))
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row) + "</tr>"
+        for row in frame.head(rows).itertuples(index=False)
+    )
     more = f"<p>... {len(frame) - rows} more rows</p>" if len(frame) > rows else ""
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
 
@@ -415,8 +460,9 @@ def _cell(value: Any) -> str:
     return value if isinstance(value, str) else json_text(value)
 
 
-def reconcile(state: Any, snapshot: Any, *, table: str | None = None, key: str | Sequence[str] | None = None
-              ) -> Reconciliation:
+def reconcile(
+    state: Any, snapshot: Any, *, table: str | None = None, key: str | Sequence[str] | None = None
+) -> Reconciliation:
     """The replayed ``state`` against a ``snapshot`` of the source table: rows missing, extra and different, by key.
 
     ``state``: one table's DataFrame from :func:`cdckit.materialize`, or the
@@ -441,8 +487,10 @@ def reconcile(state: Any, snapshot: Any, *, table: str | None = None, key: str |
     for side, data in (("state", frame), ("snapshot", snap)):
         missing = [c for c in columns if c not in data.columns]
         if missing:
-            raise ReconcileError(f"key column {', '.join(missing)} is not in the {side}"
-                                 f"{f' of {name}' if name else ''}; its columns: {', '.join(map(str, data.columns))}")
+            raise ReconcileError(
+                f"key column {', '.join(missing)} is not in the {side}"
+                f"{f' of {name}' if name else ''}; its columns: {', '.join(map(str, data.columns))}"
+            )
     return Reconciliation(name, diff_tables(frame, snap, columns))
 
 
@@ -451,12 +499,14 @@ def _state_table(state: Any, table: str | None) -> tuple[str | None, pd.DataFram
     if isinstance(state, pd.DataFrame):
         return table, state
     if not isinstance(state, dict):
-        raise ReconcileError(f"state must be a DataFrame or what cdckit.materialize returns, not "
-                             f"{type(state).__name__}")
+        raise ReconcileError(
+            f"state must be a DataFrame or what cdckit.materialize returns, not {type(state).__name__}"
+        )
     if table is None:
         if len(state) != 1:
-            raise ReconcileError(f"the state holds {len(state)} tables: pass table= "
-                                 f"(one of {', '.join(sorted(state))})")
+            raise ReconcileError(
+                f"the state holds {len(state)} tables: pass table= (one of {', '.join(sorted(state))})"
+            )
         table = next(iter(state))
     try:
         name = find_table(state, table)
@@ -471,8 +521,10 @@ def _key_columns(key: str | Sequence[str] | None, frame: pd.DataFrame, state: An
     known = frame.attrs.get("key_columns") or getattr(state, "key_columns", {}).get(name)
     if known:
         return list(known)
-    raise ReconcileError(f"no key columns are known for {name or 'this table'}: pass key= "
-                         f"(one or more of {', '.join(map(str, frame.columns))})")
+    raise ReconcileError(
+        f"no key columns are known for {name or 'this table'}: pass key= "
+        f"(one or more of {', '.join(map(str, frame.columns))})"
+    )
 
 
 def _snapshot_frame(snapshot: Any) -> pd.DataFrame:
@@ -482,8 +534,9 @@ def _snapshot_frame(snapshot: Any) -> pd.DataFrame:
     if is_spark(snapshot):
         return spark_export().to_pandas(snapshot)
     if not isinstance(snapshot, (str, os.PathLike)):
-        raise ReconcileError(f"snapshot must be a DataFrame (pandas or Spark) or a path to Parquet or CSV, not "
-                             f"{type(snapshot).__name__}")
+        raise ReconcileError(
+            f"snapshot must be a DataFrame (pandas or Spark) or a path to Parquet or CSV, not {type(snapshot).__name__}"
+        )
     path = Path(snapshot)
     if not path.exists():
         raise ReconcileError(f"snapshot {path} does not exist")

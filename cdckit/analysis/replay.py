@@ -43,26 +43,27 @@ from __future__ import annotations
 
 import json
 import warnings
-from typing import Any
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
 
-from ..reading.capture import events_of
-from ..errors import KeylessTableError, how_to_give_keys
-from .keys import Keys, given_keys
-from ..frame import find_table, utc_nanoseconds  # noqa: F401  (find_table named here too: replay.find_table is how many modules take it)
 from .. import values
-from .ordering._shared import REPLAY_OPS, table_names
+from ..errors import KeylessTableError, how_to_give_keys
+from ..frame import find_table, utc_nanoseconds  # noqa: F401  (find_table named here too: replay.find_table is how many modules take it)
 from ..python_columns import object_column, object_columns
+from ..reading.capture import events_of
+from .keys import Keys, given_keys
+from .ordering._shared import REPLAY_OPS, table_names
 from .replay_plan import plan_replay
-from .replayer import Step, history_frame, key_order, problem_rows
+
 # Named here too: cdckit.spark.replay takes them as replay.X.
-from .replayer import Replayer, column_order, old_key, replay_rows  # noqa: F401
-from .tables import declared_types, problems_frame as type_problems_frame, typed_records, typed_texts
+from .replayer import Replayer, Step, column_order, history_frame, key_order, old_key, problem_rows, replay_rows  # noqa: F401
+from .tables import declared_types, typed_records, typed_texts
+from .tables import problems_frame as type_problems_frame
 
 __all__ = ["materialize", "history", "scd2", "TableStates", "SCD2Tables", "PROBLEM_COLUMNS", "SCD2_COLUMNS"]
 
@@ -144,8 +145,9 @@ def problems_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 # --------------------------------------------------------------------------- public functions
 
 
-def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typed: bool = True, *,
-                keys: Keys | None = None) -> TableStates:
+def materialize(
+    events: pd.DataFrame, as_of: Any = None, order: str = "seq", typed: bool = True, *, keys: Keys | None = None
+) -> TableStates:
     """The state of every table after the changes (or at ``as_of``): ``{"database.table": DataFrame}``.
 
     One column per source column, one row per live key (rows in key order).
@@ -197,18 +199,21 @@ def materialize(events: pd.DataFrame, as_of: Any = None, order: str = "seq", typ
             for i, text in zip(numbered, events["after"].iloc[[live[i] for i in numbered]].tolist()):
                 live[i] = text  # a whole after image: its text
             if typed and live and all(isinstance(row, str) for row in live):  # keyless rows come as texts too
-                states[table], found = typed_texts(live, columns, table, declared=declared.get(table),
-                                                   keys=in_order + [None] * len(bags[table]))
+                states[table], found = typed_texts(
+                    live, columns, table, declared=declared.get(table), keys=in_order + [None] * len(bags[table])
+                )
                 type_problems += found
                 continue
             live = [values.loads(row) if isinstance(row, str) else row for row in live]
             if typed:
-                states[table], found = typed_records(live, columns, table, declared=declared.get(table),
-                                                     keys=in_order + [None] * len(bags[table]))
+                states[table], found = typed_records(
+                    live, columns, table, declared=declared.get(table), keys=in_order + [None] * len(bags[table])
+                )
                 type_problems += found
             else:
-                states[table] = (pd.DataFrame.from_records(live, columns=columns) if live
-                                 else pd.DataFrame(columns=columns))
+                states[table] = (
+                    pd.DataFrame.from_records(live, columns=columns) if live else pd.DataFrame(columns=columns)
+                )
         states.problems = problems_frame(problems)
         states.keyless = keyless
         states.type_problems = type_problems_frame(type_problems)
@@ -233,8 +238,10 @@ def unmatched_warning(problems: list[dict[str, Any]]) -> str | None:
     tables = sorted(counts)
     said = ", ".join(f"{counts[t]:,} change(s) of {t}" for t in tables)
     which = "it names" if len(tables) == 1 else "they name"
-    return f"materialize: {said} found no row to change: {which} no key, so the state is likely wrong; " \
-           f"{how_to_give_keys(tables)}"
+    return (
+        f"materialize: {said} found no row to change: {which} no key, so the state is likely wrong; "
+        f"{how_to_give_keys(tables)}"
+    )
 
 
 def _warn_unmatched(problems: list[dict[str, Any]]) -> None:
@@ -262,7 +269,6 @@ def given_key_text(key: Any) -> str:
     if isinstance(key, (list, tuple)):
         return orjson.dumps(list(key)).decode()
     return orjson.dumps([key]).decode()
-
 
 
 def _key_of_table(events: pd.DataFrame, table: str, key: Any) -> str:
@@ -297,12 +303,17 @@ def keyless_key_error(table: str, key: Any, keyed: bool) -> KeylessTableError:
     >>> print(keyless_key_error("shop.notes", 1, keyed=True))  # doctest: +ELLIPSIS
     no row of shop.notes has key 1 among the changes that name a key, and some of its changes name none, so ...
     """
-    return KeylessTableError([table], f"no row of {table} has key {key!r} among the changes that name a key, and "
-                                      "some of its changes name none" if keyed else "")
+    return KeylessTableError(
+        [table],
+        f"no row of {table} has key {key!r} among the changes that name a key, and some of its changes name none"
+        if keyed
+        else "",
+    )
 
 
-def history(events: pd.DataFrame, table: str, key: Any, order: str = "seq", *,
-            keys: Keys | None = None) -> pd.DataFrame:
+def history(
+    events: pd.DataFrame, table: str, key: Any, order: str = "seq", *, keys: Keys | None = None
+) -> pd.DataFrame:
     """Every version of one row: one line per change, the row after it and the columns that changed.
 
     ``table``: ``"database.table"`` or the bare table name; ``key``: the key
@@ -384,8 +395,17 @@ class _Versions:
     no Timestamp object is made per version.
     """
 
-    def __init__(self, positions: list[int], rows: list[dict[str, Any]] | None, starts: np.ndarray, ends: np.ndarray,
-                 ops: list[Any], seqs: list[Any], keys: list[Any], texts: pa.Array | None = None) -> None:
+    def __init__(
+        self,
+        positions: list[int],
+        rows: list[dict[str, Any]] | None,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        ops: list[Any],
+        seqs: list[Any],
+        keys: list[Any],
+        texts: pa.Array | None = None,
+    ) -> None:
         self.positions, self.starts, self.ends, self.ops, self.seqs = positions, starts, ends, ops, seqs
         self.keys = keys
         self.texts = texts  # the after images, unparsed, until a walked version joins or a frame is made
@@ -407,23 +427,37 @@ class _Versions:
         times = utc_nanoseconds(events["event_time"]).array.asi8
         stops = np.full(len(ends), _NAT, dtype=np.int64)
         stops[ends >= 0] = times[ends[ends >= 0]]
-        return cls(found["_pos"].tolist(), None, times[rows], stops, events["op"].iloc[rows].tolist(),
-                   [None if s is None or s is pd.NA else s for s in events["seq"].iloc[rows].tolist()],
-                   events["key"].iloc[rows].tolist(),
-                   texts=(pa.array(events["after"], pa.string(), from_pandas=True) if afters is None else afters)
-                   .take(rows))
+        return cls(
+            found["_pos"].tolist(),
+            None,
+            times[rows],
+            stops,
+            events["op"].iloc[rows].tolist(),
+            [None if s is None or s is pd.NA else s for s in events["seq"].iloc[rows].tolist()],
+            events["key"].iloc[rows].tolist(),
+            texts=(pa.array(events["after"], pa.string(), from_pandas=True) if afters is None else afters).take(rows),
+        )
 
     def joined(self, walked: list[tuple[int, dict[str, Any]]]) -> _Versions:
         """These versions and the walked ones, in replay order."""
         if not walked:
             return self
-        items = sorted([*zip(self.positions, self.rows, self.starts.tolist(), self.ends.tolist(), self.ops, self.seqs,
-                             self.keys),
-                        *((p, v["row"], _nanos(v["valid_from"]), _nanos(v["valid_to"]), v["op"], v["seq"], v["key"])
-                          for p, v in walked)], key=lambda item: item[0])
+        items = sorted(
+            [
+                *zip(
+                    self.positions, self.rows, self.starts.tolist(), self.ends.tolist(), self.ops, self.seqs, self.keys
+                ),
+                *(
+                    (p, v["row"], _nanos(v["valid_from"]), _nanos(v["valid_to"]), v["op"], v["seq"], v["key"])
+                    for p, v in walked
+                ),
+            ],
+            key=lambda item: item[0],
+        )
         positions, rows, starts, ends, ops, seqs, keys = (list(c) for c in zip(*items))
-        return _Versions(positions, rows, np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64), ops, seqs,
-                         keys)
+        return _Versions(
+            positions, rows, np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64), ops, seqs, keys
+        )
 
     def frame(self, columns: list[str], table: str = "", declared: dict[str, str] | None = None) -> pd.DataFrame:
         """The SCD2 frame: the source columns (absent values None), then valid_from, valid_to, is_current, op, seq.
@@ -435,8 +469,11 @@ class _Versions:
         elif declared is not None:
             frame, problems = typed_records(self.rows, columns, table, declared=declared, keys=self.keys)
         else:
-            frame = values.images_frame(self.texts, columns) if self._rows is None and self.texts is not None \
-                and len(self.texts) else None
+            frame = (
+                values.images_frame(self.texts, columns)
+                if self._rows is None and self.texts is not None and len(self.texts)
+                else None
+            )
         if frame is None:
             frame = self._parsed_frame(columns)
         frame["valid_from"] = pd.to_datetime(self.starts, utc=True)
@@ -486,9 +523,14 @@ def step_versions(steps: list[Step]) -> list[tuple[int, dict[str, Any]]]:
         if step.new_key is not None and step.new_row is not None:
             if step.new_key in open_version:
                 open_version.pop(step.new_key)["valid_to"] = when
-            version = {"row": step.new_row, "valid_from": when, "valid_to": pd.NaT, "op": step.event["op"],
-                       "seq": step.event["seq"], "key": step.new_key}
+            version = {
+                "row": step.new_row,
+                "valid_from": when,
+                "valid_to": pd.NaT,
+                "op": step.event["op"],
+                "seq": step.event["seq"],
+                "key": step.new_key,
+            }
             open_version[step.new_key] = version
             versions.append((step.event["_pos"], version))
     return versions
-

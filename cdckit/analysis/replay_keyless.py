@@ -60,6 +60,7 @@ def walked_tables(partial: list[str], failing: set[str] | list[str]) -> list[str
     """
     return sorted({*partial, *failing})
 
+
 #: The keyless changes, with their segment (how many truncates of the table came before) and images.
 _CHANGES = """
 CREATE OR REPLACE TEMP TABLE kl_changes AS
@@ -105,12 +106,14 @@ WITH named AS (
 SELECT *, {failed} AS failed, {live} AS live FROM lowest
 """
 
+
 def _counted(con: duckdb.DuckDBPyConnection, name: str, items: str, params: dict[str, Any]) -> None:
     con.execute(_COUNTED.format(name=name, items=items, failed=FAILED_SQL, live=LIVE_SQL), params)
 
 
-def keyless_state(con: duckdb.DuckDBPyConnection, tables: list[str], partial: list[str]
-                  ) -> tuple[list[tuple[str, str, int]], list[tuple[int, int, str, str, str]], list[str]]:
+def keyless_state(
+    con: duckdb.DuckDBPyConnection, tables: list[str], partial: list[str]
+) -> tuple[list[tuple[str, str, int]], list[tuple[int, int, str, str, str]], list[str]]:
     """The live images of the keyless changes of ``tables`` (``partial``: those whose updates merge), from the
     ``prep`` and ``events`` tables of a :class:`cdckit.analysis.replay_plan.ReplayPlan`'s connection.
 
@@ -124,19 +127,25 @@ def keyless_state(con: duckdb.DuckDBPyConnection, tables: list[str], partial: li
     con.execute(_CHANGES, {"tables": tables})
     con.execute(_LAST, {"tables": tables})
     whole = [t for t in tables if t not in partial]
-    _counted(con, "kl_text", _ITEMS.format(before="before", after="after",
-                                           where="AND list_contains($whole, _table)"), {"whole": whole})
-    unlike = {t for t, in con.execute(_UNLIKE).fetchall()}
+    _counted(
+        con,
+        "kl_text",
+        _ITEMS.format(before="before", after="after", where="AND list_contains($whole, _table)"),
+        {"whole": whole},
+    )
+    unlike = {t for (t,) in con.execute(_UNLIKE).fetchall()}
     walked = walked_tables(partial, unlike)
     fast = [t for t in whole if t not in unlike]
     rows = con.execute(_FINAL.format(name="kl_text"), {"tables": fast}).fetchall()
     problems = con.execute(
         "SELECT _row, _pos, _table, op, op || $said FROM kl_changes "
         "WHERE op IN ('update', 'delete') AND before IS NULL AND list_contains($fast, _table)",
-        {"fast": fast, "said": NO_BEFORE}).fetchall()
-    problems += con.execute("SELECT _row, _pos, _table, op, op || $said FROM kl_text "
-                            "WHERE failed AND list_contains($fast, _table)",
-                            {"fast": fast, "said": NOT_THERE}).fetchall()
+        {"fast": fast, "said": NO_BEFORE},
+    ).fetchall()
+    problems += con.execute(
+        "SELECT _row, _pos, _table, op, op || $said FROM kl_text WHERE failed AND list_contains($fast, _table)",
+        {"fast": fast, "said": NOT_THERE},
+    ).fetchall()
     return rows, problems, walked
 
 

@@ -24,8 +24,8 @@ falls in one of three lanes:
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Iterator
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -35,12 +35,11 @@ import pyarrow as pa
 from .. import values
 from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS, none_if_missing
 from .replay_keyless import keyless_state
-from .replayer import (Replayer, Step, canonical_text, is_partial, old_key, parse_image, problem_rows,
-                       replay_rows)
+from .replayer import Replayer, Step, canonical_text, is_partial, old_key, parse_image, problem_rows, replay_rows
 
 __all__ = ["plan_replay", "ReplayPlan", "ORDERS"]
 
-_ARRIVAL = "coalesce(source, ''), \"partition\" NULLS FIRST, \"offset\""
+_ARRIVAL = 'coalesce(source, \'\'), "partition" NULLS FIRST, "offset"'
 
 #: Replay orders as SQL ``ORDER BY`` lists (``_row``, the input position, breaks ties as a stable sort would).
 ORDERS = {
@@ -57,8 +56,10 @@ _TABLE_NAME = """CASE WHEN "table" IS NULL THEN NULL
 def _key_parts(image: str) -> str:
     """SQL: the key column values of an update's ``image`` as JSON texts (NULL where a column is missing)."""
     path = "'$.\"' || replace(c, '\"', '\\\"') || '\"'"
-    return (f"CASE WHEN op = 'update' AND key IS NOT NULL AND len(key_columns) > 0 "
-            f"THEN try(list_transform(key_columns, lambda c: json_extract({image}, {path}))) END")
+    return (
+        f"CASE WHEN op = 'update' AND key IS NOT NULL AND len(key_columns) > 0 "
+        f"THEN try(list_transform(key_columns, lambda c: json_extract({image}, {path}))) END"
+    )
 
 
 def _names_other_key(parts: str) -> str:
@@ -66,13 +67,16 @@ def _names_other_key(parts: str) -> str:
     return f"coalesce(list_count({parts}) = len({parts}) AND to_json({parts})::VARCHAR <> key, false)"
 
 
-_NAMES = ("list_concat(coalesce(key_columns, []), coalesce(try(json_keys(before)), []), "
-          "coalesce(try(json_keys(after)), []))")
+_NAMES = (
+    "list_concat(coalesce(key_columns, []), coalesce(try(json_keys(before)), []), coalesce(try(json_keys(after)), []))"
+)
 #: The same, from the names :data:`_PREPARE` reads once per image.
 _READ_NAMES = "list_concat(coalesce(key_columns, []), coalesce(_before_names, []), coalesce(_after_names, []))"
 
 _CHANGES = "op IN (" + ", ".join(f"'{op}'" for op in REPLAY_OPS) + ") {cut}"
-_IDENTITY = ", ".join(['dialect', 'database', 'schema', '"table"', 'key', *REDELIVERY_IDENTITY])  # ordering's rule, per row
+_IDENTITY = ", ".join(
+    ["dialect", "database", "schema", '"table"', "key", *REDELIVERY_IDENTITY]
+)  # ordering's rule, per row
 
 #: Exact redeliveries (same identity, position and images; seq set): every copy after the first to arrive.
 #: Only rows whose identity hash is seen twice are compared column by column.
@@ -124,6 +128,7 @@ SELECT *,  -- whether the key was live before the change (1), dead (0) or never 
         PARTITION BY _table, key ORDER BY _pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS live_before
 FROM every
 """
+
 
 def _image_shape(names: str) -> str:
     """SQL: a hash of an image's column ``names`` (its ``json_keys``) in name order (NULL for no image or one
@@ -245,29 +250,46 @@ class ReplayPlan:
         cut = "" if as_of is None else f"AND _time IS NOT NULL AND _time <= {_timestamp(as_of).value}"
         changes = _CHANGES.format(cut=cut)
         self.con.execute(_REDELIVERED.format(identity=_IDENTITY, arrival=_ARRIVAL, changes=changes))
-        (gaps,), = self.con.execute(f"SELECT bool_or(seq IS NULL) FROM events WHERE {changes}").fetchall()  # one row
-        self.con.execute(_PREPARE.format(changes=changes, filled_seq=_FILLED_SEQ if gaps else "seq", arrival=_ARRIVAL, table_name=_TABLE_NAME, names=_READ_NAMES,
-                                         before_shape=_image_shape("_before_names"),
-                                         after_shape=_image_shape("_after_names"),
-                                         before_parts=_key_parts("before"), after_parts=_key_parts("after"),
-                                         before_moves=_names_other_key("_before_key"),
-                                         after_moves=_names_other_key("_after_key"),
-                                         order=ORDERS[order]))
+        ((gaps,),) = self.con.execute(f"SELECT bool_or(seq IS NULL) FROM events WHERE {changes}").fetchall()  # one row
+        self.con.execute(
+            _PREPARE.format(
+                changes=changes,
+                filled_seq=_FILLED_SEQ if gaps else "seq",
+                arrival=_ARRIVAL,
+                table_name=_TABLE_NAME,
+                names=_READ_NAMES,
+                before_shape=_image_shape("_before_names"),
+                after_shape=_image_shape("_after_names"),
+                before_parts=_key_parts("before"),
+                after_parts=_key_parts("after"),
+                before_moves=_names_other_key("_before_key"),
+                after_moves=_names_other_key("_after_key"),
+                order=ORDERS[order],
+            )
+        )
         tables = self.con.execute(
             "SELECT _table, arg_min(dialect, _pos), min(_pos), bool_or(key IS NULL AND op <> 'truncate') FROM prep "
             "GROUP BY _table "
-            "ORDER BY min(_pos)").fetchall()
+            "ORDER BY min(_pos)"
+        ).fetchall()
         self._replay_order = [t for t, _, _, _ in tables]
         self.tables = sorted(self._replay_order)
         merged = [t for t, dialect, _, _ in tables if is_partial(dialect)]
-        varied = {t for t, in self.con.execute(_VARIED, {"partial": merged}).fetchall()} if merged else set()
+        varied = {t for (t,) in self.con.execute(_VARIED, {"partial": merged}).fetchall()} if merged else set()
         self.partial = {t: t in varied for t, _, _, _ in tables}
         self._keyless = sorted(t for t, _, _, keyless in tables if keyless)
         self._ranks = self._column_ranks()
         self.chains = self._chains()
         linked = [(t, k) for t, keys in self.chains.items() for k in keys]
-        self.con.register("chain_keys", pa.table({"_table": pa.array([t for t, _ in linked], pa.string()),
-                                                  "key": pa.array([k for _, k in linked], pa.string())}))
+        self.con.register(
+            "chain_keys",
+            pa.table(
+                {
+                    "_table": pa.array([t for t, _ in linked], pa.string()),
+                    "key": pa.array([k for _, k in linked], pa.string()),
+                }
+            ),
+        )
         self.con.execute(_KEYED)
 
     # ---------------------------------------------------------------- set-up
@@ -277,8 +299,9 @@ class ReplayPlan:
         names = dict(self.con.execute(_SIGNATURES.format(names=_NAMES)).fetchall())
         ranks: dict[str, dict[str, tuple[Any, int]]] = {t: {} for t in self.tables}
         seen = self.con.execute(  # where: the seq order, as in cdckit.analysis.ordering.narrow.SEQ_ORDER
-            "SELECT _table, _sig, min(row(_seq, coalesce(source, ''), coalesce(\"partition\", -1), \"offset\")) "
-            "FROM prep GROUP BY _table, _sig").fetchall()
+            'SELECT _table, _sig, min(row(_seq, coalesce(source, \'\'), coalesce("partition", -1), "offset")) '
+            "FROM prep GROUP BY _table, _sig"
+        ).fetchall()
         for table, signature, where in seen:
             table_ranks = ranks[table]
             for place, name in enumerate(names[signature]):
@@ -341,9 +364,19 @@ class ReplayPlan:
 
     def problems(self) -> list[dict[str, Any]]:
         """Keyed-lane changes that did not apply cleanly, as problem rows with their replay position."""
-        return [{"table": table, "key": key, "source": source, "offset": offset, "seq": seq, "op": op,
-                 "problem": problem, "_pos": pos}
-                for _, pos, table, key, op, problem, source, offset, seq in self.con.execute(_PROBLEMS).fetchall()]
+        return [
+            {
+                "table": table,
+                "key": key,
+                "source": source,
+                "offset": offset,
+                "seq": seq,
+                "op": op,
+                "problem": problem,
+                "_pos": pos,
+            }
+            for _, pos, table, key, op, problem, source, offset, seq in self.con.execute(_PROBLEMS).fetchall()
+        ]
 
     def keyless_rows(self) -> tuple[dict[str, list[Any]], list[dict[str, Any]]]:
         """The live rows of the keyless changes per table (each as many times as it is live, in text order:
@@ -357,10 +390,19 @@ class ReplayPlan:
         bags: dict[str, list[Any]] = {t: [text for _, text in sorted(found)] for t, found in rows.items()}
         numbers = [r[0] for r in wanting]
         sources, offsets, seqs = (self._fetch(numbers, c) for c in ("source", "offset", "seq"))
-        problems = [{"table": table, "key": None, "source": none_if_missing(source), "offset": offset,
-                     "seq": none_if_missing(seq),
-                     "op": op, "problem": problem, "_pos": pos}
-                    for (_, pos, table, op, problem), source, offset, seq in zip(wanting, sources, offsets, seqs)]
+        problems = [
+            {
+                "table": table,
+                "key": None,
+                "source": none_if_missing(source),
+                "offset": offset,
+                "seq": none_if_missing(seq),
+                "op": op,
+                "problem": problem,
+                "_pos": pos,
+            }
+            for (_, pos, table, op, problem), source, offset, seq in zip(wanting, sources, offsets, seqs)
+        ]
         for table, replayer, steps in self._walk_keyless(walked):
             bags[table] = [values.loads(text) for text, n in sorted(replayer.bag.items()) for _ in range(n)]
             problems.extend(problem_rows(table, steps))
@@ -372,7 +414,9 @@ class ReplayPlan:
             return
         found = self.con.execute(
             "SELECT _row, _pos, _table, _seq FROM prep WHERE key IS NULL AND NOT _cleared "
-            "AND list_contains($tables, _table) ORDER BY _pos", {"tables": tables}).fetchall()
+            "AND list_contains($tables, _table) ORDER BY _pos",
+            {"tables": tables},
+        ).fetchall()
         frame = self.events.iloc[[r[0] for r in found]].reset_index(drop=True)
         frame["_table"] = [r[2] for r in found]
         frame["_seq"] = [r[3] for r in found]
@@ -419,12 +463,15 @@ class ReplayPlan:
         partial = [t for t, merge in self.partial.items() if merge]
         return pd.DataFrame(self.con.execute(_VERSIONS, {"partial": partial}).fetchnumpy())
 
-    def walk(self, table: str | None = None, key: str | None = None, partial_tables: bool = False
-             ) -> Iterator[tuple[str, Replayer, list[Step], dict[str, str]]]:
+    def walk(
+        self, table: str | None = None, key: str | None = None, partial_tables: bool = False
+    ) -> Iterator[tuple[str, Replayer, list[Step], dict[str, str]]]:
         """Walk, change by change, the chain lane and the truncates (and, with ``partial_tables``, the keyed changes
         of partial-image tables); with ``table`` and ``key``, only that key's changes and its chain's."""
-        where = ["(op = 'truncate' AND key IS NULL) OR EXISTS (SELECT 1 FROM chain_keys c "
-                 "WHERE c._table = prep._table AND c.key = prep.key)"]
+        where = [
+            "(op = 'truncate' AND key IS NULL) OR EXISTS (SELECT 1 FROM chain_keys c "
+            "WHERE c._table = prep._table AND c.key = prep.key)"
+        ]
         if partial_tables:
             where.append("(list_contains($partial, _table) AND key IS NOT NULL)")
         condition = " OR ".join(where)
@@ -438,7 +485,8 @@ class ReplayPlan:
             params = {"table": table, "keys": keys}
         found = self.con.execute(
             f"SELECT _row, _pos, _table, _seq, _cleared, key FROM prep WHERE {condition} ORDER BY _pos, key NULLS LAST",
-            params).fetchall()
+            params,
+        ).fetchall()
         if not found:
             return
         rows = [r[0] for r in found]
@@ -447,7 +495,9 @@ class ReplayPlan:
         frame["_seq"] = [r[3] for r in found]
         frame["_pos"] = [r[1] for r in found]
         if any(r[4] for r in found):  # a truncate's delete of one key: the truncate, naming that key
-            frame["key"] = pd.array([r[5] if r[4] else k for r, k in zip(found, frame["key"])], dtype=frame["key"].dtype)
+            frame["key"] = pd.array(
+                [r[5] if r[4] else k for r, k in zip(found, frame["key"])], dtype=frame["key"].dtype
+            )
         yield from replay_rows(frame, self.partial)
 
     def close(self) -> None:
@@ -463,4 +513,3 @@ class ReplayPlan:
 def plan_replay(events: pd.DataFrame, as_of: Any = None, order: str = "seq") -> ReplayPlan:
     """The changes of ``events`` prepared for replay (a context manager: the DuckDB connection closes after)."""
     return ReplayPlan(events, as_of, order)
-

@@ -33,21 +33,35 @@ import decimal
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Iterable, Iterator
 
 import orjson
 import pandas as pd
 
 from .. import values
 from ..dialects import registry
-from .ordering._shared import none_if_missing
 from ..python_columns import object_columns
+from .ordering._shared import none_if_missing
 
-__all__ = ["Step", "Replayer", "replay_rows", "canonical_text", "column_order", "key_order", "old_key", "problem_rows",
-           "parse_image", "is_partial", "history_frame", "describes",
-           "moved_row", "known_values", "is_type_default"]
+__all__ = [
+    "Step",
+    "Replayer",
+    "replay_rows",
+    "canonical_text",
+    "column_order",
+    "key_order",
+    "old_key",
+    "problem_rows",
+    "parse_image",
+    "is_partial",
+    "history_frame",
+    "describes",
+    "moved_row",
+    "known_values",
+    "is_type_default",
+]
 
 
 @dataclass
@@ -88,7 +102,6 @@ def canonical_text(row: dict[str, Any] | None) -> str:
     '{"a":null,"b":1}'
     """
     return orjson.dumps(row, option=orjson.OPT_SORT_KEYS).decode()
-
 
 
 def old_key(op: Any, key: Any, key_columns: Any, before: Any) -> str | None:
@@ -288,7 +301,8 @@ def moved_row(after: dict[str, Any], key: str, seq: Any, deleted: tuple[Any, str
 _DEFAULT_TEXT = re.compile(
     r"[+-]?(?:0+(?:\.0*)?|\.0+)(?:[eE][+-]?\d+)?"
     r"|(?:1970-01-01(?:[T ]00:00(?::00(?:\.0+)?)?)?|00:00(?::00(?:\.0+)?)?)(?:Z|[+-]00(?::?00)?)?"
-    r"|AA==|PT0S|P0Y0M0DT0H0M0S|00000000-0000-0000-0000-000000000000")
+    r"|AA==|PT0S|P0Y0M0DT0H0M0S|00000000-0000-0000-0000-000000000000"
+)
 
 
 def is_type_default(value: Any) -> bool:
@@ -376,8 +390,14 @@ def key_order(key: str) -> tuple:
         return ((3, key),)
     if not isinstance(parts, list):
         parts = [parts]
-    return tuple((0, float(p), "") if isinstance(p, (int, float)) and not isinstance(p, bool) else
-                 (1, 0.0, str(p)) if p is not None else (2, 0.0, "") for p in parts)
+    return tuple(
+        (0, float(p), "")
+        if isinstance(p, (int, float)) and not isinstance(p, bool)
+        else (1, 0.0, str(p))
+        if p is not None
+        else (2, 0.0, "")
+        for p in parts
+    )
 
 
 def is_partial(dialect: Any) -> bool:
@@ -390,8 +410,21 @@ def is_partial(dialect: Any) -> bool:
 
 
 #: The columns :func:`replay_rows` reads.
-REPLAY_COLUMNS = ["dialect", "_table", "key", "key_columns", "op", "before", "after", "seq", "_seq", "source",
-                  "partition", "offset", "event_time"]
+REPLAY_COLUMNS = [
+    "dialect",
+    "_table",
+    "key",
+    "key_columns",
+    "op",
+    "before",
+    "after",
+    "seq",
+    "_seq",
+    "source",
+    "partition",
+    "offset",
+    "event_time",
+]
 
 
 def _event_dicts(frame: pd.DataFrame) -> Iterator[dict[str, Any]]:
@@ -403,8 +436,9 @@ def _event_dicts(frame: pd.DataFrame) -> Iterator[dict[str, Any]]:
         yield event
 
 
-def replay_rows(frame: pd.DataFrame, partial: dict[str, bool] | None = None
-                ) -> Iterator[tuple[str, Replayer, list[Step], dict[str, str]]]:
+def replay_rows(
+    frame: pd.DataFrame, partial: dict[str, bool] | None = None
+) -> Iterator[tuple[str, Replayer, list[Step], dict[str, str]]]:
     """Replay a frame of changes (already in replay order) table by table: ``(table, replayer, steps, ranks)``.
 
     ``partial``: per table, whether updates merge (default: from the dialect
@@ -451,10 +485,22 @@ def column_order(ranks: dict[str, Any]) -> list[str]:
 
 
 def problem_rows(table: str, steps: Iterable[Step]) -> list[dict[str, Any]]:
-    """The steps that did not apply cleanly, as rows of :data:`cdckit.analysis.replay.PROBLEM_COLUMNS` (plus ``_pos``)."""
-    return [{"table": table, "key": s.new_key or s.old_key, "source": s.event["source"], "offset": s.event["offset"],
-             "seq": s.event["seq"], "op": s.event["op"], "problem": s.problem, "_pos": s.event.get("_pos")}
-            for s in steps if s.problem]
+    """The steps that did not apply cleanly, as rows of :data:`cdckit.analysis.replay.PROBLEM_COLUMNS`
+    (plus ``_pos``)."""
+    return [
+        {
+            "table": table,
+            "key": s.new_key or s.old_key,
+            "source": s.event["source"],
+            "offset": s.event["offset"],
+            "seq": s.event["seq"],
+            "op": s.event["op"],
+            "problem": s.problem,
+            "_pos": s.event.get("_pos"),
+        }
+        for s in steps
+        if s.problem
+    ]
 
 
 _ABSENT = object()
@@ -484,11 +530,21 @@ def history_frame(steps: Iterable[Step], wanted: str, columns: list[str]) -> pd.
         op = step.event["op"]
         if step.old_key != step.new_key and op == "update":
             op = "update (key moved here)" if new is not None else "update (key moved away)"
-        lines.append({"op": op, "event_time": step.event["event_time"], "seq": step.event["seq"],
-                      "source": step.event["source"], "offset": step.event["offset"], "changed": changed,
-                      "problem": step.problem, **{f"{c}": (new or {}).get(c) for c in columns}})
-    out = object_columns(pd.DataFrame(lines, columns=["op", "event_time", "seq", "source", "offset", "changed",
-                                                      "problem", *columns]))
+        lines.append(
+            {
+                "op": op,
+                "event_time": step.event["event_time"],
+                "seq": step.event["seq"],
+                "source": step.event["source"],
+                "offset": step.event["offset"],
+                "changed": changed,
+                "problem": step.problem,
+                **{f"{c}": (new or {}).get(c) for c in columns},
+            }
+        )
+    out = object_columns(
+        pd.DataFrame(lines, columns=["op", "event_time", "seq", "source", "offset", "changed", "problem", *columns])
+    )
     for column in columns:  # whole numbers stay whole where a version has none (a delete, a key moved away)
         whole = whole_numbers([line[column] for line in lines])
         if whole is not None:

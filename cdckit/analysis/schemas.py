@@ -34,19 +34,29 @@ from typing import Any, TypeGuard
 
 import pandas as pd
 
-from ..reading.capture import column_types_of, events_of
 from .. import values
 from ..column_types import infer_kind, is_kind
-from .ordering._shared import REPLAY_OPS, table_names
 from ..python_columns import object_columns
+from ..reading.capture import column_types_of, events_of
+from .ordering._shared import REPLAY_OPS, table_names
 from .replayer import parse_image
 from .tables import declared_types
 
 __all__ = ["schema_history", "table_schema", "HISTORY_COLUMNS", "SCHEMA_COLUMNS", "CHANGES"]
 
 #: Columns of :func:`schema_history`.
-HISTORY_COLUMNS = ["table", "source", "offset", "event_time", "change", "column", "old_type", "new_type",
-                   "key_columns", "ddl"]
+HISTORY_COLUMNS = [
+    "table",
+    "source",
+    "offset",
+    "event_time",
+    "change",
+    "column",
+    "old_type",
+    "new_type",
+    "key_columns",
+    "ddl",
+]
 
 #: Columns of :func:`table_schema`.
 SCHEMA_COLUMNS = ["table", "position", "column", "kind", "declared", "type", "key"]
@@ -78,16 +88,34 @@ class _Walk:
         for name, event in zip(names, events[columns].to_dict("records")):
             self._declared_at(event["source"], event["offset"], event["event_time"])
             self._event(name, event)
-        for (source, offset) in list(self.pending):
+        for source, offset in list(self.pending):
             self._declared_at(source, offset, None)
 
-    def _row(self, table: str | None, event: dict[str, Any], change: str, column: str | None = None,
-             old: str | None = None, new: str | None = None, ddl: str | None = None) -> None:
+    def _row(
+        self,
+        table: str | None,
+        event: dict[str, Any],
+        change: str,
+        column: str | None = None,
+        old: str | None = None,
+        new: str | None = None,
+        ddl: str | None = None,
+    ) -> None:
         known = self.tables.get(table) if table is not None else None
-        self.rows.append({"table": table, "source": event["source"], "offset": event["offset"],
-                          "event_time": event["event_time"], "change": change, "column": column, "old_type": old,
-                          "new_type": new, "key_columns": None if known is None or known.key is None
-                          else list(known.key), "ddl": ddl})
+        self.rows.append(
+            {
+                "table": table,
+                "source": event["source"],
+                "offset": event["offset"],
+                "event_time": event["event_time"],
+                "change": change,
+                "column": column,
+                "old_type": old,
+                "new_type": new,
+                "key_columns": None if known is None or known.key is None else list(known.key),
+                "ddl": ddl,
+            }
+        )
 
     def _seen(self, name: str, event: dict[str, Any]) -> _Table:
         if name not in self.tables:
@@ -104,8 +132,11 @@ class _Walk:
             known = self._seen(name, event)
             old = known.declared or {}
             for column, kind in kinds.items():
-                if known.declared is not None and column not in old or (
-                        known.declared is None and known.columns and column not in known.columns):
+                if (
+                    known.declared is not None
+                    and column not in old
+                    or (known.declared is None and known.columns and column not in known.columns)
+                ):
                     self._row(name, event, "column added", column, None, kind)
                 elif column in old and old[column] != kind:
                     self._row(name, event, "type changed", column, old[column], kind)
@@ -159,8 +190,9 @@ def _declarations(events: pd.DataFrame) -> dict[tuple[Any, Any], list[tuple[str,
         return {}
     out: dict[tuple[Any, Any], list[tuple[str, dict[str, str], dict[str, str]]]] = {}
     groups: dict[tuple[Any, Any, str], tuple[dict[str, str], dict[str, str]]] = {}
-    for name, column, raw, kind, source, offset in frame[["table", "column", "type", "kind", "source",
-                                                          "offset"]].itertuples(index=False):
+    for name, column, raw, kind, source, offset in frame[
+        ["table", "column", "type", "kind", "source", "offset"]
+    ].itertuples(index=False):
         if not isinstance(name, str) or not isinstance(column, str) or not is_kind(kind):
             continue
         place = (source, None if offset is None or offset is pd.NA else int(offset))
@@ -218,7 +250,15 @@ def table_schema(events: pd.DataFrame) -> pd.DataFrame:
         known = walk.tables[name]
         columns = list(known.declared) if known.declared else list(known.columns)
         for position, column in enumerate(columns):
-            rows.append({"table": name, "position": position, "column": column, "kind": walk.kind(name, column),
-                         "declared": bool(known.declared and column in known.declared),
-                         "type": known.raw.get(column), "key": column in (known.key or [])})
+            rows.append(
+                {
+                    "table": name,
+                    "position": position,
+                    "column": column,
+                    "kind": walk.kind(name, column),
+                    "declared": bool(known.declared and column in known.declared),
+                    "type": known.raw.get(column),
+                    "key": column in (known.key or []),
+                }
+            )
     return object_columns(pd.DataFrame(rows, columns=SCHEMA_COLUMNS))

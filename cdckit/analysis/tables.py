@@ -38,23 +38,34 @@ Parquet); a decimal of more than 76 digits is its exact text.
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..reading.capture import Capture, column_types_of, events_of, plain
 from .. import values
 from ..column_types import infer_kind, is_kind, typed_array
 from ..frame import find_table
-from .ordering._shared import REPLAY_OPS, table_names
 from ..python_columns import object_column, object_columns
+from ..reading.capture import Capture, column_types_of, events_of, plain
+from .ordering._shared import REPLAY_OPS, table_names
 from .replayer import parse_image
 
-__all__ = ["table", "declared_types", "typed_records", "typed_texts", "to_pandas", "with_misfits", "problems_frame", "profile",
-           "TYPE_PROBLEM_COLUMNS", "META_COLUMNS", "PROFILE_COLUMNS"]
+__all__ = [
+    "table",
+    "declared_types",
+    "typed_records",
+    "typed_texts",
+    "to_pandas",
+    "with_misfits",
+    "problems_frame",
+    "profile",
+    "TYPE_PROBLEM_COLUMNS",
+    "META_COLUMNS",
+    "PROFILE_COLUMNS",
+]
 
 #: Columns of ``attrs["type_problems"]``: where a value that did not fit its kind was, and why.
 TYPE_PROBLEM_COLUMNS = ["table", "column", "key", "source", "offset", "value", "reason"]
@@ -63,8 +74,19 @@ TYPE_PROBLEM_COLUMNS = ["table", "column", "key", "source", "offset", "value", "
 META_COLUMNS = ["op", "key", "seq", "event_time", "source", "offset"]
 
 #: Columns of :func:`profile`.
-PROFILE_COLUMNS = ["table", "column", "kind", "declared", "values", "null_rate", "distinct", "min", "max",
-                   "updates_compared", "change_rate"]
+PROFILE_COLUMNS = [
+    "table",
+    "column",
+    "kind",
+    "declared",
+    "values",
+    "null_rate",
+    "distinct",
+    "min",
+    "max",
+    "updates_compared",
+    "change_rate",
+]
 
 
 # --------------------------------------------------------------------------- declarations
@@ -120,10 +142,16 @@ def to_pandas(array: pa.Array | pa.ChunkedArray) -> pd.Series:
     return object_column(pd.Series(array.to_pandas()))
 
 
-def typed_records(rows: Sequence[Mapping[str, Any] | None], columns: Sequence[str], table: str, *,
-                  declared: Mapping[str, str] | None = None, keys: Sequence[Any] | None = None,
-                  where: Sequence[tuple[Any, Any]] | None = None,
-                  kinds: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+def typed_records(
+    rows: Sequence[Mapping[str, Any] | None],
+    columns: Sequence[str],
+    table: str,
+    *,
+    declared: Mapping[str, str] | None = None,
+    keys: Sequence[Any] | None = None,
+    where: Sequence[tuple[Any, Any]] | None = None,
+    kinds: Mapping[str, str] | None = None,
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Row images (dicts of JSON values; a missing column or row is null) as a typed frame of ``columns``,
     and the problem rows of the values that did not fit (:data:`TYPE_PROBLEM_COLUMNS`).
 
@@ -144,15 +172,28 @@ def typed_records(rows: Sequence[Mapping[str, Any] | None], columns: Sequence[st
         frame[name] = with_misfits(to_pandas(array), column, misfits).set_axis(frame.index)
         for index, reason in misfits:
             source, offset = where[index] if where is not None else (None, None)
-            problems.append({"table": table, "column": name, "key": None if keys is None else keys[index],
-                             "source": source, "offset": offset, "value": values.dumps(column[index]),
-                             "reason": reason})
+            problems.append(
+                {
+                    "table": table,
+                    "column": name,
+                    "key": None if keys is None else keys[index],
+                    "source": source,
+                    "offset": offset,
+                    "value": values.dumps(column[index]),
+                    "reason": reason,
+                }
+            )
     return frame, problems
 
 
-def typed_texts(texts: Sequence[str] | pa.Array, columns: Sequence[str], table: str, *,
-                declared: Mapping[str, str] | None = None,
-                keys: Sequence[Any] | None = None) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+def typed_texts(
+    texts: Sequence[str] | pa.Array,
+    columns: Sequence[str],
+    table: str,
+    *,
+    declared: Mapping[str, str] | None = None,
+    keys: Sequence[Any] | None = None,
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """:func:`typed_records` of row images given as JSON object texts, with the same result: read by Arrow
     in one pass (:func:`cdckit.values.images_table`) and each column taken as Arrow read it where that is
     what its kind gives (whole numbers for ``int``, numbers for ``float``, booleans, text no other kind
@@ -175,8 +216,10 @@ def typed_texts(texts: Sequence[str] | pa.Array, columns: Sequence[str], table: 
             frame[name] = to_pandas(typed).set_axis(frame.index)
             continue
         if rows is None:
-            rows = [parse_image(text) for text in (texts.to_pylist() if isinstance(texts, (pa.Array, pa.ChunkedArray))
-                                                   else texts)]
+            rows = [
+                parse_image(text)
+                for text in (texts.to_pylist() if isinstance(texts, (pa.Array, pa.ChunkedArray)) else texts)
+            ]
         one, found = typed_records(rows, [name], table, declared=declared, keys=keys)
         frame[name] = one[name]
         problems += found
@@ -184,9 +227,15 @@ def typed_texts(texts: Sequence[str] | pa.Array, columns: Sequence[str], table: 
 
 
 #: Kinds whose values Arrow's JSON reader gives as they are typed: the Arrow type it reads for each.
-_READ_AS_TYPED = {"int": pa.types.is_int64, "float": pa.types.is_float64, "bool": pa.types.is_boolean,
-                  "string": pa.types.is_string, "enum": pa.types.is_string, "json": pa.types.is_string,
-                  "binary": pa.types.is_string}
+_READ_AS_TYPED = {
+    "int": pa.types.is_int64,
+    "float": pa.types.is_float64,
+    "bool": pa.types.is_boolean,
+    "string": pa.types.is_string,
+    "enum": pa.types.is_string,
+    "json": pa.types.is_string,
+    "binary": pa.types.is_string,
+}
 
 #: Text that :func:`cdckit.column_types.infer_kind` may take for something other than ``string`` (a number
 #: kept as text, a date or date-time), tested with Arrow's regular expressions (RE2): a superset.
@@ -208,8 +257,16 @@ def _as_read(array: pa.ChunkedArray | pa.Array, declared: str | None) -> pa.Arra
     if test is None:
         return None
     if pa.types.is_null(kind):
-        return pa.nulls(len(array), pa.int64() if declared == "int" else pa.float64() if declared == "float"
-                        else pa.bool_() if declared == "bool" else pa.string())
+        return pa.nulls(
+            len(array),
+            pa.int64()
+            if declared == "int"
+            else pa.float64()
+            if declared == "float"
+            else pa.bool_()
+            if declared == "bool"
+            else pa.string(),
+        )
     return array if test(kind) else None
 
 
@@ -244,8 +301,9 @@ class _Changes:
     """One table's row changes, images parsed, columns and kinds chosen (shared by :func:`table` and
     :func:`profile`)."""
 
-    def __init__(self, events: pd.DataFrame, name: str, as_of: Any = None,
-                 types: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, events: pd.DataFrame, name: str, as_of: Any = None, types: Mapping[str, str] | None = None
+    ) -> None:
         names = table_names(events)
         self.name = find_table(names.dropna().unique(), name)
         mask = (names == self.name).to_numpy() & events["op"].isin(REPLAY_OPS).to_numpy()
@@ -262,8 +320,13 @@ class _Changes:
         for column in self.columns:
             given = (types or {}).get(column) or self.declared.get(column)
             self.kinds[column] = given or infer_kind(
-                [image[column] for images in (self.after, self.before) for image in images
-                 if image is not None and column in image])
+                [
+                    image[column]
+                    for images in (self.after, self.before)
+                    for image in images
+                    if image is not None and column in image
+                ]
+            )
 
     def _columns(self) -> list[str]:
         """Declared columns in the declaration's order, then the others where they first appear
@@ -278,8 +341,9 @@ class _Changes:
         return list(zip(self.rows["source"].tolist(), self.rows["offset"].tolist()))
 
     def typed(self, images: list[dict[str, Any] | None]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-        return typed_records(images, self.columns, self.name, kinds=self.kinds, keys=self.rows["key"].tolist(),
-                             where=self.where())
+        return typed_records(
+            images, self.columns, self.name, kinds=self.kinds, keys=self.rows["key"].tolist(), where=self.where()
+        )
 
 
 def _is_list(value: Any) -> bool:
@@ -291,8 +355,9 @@ def _utc(value: Any) -> pd.Timestamp:
     return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
 
-def table(events: pd.DataFrame, name: str, *, before: bool = False, as_of: Any = None,
-          types: Mapping[str, str] | None = None) -> pd.DataFrame:
+def table(
+    events: pd.DataFrame, name: str, *, before: bool = False, as_of: Any = None, types: Mapping[str, str] | None = None
+) -> pd.DataFrame:
     """One table's changes (insert, update, delete, snapshot read, truncate) as a typed frame, in input order.
 
     Columns: :data:`META_COLUMNS` (``op``, ``key``, ``seq``, ``event_time``,
@@ -361,8 +426,9 @@ def profile(events: pd.DataFrame, table: str | None = None) -> pd.DataFrame:
     return object_columns(pd.DataFrame(out, columns=PROFILE_COLUMNS))
 
 
-def _column_profile(changes: _Changes, column: str, after: pd.Series, before: pd.Series,
-                    updates: Any) -> dict[str, Any]:
+def _column_profile(
+    changes: _Changes, column: str, after: pd.Series, before: pd.Series, updates: Any
+) -> dict[str, Any]:
     carried = [image is not None and column in image for image in changes.after]
     had = [image is not None and column in image for image in changes.before]
     present = after[carried]
@@ -370,11 +436,19 @@ def _column_profile(changes: _Changes, column: str, after: pd.Series, before: pd
     low_high = pc.min_max(array).as_py() if array is not None else {"min": None, "max": None}
     compared = [i for i, u in enumerate(updates) if u and carried[i] and had[i]]
     changed = sum(1 for i in compared if not _same(after.iloc[i], before.iloc[i]))
-    return {"table": changes.name, "column": column, "kind": changes.kinds[column],
-            "declared": column in changes.declared, "values": len(present),
-            "null_rate": float(present.isna().mean()) if len(present) else None,
-            "distinct": int(present.nunique(dropna=True)), "min": low_high["min"], "max": low_high["max"],
-            "updates_compared": len(compared), "change_rate": changed / len(compared) if compared else None}
+    return {
+        "table": changes.name,
+        "column": column,
+        "kind": changes.kinds[column],
+        "declared": column in changes.declared,
+        "values": len(present),
+        "null_rate": float(present.isna().mean()) if len(present) else None,
+        "distinct": int(present.nunique(dropna=True)),
+        "min": low_high["min"],
+        "max": low_high["max"],
+        "updates_compared": len(compared),
+        "change_rate": changed / len(compared) if compared else None,
+    }
 
 
 def _same(a: Any, b: Any) -> bool:

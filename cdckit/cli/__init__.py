@@ -35,10 +35,10 @@ Spark is imported only by ``convert --engine spark`` (:mod:`cdckit.spark.convert
 
 from __future__ import annotations
 
+from ..reading.progress import ReadProgress
 from .exit_codes import EXIT_CODES
 from .main import main
 from .parser import build_parser
-from ..reading.progress import ReadProgress
 from .words import cli_words
 
 # each exit code is named in cdckit.cli.exit_codes; EXIT_CODES maps them to their meaning

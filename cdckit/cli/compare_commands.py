@@ -34,8 +34,19 @@ def run_compare(args: argparse.Namespace) -> int:
     rows = dataclasses.replace(chosen, tables=None)
     sides = []
     for source in (first, second):
-        sides.append((source, read_events(source, args.dialect, args.errors, rows,
-                                          unavailable_value=unavailable_values(args), keys=given_keys(args))))
+        sides.append(
+            (
+                source,
+                read_events(
+                    source,
+                    args.dialect,
+                    args.errors,
+                    rows,
+                    unavailable_value=unavailable_values(args),
+                    keys=given_keys(args),
+                ),
+            )
+        )
     if chosen.tables is not None:  # a table may be on one side only: look the names up in both
         names = set().union(*(table_names(capture.events).dropna().unique() for _, capture in sides))
         sides = [(source, capture.replace(by_table(capture.events, chosen, names))) for source, capture in sides]
@@ -48,6 +59,7 @@ def run_compare(args: argparse.Namespace) -> int:
 def run_reconcile(args: argparse.Namespace) -> int:
     """``cdckit reconcile CAPTURE SNAPSHOT --table T``: the replayed table against a snapshot of it."""
     import cdckit  # looked up on the package, so that tests can stand in for it
+
     from ..analysis.replay import materialize
     from ..frame import find_table
 
@@ -55,8 +67,9 @@ def run_reconcile(args: argparse.Namespace) -> int:
     if key == []:
         raise UsageError("--key names no column")
     if Path(args.snapshot).suffix.lower() not in SNAPSHOT_SUFFIXES:
-        raise UsageError(f"the snapshot {args.snapshot!r} is not Parquet or CSV (by its suffix: "
-                         f"{', '.join(SNAPSHOT_SUFFIXES)})")
+        raise UsageError(
+            f"the snapshot {args.snapshot!r} is not Parquet or CSV (by its suffix: {', '.join(SNAPSHOT_SUFFIXES)})"
+        )
     source, chosen = checked(args, [args.capture], table=[args.table], key=None)
     if not os.path.exists(args.snapshot):
         raise FileNotFoundError(f"no such file: {args.snapshot}")

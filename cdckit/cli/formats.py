@@ -43,16 +43,18 @@ def target(to: str | None, output: str) -> tuple[str, str]:
     if to is None:
         suffix = Path(output).suffix.lower()
         if suffix not in SUFFIX_FORMATS:
-            raise UsageError(f"cannot tell the format of {output!r} from its suffix; pass --to "
-                             f"({', '.join(known)} or a dialect)")
+            raise UsageError(
+                f"cannot tell the format of {output!r} from its suffix; pass --to ({', '.join(known)} or a dialect)"
+            )
         return "format", SUFFIX_FORMATS[suffix]
     if to.lower() in known:
         return "format", to.lower()
     try:
         dialect = registry.get(to)
     except UnknownDialectError:
-        raise UsageError(f"--to {to!r} is neither a format ({', '.join(known)}) nor a dialect "
-                         f"({', '.join(registry.names())})") from None
+        raise UsageError(
+            f"--to {to!r} is neither a format ({', '.join(known)}) nor a dialect ({', '.join(registry.names())})"
+        ) from None
     if not dialect.can_encode():
         writable = registry.writable()
         raise UsageError(f"the {dialect.name} dialect cannot be written; these can: {', '.join(writable)}")

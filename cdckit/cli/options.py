@@ -14,14 +14,27 @@ import dataclasses
 import os
 from typing import Any
 
-from ..io import expand_paths
+from ..analysis.filters import Selection
+from ..analysis.filters import selection as filter_selection
 from ..dialects import registry
-from ..analysis.filters import Selection, selection as filter_selection
 from ..frame import COLUMN_NAMES
+from ..io import expand_paths
 from .exit_codes import UsageError
 
-__all__ = ["READ_COLUMNS", "Input", "count", "columns", "inputs", "selection", "check_dialect", "refuse_existing",
-           "checked", "is_events_file", "unavailable_values", "given_keys"]
+__all__ = [
+    "READ_COLUMNS",
+    "Input",
+    "count",
+    "columns",
+    "inputs",
+    "selection",
+    "check_dialect",
+    "refuse_existing",
+    "checked",
+    "is_events_file",
+    "unavailable_values",
+    "given_keys",
+]
 
 #: Columns ``cdckit read`` shows by default.
 READ_COLUMNS = ("op", "table", "key", "seq", "event_time", "before", "after")
@@ -124,8 +137,13 @@ def selection(args: argparse.Namespace, **given: Any) -> Selection:
             try:
                 filter_selection(**{name: value})
             except ValueError as err:
-                shown = ", ".join(sorted(value)) if isinstance(value, frozenset) else \
-                    ",".join(value) if isinstance(value, list) else value
+                shown = (
+                    ", ".join(sorted(value))
+                    if isinstance(value, frozenset)
+                    else ",".join(value)
+                    if isinstance(value, list)
+                    else value
+                )
                 raise UsageError(f"--{name} {shown}: {err}") from None
     return filter_selection(**options)
 

@@ -8,14 +8,14 @@ examples of its help (:mod:`cdckit.cli.help_texts`); each subcommand's ``run`` i
 from __future__ import annotations
 
 import argparse
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 from .. import __version__
+from ..analysis.ordering._shared import STREAMS
 from ..dialects import registry
 from ..frame import COLUMN_NAMES, OPS
 from ..io.write import LAYOUTS
-from ..analysis.ordering._shared import STREAMS
 from .analysis_commands import run_keys, run_order, run_schema
 from .compare_commands import run_compare, run_reconcile
 from .exit_codes import EXIT_CODES
@@ -47,14 +47,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"cdckit {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,  # keeps `cdckit --debug CMD`
-                        help="show the traceback of an error")
+    common.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,  # keeps `cdckit --debug CMD`
+        help="show the traceback of an error",
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, summary: str, run: Callable[[argparse.Namespace], int], **epilog: str) -> Any:
         sub = commands.add_parser(
-            name, help=summary, description=summary, parents=[common],
-            epilog=COMMAND_EXAMPLES[name].format(**epilog), formatter_class=argparse.RawDescriptionHelpFormatter,
+            name,
+            help=summary,
+            description=summary,
+            parents=[common],
+            epilog=COMMAND_EXAMPLES[name].format(**epilog),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         sub.set_defaults(run=run)
         return sub
@@ -64,24 +72,48 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("read", "Show the first events of a capture and its read summary.", run_read)
     _add_input(sub)
-    sub.add_argument("--head", type=count, default=None, metavar="N",
-                     help="events to show (default 20); given, the read stops once it has them (0: reads it all)")
-    sub.add_argument("--columns", action="append", metavar="A,B,...",
-                     help=f"columns to show (default {','.join(READ_COLUMNS)}); any of: {', '.join(COLUMN_NAMES)}")
+    sub.add_argument(
+        "--head",
+        type=count,
+        default=None,
+        metavar="N",
+        help="events to show (default 20); given, the read stops once it has them (0: reads it all)",
+    )
+    sub.add_argument(
+        "--columns",
+        action="append",
+        metavar="A,B,...",
+        help=f"columns to show (default {','.join(READ_COLUMNS)}); any of: {', '.join(COLUMN_NAMES)}",
+    )
     _add_width(sub)
 
-    sub = command("convert", "Write a capture's canonical events as Parquet/CSV/JSON Lines, or in another dialect.",
-                  run_convert, formats=", ".join(formats()), dialects=", ".join(registry.names()))
+    sub = command(
+        "convert",
+        "Write a capture's canonical events as Parquet/CSV/JSON Lines, or in another dialect.",
+        run_convert,
+        formats=", ".join(formats()),
+        dialects=", ".join(registry.names()),
+    )
     _add_input(sub)
     sub.add_argument("-o", "--output", required=True, metavar="OUT", help="file (or folder) to write")
     sub.add_argument("--to", metavar="FORMAT_OR_DIALECT", help="output format or dialect (default: OUT's suffix)")
-    sub.add_argument("--engine", choices=("pandas", "spark"), default="pandas",
-                     help="decode with pandas (default) or Spark (needs Java 17+)")
-    sub.add_argument("--partition-by", choices=("table",),
-                     help="one folder per database.table (table_name=<database.table>/part-0.<ext>)")
-    sub.add_argument("--layout", choices=LAYOUTS,
-                     help="with a dialect: how its messages are laid out (kcat keeps Kafka keys; default: the "
-                     "dialect's own, or OUT's suffix)")
+    sub.add_argument(
+        "--engine",
+        choices=("pandas", "spark"),
+        default="pandas",
+        help="decode with pandas (default) or Spark (needs Java 17+)",
+    )
+    sub.add_argument(
+        "--partition-by",
+        choices=("table",),
+        help="one folder per database.table (table_name=<database.table>/part-0.<ext>)",
+    )
+    sub.add_argument(
+        "--layout",
+        choices=LAYOUTS,
+        help="with a dialect: how its messages are laid out (kcat keeps Kafka keys; default: the "
+        "dialect's own, or OUT's suffix)",
+    )
     sub.add_argument("--force", action="store_true", help="replace OUT when it exists")
 
     sub = command("report", "Write a self-contained HTML report of a capture.", run_report)
@@ -91,19 +123,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("order", "List what is wrong with the order of a capture (the ordering report).", run_order)
     _add_input(sub)
-    sub.add_argument("--by", choices=tuple(STREAMS), default="source",
-                     help="which events are compared with each other (default source: within each file or topic)")
+    sub.add_argument(
+        "--by",
+        choices=tuple(STREAMS),
+        default="source",
+        help="which events are compared with each other (default source: within each file or topic)",
+    )
     sub.add_argument("--head", type=count, default=10, metavar="N", help="rows to show per finding (default 10)")
     _add_width(sub)
 
     for name, summary, run in (
-            ("state", "Replay a capture: the final rows of each table, shown or written out.", run_state),
-            ("scd2", "Every version of every row (SCD type 2), shown or written out.", run_scd2)):
+        ("state", "Replay a capture: the final rows of each table, shown or written out.", run_state),
+        ("scd2", "Every version of every row (SCD type 2), shown or written out.", run_scd2),
+    ):
         sub = command(name, summary, run)
         _add_input(sub)
         sub.add_argument("-o", "--output", metavar="OUT", help="folder to write, one file per table")
-        sub.add_argument("--to", metavar="FORMAT", help=f"{', '.join(formats())} (default: OUT's suffix, else "
-                         "parquet)")
+        sub.add_argument("--to", metavar="FORMAT", help=f"{', '.join(formats())} (default: OUT's suffix, else parquet)")
         sub.add_argument("--force", action="store_true", help="replace OUT when it exists")
         sub.add_argument("--head", type=count, default=20, metavar="N", help="rows to show per table (default 20)")
         _add_width(sub)
@@ -112,8 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input(sub)
     _add_width(sub)
 
-    sub = command("keys", "Propose key columns for the tables a capture names no key for, with the evidence.",
-                  run_keys)
+    sub = command("keys", "Propose key columns for the tables a capture names no key for, with the evidence.", run_keys)
     _add_input(sub)
     _add_width(sub)
 
@@ -138,43 +173,74 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_input(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("paths", nargs="+", metavar="PATH",
-                     help="file, directory or glob (.gz read transparently); several are read as one capture")
+    sub.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="file, directory or glob (.gz read transparently); several are read as one capture",
+    )
     _add_read_options(sub)
     _add_filters(sub)
 
 
 def _add_read_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--dialect", metavar="D", help="skip detection: read every file as dialect D")
-    sub.add_argument("--errors", choices=("quarantine", "raise"), default="quarantine",
-                     help="quarantine undecodable messages (default) or stop at the first one (exit 3)")
-    sub.add_argument("--unavailable-value", action="append", metavar="TEXT",
-                     help="Debezium: the connector's unavailable.value.placeholder when set to another text "
-                     "(repeat for several; __debezium_unavailable_value is always recognised): a column holding "
-                     "it is an unchanged TOASTed value")
-    sub.add_argument("--keys", action="append", metavar="TABLE=COL,...",
-                     help="the key columns of a table whose capture names none (repeat for several tables): "
-                     "customers=id, order_lines=order_id,line_no; TABLE is schema.table or the bare name")
-    sub.add_argument("--key-separator", metavar="SEP",
-                     help="the key.separator kafka-console-consumer printed its fields with, when not a tab "
-                     "(lines of key, separator, value are read as the Kafka records they show)")
+    sub.add_argument(
+        "--errors",
+        choices=("quarantine", "raise"),
+        default="quarantine",
+        help="quarantine undecodable messages (default) or stop at the first one (exit 3)",
+    )
+    sub.add_argument(
+        "--unavailable-value",
+        action="append",
+        metavar="TEXT",
+        help="Debezium: the connector's unavailable.value.placeholder when set to another text "
+        "(repeat for several; __debezium_unavailable_value is always recognised): a column holding "
+        "it is an unchanged TOASTed value",
+    )
+    sub.add_argument(
+        "--keys",
+        action="append",
+        metavar="TABLE=COL,...",
+        help="the key columns of a table whose capture names none (repeat for several tables): "
+        "customers=id, order_lines=order_id,line_no; TABLE is schema.table or the bare name",
+    )
+    sub.add_argument(
+        "--key-separator",
+        metavar="SEP",
+        help="the key.separator kafka-console-consumer printed its fields with, when not a tab "
+        "(lines of key, separator, value are read as the Kafka records they show)",
+    )
 
 
 def _add_filters(sub: argparse.ArgumentParser, tables: bool = True, keys: bool = True) -> None:
-    group = sub.add_argument_group("filters", "Keep only some events (options combine with and; the values of "
-                                   "one option, repeated or between commas, with or).")
+    group = sub.add_argument_group(
+        "filters",
+        "Keep only some events (options combine with and; the values of "
+        "one option, repeated or between commas, with or).",
+    )
     if tables:
-        group.add_argument("--table", action="append", metavar="NAME",
-                           help="database.table or the bare table name (customers or shop.customers)")
+        group.add_argument(
+            "--table",
+            action="append",
+            metavar="NAME",
+            help="database.table or the bare table name (customers or shop.customers)",
+        )
     group.add_argument("--op", action="append", metavar="OP", help=f"one of {', '.join(OPS)}")
     if keys:
-        group.add_argument("--key", action="append", metavar="K",
-                           help="key values, matched exactly (3 matches 3 and \"3\", never 13); a composite key "
-                           "as 3,7 or JSON '[3,\"x\"]'")
+        group.add_argument(
+            "--key",
+            action="append",
+            metavar="K",
+            help='key values, matched exactly (3 matches 3 and "3", never 13); a composite key '
+            "as 3,7 or JSON '[3,\"x\"]'",
+        )
     group.add_argument("--since", metavar="T", help="events at or after T (ISO time or date; UTC unless zoned)")
     group.add_argument("--until", metavar="T", help="events before T (ISO time or date; UTC unless zoned)")
 
 
 def _add_width(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("--width", type=count, default=40, metavar="N",
-                     help="cut longer cells to N characters (default 40)")
+    sub.add_argument(
+        "--width", type=count, default=40, metavar="N", help="cut longer cells to N characters (default 40)"
+    )

@@ -30,5 +30,13 @@ def read_progress() -> bool:
 
 def bar(desc: str, unit: str, total: int | None = None) -> tqdm:
     """A progress bar on stderr, drawn only when stderr is a terminal."""
-    return tqdm(total=total, desc=desc, unit=unit, unit_scale=True, file=sys.stderr,
-                disable=not read_progress(), leave=False, dynamic_ncols=True)
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit=unit,
+        unit_scale=True,
+        file=sys.stderr,
+        disable=not read_progress(),
+        leave=False,
+        dynamic_ncols=True,
+    )

@@ -15,9 +15,9 @@ import sys
 from tqdm import tqdm
 
 from .. import samples
+from ..errors import CdcError, UnknownDialectError
 from ..io import expand_paths
 from ..reading.detect import FLOOR, LOW, detect
-from ..errors import CdcError, UnknownDialectError
 from .exit_codes import EXIT_INPUT, EXIT_OK
 from .options import checked, columns, given_keys, is_events_file, unavailable_values
 from .reading import read_counted
@@ -67,8 +67,11 @@ def run_detect(args: argparse.Namespace) -> int:
             confidence = f"{found.confidence:.2f}"
             if found.low_confidence:
                 confidence += " LOW"
-                print(f"cdckit: warning: {printable(file)}: low confidence ({found.confidence:.2f}, below "
-                      f"{LOW:.2f}): check the evidence", file=sys.stderr)
+                print(
+                    f"cdckit: warning: {printable(file)}: low confidence ({found.confidence:.2f}, below "
+                    f"{LOW:.2f}): check the evidence",
+                    file=sys.stderr,
+                )
             rows.append((file, found.dialect, confidence, evidence))
     if rows:
         width = max(len(r[0]) for r in rows)
@@ -83,9 +86,16 @@ def run_read(args: argparse.Namespace) -> int:
     shown = columns(args.columns)
     source, chosen = checked(args, args.paths)
     head = DEFAULT_HEAD if args.head is None else args.head
-    capture, counted = read_counted(source, args.dialect, args.errors, chosen, keep=head,
-                                    unavailable_value=unavailable_values(args), stop=args.head is not None,
-                                    keys=given_keys(args))
+    capture, counted = read_counted(
+        source,
+        args.dialect,
+        args.errors,
+        chosen,
+        keep=head,
+        unavailable_value=unavailable_values(args),
+        stop=args.head is not None,
+        keys=given_keys(args),
+    )
     if head:
         print(events_table(capture.events.head(head), shown, args.width))
     return summary_of(source, capture, chosen, counted, head)

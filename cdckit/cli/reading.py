@@ -20,11 +20,10 @@ from typing import Any
 
 import pandas as pd
 
-from ..reading.capture import Capture, plain
 from ..analysis.filters import Selection
-from ..frame import empty_events
-from ..frame import table_names
 from ..analysis.keys import Keys, tables_keyed, with_keys
+from ..frame import empty_events, table_names
+from ..reading.capture import Capture, plain
 from ..reading.read import exported_events, read
 from .exit_codes import UsageError
 from .options import Input, given_keys, unavailable_values
@@ -33,8 +32,16 @@ from .summary import summary_of
 from .text import printable
 from .words import cli_words
 
-__all__ = ["CHUNK_EVENTS", "STOP_CHUNK_EVENTS", "Counted", "read_events", "read_counted", "by_table",
-           "read_exported", "load"]
+__all__ = [
+    "CHUNK_EVENTS",
+    "STOP_CHUNK_EVENTS",
+    "Counted",
+    "read_events",
+    "read_counted",
+    "by_table",
+    "read_exported",
+    "load",
+]
 
 #: Events per chunk of a read.
 CHUNK_EVENTS = 20_000
@@ -52,9 +59,16 @@ class Counted:
     stopped: bool = False
 
 
-def read_events(source: Input, dialect: str | None, errors: str, chosen: Selection | None = None,
-                keep: int | None = None, *, unavailable_value: tuple[str, ...] = (),
-                keys: Keys | None = None) -> Capture:
+def read_events(
+    source: Input,
+    dialect: str | None,
+    errors: str,
+    chosen: Selection | None = None,
+    keep: int | None = None,
+    *,
+    unavailable_value: tuple[str, ...] = (),
+    keys: Keys | None = None,
+) -> Capture:
     """Read ``source`` in chunks with a progress bar and keep the events ``chosen`` selects, with the whole
     read's report and quarantine (``unavailable_value`` and ``keys`` as in :func:`cdckit.read`).
 
@@ -63,9 +77,17 @@ def read_events(source: Input, dialect: str | None, errors: str, chosen: Selecti
     return read_counted(source, dialect, errors, chosen, keep, unavailable_value=unavailable_value, keys=keys)[0]
 
 
-def read_counted(source: Input, dialect: str | None, errors: str, chosen: Selection | None = None,
-                 keep: int | None = None, *, unavailable_value: tuple[str, ...] = (),
-                 stop: bool = False, keys: Keys | None = None) -> tuple[Capture, Counted]:
+def read_counted(
+    source: Input,
+    dialect: str | None,
+    errors: str,
+    chosen: Selection | None = None,
+    keep: int | None = None,
+    *,
+    unavailable_value: tuple[str, ...] = (),
+    stop: bool = False,
+    keys: Keys | None = None,
+) -> tuple[Capture, Counted]:
     """:func:`read_events`, and what it counted (:class:`Counted`). ``stop``: with ``keep``, stop reading once
     ``keep`` events are chosen, where no filter needs the whole capture (``--table`` does: it names tables
     among all those read); the report and quarantine are then those of the messages read so far. ``keys``
@@ -81,8 +103,7 @@ def read_counted(source: Input, dialect: str | None, errors: str, chosen: Select
     chosen = chosen or Selection()
     if source.exported:
         capture = read_exported(source, chosen, None, keys=keys)
-        return capture.replace(capture.events.head(keep)) if keep is not None else capture, \
-            Counted(len(capture.events))
+        return capture.replace(capture.events.head(keep)) if keep is not None else capture, Counted(len(capture.events))
     stop = bool(stop and keep and chosen.tables is None)
     rows = dataclasses.replace(chosen, tables=None)  # what each chunk can be filtered by on its own
     names: set[str] = set()
@@ -92,8 +113,16 @@ def read_counted(source: Input, dialect: str | None, errors: str, chosen: Select
     paths = [Path(f) for f in source.files]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        chunks = read(paths, dialect=dialect, errors=errors, chunksize=size, unavailable_value=unavailable_value,
-                      keys=keys, key_separator=source.key_separator, progress=read_progress())
+        chunks = read(
+            paths,
+            dialect=dialect,
+            errors=errors,
+            chunksize=size,
+            unavailable_value=unavailable_value,
+            keys=keys,
+            key_separator=source.key_separator,
+            progress=read_progress(),
+        )
         with contextlib.closing(chunks):  # a read stopped early takes its bar away before the summary
             for frame in chunks:
                 if chosen.tables is not None or keys:
@@ -158,17 +187,23 @@ def read_exported(source: Input, chosen: Selection, keep: int | None, *, keys: K
     parts = []
     for spec in source.specs:
         parts.append(exported_events(spec, capture=True))
-        print(f"cdckit: {printable(spec)} holds canonical events (written by cdckit); read without dialect "
-              "detection", file=sys.stderr)
+        print(
+            f"cdckit: {printable(spec)} holds canonical events (written by cdckit); read without dialect detection",
+            file=sys.stderr,
+        )
     capture = Capture.combined(parts)
     if keys:
         keyed_tables(table_names(_table_parts(capture.events)).dropna().unique(), keys)
         capture = with_keys(capture, keys)
     events = capture.events
     if chosen:
-        events = by_table(dataclasses.replace(chosen, tables=None).apply(events), chosen,
-                          table_names(events).dropna().unique()) if chosen.tables is not None \
+        events = (
+            by_table(
+                dataclasses.replace(chosen, tables=None).apply(events), chosen, table_names(events).dropna().unique()
+            )
+            if chosen.tables is not None
             else chosen.apply(events)
+        )
     if keep is not None:
         events = events.head(keep)
     return capture.replace(events)
@@ -176,6 +211,7 @@ def read_exported(source: Input, chosen: Selection, keep: int | None, *, keys: K
 
 def load(args: argparse.Namespace, source: Input, chosen: Selection) -> tuple[Capture, int]:
     """The chosen events of a whole capture and the code of its summary (printed on stderr)."""
-    capture = read_events(source, args.dialect, args.errors, chosen, unavailable_value=unavailable_values(args),
-                          keys=given_keys(args))
+    capture = read_events(
+        source, args.dialect, args.errors, chosen, unavailable_value=unavailable_values(args), keys=given_keys(args)
+    )
     return capture, summary_of(source, capture, chosen)

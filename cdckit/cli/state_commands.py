@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 
@@ -28,8 +28,7 @@ from .words import cli_words
 __all__ = ["run_state", "run_scd2"]
 
 
-def _tables_command(args: argparse.Namespace, make: Callable[[pd.DataFrame], Any], write_name: str,
-                    what: str) -> int:
+def _tables_command(args: argparse.Namespace, make: Callable[[pd.DataFrame], Any], write_name: str, what: str) -> int:
     """``state`` and ``scd2``: the tables ``make`` builds from the chosen events, printed or written."""
     fmt = table_format(args.to, args.output) if args.output else None
     if args.to is not None and args.output is None:
@@ -45,8 +44,11 @@ def _tables_command(args: argparse.Namespace, make: Callable[[pd.DataFrame], Any
         print(f"cdckit: warning: {printable(cli_words(str(warning.message)))}", file=sys.stderr)
     problems = getattr(tables, "problems", None)
     if problems is not None and len(problems):
-        print(f"cdckit: {len(problems):,} change(s) did not fit the replay (an update or delete of a key that "
-              "is not there, an insert of a live key...); first:", file=sys.stderr)
+        print(
+            f"cdckit: {len(problems):,} change(s) did not fit the replay (an update or delete of a key that "
+            "is not there, an insert of a live key...); first:",
+            file=sys.stderr,
+        )
         print(text_table(problems.head(QUARANTINE_SHOWN), 40), file=sys.stderr)
     if args.output:
         from .. import export

@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..reading.capture import Capture
 from ..analysis.filters import Selection
+from ..reading.capture import Capture
 from .exit_codes import EXIT_OK, EXIT_QUARANTINED
 from .options import Input
 from .text import printable
@@ -25,8 +25,15 @@ __all__ = ["QUARANTINE_SHOWN", "summary", "summary_of", "print_written"]
 QUARANTINE_SHOWN = 3
 
 
-def summary(label: str, report: dict[str, Any], quarantine: pd.DataFrame | None,
-            chosen: int | None = None, *, head: int | None = None, stopped: bool = False) -> int:
+def summary(
+    label: str,
+    report: dict[str, Any],
+    quarantine: pd.DataFrame | None,
+    chosen: int | None = None,
+    *,
+    head: int | None = None,
+    stopped: bool = False,
+) -> int:
     """Print the read summary on stderr; returns 1 when messages were quarantined, else 0.
 
     ``chosen``: how many events the filters chose, when some were given; ``head``: how many of the events
@@ -43,8 +50,10 @@ def summary(label: str, report: dict[str, Any], quarantine: pd.DataFrame | None,
     dialects = report.get("dialects") or {}
     named = ", ".join(f"{d} ({n:,})" for d, n in sorted(dialects.items())) if len(dialects) > 1 else "".join(dialects)
     skipped = sum((report.get("skipped") or {}).values())
-    line = (f"{label}: {report['messages']:,} messages -> {report['events']:,} events, "
-            f"{report['quarantined']:,} quarantined")
+    line = (
+        f"{label}: {report['messages']:,} messages -> {report['events']:,} events, "
+        f"{report['quarantined']:,} quarantined"
+    )
     if skipped:
         line += f", {skipped:,} skipped"
     if named:
@@ -55,8 +64,10 @@ def summary(label: str, report: dict[str, Any], quarantine: pd.DataFrame | None,
             line += f" (--head {head:,} shows the first {head:,})"
     if stopped:
         shown = f"{head:,} event" + ("" if head == 1 else "s")
-        line += (f"; the read stopped early, once it had the first {shown} to show: the counts are of the "
-                 "messages read so far, not of the whole input (--head 0 reads it all)")
+        line += (
+            f"; the read stopped early, once it had the first {shown} to show: the counts are of the "
+            "messages read so far, not of the whole input (--head 0 reads it all)"
+        )
     print(printable(line), file=sys.stderr)
     if quarantine is not None and len(quarantine):
         for row in quarantine.head(QUARANTINE_SHOWN).itertuples():
@@ -72,13 +83,18 @@ def summary(label: str, report: dict[str, Any], quarantine: pd.DataFrame | None,
     return EXIT_QUARANTINED if report["quarantined"] else EXIT_OK
 
 
-def summary_of(source: Input, capture: Capture, chosen: Selection, counted: Any = None,
-               head: int | None = None) -> int:
+def summary_of(source: Input, capture: Capture, chosen: Selection, counted: Any = None, head: int | None = None) -> int:
     """:func:`summary` of the capture a command read from ``source`` (its report and quarantine); ``counted``:
     what the read counted (:class:`cdckit.cli.reading.Counted`), where it kept only the first ``head`` events."""
     number = counted.chosen if counted is not None else len(capture.events)
-    return summary(source.label, capture.report, capture.quarantine, number if chosen else None, head=head,
-                   stopped=bool(counted is not None and counted.stopped))
+    return summary(
+        source.label,
+        capture.report,
+        capture.quarantine,
+        number if chosen else None,
+        head=head,
+        stopped=bool(counted is not None and counted.stopped),
+    )
 
 
 def print_written(written: Any) -> None:

@@ -39,8 +39,7 @@ def events_table(events: pd.DataFrame, columns: list[str], width: int) -> str:
     """
     if not len(events):
         return "(no events)"
-    view = pd.DataFrame({c: table_names(events) if c == "table" else events[c] for c in columns},
-                        index=events.index)
+    view = pd.DataFrame({c: table_names(events) if c == "table" else events[c] for c in columns}, index=events.index)
     return text_table(view, width)
 
 

@@ -13,22 +13,25 @@ from collections.abc import Callable
 __all__ = ["cli_words"]
 
 #: Library phrases that name Python arguments, and how the command line says them.
-_CLI_WORDS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = tuple((re.compile(p), r) for p, r in (
-    (r"pass overwrite=True to replace it(?: \(CLI: --force\))?", "pass --force to replace it"),
-    (r"\boverwrite=True\b", "--force"),
-    (r"pass format= \(one of ([^)]*)\)", r"pass --to (one of \1)"),
-    (r"\bformat=", "--to "),
-    (r"\blayout=?\s*['\"]?(\w+)['\"]?", r"--layout \1"),
-    (r"pass dialect= to choose", "pass --dialect NAME to choose"),
-    (r"\bdialect=['\"](\w+)['\"]", r"--dialect \1"),
-    (r"\berrors=['\"](\w+)['\"]", r"--errors \1"),
-    (r"\bpartition_by=['\"](\w+)['\"]", r"--partition-by \1"),
-    (r"\(see states\.problems\)", "(counted on stderr)"),
-    (r"; see cdckit\.samples\.list\(\)", "; cdckit samples lists them"),
-    (r"cdckit\.infer_keys\(events\) (proposes \w+ key columns) \(CLI: ([^)]*)\)", r"\2 \1"),
-    (r"keys=\{[^}]*\} on read, [^(]*\(CLI: ([^)]*)\)", r"\1"),
-    (r"tables: \[([^\]]*)\]", lambda m: "tables: " + m.group(1).replace("'", "")),
-))
+_CLI_WORDS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = tuple(
+    (re.compile(p), r)
+    for p, r in (
+        (r"pass overwrite=True to replace it(?: \(CLI: --force\))?", "pass --force to replace it"),
+        (r"\boverwrite=True\b", "--force"),
+        (r"pass format= \(one of ([^)]*)\)", r"pass --to (one of \1)"),
+        (r"\bformat=", "--to "),
+        (r"\blayout=?\s*['\"]?(\w+)['\"]?", r"--layout \1"),
+        (r"pass dialect= to choose", "pass --dialect NAME to choose"),
+        (r"\bdialect=['\"](\w+)['\"]", r"--dialect \1"),
+        (r"\berrors=['\"](\w+)['\"]", r"--errors \1"),
+        (r"\bpartition_by=['\"](\w+)['\"]", r"--partition-by \1"),
+        (r"\(see states\.problems\)", "(counted on stderr)"),
+        (r"; see cdckit\.samples\.list\(\)", "; cdckit samples lists them"),
+        (r"cdckit\.infer_keys\(events\) (proposes \w+ key columns) \(CLI: ([^)]*)\)", r"\2 \1"),
+        (r"keys=\{[^}]*\} on read, [^(]*\(CLI: ([^)]*)\)", r"\1"),
+        (r"tables: \[([^\]]*)\]", lambda m: "tables: " + m.group(1).replace("'", "")),
+    )
+)
 
 
 def cli_words(text: str) -> str:

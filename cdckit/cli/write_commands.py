@@ -75,10 +75,15 @@ def _convert_on_spark(args: argparse.Namespace, kind: str, target: str) -> int:
     """``convert --engine spark``: decode and write with Spark, then the summary and what was written."""
     from ..spark.convert import convert_capture  # pyspark is imported here, and only here
 
-    written, report, quarantine = convert_capture(args.paths[0], lambda events: write(events, kind, target, args),
-                                                  dialect=args.dialect, shown=QUARANTINE_SHOWN,
-                                                  unavailable_value=unavailable_values(args),
-                                                  keys=given_keys(args), key_separator=args.key_separator)
+    written, report, quarantine = convert_capture(
+        args.paths[0],
+        lambda events: write(events, kind, target, args),
+        dialect=args.dialect,
+        shown=QUARANTINE_SHOWN,
+        unavailable_value=unavailable_values(args),
+        keys=given_keys(args),
+        key_separator=args.key_separator,
+    )
     code = summary(args.paths[0], report, quarantine)
     print_written(written)
     return code

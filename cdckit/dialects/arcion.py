@@ -39,14 +39,14 @@ snapshot read. What sets it apart from Debezium:
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Iterator
+from typing import Any
 
 import pandas as pd
 
 from .. import values
-from ..io import Message
 from ..frame import Event
+from ..io import Message
 from .base import Match, Record, rows_of
 from .debezium import Debezium
 from .debezium.encode import CONNECT_TYPES
@@ -66,14 +66,26 @@ _OP_CODES = {"insert": "c", "update": "u", "delete": "d", "read": "r"}
 _CONNECTOR_NAME = "KAFKA_Connector"
 
 _SOURCE_FIELDS = [
-    ("version", "string", False), ("connector", "string", False), ("name", "string", False),
-    ("ts_ms", "int64", False), ("db", "string", False), ("schema", "string", False),
-    ("table", "string", True), ("query", "string", True), ("snapshot", "string", True),
-    ("server_id", "int64", False), ("gtid", "string", True), ("file", "string", False),
-    ("pos", "int64", False), ("row", "int32", False),
+    ("version", "string", False),
+    ("connector", "string", False),
+    ("name", "string", False),
+    ("ts_ms", "int64", False),
+    ("db", "string", False),
+    ("schema", "string", False),
+    ("table", "string", True),
+    ("query", "string", True),
+    ("snapshot", "string", True),
+    ("server_id", "int64", False),
+    ("gtid", "string", True),
+    ("file", "string", False),
+    ("pos", "int64", False),
+    ("row", "int32", False),
 ]
-_TRANSACTION_FIELDS = [("id", "string", False), ("total_order", "int64", False),
-                       ("data_collection_order", "int64", False)]
+_TRANSACTION_FIELDS = [
+    ("id", "string", False),
+    ("total_order", "int64", False),
+    ("data_collection_order", "int64", False),
+]
 
 
 @register
@@ -87,7 +99,7 @@ class Arcion(Debezium):
         "Every column value arrives as a string; the embedded schema's types (int32, double...) make them numbers "
         "again.",
         'A tombstone is the JSON string "default", not a null value; its Kafka key names the deleted row and '
-        'its table.',
+        "its table.",
         'A table without a primary key has the string "default" as Kafka key, so its events have no key columns.',
         "Key columns come only from the Kafka key: a file of values alone has none.",
         "An update of a key column arrives as a DELETE (plus its tombstone) and an INSERT, never as one update.",
@@ -141,8 +153,9 @@ class Arcion(Debezium):
             return None
         return super().key_columns(kafka_key, before, after)
 
-    def table_namespace(self, source: dict[str, Any], db: Any, schema: Any, table: Any,
-                        topic: str | None = None) -> tuple[Any, Any]:
+    def table_namespace(
+        self, source: dict[str, Any], db: Any, schema: Any, table: Any, topic: str | None = None
+    ) -> tuple[Any, Any]:
         return db, schema  # Arcion's source block names the table db.table, whatever source it replicates
 
     # ------------------------------------------------------------ encoding
@@ -186,26 +199,53 @@ class Arcion(Debezium):
         file, pos, line = _position(row["seq"])
         if file is None and pos is None and row["op"] != "read":
             file, pos, line = "log-bin.000001", 4 + 100 * number, 1
-        return {"schema": row["schema"], "query": None, "thread": None,
-                "server_id": None if row["op"] == "read" else "1", "version": "5.7.24", "file": file,
-                "connector": "MYSQL", "pos": pos, "name": _CONNECTOR_NAME, "gtid": None, "row": line,
-                "ts_ms": values.ns_to_ms(row["event_time"]), "db": row["database"], "table": row["table"],
-                "snapshot": "true" if row["op"] == "read" else "false"}
+        return {
+            "schema": row["schema"],
+            "query": None,
+            "thread": None,
+            "server_id": None if row["op"] == "read" else "1",
+            "version": "5.7.24",
+            "file": file,
+            "connector": "MYSQL",
+            "pos": pos,
+            "name": _CONNECTOR_NAME,
+            "gtid": None,
+            "row": line,
+            "ts_ms": values.ns_to_ms(row["event_time"]),
+            "db": row["database"],
+            "table": row["table"],
+            "snapshot": "true" if row["op"] == "read" else "false",
+        }
 
     def wrap(self, payload: dict[str, Any], row: dict[str, Any], kinds: dict[str, str]) -> dict[str, Any]:
         name = f"{_CONNECTOR_NAME}.{row['database']}.{row['table']}"
         columns = [_field(c, CONNECT_TYPES[k], True) for c, k in kinds.items()]
         image = {"type": "struct", "optional": False, "name": f"{name}.Value", "fields": columns}
-        schema = {"type": "struct", "optional": False, "name": f"{name}.Envelope", "fields": [
-            dict(image, field="before"),
-            dict(image, field="after"),
-            {"type": "struct", "optional": False, "field": "source", "name": _CONNECTOR_NAME,
-             "fields": [_field(*f) for f in _SOURCE_FIELDS]},
-            {"type": "struct", "optional": True, "field": "transaction", "name": None,
-             "fields": [_field(*f) for f in _TRANSACTION_FIELDS]},
-            _field("op", "string", False),
-            _field("ts_ms", "int64", True),
-        ]}
+        schema = {
+            "type": "struct",
+            "optional": False,
+            "name": f"{name}.Envelope",
+            "fields": [
+                dict(image, field="before"),
+                dict(image, field="after"),
+                {
+                    "type": "struct",
+                    "optional": False,
+                    "field": "source",
+                    "name": _CONNECTOR_NAME,
+                    "fields": [_field(*f) for f in _SOURCE_FIELDS],
+                },
+                {
+                    "type": "struct",
+                    "optional": True,
+                    "field": "transaction",
+                    "name": None,
+                    "fields": [_field(*f) for f in _TRANSACTION_FIELDS],
+                },
+                _field("op", "string", False),
+                _field("ts_ms", "int64", True),
+            ],
+        }
         return {"schema": schema, "payload": payload}
 
     def encode_key(self, row: dict[str, Any], kinds: Any) -> Any:
@@ -217,10 +257,15 @@ class Arcion(Debezium):
         if not columns or key is None:
             return DEFAULT
         key_values = values.loads(key)
-        fields = [_field(c, CONNECT_TYPES[values.kind_of_value(v) or "text"], False)
-                  for c, v in zip(columns, key_values)]
-        schema = {"type": "struct", "optional": False,
-                  "name": f"{_CONNECTOR_NAME}.{row['database']}.{row['table']}.Key", "fields": fields}
+        fields = [
+            _field(c, CONNECT_TYPES[values.kind_of_value(v) or "text"], False) for c, v in zip(columns, key_values)
+        ]
+        schema = {
+            "type": "struct",
+            "optional": False,
+            "name": f"{_CONNECTOR_NAME}.{row['database']}.{row['table']}.Key",
+            "fields": fields,
+        }
         return {"schema": schema, "payload": {c: _as_text(v) for c, v in zip(columns, key_values)}}
 
 

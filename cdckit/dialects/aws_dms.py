@@ -52,36 +52,59 @@ object with the row in ``data`` and a ``metadata`` object: ``timestamp``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
-from collections.abc import Iterator
 
 import msgspec
 import pandas as pd
 
 from .. import values
-from ..io import Message
 from ..frame import Event, FastRow
+from ..io import Message
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
 from .registry import register
 
 #: Data record operations and their canonical ops (``create``/``read``: the user guide's spelling).
-DATA_OPS = {"load": "read", "insert": "insert", "update": "update", "delete": "delete",
-            "create": "insert", "read": "read"}
+DATA_OPS = {
+    "load": "read",
+    "insert": "insert",
+    "update": "update",
+    "delete": "delete",
+    "create": "insert",
+    "read": "read",
+}
 #: Control record operations that change a table's definition: ``ddl`` events.
-TABLE_OPS = frozenset({"create-table", "drop-table", "rename-table", "change-columns", "add-column",
-                       "drop-column", "rename-column", "column-type-change", "DropTable"})
+TABLE_OPS = frozenset(
+    {
+        "create-table",
+        "drop-table",
+        "rename-table",
+        "change-columns",
+        "add-column",
+        "drop-column",
+        "rename-column",
+        "column-type-change",
+        "DropTable",
+    }
+)
 #: Control record operations that empty a table.
 TRUNCATES = frozenset({"truncate-table", "TruncateTable"})
 #: DMS data types (``control.table-def.columns``) -> the kind declared (:mod:`cdckit.column_types`); a type
 #: not named here declares ``string``. NUMERIC is ``decimal(P,S)`` with the column's precision and scale.
 DECLARED_KINDS = {
-    **dict.fromkeys(("INT1", "INT2", "INT4", "INT8", "INT16", "INT32", "INT64", "UINT1", "UINT2", "UINT4",
-                     "UINT8"), "int"),
+    **dict.fromkeys(
+        ("INT1", "INT2", "INT4", "INT8", "INT16", "INT32", "INT64", "UINT1", "UINT2", "UINT4", "UINT8"), "int"
+    ),
     **dict.fromkeys(("REAL4", "REAL8", "FLOAT", "DOUBLE"), "float"),
-    "NUMERIC": "decimal", "DECIMAL": "decimal", "BOOLEAN": "bool",
+    "NUMERIC": "decimal",
+    "DECIMAL": "decimal",
+    "BOOLEAN": "bool",
     **dict.fromkeys(("BLOB", "BYTES"), "binary"),
-    "DATE": "date", "TIME": "time", "DATETIME": "timestamp", "TIMESTAMP": "timestamp",
+    "DATE": "date",
+    "TIME": "time",
+    "DATETIME": "timestamp",
+    "TIMESTAMP": "timestamp",
 }
 #: Top-level fields that are not a before image.
 ENVELOPE = frozenset({"data", "metadata", "control"})
@@ -144,9 +167,16 @@ class AwsDms(Dialect):
         if not isinstance(op_raw, str):
             raise BadMessage(f"unknown operation {op_raw!r}")
         schema = name_of(meta, "schema-name")
-        common: dict[str, Any] = dict(op_raw=op_raw, database=schema, schema=schema, table=name_of(meta, "table-name"),
-                      event_time=time_of(meta, "commit-timestamp", self.tz),
-                      emit_time=time_of(meta, "timestamp", self.tz), seq=seq_of(meta), txn_id=txn_of(meta))
+        common: dict[str, Any] = dict(
+            op_raw=op_raw,
+            database=schema,
+            schema=schema,
+            table=name_of(meta, "table-name"),
+            event_time=time_of(meta, "commit-timestamp", self.tz),
+            emit_time=time_of(meta, "timestamp", self.tz),
+            seq=seq_of(meta),
+            txn_id=txn_of(meta),
+        )
         if kind == "control":
             event = control_event(value, op_raw, common)
             if event.op == "ddl":
@@ -178,7 +208,13 @@ class AwsDms(Dialect):
         """
         out: list[tuple | None] = []
         append = out.append
-        split, read_meta, image_text, tz, row_sides = _SPLIT.decode, _META.decode, values.image_text, self.tz, _row_sides
+        split, read_meta, image_text, tz, row_sides = (
+            _SPLIT.decode,
+            _META.decode,
+            values.image_text,
+            self.tz,
+            _row_sides,
+        )
         errors = (msgspec.DecodeError, msgspec.ValidationError, BadMessage, ValueError, OverflowError, KeyError)
         for line in lines:
             try:
@@ -193,18 +229,35 @@ class AwsDms(Dialect):
                     continue
                 before, after = row_sides(op, image_text(data))
                 if op == "update":
-                    extra = [raw for name, value in fields.items()
-                             if name not in ENVELOPE and (raw := bytes(value))[:1] == b"{"]
+                    extra = [
+                        raw
+                        for name, value in fields.items()
+                        if name not in ENVELOPE and (raw := bytes(value))[:1] == b"{"
+                    ]
                     if len(extra) > 1:
                         append(None)
                         continue
                     before = image_text(extra[0]) if extra else None
                 txn = meta.transaction_id
                 schema = meta.schema_name or None
-                append(FastRow(op, meta.operation, schema, schema, meta.table_name or None,
-                        values.text_time_to_ns(meta.commit_timestamp, tz), values.text_time_to_ns(meta.timestamp, tz),
+                append(
+                    FastRow(
+                        op,
+                        meta.operation,
+                        schema,
+                        schema,
+                        meta.table_name or None,
+                        values.text_time_to_ns(meta.commit_timestamp, tz),
+                        values.text_time_to_ns(meta.timestamp, tz),
                         position_seq(meta.stream_position, meta.transaction_record_id),
-                        None if txn is None else str(txn), None, None, before, after, None))
+                        None if txn is None else str(txn),
+                        None,
+                        None,
+                        before,
+                        after,
+                        None,
+                    )
+                )
             except errors:
                 append(None)
         return out
@@ -389,9 +442,14 @@ def control_record(row: dict[str, Any], operation: str) -> dict[str, Any]:
 
 def metadata(row: dict[str, Any], kind: str, operation: str) -> dict[str, Any]:
     """The ``metadata`` object, fields in DMS's order, transaction details where the event has them."""
-    meta: dict[str, Any] = {"timestamp": iso_micros(row["emit_time"]), "record-type": kind, "operation": operation,
-                            "partition-key-type": "schema-table" if kind == "data" else "task-id",
-                            "schema-name": row["database"] or row["schema"] or "", "table-name": row["table"] or ""}
+    meta: dict[str, Any] = {
+        "timestamp": iso_micros(row["emit_time"]),
+        "record-type": kind,
+        "operation": operation,
+        "partition-key-type": "schema-table" if kind == "data" else "task-id",
+        "schema-name": row["database"] or row["schema"] or "",
+        "table-name": row["table"] or "",
+    }
     txn = row["txn_id"]
     if txn is not None:
         meta["transaction-id"] = int(txn) if txn.isascii() and txn.isdigit() else txn

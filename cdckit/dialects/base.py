@@ -21,18 +21,31 @@ Match(score=1.0, evidence=('toy',))
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
-from collections.abc import Iterator, Mapping, Sequence
 
 import pandas as pd
 
-from ..io import Message
 from ..frame import Event
+from ..io import Message
 from .options import DialectOptions
 
-__all__ = ["Dialect", "Match", "Record", "BadMessage", "SkipMessage", "Decoded", "Columns", "require", "expect_object",
-           "require_object", "rows_of", "table_name", "unpadded_seq"]
+__all__ = [
+    "Dialect",
+    "Match",
+    "Record",
+    "BadMessage",
+    "SkipMessage",
+    "Decoded",
+    "Columns",
+    "require",
+    "expect_object",
+    "require_object",
+    "rows_of",
+    "table_name",
+    "unpadded_seq",
+]
 
 #: A table's declared column types: ``{column: (raw type as the dialect wrote it, kind)}``, the kinds
 #: those of :mod:`cdckit.column_types`.
@@ -202,8 +215,9 @@ class Dialect:
 
     # ------------------------------------------------------------ column types
 
-    def declare(self, database: str | None, schema: str | None, table: str | None, columns: Columns,
-                index: int | None = None) -> None:
+    def declare(
+        self, database: str | None, schema: str | None, table: str | None, columns: Columns, index: int | None = None
+    ) -> None:
         """Say what types a table's columns have (``columns``: :data:`Columns`), from the message being decoded.
 
         ``database``, ``schema`` and ``table`` are the message's events' own.
@@ -230,8 +244,9 @@ class Dialect:
                 self.forget_declarations()
             self._declared_next = index + 1
         same = self._declared_same
-        if same is not None and same[0] is columns and same[1] == table and same[2] == database \
-                and same[3] == schema:  # the table of the last call again, with its types
+        if (
+            same is not None and same[0] is columns and same[1] == table and same[2] == database and same[3] == schema
+        ):  # the table of the last call again, with its types
             return
         name = table_name(database, schema, table)
         if name is None or not columns:

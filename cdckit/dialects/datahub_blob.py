@@ -57,15 +57,15 @@ Quirks:
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Iterator
+from typing import Any
 
 import msgspec
 import pandas as pd
 
 from .. import values
-from ..io import Message
 from ..frame import Event, FastRow
+from ..io import Message
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, require_object, rows_of
 from .registry import register
 
@@ -99,8 +99,14 @@ VERSIONS = frozenset({"0.0.1", "1.0.0"})
 #: StreamX column type -> values.coerce kind (STRING and BYTES stay text).
 KINDS = {"LONG": "int", "DOUBLE": "float", "BOOLEAN": "bool", "DATE": "int"}
 #: StreamX column type -> the kind declared (:mod:`cdckit.column_types`); DATE is epoch milliseconds.
-DECLARED_KINDS = {"LONG": "int", "DOUBLE": "float", "BOOLEAN": "bool", "STRING": "string", "DATE": "timestamp(ms)",
-                  "BYTES": "binary"}
+DECLARED_KINDS = {
+    "LONG": "int",
+    "DOUBLE": "float",
+    "BOOLEAN": "bool",
+    "STRING": "string",
+    "DATE": "timestamp(ms)",
+    "BYTES": "binary",
+}
 #: values.infer_kinds kind -> StreamX column type, for the encoder.
 _STREAMX = {"int": "LONG", "float": "DOUBLE", "bool": "BOOLEAN", "text": "STRING"}
 #: canonical op -> payload.op for the events without rows that every source can give.
@@ -268,8 +274,22 @@ class DataHubBlob(Dialect):
         seq = values.sortable(payload.sequenceId)
         key_columns = primary_key(schema.primaryKey)
         if op_raw not in _NEEDS:
-            return FastRow(op, op_raw, source.dbName, source.schemaName, table, event_time, emit_time, seq, None,
-                    key_columns, None, None, None, None)
+            return FastRow(
+                op,
+                op_raw,
+                source.dbName,
+                source.schemaName,
+                table,
+                event_time,
+                emit_time,
+                seq,
+                None,
+                key_columns,
+                None,
+                None,
+                None,
+                None,
+            )
         require_routing(table, seq)
         kinds, declared = self._column_kinds(schema.dataColumn)
         self.declare(source.dbName, source.schemaName, table, declared, index)
@@ -278,11 +298,37 @@ class DataHubBlob(Dialect):
         half, key = half_and_key(op_raw, before, after, key_columns)
         before_text, after_text = values.image(before), values.image(after)
         if half is not None:
-            return Event(op=op, op_raw=op_raw, database=source.dbName, schema=source.schemaName, table=table,
-                         event_time=event_time, emit_time=emit_time, seq=seq, key_columns=key_columns, key=key,
-                         before=before_text, after=after_text, half=half)
-        return FastRow(op, op_raw, source.dbName, source.schemaName, table, event_time, emit_time, seq, None,
-                key_columns, key, before_text, after_text, None)
+            return Event(
+                op=op,
+                op_raw=op_raw,
+                database=source.dbName,
+                schema=source.schemaName,
+                table=table,
+                event_time=event_time,
+                emit_time=emit_time,
+                seq=seq,
+                key_columns=key_columns,
+                key=key,
+                before=before_text,
+                after=after_text,
+                half=half,
+            )
+        return FastRow(
+            op,
+            op_raw,
+            source.dbName,
+            source.schemaName,
+            table,
+            event_time,
+            emit_time,
+            seq,
+            None,
+            key_columns,
+            key,
+            before_text,
+            after_text,
+            None,
+        )
 
     def _column_kinds(self, columns: msgspec.Raw) -> tuple[dict[str, str], dict[str, tuple]]:
         """:func:`column_kinds` and :func:`declared_columns` of a raw ``schema.dataColumn``, remembered by its
@@ -352,16 +398,26 @@ class DataHubBlob(Dialect):
             elif op in _ENCODE_OPS:
                 yield self.message(row, _ENCODE_OPS[op], own, column_types)
 
-    def message(self, row: dict[str, Any], op: str, sequence_id: str | None, kinds: dict[str, str],
-                before: dict[str, Any] | None = None, after: dict[str, Any] | None = None,
-                ddl: str | None = None) -> Record:
+    def message(
+        self,
+        row: dict[str, Any],
+        op: str,
+        sequence_id: str | None,
+        kinds: dict[str, str],
+        before: dict[str, Any] | None = None,
+        after: dict[str, Any] | None = None,
+        ddl: str | None = None,
+    ) -> Record:
         """One Blob message for ``row``, with the image(s) and ddl given."""
         schema: dict[str, Any] = {}
         image = after if after is not None else before
         if image is not None:
             schema["dataColumn"] = [{"name": c, "type": _STREAMX[kinds.get(c, "text")]} for c in image]
-        source = {field: row[column] for field, column in
-                  (("dbName", "database"), ("schemaName", "schema"), ("tableName", "table")) if row[column] is not None}
+        source = {
+            field: row[column]
+            for field, column in (("dbName", "database"), ("schemaName", "schema"), ("tableName", "table"))
+            if row[column] is not None
+        }
         if source:
             schema["source"] = source
         if row["key_columns"]:
@@ -414,8 +470,7 @@ def declared_columns(columns: Any) -> dict[str, tuple[str, str]]:
     declared = {}
     if columns.__class__ is list:
         for column in columns:
-            if column.__class__ is dict and column.get("name").__class__ is str \
-                    and column.get("type").__class__ is str:
+            if column.__class__ is dict and column.get("name").__class__ is str and column.get("type").__class__ is str:
                 declared[column["name"]] = (column["type"], DECLARED_KINDS.get(column["type"], "string"))
     return declared
 
@@ -454,8 +509,9 @@ def require_routing(table: str | None, seq: str | None) -> None:
         raise BadMessage("missing required field payload.sequenceId")
 
 
-def half_and_key(op_raw: str, before: dict[str, Any] | None, after: dict[str, Any] | None,
-                 key_columns: list[str] | None) -> tuple[str | None, str | None]:
+def half_and_key(
+    op_raw: str, before: dict[str, Any] | None, after: dict[str, Any] | None, key_columns: list[str] | None
+) -> tuple[str | None, str | None]:
     """``(half, key)`` of a DML message from its typed images; BadMessage when its op's image is missing.
 
     ``half`` is the image an update message carries when it carries only that one (the other

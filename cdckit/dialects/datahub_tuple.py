@@ -43,17 +43,17 @@ transaction markers.
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
-from collections.abc import Iterator
 
 import msgspec
 import orjson
 import pandas as pd
 
 from .. import values
-from ..io import Message
 from ..frame import Event, FastRow
+from ..io import Message
 from .base import BadMessage, Dialect, Match, Record, require, rows_of
 from .registry import register
 
@@ -178,8 +178,7 @@ class DataHubTuple(Dialect):
 
     def _fast_row(self, line: bytes) -> tuple | Event | None:
         """The event of one raw row whose metadata columns come last (None otherwise)."""
-        start = min(line.rfind(b'"_sequence_id_"'), line.rfind(b'"_operation_type_"'),
-                    line.rfind(b'"_excute_time_"'))
+        start = min(line.rfind(b'"_sequence_id_"'), line.rfind(b'"_operation_type_"'), line.rfind(b'"_excute_time_"'))
         head = line[:start].rstrip()
         if start < 0 or head[-1:] != b",":
             return None
@@ -196,11 +195,34 @@ class DataHubTuple(Dialect):
         seq = values.sortable(meta.sequence)
         if op == "update":
             half = update_half(meta.before_image, meta.after_image)
-            return Event(op=op, op_raw=op_raw, database=database, schema=schema, table=table, event_time=event_time,
-                         seq=seq, before=image if half == "before" else None,
-                         after=image if half == "after" else None, half=half)
-        return FastRow(op, op_raw, database, schema, table, event_time, None, seq, None, None, None,
-                image if op == "delete" else None, image if op == "insert" else None, None)
+            return Event(
+                op=op,
+                op_raw=op_raw,
+                database=database,
+                schema=schema,
+                table=table,
+                event_time=event_time,
+                seq=seq,
+                before=image if half == "before" else None,
+                after=image if half == "after" else None,
+                half=half,
+            )
+        return FastRow(
+            op,
+            op_raw,
+            database,
+            schema,
+            table,
+            event_time,
+            None,
+            seq,
+            None,
+            None,
+            None,
+            image if op == "delete" else None,
+            image if op == "insert" else None,
+            None,
+        )
 
     def decode_rows(self, names: list[str], columns: list[list]) -> list[tuple | Event | None]:
         """The events of many table rows (CSV or Parquet) at once, given as columns of Python values.
@@ -233,8 +255,15 @@ class DataHubTuple(Dialect):
         out: list[tuple | Event | None] = []
         append = out.append
         for op_raw, sequence, time, event_time, source, before_image, after_image, text in zip(
-                column(OPERATION), column(SEQUENCE), column(TIME), times, column(SOURCE_TABLE), column(BEFORE_IMAGE),
-                column(AFTER_IMAGE), texts):
+            column(OPERATION),
+            column(SEQUENCE),
+            column(TIME),
+            times,
+            column(SOURCE_TABLE),
+            column(BEFORE_IMAGE),
+            column(AFTER_IMAGE),
+            texts,
+        ):
             try:
                 op = OPS.get(op_raw) if op_raw.__class__ is str else None
                 if op is None or sequence is None:
@@ -252,11 +281,44 @@ class DataHubTuple(Dialect):
                 seq = sortable(sequence)
                 if op == "update":
                     half = update_half(before_image, after_image)
-                    append(Event(op, op_raw, database, schema, table, event_time, None, seq, None, None, None,
-                                 text if half == "before" else None, text if half == "after" else None, None, half))
+                    append(
+                        Event(
+                            op,
+                            op_raw,
+                            database,
+                            schema,
+                            table,
+                            event_time,
+                            None,
+                            seq,
+                            None,
+                            None,
+                            None,
+                            text if half == "before" else None,
+                            text if half == "after" else None,
+                            None,
+                            half,
+                        )
+                    )
                 else:
-                    append(FastRow(op, op_raw, database, schema, table, event_time, None, seq, None, None, None,
-                                   text if op == "delete" else None, text if op == "insert" else None, None))
+                    append(
+                        FastRow(
+                            op,
+                            op_raw,
+                            database,
+                            schema,
+                            table,
+                            event_time,
+                            None,
+                            seq,
+                            None,
+                            None,
+                            None,
+                            text if op == "delete" else None,
+                            text if op == "insert" else None,
+                            None,
+                        )
+                    )
             except Exception:  # decode says what is wrong with the row
                 append(None)
         return out
@@ -287,8 +349,11 @@ class DataHubTuple(Dialect):
             op = row["op"]
             seq = row["seq"]
             sequence = (str(int(seq)) if seq.isdigit() else seq) if seq else str(base + number)
-            meta = {SEQUENCE: sequence, TIME: values.ns_to_ms(row["event_time"]),
-                    SOURCE_TABLE: ".".join(p for p in (row["database"], row["schema"], row["table"]) if p) or None}
+            meta = {
+                SEQUENCE: sequence,
+                TIME: values.ns_to_ms(row["event_time"]),
+                SOURCE_TABLE: ".".join(p for p in (row["database"], row["schema"], row["table"]) if p) or None,
+            }
             if op in ("insert", "read") and after is not None:
                 yield Record(_row(columns, after, meta, "I", "N", "Y"))
             elif op == "delete" and before is not None:
@@ -327,8 +392,9 @@ def update_half(before_image: Any, after_image: Any) -> str:
     """
     before, after = before_image == "Y", after_image == "Y"
     if before == after:
-        raise BadMessage(f"a U row needs exactly one of {BEFORE_IMAGE}, {AFTER_IMAGE} = 'Y', "
-                         f"got {before_image!r}, {after_image!r}")
+        raise BadMessage(
+            f"a U row needs exactly one of {BEFORE_IMAGE}, {AFTER_IMAGE} = 'Y', got {before_image!r}, {after_image!r}"
+        )
     return "before" if before else "after"
 
 
@@ -377,8 +443,9 @@ def _ms(value: Any) -> int | None:
         raise BadMessage(f"{TIME} is not epoch milliseconds: {value!r}") from None
 
 
-def _row(columns: dict[str, None], image: dict[str, Any], meta: dict[str, Any], op: str, before: str,
-         after: str) -> dict[str, Any]:
+def _row(
+    columns: dict[str, None], image: dict[str, Any], meta: dict[str, Any], op: str, before: str, after: str
+) -> dict[str, Any]:
     row = {c: image.get(c) for c in columns}
     row[SEQUENCE] = meta[SEQUENCE]
     row[OPERATION] = op
@@ -403,8 +470,14 @@ def _sequence_base(rows: list[dict[str, Any]]) -> int:
 
 # ---------------------------------------------------------------- the batch decoder's view of a row
 
-_RENAME = {"sequence": SEQUENCE, "operation": OPERATION, "time": TIME, "source_table": SOURCE_TABLE,
-           "before_image": BEFORE_IMAGE, "after_image": AFTER_IMAGE}
+_RENAME = {
+    "sequence": SEQUENCE,
+    "operation": OPERATION,
+    "time": TIME,
+    "source_table": SOURCE_TABLE,
+    "before_image": BEFORE_IMAGE,
+    "after_image": AFTER_IMAGE,
+}
 
 
 class _Meta(msgspec.Struct, forbid_unknown_fields=True, rename=_RENAME):

@@ -50,18 +50,19 @@ is looked up in the envelope (``op``, ``ts_ms``), the transaction block
 from __future__ import annotations
 
 import functools
-from typing import Any
 from collections.abc import Iterator
+from typing import Any
 
 import pandas as pd
 
-from . import shapes
 from .. import values
-from ..io import Message, kafka_key
 from ..frame import Event, event_row
+from ..io import Message, kafka_key
+from . import shapes
 from .base import BadMessage, Match, Record, expect_object, rows_of
 from .debezium import Debezium
-from .debezium.envelope import OPS as ENVELOPE_OPS, declared_columns, field_types_of, unwrap
+from .debezium.envelope import OPS as ENVELOPE_OPS
+from .debezium.envelope import declared_columns, field_types_of, unwrap
 from .registry import register
 
 #: ``__op`` codes and their canonical ops (``t`` is a truncate, ``m`` a logical decoding message).
@@ -74,12 +75,43 @@ ENVELOPE_FIELDS = frozenset({"op", "ts_ms", "ts_us", "ts_ns"})
 #: Transaction block fields: ``id`` -> ``__id`` (bare) or ``__transaction_id`` (``transaction.id``).
 TRANSACTION_FIELDS = frozenset({"id", "total_order", "data_collection_order"})
 #: ``source`` fields the connectors document, added as ``__<field>`` (bare) or ``__source_<field>``.
-SOURCE_FIELDS = frozenset({
-    "version", "connector", "name", "ts_ms", "ts_us", "ts_ns", "snapshot", "db", "sequence", "schema", "table",
-    "collection", "txId", "lsn", "xmin", "file", "pos", "row", "server_id", "gtid", "thread", "query",
-    "change_lsn", "commit_lsn", "event_serial_no", "scn", "commit_scn", "rs_id", "ssn", "redo_thread",
-    "user_name", "ord", "xid",
-})
+SOURCE_FIELDS = frozenset(
+    {
+        "version",
+        "connector",
+        "name",
+        "ts_ms",
+        "ts_us",
+        "ts_ns",
+        "snapshot",
+        "db",
+        "sequence",
+        "schema",
+        "table",
+        "collection",
+        "txId",
+        "lsn",
+        "xmin",
+        "file",
+        "pos",
+        "row",
+        "server_id",
+        "gtid",
+        "thread",
+        "query",
+        "change_lsn",
+        "commit_lsn",
+        "event_serial_no",
+        "scn",
+        "commit_scn",
+        "rs_id",
+        "ssn",
+        "redo_thread",
+        "user_name",
+        "ord",
+        "xid",
+    }
+)
 #: The added fields that tell a flattened change record from a plain row (detection's evidence).
 MARKERS = ("__op", "__deleted", "__table", "__db", "__source_ts_ms", "__lsn", "__ts_ms", "__txId", "__schema")
 _SYNTHETIC_FILE = "mysql-bin.000001"
@@ -95,14 +127,14 @@ def metadata_name(column: str) -> str | None:
     """
     if not column.startswith(PREFIX):
         return None
-    name = column[len(PREFIX):]
+    name = column[len(PREFIX) :]
     if name == "deleted":
         return "deleted"
     if name in ENVELOPE_FIELDS:
         return "envelope." + name
     for struct, known in (("source", SOURCE_FIELDS), ("transaction", TRANSACTION_FIELDS)):
-        if name.startswith(struct + "_") and name[len(struct) + 1:] in known:
-            return f"{struct}.{name[len(struct) + 1:]}"
+        if name.startswith(struct + "_") and name[len(struct) + 1 :] in known:
+            return f"{struct}.{name[len(struct) + 1 :]}"
     if name in ("total_order", "data_collection_order"):  # "id" alone is too likely a real column
         return "transaction." + name
     if name in SOURCE_FIELDS:
@@ -142,7 +174,7 @@ class DebeziumFlat(Debezium):
         "Without __op an insert cannot be told from an update: such a row is an update with no before image "
         "(an upsert: the row as it now is); its op_raw is __deleted=false or empty.",
         "No before image for updates: the transform keeps only the after row; a delete's row is its before image "
-        "(delete.tombstone.handling.mode=rewrite adds __deleted: \"true\").",
+        '(delete.tombstone.handling.mode=rewrite adds __deleted: "true").',
         "event_time is __source_ts_ms (add.fields=source.ts_ms); __ts_ms is when Debezium processed the change and "
         "is the emit time. Without __source_ts_ms there is no event time.",
         "seq is the position among the added fields (__lsn, __file/__pos/__row, __change_lsn, __scn): add one "
@@ -191,7 +223,7 @@ class DebeziumFlat(Debezium):
         if "deleted" in deleted:
             gone = _DELETED.get(deleted["deleted"]) if deleted["deleted"].__class__ in (str, bool) else None
             if gone is None:
-                raise BadMessage(f"__deleted is {deleted['deleted']!r}, not \"true\" or \"false\"")
+                raise BadMessage(f'__deleted is {deleted["deleted"]!r}, not "true" or "false"')
             if gone:
                 op = "delete"
             if op_raw is None:
@@ -219,17 +251,22 @@ class DebeziumFlat(Debezium):
             ddl=source.get("query") if op == "truncate" else None,
         )
         if types:  # the schema's columns less the fields the transform added
-            self.declare(event.database, event.schema, event.table,
-                         declared_columns({"after": {name: f for name, f in types.items() if name in image}}),
-                         self.__dict__.get("_line"))
+            self.declare(
+                event.database,
+                event.schema,
+                event.table,
+                declared_columns({"after": {name: f for name, f in types.items() if name in image}}),
+                self.__dict__.get("_line"),
+            )
         return [event]
 
     # ------------------------------------------------------------ batch decoding
 
     uses_kafka_topic = True
 
-    def decode_lines(self, lines: list[bytes], keys: list | None = None,
-                     topics: list | None = None) -> list[tuple | None]:
+    def decode_lines(
+        self, lines: list[bytes], keys: list | None = None, topics: list | None = None
+    ) -> list[tuple | None]:
         """The events of many raw messages: each line parsed and decoded as :meth:`decode` does it
         (``topics``: the records' Kafka topics, None where unknown, which name a table's namespace).
 
@@ -245,8 +282,15 @@ class DebeziumFlat(Debezium):
                 self._line = index  # where decode() declares column types
                 try:
                     key = None if keys is None else kafka_key(keys[index])
-                    events = self.decode(Message(values.loads(line), "<batch>", index, key=key,
-                                                 topic=None if topics is None else topics[index]))
+                    events = self.decode(
+                        Message(
+                            values.loads(line),
+                            "<batch>",
+                            index,
+                            key=key,
+                            topic=None if topics is None else topics[index],
+                        )
+                    )
                     out.append(event_row(events[0]) if len(events) == 1 else None)
                 except Exception:  # decode() names the problem when the reader hands it the message
                     out.append(None)

@@ -31,7 +31,8 @@ the filter's ``_id``. A delete without a pre-image has ``{"_id": ...}`` as
 its before image.
 
 A capture read with ``dialect="debezium"`` decodes MongoDB messages the same
-way (:class:`~cdckit.dialects.debezium.Debezium` and this dialect share :mod:`cdckit.dialects.debezium.mongodb`), but only
+way (:class:`~cdckit.dialects.debezium.Debezium` and this dialect share
+:mod:`cdckit.dialects.debezium.mongodb`), but only
 this dialect's name tells replay to merge partial updates; detection picks
 it for MongoDB messages.
 
@@ -49,22 +50,21 @@ it for MongoDB messages.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
-from collections.abc import Iterator
 
 import msgspec
 import orjson
 import pandas as pd
 
 from .. import values
-from ..io import Message, kafka_key
 from ..frame import Event, FastRow
+from ..io import Message, kafka_key
 from .base import BadMessage, Match, Record, rows_of
 from .debezium import Debezium
-from .debezium.mongodb import (MISSING, MONGODB_FIELDS, id_of, is_mongodb, kafka_id, mongodb_change,
-                               transaction_of)
 from .debezium.envelope import OPS, envelope_time, source_time, unwrap
+from .debezium.mongodb import MISSING, MONGODB_FIELDS, id_of, is_mongodb, kafka_id, mongodb_change, transaction_of
 from .registry import register
 
 __all__ = ["DebeziumMongoDB"]
@@ -86,7 +86,7 @@ class DebeziumMongoDB(Debezium):
         "An update without the whole document is partial: _id plus the updated fields; replay merges it.",
         "A removed field is written as null in the partial image (an image cannot say 'absent from now on').",
         "truncatedArrays (an array cut to a size) cannot be shown without the array: such a field is left out.",
-        "The key is _id; a delete without a pre-image carries only {\"_id\": ...} as its before image.",
+        'The key is _id; a delete without a pre-image carries only {"_id": ...} as its before image.',
     )
 
     def detect(self, value: Any) -> Match | None:
@@ -102,8 +102,9 @@ class DebeziumMongoDB(Debezium):
             evidence.append("source.connector=mongodb")
         return Match(0.95, tuple(evidence))
 
-    def change(self, payload: dict[str, Any], schema: dict[str, Any] | None, kafka_key: Any,
-               topic: str | None = None) -> Event:
+    def change(
+        self, payload: dict[str, Any], schema: dict[str, Any] | None, kafka_key: Any, topic: str | None = None
+    ) -> Event:
         if is_mongodb(payload):
             return mongodb_change(self, payload, kafka_key)
         return super().change(payload, schema, kafka_key, topic)
@@ -111,11 +112,16 @@ class DebeziumMongoDB(Debezium):
     def tombstone(self, message: Message, op_raw: str) -> Event:
         """A Kafka tombstone: the ``_id`` its key names."""
         ident = kafka_id(message.key)
-        return Event(op="tombstone", op_raw=op_raw, key_columns=None if ident is MISSING else ["_id"],
-                     key=None if ident is MISSING else values.key_of({"_id": ident}, ["_id"]))
+        return Event(
+            op="tombstone",
+            op_raw=op_raw,
+            key_columns=None if ident is MISSING else ["_id"],
+            key=None if ident is MISSING else values.key_of({"_id": ident}, ["_id"]),
+        )
 
-    def decode_lines(self, lines: list[bytes], keys: list | None = None,
-                     topics: list | None = None) -> list[tuple | None]:
+    def decode_lines(
+        self, lines: list[bytes], keys: list | None = None, topics: list | None = None
+    ) -> list[tuple | None]:
         """The usual MongoDB change (whole documents or none, no update description or patch, in a bare
         or wrapped envelope) read by msgspec, a document's text parsed once by orjson when it holds no
         extended-JSON wrapper and no number a double cannot carry. Anything else is handed back to
@@ -152,11 +158,22 @@ class DebeziumMongoDB(Debezium):
         source = payload.source
         envelope = {"ts_ms": payload.ts_ms, "transaction": payload.transaction}
         key_columns = None if ident is MISSING else ["_id"]
-        return FastRow(op, op_raw, source.get("db"), None, source.get("collection") or source.get("table"),
-                source_time(source), envelope_time(envelope), self.position(source),
-                transaction_of(self, envelope, source), key_columns,
-                None if key_columns is None else values.key_of({"_id": ident}, key_columns),
-                values.image(before), None if op == "delete" else values.image(after), None)
+        return FastRow(
+            op,
+            op_raw,
+            source.get("db"),
+            None,
+            source.get("collection") or source.get("table"),
+            source_time(source),
+            envelope_time(envelope),
+            self.position(source),
+            transaction_of(self, envelope, source),
+            key_columns,
+            None if key_columns is None else values.key_of({"_id": ident}, key_columns),
+            values.image(before),
+            None if op == "delete" else values.image(after),
+            None,
+        )
 
     # ------------------------------------------------------------ encoding
 
@@ -179,8 +196,14 @@ class DebeziumMongoDB(Debezium):
                 continue
             key_value = _key_value(row["key"])
             after = _with_id(row["after"], key_value)
-            before = _with_id(row["before"], key_value if op == "delete" else _key_value(
-                values.key_of(None if row["before"] is None else values.loads(row["before"]), row["key_columns"])))
+            before = _with_id(
+                row["before"],
+                key_value
+                if op == "delete"
+                else _key_value(
+                    values.key_of(None if row["before"] is None else values.loads(row["before"]), row["key_columns"])
+                ),
+            )
             ident = (after or before or {}).get("_id", key_value)
             payload = {
                 "before": None if before is None else values.image(before),
@@ -189,8 +212,9 @@ class DebeziumMongoDB(Debezium):
                 "source": _encode_source(row, number),
                 "op": code,
                 "ts_ms": values.ns_to_ms(row["emit_time"]),
-                "transaction": None if row["txn_id"] is None else {"id": row["txn_id"], "total_order": None,
-                                                                   "data_collection_order": None},
+                "transaction": None
+                if row["txn_id"] is None
+                else {"id": row["txn_id"], "total_order": None, "data_collection_order": None},
             }
             key = None if ident is None else {"id": values.dumps(ident)}
             yield Record(payload, key)
@@ -268,6 +292,16 @@ def _encode_source(row: dict[str, Any], number: int) -> dict[str, Any]:
         ordinal = int(ord_)
     else:
         ordinal = number + 1
-    return {"version": "2.7.0.Final", "connector": "mongodb", "name": "cdckit", "ts_ms": event_ms,
-            "snapshot": "true" if row["op"] == "read" else "false", "db": row["database"], "rs": "rs0",
-            "collection": row["table"], "ord": ordinal, "lsid": None, "txnNumber": None}
+    return {
+        "version": "2.7.0.Final",
+        "connector": "mongodb",
+        "name": "cdckit",
+        "ts_ms": event_ms,
+        "snapshot": "true" if row["op"] == "read" else "false",
+        "db": row["database"],
+        "rs": "rs0",
+        "collection": row["table"],
+        "ord": ordinal,
+        "lsid": None,
+        "txnNumber": None,
+    }

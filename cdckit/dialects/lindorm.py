@@ -32,8 +32,8 @@ cdckit decodes it as a snapshot read should it appear). What is Lindorm's own:
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Iterator
+from typing import Any
 
 import pandas as pd
 
@@ -53,8 +53,13 @@ VERSIONS = frozenset({"v1.0", "v2.0"})
 _OP_CODES = {"insert": "c", "update": "u", "delete": "d", "read": "r"}
 #: canonical kinds (values.infer_kinds) -> Kafka Connect types of the schema
 _CONNECT_TYPES = {**CONNECT_TYPES, "bytes": "bytes"}
-_SOURCE_FIELDS = [("version", "string"), ("db", "string"), ("namespace", "string"), ("table", "string"),
-                  ("ts_ms", "int64")]
+_SOURCE_FIELDS = [
+    ("version", "string"),
+    ("db", "string"),
+    ("namespace", "string"),
+    ("table", "string"),
+    ("ts_ms", "int64"),
+]
 
 
 @register
@@ -113,8 +118,9 @@ class Lindorm(Debezium):
     def schema_name(self, source: dict[str, Any]) -> str | None:
         return source.get("namespace")
 
-    def table_namespace(self, source: dict[str, Any], db: Any, schema: Any, table: Any,
-                        topic: str | None = None) -> tuple[Any, Any]:
+    def table_namespace(
+        self, source: dict[str, Any], db: Any, schema: Any, table: Any, topic: str | None = None
+    ) -> tuple[Any, Any]:
         return db, schema  # Lindorm names a table instance.table (db is the instance id), whatever its topic
 
     def position(self, source: dict[str, Any]) -> str | None:
@@ -148,21 +154,34 @@ class Lindorm(Debezium):
                 "ts_ms": values.ns_to_ms(row["emit_time"]),
                 "before": before,
                 "after": after,
-                "source": {"version": "v2.0", "db": row["database"], "namespace": row["schema"] or DEFAULT_NAMESPACE,
-                           "table": row["table"], "ts_ms": values.ns_to_ms(row["event_time"])},
+                "source": {
+                    "version": "v2.0",
+                    "db": row["database"],
+                    "namespace": row["schema"] or DEFAULT_NAMESPACE,
+                    "table": row["table"],
+                    "ts_ms": values.ns_to_ms(row["event_time"]),
+                },
             }
             yield Record(self.wrap(payload, row, kinds), None if hbase else self.encode_key(row, {}))
 
     def wrap(self, payload: dict[str, Any], row: dict[str, Any], kinds: dict[str, str]) -> dict[str, Any]:
         columns = [{"type": _CONNECT_TYPES[kind], "optional": True, "field": column} for column, kind in kinds.items()]
-        schema = {"type": "struct", "fields": [
-            {"type": "string", "optional": False, "field": "op"},
-            {"type": "int64", "optional": False, "field": "ts_ms"},
-            {"type": "struct", "fields": columns, "optional": True, "field": "before"},
-            {"type": "struct", "fields": columns, "optional": True, "field": "after"},
-            {"type": "struct", "fields": [{"type": t, "optional": False, "field": f} for f, t in _SOURCE_FIELDS],
-             "optional": False, "field": "source"},
-        ], "optional": False}
+        schema = {
+            "type": "struct",
+            "fields": [
+                {"type": "string", "optional": False, "field": "op"},
+                {"type": "int64", "optional": False, "field": "ts_ms"},
+                {"type": "struct", "fields": columns, "optional": True, "field": "before"},
+                {"type": "struct", "fields": columns, "optional": True, "field": "after"},
+                {
+                    "type": "struct",
+                    "fields": [{"type": t, "optional": False, "field": f} for f, t in _SOURCE_FIELDS],
+                    "optional": False,
+                    "field": "source",
+                },
+            ],
+            "optional": False,
+        }
         return {"schema": schema, "payload": payload}
 
     def encode_key(self, row: dict[str, Any], kinds: Any) -> Any:

@@ -43,15 +43,15 @@ bootstrap types ``bootstrap-start``, ``bootstrap-insert``,
 from __future__ import annotations
 
 import re
-from typing import Any
 from collections.abc import Iterator
+from typing import Any
 
 import msgspec
 import pandas as pd
 
 from .. import values
-from ..io import Message
 from ..frame import Event, FastRow
+from ..io import Message
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
 from .registry import register
 
@@ -60,8 +60,9 @@ ROW_OPS = {"insert": "insert", "update": "update", "delete": "delete", "bootstra
 #: Bootstrap markers: no row, kept visible as ``other``.
 MARKERS = frozenset({"bootstrap-start", "bootstrap-complete"})
 #: DDL ``type`` values (written with ``output_ddl``).
-DDL_TYPES = frozenset({"database-create", "database-alter", "database-drop", "table-create", "table-alter",
-                       "table-drop"})
+DDL_TYPES = frozenset(
+    {"database-create", "database-alter", "database-drop", "table-create", "table-alter", "table-drop"}
+)
 _OP_TYPES = {"insert": "insert", "update": "update", "delete": "delete", "read": "bootstrap-insert"}
 #: The last part of a seq for a commit row that has no xoffset: sorts after any digits.
 COMMIT_MARK = "~"
@@ -89,8 +90,7 @@ class Maxwell(Dialect):
         "and become op other so the bootstrap stays visible.",
         "Values are typed JSON already: binary columns are Base64, sets arrays, and invalid dates such as "
         "0000-00-00 00:00:00 stay text.",
-        "push_ts (output_push_timestamp, seconds with microseconds) is the emit time; without it emit_time is "
-        "empty.",
+        "push_ts (output_push_timestamp, seconds with microseconds) is the emit time; without it emit_time is empty.",
         "DDL messages carry the statement in sql and table definitions in def/old, which are not kept.",
     )
 
@@ -144,17 +144,19 @@ class Maxwell(Dialect):
             after = data
         key_columns = primary_key_columns(value.get("primary_key_columns"))
         xid = value.get("xid")
-        return [Event(
-            op=op,
-            op_raw=kind,
-            event_time=row_time(value),
-            **_table_and_position(value),
-            txn_id=None if xid is None else str(xid),
-            key_columns=key_columns,
-            key=values.key_of(before if op == "delete" else after, key_columns),
-            before=values.image(before),
-            after=values.image(after),
-        )]
+        return [
+            Event(
+                op=op,
+                op_raw=kind,
+                event_time=row_time(value),
+                **_table_and_position(value),
+                txn_id=None if xid is None else str(xid),
+                key_columns=key_columns,
+                key=values.key_of(before if op == "delete" else after, key_columns),
+                before=values.image(before),
+                after=values.image(after),
+            )
+        ]
 
     def schema_change(self, value: dict[str, Any], kind: str) -> Event:
         """A DDL message: the statement in ``ddl``; ``ts`` in milliseconds."""
@@ -169,12 +171,7 @@ class Maxwell(Dialect):
 
     def marker(self, value: dict[str, Any], kind: str) -> Event:
         """``bootstrap-start`` / ``bootstrap-complete``: no row, an ``other`` event."""
-        return Event(
-            op="other",
-            op_raw=kind,
-            event_time=row_time(value),
-            **_table_and_position(value),
-        )
+        return Event(op="other", op_raw=kind, event_time=row_time(value), **_table_and_position(value))
 
     # ------------------------------------------------------------ batch decoding (the fast path)
 
@@ -222,11 +219,24 @@ class Maxwell(Dialect):
                 elif op != "update":
                     before = None
                 xid = message.xid
-                append(FastRow(op, message.type, message.database, None, message.table,
-                        epoch_time(message.ts, message.ts_ms), push_time(message.push_ts),
+                append(
+                    FastRow(
+                        op,
+                        message.type,
+                        message.database,
+                        None,
+                        message.table,
+                        epoch_time(message.ts, message.ts_ms),
+                        push_time(message.push_ts),
                         binlog_seq(message.position, message.xoffset, message.commit),
-                        None if xid is None else str(xid), key_columns,
-                        None if key_columns is None else values.key_of(row, key_columns), before, after, None))
+                        None if xid is None else str(xid),
+                        key_columns,
+                        None if key_columns is None else values.key_of(row, key_columns),
+                        before,
+                        after,
+                        None,
+                    )
+                )
             except errors:
                 append(None)
         return out
@@ -287,12 +297,15 @@ def maxwell_type(row: dict[str, Any]) -> str | None:
     return None
 
 
-def encode_row(row: dict[str, Any], kind: str, where: str | None, xoffset: int | None,
-               commit: bool) -> dict[str, Any]:
+def encode_row(row: dict[str, Any], kind: str, where: str | None, xoffset: int | None, commit: bool) -> dict[str, Any]:
     """One row or bootstrap message (fields in Maxwell's order)."""
     event_time = row["event_time"]
-    record: dict[str, Any] = {"database": row["database"], "table": row["table"], "type": kind,
-                              "ts": None if event_time is None else event_time // 1_000_000_000}
+    record: dict[str, Any] = {
+        "database": row["database"],
+        "table": row["table"],
+        "type": kind,
+        "ts": None if event_time is None else event_time // 1_000_000_000,
+    }
     if event_time is not None and event_time % 1_000_000_000:
         record["ts_ms"] = event_time // 1_000_000
     txn = row["txn_id"]
@@ -439,10 +452,16 @@ def _parse_seq(seq: str | None) -> tuple[str, int, str] | None:
     return match["file"], int(match["pos"]), match["x"]
 
 
-_DDL_WORDS = (("create database", "database-create"), ("create schema", "database-create"),
-              ("alter database", "database-alter"), ("alter schema", "database-alter"),
-              ("drop database", "database-drop"), ("drop schema", "database-drop"),
-              ("create table", "table-create"), ("drop table", "table-drop"))
+_DDL_WORDS = (
+    ("create database", "database-create"),
+    ("create schema", "database-create"),
+    ("alter database", "database-alter"),
+    ("alter schema", "database-alter"),
+    ("drop database", "database-drop"),
+    ("drop schema", "database-drop"),
+    ("create table", "table-create"),
+    ("drop table", "table-drop"),
+)
 
 
 def _ddl_type(sql: str | None, table: str | None) -> str:

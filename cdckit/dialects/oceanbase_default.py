@@ -47,15 +47,15 @@ Kafka or RocketMQ::
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar
 from collections.abc import Iterator
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 import pandas as pd
 
 from .. import values
-from ..io import Message
 from ..frame import Event, FastRow
+from ..io import Message
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
 from .registry import register
 
@@ -151,8 +151,9 @@ class OceanBaseDefault(Dialect):
         event.after = values.image(after)
         return [event]
 
-    def images(self, prev: dict[str, Any] | None, post: dict[str, Any] | None,
-               event: Event | None = None) -> tuple[dict | None, dict | None]:
+    def images(
+        self, prev: dict[str, Any] | None, post: dict[str, Any] | None, event: Event | None = None
+    ) -> tuple[dict | None, dict | None]:
         """The before and after images (``event``: the record's, for the table it names): Default has no
         types, values are kept as they are."""
         return prev, post
@@ -189,12 +190,25 @@ class OceanBaseDefault(Dialect):
                     continue
                 meta = record.allMetaData
                 timestamp, place = meta.timestamp, (meta.db, meta.dbType)
-                event_time = times[timestamp] if timestamp in times else times.setdefault(
-                    timestamp, self.event_time(timestamp))
-                database = databases[place] if place in databases else databases.setdefault(
-                    place, database_name(meta.db or None, meta.dbType))
-                head = (op, op_raw, database, None, meta.table_name or None, event_time, None,
-                        sequence_of(meta.storeDataSequence), txn_id_of(meta.uniqueId))
+                event_time = (
+                    times[timestamp] if timestamp in times else times.setdefault(timestamp, self.event_time(timestamp))
+                )
+                database = (
+                    databases[place]
+                    if place in databases
+                    else databases.setdefault(place, database_name(meta.db or None, meta.dbType))
+                )
+                head = (
+                    op,
+                    op_raw,
+                    database,
+                    None,
+                    meta.table_name or None,
+                    event_time,
+                    None,
+                    sequence_of(meta.storeDataSequence),
+                    txn_id_of(meta.uniqueId),
+                )
                 if op == "heartbeat":
                     append(FastRow(*head, None, None, None, None, None))
                     continue
@@ -206,13 +220,16 @@ class OceanBaseDefault(Dialect):
                 columns = split_key(meta.record_primary_key)
                 key_side = None if columns is None else "before" if op == "delete" else "after"
                 before, after, key_row = self.line_images(prev, post, key_side, head, index)
-                append(FastRow(*head, columns, key_text(key_row, columns, meta.record_primary_value), before, after, None))
+                append(
+                    FastRow(*head, columns, key_text(key_row, columns, meta.record_primary_value), before, after, None)
+                )
             except (msgspec.DecodeError, ValueError, BadMessage):  # ValueError covers bad UTF-8 in an image
                 append(None)
         return out
 
-    def line_images(self, prev: bytes | None, post: bytes | None, key_side: str | None, head: tuple = (),
-                    index: int | None = None) -> tuple[str | None, str | None, dict[str, Any] | None]:
+    def line_images(
+        self, prev: bytes | None, post: bytes | None, key_side: str | None, head: tuple = (), index: int | None = None
+    ) -> tuple[str | None, str | None, dict[str, Any] | None]:
         """``(before, after, key image)`` from raw image JSON, as :meth:`images` makes them: Default keeps
         the text as :func:`values.image_text` writes it and parses only the image the key is read from
         (``key_side``: "before", "after" or None for none). ``head``: the event's first fields (its table),
@@ -508,4 +525,3 @@ def raw_object(raw: msgspec.Raw, field: str) -> bytes | None:
     if data[:1] != b"{":
         raise BadMessage(f"expected {field} as a JSON object")
     return data
-

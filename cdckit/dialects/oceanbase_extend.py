@@ -72,12 +72,31 @@ KINDS = {
 
 #: Other schemaTypes (the first word, upper case) -> the kind declared; :data:`KINDS` names the numbers.
 DECLARED_KINDS = {
-    "CHAR": "string", "VARCHAR": "string", "VARCHAR2": "string", "NCHAR": "string", "NVARCHAR2": "string",
-    "TINYTEXT": "string", "TEXT": "string", "MEDIUMTEXT": "string", "LONGTEXT": "string", "CLOB": "string",
-    "SET": "string", "ENUM": "enum", "JSON": "json",
-    "BINARY": "binary", "VARBINARY": "binary", "TINYBLOB": "binary", "BLOB": "binary", "MEDIUMBLOB": "binary",
-    "LONGBLOB": "binary", "RAW": "binary", "BIT": "int",
-    "DATE": "date", "TIME": "time", "DATETIME": "timestamp", "TIMESTAMP": "timestamp",
+    "CHAR": "string",
+    "VARCHAR": "string",
+    "VARCHAR2": "string",
+    "NCHAR": "string",
+    "NVARCHAR2": "string",
+    "TINYTEXT": "string",
+    "TEXT": "string",
+    "MEDIUMTEXT": "string",
+    "LONGTEXT": "string",
+    "CLOB": "string",
+    "SET": "string",
+    "ENUM": "enum",
+    "JSON": "json",
+    "BINARY": "binary",
+    "VARBINARY": "binary",
+    "TINYBLOB": "binary",
+    "BLOB": "binary",
+    "MEDIUMBLOB": "binary",
+    "LONGBLOB": "binary",
+    "RAW": "binary",
+    "BIT": "int",
+    "DATE": "date",
+    "TIME": "time",
+    "DATETIME": "timestamp",
+    "TIMESTAMP": "timestamp",
 }
 _PARAMETERS = re.compile(r"\(\s*(\d+)\s*(?:,\s*(-?\d+)\s*)?\)")
 _DECIMAL_TEXT = re.compile(r"-?\d+(\.\d+)?\Z")
@@ -110,15 +129,19 @@ class OceanBaseExtend(OceanBaseDefault):
     title = "OceanBase OMS DefaultExtendColumnType JSON"
     spec = "oceanbase-oms-formats.txt"
     # Default's quirks, its "no column types" one replaced by what __light_type changes.
-    quirks = OceanBaseDefault.quirks[:1] + (
-        "__light_type ({column: {schemaType: type}}) inside the images types the values: integer, float, "
-        "DECIMAL and BOOL columns become numbers and booleans, binary stays Base64, dates stay text.",
-        "DECIMAL values stay exact: text when a double would lose digits.",
-        "__light_type may sit in prevStruct, postStruct or both; its types apply to both images and it "
-        "is never left in an image.",
-        "HEARTBEAT and DDL records carry no __light_type: one typed record among those sampled is what "
-        "tells Extend from Default.",
-    ) + OceanBaseDefault.quirks[2:]
+    quirks = (
+        OceanBaseDefault.quirks[:1]
+        + (
+            "__light_type ({column: {schemaType: type}}) inside the images types the values: integer, float, "
+            "DECIMAL and BOOL columns become numbers and booleans, binary stays Base64, dates stay text.",
+            "DECIMAL values stay exact: text when a double would lose digits.",
+            "__light_type may sit in prevStruct, postStruct or both; its types apply to both images and it "
+            "is never left in an image.",
+            "HEARTBEAT and DDL records carry no __light_type: one typed record among those sampled is what "
+            "tells Extend from Default.",
+        )
+        + OceanBaseDefault.quirks[2:]
+    )
 
     def __init__(self, tz: str | None = None) -> None:
         super().__init__(tz)
@@ -139,8 +162,9 @@ class OceanBaseExtend(OceanBaseDefault):
 
     # ------------------------------------------------------------ decoding
 
-    def images(self, prev: dict[str, Any] | None, post: dict[str, Any] | None,
-               event: Event | None = None) -> tuple[dict | None, dict | None]:
+    def images(
+        self, prev: dict[str, Any] | None, post: dict[str, Any] | None, event: Event | None = None
+    ) -> tuple[dict | None, dict | None]:
         """Both images typed by the ``__light_type`` maps they carry, the map removed; their column types
         declared for ``event``'s table."""
         types = merged_types(light_types(prev, "prevStruct"), light_types(post, "postStruct"))
@@ -149,8 +173,9 @@ class OceanBaseExtend(OceanBaseDefault):
             self.declare(event.database, event.schema, event.table, declared_columns(types))
         return typed(prev, kinds), typed(post, kinds)
 
-    def line_images(self, prev: bytes | None, post: bytes | None, key_side: str | None, head: tuple = (),
-                    index: int | None = None) -> tuple[str | None, str | None, dict[str, Any] | None]:
+    def line_images(
+        self, prev: bytes | None, post: bytes | None, key_side: str | None, head: tuple = (), index: int | None = None
+    ) -> tuple[str | None, str | None, dict[str, Any] | None]:
         """``(before, after, key image)`` from raw image JSON, typed as :meth:`images` types them.
 
         The ``__light_type`` maps are cut off the raw text (:func:`split_light`) and their kinds
@@ -162,11 +187,14 @@ class OceanBaseExtend(OceanBaseDefault):
         if prev_split is not None and post_split is not None:
             found = self._line_kinds(prev_split[1], post_split[1])
         if found is None or prev_split is None or post_split is None:  # (found only where both were cut)
-            before, after = self.images(None if prev is None else values.loads(prev),
-                                        None if post is None else values.loads(post))
+            before, after = self.images(
+                None if prev is None else values.loads(prev), None if post is None else values.loads(post)
+            )
             if head:
-                types = merged_types(light_types(values.loads(prev) if prev else None, "prevStruct"),
-                                     light_types(values.loads(post) if post else None, "postStruct"))
+                types = merged_types(
+                    light_types(values.loads(prev) if prev else None, "prevStruct"),
+                    light_types(values.loads(post) if post else None, "postStruct"),
+                )
                 self.declare(head[2], head[3], head[4], declared_columns(types), index)
         else:
             kinds, declared = found

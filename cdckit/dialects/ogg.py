@@ -62,28 +62,36 @@ An operation-modeled message (``gg.handler.name.format=json``, the default)::
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
-from collections.abc import Iterator
 from zoneinfo import ZoneInfo
 
 import msgspec
 import pandas as pd
 
 from .. import values
-from ..io import Message
 from ..errors import InvalidValue
 from ..frame import Event, FastRow
+from ..io import Message
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
 from .registry import register
 
 #: ``op_type`` values (upper-cased) and their canonical ops.
-OPS = {"I": "insert", "U": "update", "D": "delete", "T": "truncate", "PK": "update",
-       "INSERT": "insert", "UPDATE": "update", "DELETE": "delete", "TRUNCATE": "truncate"}
+OPS = {
+    "I": "insert",
+    "U": "update",
+    "D": "delete",
+    "T": "truncate",
+    "PK": "update",
+    "INSERT": "insert",
+    "UPDATE": "update",
+    "DELETE": "delete",
+    "TRUNCATE": "truncate",
+}
 _OP_TYPES = {"insert": "I", "read": "I", "update": "U", "delete": "D", "truncate": "T"}
 #: The formatter's metadata fields (everything else at the top level of a row-modeled message is a column).
-META_FIELDS = frozenset({"table", "op_type", "op_ts", "current_ts", "pos", "primary_keys", "tokens", "before",
-                         "after"})
+META_FIELDS = frozenset({"table", "op_type", "op_ts", "current_ts", "pos", "primary_keys", "tokens", "before", "after"})
 _MISSING = "_isMissing"
 _FLAT = ("before.", "after.")
 
@@ -141,8 +149,9 @@ class Ogg(Dialect):
         table, op_type = value.get("table"), value.get("op_type")
         if not isinstance(table, str) or not isinstance(op_type, str):
             return None
-        evidence = ["table", "op_type=" + op_type] + [f for f in ("op_ts", "current_ts", "pos", "primary_keys",
-                                                                 "before", "after") if f in value]
+        evidence = ["table", "op_type=" + op_type] + [
+            f for f in ("op_ts", "current_ts", "pos", "primary_keys", "before", "after") if f in value
+        ]
         known = op_type.upper() in OPS
         if known and ("op_ts" in value or "pos" in value):
             return Match(0.95, tuple(evidence))
@@ -248,8 +257,12 @@ class Ogg(Dialect):
                         before, before_text = parsed_image(raw_before)
                     if raw_after != b"null":
                         after, after_text = parsed_image(raw_after)
-                    if before is not None and before.__class__ is not dict or \
-                            after is not None and after.__class__ is not dict:
+                    if (
+                        before is not None
+                        and before.__class__ is not dict
+                        or after is not None
+                        and after.__class__ is not dict
+                    ):
                         append(None)
                         continue
                     if (after is None and op in ("insert", "update")) or (before is None and op == "delete"):
@@ -262,9 +275,22 @@ class Ogg(Dialect):
                     key = values.key_of(before, key_columns)
                 else:
                     key = values.key_of(after if before is None or after is None else {**before, **after}, key_columns)
-                append(FastRow(op, op_raw, *names, self.time(message.op_ts, "op_ts"),
-                        self.time(message.current_ts, "current_ts"), values.sortable(message.pos), None,
-                        None if key_columns is None else list(key_columns), key, before_text, after_text, None))
+                append(
+                    FastRow(
+                        op,
+                        op_raw,
+                        *names,
+                        self.time(message.op_ts, "op_ts"),
+                        self.time(message.current_ts, "current_ts"),
+                        values.sortable(message.pos),
+                        None,
+                        None if key_columns is None else list(key_columns),
+                        key,
+                        before_text,
+                        after_text,
+                        None,
+                    )
+                )
             except errors:
                 append(None)
         return out
@@ -305,7 +331,12 @@ class Ogg(Dialect):
                 for side in ("before", "after"):
                     if row[side] is not None and not (op in ("insert", "read") and side == "before"):
                         record[side] = values.loads(row[side])
-            if op == "delete" and "before" not in record or op in ("insert", "read", "update") and "after" not in record:
+            if (
+                op == "delete"
+                and "before" not in record
+                or op in ("insert", "read", "update")
+                and "after" not in record
+            ):
                 continue
             yield Record(record)
 
@@ -370,7 +401,7 @@ def images(value: dict[str, Any], op: str) -> tuple[dict[str, Any] | None, dict[
             continue
         side = next((s for s in _FLAT if name.startswith(s)), None)
         if side is not None:
-            flat.setdefault(side[:-1], {})[name[len(side):]] = column
+            flat.setdefault(side[:-1], {})[name[len(side) :]] = column
         else:
             columns[name] = column
     if flat and not columns:  # flattened operation-modeled
@@ -390,7 +421,13 @@ def present(image: dict[str, Any]) -> dict[str, Any]:
     """
     if not any(name.endswith(_MISSING) for name in image):
         return image
-    flags = {name[: -len(_MISSING)]: flag for name, flag in image.items()
-             if name.endswith(_MISSING) and isinstance(flag, bool) and name[: -len(_MISSING)] in image}
-    return {name: column for name, column in image.items()
-            if flags.get(name) is not True and not (name.endswith(_MISSING) and name[: -len(_MISSING)] in flags)}
+    flags = {
+        name[: -len(_MISSING)]: flag
+        for name, flag in image.items()
+        if name.endswith(_MISSING) and isinstance(flag, bool) and name[: -len(_MISSING)] in image
+    }
+    return {
+        name: column
+        for name, column in image.items()
+        if flags.get(name) is not True and not (name.endswith(_MISSING) and name[: -len(_MISSING)] in flags)
+    }

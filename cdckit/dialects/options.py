@@ -31,10 +31,15 @@ class DialectOptions:
     unavailable_value: tuple[str, ...] = ()
     key_separator: str | None = None
 
-    def __init__(self, tz: str | None = None, unavailable_value: str | Iterable[str] | None = (),
-                 key_separator: str | None = None) -> None:
-        if key_separator is not None and (not isinstance(key_separator, str) or not key_separator
-                                          or "\n" in key_separator):
+    def __init__(
+        self,
+        tz: str | None = None,
+        unavailable_value: str | Iterable[str] | None = (),
+        key_separator: str | None = None,
+    ) -> None:
+        if key_separator is not None and (
+            not isinstance(key_separator, str) or not key_separator or "\n" in key_separator
+        ):
             raise ValueError(f"key_separator takes a non-empty text without a line end, not {key_separator!r}")
         given = unavailable_value
         texts = (given,) if isinstance(given, str) else tuple(dict.fromkeys(given or ()))

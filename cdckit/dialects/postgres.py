@@ -37,29 +37,85 @@ from __future__ import annotations
 import base64
 import functools
 import re
-from typing import Any
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from .. import values
 
-__all__ = ["KINDS", "kind_of", "element_type", "value_from_text", "value_from_json", "value_to_text", "array_text",
-           "parse_array", "lsn_seq", "declared_columns", "timestamp_ns", "TYPE_OF_KIND", "type_of_value",
-           "IdentityEvidence"]
+__all__ = [
+    "KINDS",
+    "kind_of",
+    "element_type",
+    "value_from_text",
+    "value_from_json",
+    "value_to_text",
+    "array_text",
+    "parse_array",
+    "lsn_seq",
+    "declared_columns",
+    "timestamp_ns",
+    "TYPE_OF_KIND",
+    "type_of_value",
+    "IdentityEvidence",
+]
 
 #: PostgreSQL type names (typmods left out, lower case, ``pg_catalog.`` dropped) -> kinds of
 #: :mod:`cdckit.column_types`. A name not here (user types, enums, ranges, geometry, ``interval``,
 #: ``time with time zone`` whose offset a ``time`` cannot hold) is ``string``; an array is ``json``.
 KINDS: dict[str, str] = {
-    **dict.fromkeys(("smallint", "integer", "bigint", "int2", "int4", "int8", "int", "smallserial", "serial",
-                     "bigserial", "oid", "xid", "xid8", "cid"), "int"),
+    **dict.fromkeys(
+        (
+            "smallint",
+            "integer",
+            "bigint",
+            "int2",
+            "int4",
+            "int8",
+            "int",
+            "smallserial",
+            "serial",
+            "bigserial",
+            "oid",
+            "xid",
+            "xid8",
+            "cid",
+        ),
+        "int",
+    ),
     **dict.fromkeys(("real", "double precision", "float4", "float8", "float"), "float"),
     **dict.fromkeys(("numeric", "decimal"), "decimal"),
     **dict.fromkeys(("boolean", "bool"), "bool"),
-    **dict.fromkeys(("text", "character varying", "varchar", "character", "char", "bpchar", "name", "citext",
-                     "uuid", "xml", "inet", "cidr", "macaddr", "macaddr8", "money", "interval", "bit",
-                     "bit varying", "varbit", "tsvector", "tsquery", "time with time zone", "timetz"), "string"),
-    **dict.fromkeys(("timestamp with time zone", "timestamp without time zone", "timestamp", "timestamptz"),
-                    "timestamp"),
+    **dict.fromkeys(
+        (
+            "text",
+            "character varying",
+            "varchar",
+            "character",
+            "char",
+            "bpchar",
+            "name",
+            "citext",
+            "uuid",
+            "xml",
+            "inet",
+            "cidr",
+            "macaddr",
+            "macaddr8",
+            "money",
+            "interval",
+            "bit",
+            "bit varying",
+            "varbit",
+            "tsvector",
+            "tsquery",
+            "time with time zone",
+            "timetz",
+        ),
+        "string",
+    ),
+    **dict.fromkeys(
+        ("timestamp with time zone", "timestamp without time zone", "timestamp", "timestamptz"), "timestamp"
+    ),
     "date": "date",
     **dict.fromkeys(("time without time zone", "time"), "time"),
     "bytea": "binary",
@@ -77,7 +133,7 @@ def _base_name(type_name: str) -> str:
     if '"' in type_name:
         return type_name
     name = " ".join(_TYPMOD.sub("", type_name).lower().split())
-    return name[len("pg_catalog."):] if name.startswith("pg_catalog.") else name
+    return name[len("pg_catalog.") :] if name.startswith("pg_catalog.") else name
 
 
 @functools.lru_cache(maxsize=4096)  # a capture names few types, each on every value
@@ -140,8 +196,9 @@ def value_from_text(text: str | None, type_name: str) -> Any:
 
 
 def _map_elements(items: list[Any], element: str) -> list[Any]:
-    return [_map_elements(item, element) if isinstance(item, list) else value_from_text(item, element)
-            for item in items]
+    return [
+        _map_elements(item, element) if isinstance(item, list) else value_from_text(item, element) for item in items
+    ]
 
 
 def _bytea(text: str) -> str:
@@ -193,10 +250,10 @@ def parse_array(text: str) -> list[Any]:
     (['1', None, 'NULL', ' x ', []], ['a', 'b'])
     """
     if text.startswith("["):
-        text = text[text.index("=") + 1:] if "=" in text else text
+        text = text[text.index("=") + 1 :] if "=" in text else text
     items, end = _array_at(text, 0)
     if text[end:].strip():
-        raise ValueError(f"text after the array: {text[end:end + 20]!r}")
+        raise ValueError(f"text after the array: {text[end : end + 20]!r}")
     return items
 
 
@@ -327,9 +384,19 @@ def array_text(items: list[Any], element: str) -> str:
 
 #: The PostgreSQL type written for a column of each kind (:mod:`cdckit.column_types`) when no PostgreSQL type is
 #: known; ``decimal(P,S)`` is ``numeric(P,S)``.
-TYPE_OF_KIND = {"int": "bigint", "float": "double precision", "decimal": "numeric", "bool": "boolean",
-                "string": "text", "enum": "text", "binary": "bytea", "json": "jsonb", "date": "date",
-                "timestamp": "timestamp with time zone", "time": "time without time zone"}
+TYPE_OF_KIND = {
+    "int": "bigint",
+    "float": "double precision",
+    "decimal": "numeric",
+    "bool": "boolean",
+    "string": "text",
+    "enum": "text",
+    "binary": "bytea",
+    "json": "jsonb",
+    "date": "date",
+    "timestamp": "timestamp with time zone",
+    "time": "time without time zone",
+}
 
 
 def type_of_value(value: Any) -> str | None:
@@ -489,10 +556,15 @@ class IdentityEvidence:
         (found,) = self.olds
         width = set().union(*self.rows) if self.rows else set()
         if not set(found) < width:
-            return None, ("old tuples hold as many columns as its rows (REPLICA IDENTITY FULL)" if width
-                          else "no whole row to compare the old tuples with")
+            return None, (
+                "old tuples hold as many columns as its rows (REPLICA IDENTITY FULL)"
+                if width
+                else "no whole row to compare the old tuples with"
+            )
         if self.unchanged:
             return None, f"{self.unchanged} update(s) wrote an old tuple equal to the new row (REPLICA IDENTITY FULL)"
-        return list(found), (f"every old tuple ({self.deletes + self.updates}: {self.deletes} delete, "
-                             f"{self.updates} update) holds exactly these columns, fewer than the {len(width)} "
-                             f"of its rows")
+        return list(found), (
+            f"every old tuple ({self.deletes + self.updates}: {self.deletes} delete, "
+            f"{self.updates} update) holds exactly these columns, fewer than the {len(width)} "
+            f"of its rows"
+        )

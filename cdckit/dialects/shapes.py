@@ -19,10 +19,12 @@ from typing import Any
 __all__ = ["unsupported_reason", "bare_row_reason", "BARE_ROW"]
 
 #: Why a plain row of column values cannot be read as changes (the debezium_flat dialect quarantines it too).
-BARE_ROW = ("a bare row with no change metadata (no op, table or time: no __op, __table, __source_ts_ms or "
-            "__deleted field), as Debezium's ExtractNewRecordState writes without add.fields: add them with "
-            "add.fields=op,db,table,source.ts_ms and delete.tombstone.handling.mode=rewrite (read as debezium_flat), "
-            "or load the rows as a table snapshot")
+BARE_ROW = (
+    "a bare row with no change metadata (no op, table or time: no __op, __table, __source_ts_ms or "
+    "__deleted field), as Debezium's ExtractNewRecordState writes without add.fields: add them with "
+    "add.fields=op,db,table,source.ts_ms and delete.tombstone.handling.mode=rewrite (read as debezium_flat), "
+    "or load the rows as a table snapshot"
+)
 
 
 def unsupported_reason(value: Any) -> str | None:

@@ -42,17 +42,17 @@ One JSON object per row change::
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, Literal
-from collections.abc import Iterator
 from zoneinfo import ZoneInfo
 
 import msgspec
 import pandas as pd
 
 from .. import values
-from ..io import Message
 from ..frame import Event, FastRow
+from ..io import Message
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, require_object, rows_of, unpadded_seq
 from .registry import register
 
@@ -245,9 +245,22 @@ class SharePlex(Dialect):
                 self._tables.clear()
             names = self._tables[meta.table] = split_table(meta.table)
         database, table = names
-        return FastRow(op, op_raw, database, None, table, self.time(meta.time, "time"),
-                self.time(meta.posttime, "posttime"), seq_of(meta.scn, meta.seq), text_or_none(meta.trans),
-                key_columns, key_text, before, after, None)
+        return FastRow(
+            op,
+            op_raw,
+            database,
+            None,
+            table,
+            self.time(meta.time, "time"),
+            self.time(meta.posttime, "posttime"),
+            seq_of(meta.scn, meta.seq),
+            text_or_none(meta.trans),
+            key_columns,
+            key_text,
+            before,
+            after,
+            None,
+        )
 
     # ------------------------------------------------------------ encoding
 
@@ -419,7 +432,7 @@ def rowid_values(rowid: Any, table: Any) -> list[str] | None:
         return None
     prefix = f"{table}-" if isinstance(table, str) else None
     if prefix and rowid.startswith(prefix):
-        rest = rowid[len(prefix):]
+        rest = rowid[len(prefix) :]
     else:
         _, dash, rest = rowid.partition("-")
         if not dash:

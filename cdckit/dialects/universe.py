@@ -42,14 +42,14 @@ Quirks:
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Iterator
+from typing import Any
 
 import pandas as pd
 
 from .. import values
-from ..io import Message
 from ..frame import Event
+from ..io import Message
 from .base import BadMessage, Dialect, Match, Record, require, rows_of, unpadded_seq
 from .registry import register
 
@@ -175,15 +175,18 @@ class Universe(Dialect):
             if not any(name == KEY for name, _ in pairs) and row["key"] is not None:
                 parts = values.loads(row["key"])
                 pairs.insert(0, (KEY, KEY_JOIN.join(_text(part) for part in parts)))
-            fields = [("src", row["database"]), ("ns", row["table"]),
-                      ("ts_ms", None if row["event_time"] is None else str(values.ns_to_ms(row["event_time"]))),
-                      ("uid", unpadded_seq(row["seq"], str(number))), ("op", code)]
+            fields = [
+                ("src", row["database"]),
+                ("ns", row["table"]),
+                ("ts_ms", None if row["event_time"] is None else str(values.ns_to_ms(row["event_time"]))),
+                ("uid", unpadded_seq(row["seq"], str(number))),
+                ("op", code),
+            ]
             fields = [(name, value) for name, value in fields if value is not None]
             if not _writable(fields + pairs):
                 continue
             data = VALUE_MARK + "".join(f"{name}={value}{VALUE_MARK}" for name, value in pairs)
-            yield Record("".join(f"{name}={value}{FIELD_MARK}" for name, value in fields)
-                         + f"data={data}{FIELD_MARK}")
+            yield Record("".join(f"{name}={value}{FIELD_MARK}" for name, value in fields) + f"data={data}{FIELD_MARK}")
 
 
 def parse_data(data: str) -> dict[str, str]:

@@ -34,17 +34,17 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
 from collections.abc import Iterator
+from typing import Any
 
 import orjson
 import pandas as pd
 
 from .. import values
-from ..reading.capture import column_types_of
-from ..io import Message
 from ..errors import InvalidValue
 from ..frame import Event
+from ..io import Message
+from ..reading.capture import column_types_of
 from . import postgres
 from .base import BadMessage, Dialect, Match, Record, expect_object, rows_of, table_name
 from .registry import register
@@ -52,19 +52,41 @@ from .registry import register
 #: format-version 1 change kinds and their canonical ops.
 KIND_OPS = {"insert": "insert", "update": "update", "delete": "delete", "message": "other"}
 #: format-version 2 actions and their canonical ops.
-ACTION_OPS = {"B": "begin", "C": "commit", "I": "insert", "U": "update", "D": "delete", "T": "truncate",
-              "M": "other"}
+ACTION_OPS = {"B": "begin", "C": "commit", "I": "insert", "U": "update", "D": "delete", "T": "truncate", "M": "other"}
 #: The top-level fields of a format-version 1 message.
 V1_FIELDS = frozenset({"xid", "nextlsn", "timestamp", "change"})
 #: The fields of a format-version 2 message (``origin`` with include-origin, ``nextlsn`` on B and C).
-V2_FIELDS = frozenset({"action", "xid", "timestamp", "lsn", "nextlsn", "origin", "schema", "table", "columns",
-                       "identity", "pk", "transactional", "prefix", "content"})
+V2_FIELDS = frozenset(
+    {
+        "action",
+        "xid",
+        "timestamp",
+        "lsn",
+        "nextlsn",
+        "origin",
+        "schema",
+        "table",
+        "columns",
+        "identity",
+        "pk",
+        "transactional",
+        "prefix",
+        "content",
+    }
+)
 #: The seq parts that put a transaction's begin before and its commit after its changes.
 _FIRST, _LAST = "00000000/00000000", "FFFFFFFF/FFFFFFFF"
 #: format-version 1: the begin before and the commit after the changes, numbered from 1.
 _V1_FIRST, _V1_LAST = "0000000000", "9999999999"
-_ENCODE_ACTIONS = {"begin": "B", "commit": "C", "insert": "I", "read": "I", "update": "U", "delete": "D",
-                   "truncate": "T"}
+_ENCODE_ACTIONS = {
+    "begin": "B",
+    "commit": "C",
+    "insert": "I",
+    "read": "I",
+    "update": "U",
+    "delete": "D",
+    "truncate": "T",
+}
 _PG_DIALECTS = frozenset({"wal2json", "pg_test_decoding"})
 
 
@@ -81,8 +103,7 @@ class Wal2Json(Dialect):
         "format-version 1 is a message per transaction: it becomes a begin event, one event per change and a "
         "commit event, as format-version 2's B and C messages do; a transaction with no decoded change (DDL, an "
         "update of a table without replica identity) is a begin and a commit.",
-        "format-version 1 writes nothing for TRUNCATE (an empty transaction); format-version 2 writes T "
-        "(op truncate).",
+        "format-version 1 writes nothing for TRUNCATE (an empty transaction); format-version 2 writes T (op truncate).",
         "seq sorts in commit order: format-version 2 is <commit LSN of the last B>/<the change's own LSN> (B and C "
         "around it); a change without a preceding B (include-transaction off) has its own LSN only; "
         "format-version 1 is <nextlsn>/<the change's number>. Without include-lsn there is no seq.",
@@ -95,7 +116,7 @@ class Wal2Json(Dialect):
         "An update or delete of a table without primary key or replica identity is not written at all "
         "(wal2json only logs a warning).",
         "wal2json 2.5's format-version 1 writes a non-transactional logical message as "
-        "{\"change\":[,{...}]}, which is not JSON: it is quarantined.",
+        '{"change":[,{...}]}, which is not JSON: it is quarantined.',
         "Logical messages (pg_logical_emit_message) are other events with {prefix, content, transactional} "
         "as the after image.",
     )
@@ -185,8 +206,11 @@ class Wal2Json(Dialect):
         if changes and all(e.op == "other" and not _transactional(e) for e in events):
             return events  # non-transactional logical messages: no transaction around them
         ends: dict[str, Any] = dict(event_time=event_time, txn_id=xid)
-        return [Event(op="begin", op_raw="begin", seq=seq(_V1_FIRST), **ends), *events,
-                Event(op="commit", op_raw="commit", seq=seq(_V1_LAST), **ends)]
+        return [
+            Event(op="begin", op_raw="begin", seq=seq(_V1_FIRST), **ends),
+            *events,
+            Event(op="commit", op_raw="commit", seq=seq(_V1_LAST), **ends),
+        ]
 
     # ---------------------------------------------------------------- format-version 2
 
@@ -205,8 +229,11 @@ class Wal2Json(Dialect):
             self._begin = None
             return Event(op=op, seq=None if lsn is None else f"{lsn}/{_LAST}", **common)
         begin = self._begin
-        if begin is not None and (xid is None or begin[1] is None or begin[1] == xid) and value.get(
-                "transactional", True) is not False:
+        if (
+            begin is not None
+            and (xid is None or begin[1] is None or begin[1] == xid)
+            and value.get("transactional", True) is not False
+        ):
             common["seq"] = None if lsn is None else f"{begin[0]}/{lsn}"
         else:
             common["seq"] = lsn
@@ -231,8 +258,16 @@ class Wal2Json(Dialect):
 
     # ---------------------------------------------------------------- both
 
-    def row_event(self, op: str, schema: str | None, table: str | None, pk: list[str] | None,
-                  before: dict[str, Any] | None, after: dict[str, Any] | None, common: dict[str, Any]) -> Event:
+    def row_event(
+        self,
+        op: str,
+        schema: str | None,
+        table: str | None,
+        pk: list[str] | None,
+        before: dict[str, Any] | None,
+        after: dict[str, Any] | None,
+        common: dict[str, Any],
+    ) -> Event:
         """An insert, update or delete; ``pk`` the key columns the message names (None: it names none, the
         table's last ones are used)."""
         name = table_name(schema, schema, table) or ""
@@ -241,9 +276,17 @@ class Wal2Json(Dialect):
         else:
             key_columns = self._pk.get(name)
         image = before if op == "delete" else after
-        return Event(op=op, database=schema, schema=schema, table=table, key_columns=key_columns,
-                     key=values.key_of(image, key_columns), before=values.image(before), after=values.image(after),
-                     **common)
+        return Event(
+            op=op,
+            database=schema,
+            schema=schema,
+            table=table,
+            key_columns=key_columns,
+            key=values.key_of(image, key_columns),
+            before=values.image(before),
+            after=values.image(after),
+            **common,
+        )
 
     # ------------------------------------------------------------ encoding
 
@@ -314,8 +357,10 @@ def _image(names: list[Any], types: list[Any], row: list[Any]) -> dict[str, Any]
     """A format-version 1 image from its parallel lists."""
     if not len(names) == len(types) == len(row):
         raise BadMessage(f"{len(names)} names, {len(types)} types and {len(row)} values")
-    return ({_text(n, "a column name"): postgres.value_from_json(v, _text(t, "a column type"))
-                         for n, t, v in zip(names, types, row)})
+    return {
+        _text(n, "a column name"): postgres.value_from_json(v, _text(t, "a column type"))
+        for n, t, v in zip(names, types, row)
+    }
 
 
 def _columns(value: dict[str, Any], field: str) -> tuple[list[str], list[str], dict[str, Any]]:
@@ -407,14 +452,22 @@ def encode_event(row: dict[str, Any], declared: dict[str, dict[str, str]]) -> di
         message["identity"] = _columns_out(before, types)
     if row["key_columns"] is not None:
         image = (before if action == "D" else after) or {}
-        message["pk"] = [{"name": k, "type": types.get(k) or postgres.type_of_value(image.get(k)) or "text"}
-                         for k in row["key_columns"]]
+        message["pk"] = [
+            {"name": k, "type": types.get(k) or postgres.type_of_value(image.get(k)) or "text"}
+            for k in row["key_columns"]
+        ]
     return message
 
 
 def _columns_out(image: dict[str, Any], types: dict[str, str]) -> list[dict[str, Any]]:
-    return [{"name": name, "type": (kind := types.get(name) or postgres.type_of_value(value) or "text"),
-             "value": json_value(value, kind)} for name, value in image.items()]
+    return [
+        {
+            "name": name,
+            "type": (kind := types.get(name) or postgres.type_of_value(value) or "text"),
+            "value": json_value(value, kind),
+        }
+        for name, value in image.items()
+    ]
 
 
 def json_value(value: Any, type_name: str) -> Any:
@@ -430,8 +483,13 @@ def json_value(value: Any, type_name: str) -> Any:
     if value is None:
         return None
     kind = postgres.kind_of(type_name)
-    if kind in ("int", "float", "decimal") and value.__class__ is str and values.exact_number(value) is value \
-            and postgres.value_from_json(value, type_name) is value and _is_json_number(value):
+    if (
+        kind in ("int", "float", "decimal")
+        and value.__class__ is str
+        and values.exact_number(value) is value
+        and postgres.value_from_json(value, type_name) is value
+        and _is_json_number(value)
+    ):
         return orjson.Fragment(value)
     if value.__class__ in (bool, int, float) and kind in ("int", "float", "decimal", "bool"):
         return value

@@ -69,9 +69,9 @@ silently, and an encoder failure is an :class:`EncodeError` naming the event.
 
 from __future__ import annotations
 
+from ..io.formats import FORMATS, PARTITION_COLUMN
 from .atomic import atomic_path
 from .conversion import Converted, EncodeError, convert
-from ..io.formats import FORMATS, PARTITION_COLUMN
 from .frames import is_events_file, read_events, write_events
 from .tables import write_scd2, write_state
 from .written import Written

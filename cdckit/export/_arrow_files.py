@@ -24,8 +24,8 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from .. import values
-from ..reading.capture import plain
 from ..frame import ARROW_SCHEMA, COLUMN_NAMES
+from ..reading.capture import plain
 
 __all__ = ["check_columns", "events_table", "frame_table", "write_file"]
 

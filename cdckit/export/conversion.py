@@ -16,20 +16,19 @@ import gzip
 import os
 import shutil
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator
 
 import pandas as pd
 
 from .. import values
-from ..reading.capture import events_of
 from ..dialects import registry
 from ..dialects.base import Dialect, Record
 from ..errors import CdcError
 from ..frame import table_names
 from ..io import write_messages
+from ..reading.capture import events_of
 from ..reading.read import read
 from .atomic import atomic_path, refuse_existing
 from .engines import pandas_events
@@ -95,8 +94,10 @@ class Converted(Sequence):
         >>> cdckit.read(records).loc[0, "key_columns"], cdckit.read(converted).loc[0, "key_columns"]
         (['id'], None)
         """
-        return [{"topic": topic, "partition": 0, "offset": number, "key": _text(record.key),
-                 "payload": _text(record.value)} for number, record in enumerate(self.records)]
+        return [
+            {"topic": topic, "partition": 0, "offset": number, "key": _text(record.key), "payload": _text(record.value)}
+            for number, record in enumerate(self.records)
+        ]
 
 
 class EncodeError(CdcError, ValueError):
@@ -111,8 +112,14 @@ class EncodeError(CdcError, ValueError):
         super().__init__(f"cannot encode {where} as {dialect}: {reason}")
 
 
-def convert(events: Any, to: str, path: str | os.PathLike[str] | None = None, *, layout: str | None = None,
-            overwrite: bool = False) -> Converted | Written:
+def convert(
+    events: Any,
+    to: str,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    layout: str | None = None,
+    overwrite: bool = False,
+) -> Converted | Written:
     """Re-encode canonical events in dialect ``to``; return the messages, or write them to ``path``.
 
     Every event is accounted for: the messages are decoded again by ``to``
@@ -164,8 +171,10 @@ def convert(events: Any, to: str, path: str | os.PathLike[str] | None = None, *,
     notes = list(converted.notes)
     keyed = sum(record.key is not None for record in records)
     if keyed and file_layout not in ("kcat", "console"):
-        notes.append(f"{keyed:,} Kafka keys were not written ({file_layout} has no place for them; the kcat and "
-                     "console layouts keep them, and with them the key columns)")
+        notes.append(
+            f"{keyed:,} Kafka keys were not written ({file_layout} has no place for them; the kcat and "
+            "console layouts keep them, and with them the key columns)"
+        )
     with atomic_path(target, overwrite) as staged:
         if target.suffix.lower() == ".gz":
             plain = staged.with_suffix("")

@@ -25,20 +25,26 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..reading.capture import events_of
 from ..frame import table_names
+from ..io.formats import EXTENSIONS, PARTITION_COLUMN, format_of, partition_folder
+from ..reading.capture import events_of
 from ..reading.events_files import data_files, is_events_file, read_events
 from ._arrow_files import check_columns, events_table, write_file
 from .atomic import atomic_path, written_at
 from .engines import is_spark, spark_export
-from ..io.formats import EXTENSIONS, PARTITION_COLUMN, format_of, partition_folder
 from .written import Written
 
 __all__ = ["write_events", "read_events", "is_events_file"]  # the last two read back (cdckit.reading.events_files)
 
 
-def write_events(events: Any, path: str | os.PathLike[str], format: str | None = None, *,
-                 partition_by: str | None = None, overwrite: bool = False) -> Written:
+def write_events(
+    events: Any,
+    path: str | os.PathLike[str],
+    format: str | None = None,
+    *,
+    partition_by: str | None = None,
+    overwrite: bool = False,
+) -> Written:
     """Write a canonical event frame (pandas, a capture, or a Spark DataFrame) as Parquet, CSV or JSON Lines.
 
     Args:

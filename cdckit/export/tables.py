@@ -16,19 +16,20 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from ..io.formats import EXTENSIONS, SUFFIX_FORMATS, file_stems, format_of
 from ..reading.capture import plain
 from ..reading.events_files import count_rows, data_files
 from ._arrow_files import frame_table, write_file
 from .atomic import atomic_path, written_at
 from .engines import is_spark, spark_export
-from ..io.formats import EXTENSIONS, SUFFIX_FORMATS, file_stems, format_of
 from .written import Written
 
 __all__ = ["write_state", "write_scd2"]
 
 
-def write_state(states: dict[str, Any], path: str | os.PathLike[str], format: str | None = None, *,
-                overwrite: bool = False) -> Written:
+def write_state(
+    states: dict[str, Any], path: str | os.PathLike[str], format: str | None = None, *, overwrite: bool = False
+) -> Written:
     """Write the tables of ``cdckit.materialize`` (or ``cdckit.spark.materialize``): one file per table.
 
     ``path`` is a folder; each table is ``<name>.<ext>`` in it, the name being
@@ -61,8 +62,9 @@ def write_state(states: dict[str, Any], path: str | os.PathLike[str], format: st
     return _write_tables(states, Path(path), format, overwrite, notes)
 
 
-def write_scd2(tables: dict[str, Any], path: str | os.PathLike[str], format: str | None = None, *,
-               overwrite: bool = False) -> Written:
+def write_scd2(
+    tables: dict[str, Any], path: str | os.PathLike[str], format: str | None = None, *, overwrite: bool = False
+) -> Written:
     """Write the tables of ``cdckit.scd2``: one file per table, as :func:`write_state` does.
 
     >>> import tempfile, shutil, cdckit
@@ -75,8 +77,7 @@ def write_scd2(tables: dict[str, Any], path: str | os.PathLike[str], format: str
     return _write_tables(tables, Path(path), format, overwrite, [])
 
 
-def _write_tables(tables: dict[str, Any], path: Path, format: str | None, overwrite: bool,
-                  notes: list[str]) -> Written:
+def _write_tables(tables: dict[str, Any], path: Path, format: str | None, overwrite: bool, notes: list[str]) -> Written:
     fmt = format_of(path, format) if format is not None or path.suffix.lower() in SUFFIX_FORMATS else "parquet"
     stems = file_stems(list(tables))
     rows = 0

@@ -76,7 +76,7 @@ def array_ranges(path: str, bytes_per_range: int) -> list[tuple[int, int, int, i
 def _element_starts(view: memoryview, size: int, bytes_per_range: int) -> list[tuple[int, int, int]] | None:
     """``(start, end, first_index)`` of each range, or None when the bytes are not one JSON array."""
     skip = 0
-    while bytes(view[skip:skip + 3]) == b"\xef\xbb\xbf":  # byte-order marks, as the reader strips them
+    while bytes(view[skip : skip + 3]) == b"\xef\xbb\xbf":  # byte-order marks, as the reader strips them
         skip += 3
     body = view[skip:]
     try:
@@ -122,5 +122,5 @@ def _newlines(view: memoryview, start: int, end: int) -> int:
     """The line ends in bytes ``start`` to ``end``, counted in blocks."""
     count = 0
     for at in range(start, end, _COUNT_BLOCK):
-        count += bytes(view[at:min(at + _COUNT_BLOCK, end)]).count(b"\n")
+        count += bytes(view[at : min(at + _COUNT_BLOCK, end)]).count(b"\n")
     return count

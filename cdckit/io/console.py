@@ -26,15 +26,24 @@ past (no dialect takes them from a Kafka record).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from .. import values
 from .message import Message
 from .records import kafka_key, value_message
 
-__all__ = ["TAB", "ConsoleLine", "console_line", "console_lines", "console_message", "console_messages",
-           "console_head", "LAYOUT_WITH_KEY", "LAYOUT_WITHOUT_KEY"]
+__all__ = [
+    "TAB",
+    "ConsoleLine",
+    "console_line",
+    "console_lines",
+    "console_message",
+    "console_messages",
+    "console_head",
+    "LAYOUT_WITH_KEY",
+    "LAYOUT_WITHOUT_KEY",
+]
 
 #: The separator the console consumer prints between fields unless ``key.separator`` is set.
 TAB = "\t"
@@ -97,15 +106,18 @@ def console_line(raw: bytes, separator: str | None = None) -> ConsoleLine | None
         pos, prefixed = cut + width, True
         cut = raw.find(sep, pos)
     if cut >= 0 and raw.startswith(b"Partition:", pos) and _NUMBER.fullmatch(raw, pos + 10, cut):
-        partition, pos, prefixed = int(raw[pos + 10:cut]), cut + width, True
+        partition, pos, prefixed = int(raw[pos + 10 : cut]), cut + width, True
         cut = raw.find(sep, pos)
     if cut >= 0 and raw.startswith(b"Offset:", pos) and _NUMBER.fullmatch(raw, pos + 7, cut):
-        offset, pos, prefixed = int(raw[pos + 7:cut]), cut + width, True
+        offset, pos, prefixed = int(raw[pos + 7 : cut]), cut + width, True
         cut = raw.find(sep, pos)
         if not values.INT64_MIN <= offset <= values.INT64_MAX:
             return None
-    if cut >= 0 and raw[pos:pos + 1] not in _OPENERS and (raw.startswith(b"NO_HEADERS", pos) and cut == pos + 10
-                                                          or raw.find(b":", pos, cut) >= 0):
+    if (
+        cut >= 0
+        and raw[pos : pos + 1] not in _OPENERS
+        and (raw.startswith(b"NO_HEADERS", pos) and cut == pos + 10 or raw.find(b":", pos, cut) >= 0)
+    ):
         found = _key_and_value(raw, cut + width, sep, prefixed=False)  # headers are followed by a key
         if found is not None:
             return ConsoleLine(found[0], found[1], partition, offset)
@@ -153,9 +165,12 @@ def _whole_value(raw: bytes, pos: int) -> bool:
     end = len(raw)
     while end > pos and raw[end - 1] in b"\r ":
         end -= 1
-    first, last = raw[pos:pos + 1], raw[end - 1:end]
-    return end > pos and ((first == b"{" and last == b"}") or (first == b"[" and last == b"]")
-                          or (end - pos == 4 and raw.startswith(b"null", pos)))
+    first, last = raw[pos : pos + 1], raw[end - 1 : end]
+    return end > pos and (
+        (first == b"{" and last == b"}")
+        or (first == b"[" and last == b"]")
+        or (end - pos == 4 and raw.startswith(b"null", pos))
+    )
 
 
 def _value_bytes(raw: bytes, pos: int) -> bytes | None:
@@ -214,7 +229,7 @@ def _usual_line(raw: bytes, sep: bytes) -> ConsoleLine | None:
     if cut < 0:
         return None
     value: bytes | None
-    value = raw[cut + width:].rstrip(b"\r ")
+    value = raw[cut + width :].rstrip(b"\r ")
     first, last = value[:1], value[-1:]
     if not (first == b"{" and last == b"}" or first == b"[" and last == b"]"):
         if value != b"null":
@@ -222,7 +237,7 @@ def _usual_line(raw: bytes, sep: bytes) -> ConsoleLine | None:
         value = None
     before = raw.rfind(sep, 0, cut)
     key: bytes | None
-    key = raw[before + width if before >= 0 else 0:cut]
+    key = raw[before + width if before >= 0 else 0 : cut]
     head = key[:1]
     if head in _OPENERS:
         if len(key) < 2 or key[-1:] != _CLOSERS[head]:
@@ -283,8 +298,14 @@ def console_message(msg: Message, separator: str | None = None) -> Message:
     return msg
 
 
-def unwrapped(line: ConsoleLine, source: str, offset: int, number: int | None, raw: bytes | str | None = None,
-              partition: int | None = None) -> Message | None:
+def unwrapped(
+    line: ConsoleLine,
+    source: str,
+    offset: int,
+    number: int | None,
+    raw: bytes | str | None = None,
+    partition: int | None = None,
+) -> Message | None:
     """The message a console-consumer line carries (its value parsed), with its key, partition and offset."""
     inner = value_message(line.value, source, offset if line.offset is None else line.offset, number)
     if inner is None:

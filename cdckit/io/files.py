@@ -33,8 +33,9 @@ from .text import head_encoding, text_messages
 __all__ = ["file_messages", "file_pieces"]
 
 
-def file_messages(path: str, container: str | None = None, key_separator: str | None = None
-                  ) -> Generator[Message, None, None]:
+def file_messages(
+    path: str, container: str | None = None, key_separator: str | None = None
+) -> Generator[Message, None, None]:
     """The messages of one file (see :func:`cdckit.io.iter_sources`); ``container`` forces one;
     ``key_separator``: that of ``kafka-console-consumer`` lines (:mod:`cdckit.io.console`)."""
     try:
@@ -42,12 +43,14 @@ def file_messages(path: str, container: str | None = None, key_separator: str | 
     except OSError as err:
         yield unreadable_message(path, 0, err)
         return
-    yield from stream_messages_guarded(stream, path, container or container_by_name(path), csv_delimiter(path),
-                                       key_separator)
+    yield from stream_messages_guarded(
+        stream, path, container or container_by_name(path), csv_delimiter(path), key_separator
+    )
 
 
-def stream_messages_guarded(stream: IO[bytes], name: str, container: str | None,
-                            delimiter: str = ",", key_separator: str | None = None) -> Generator[Message, None, None]:
+def stream_messages_guarded(
+    stream: IO[bytes], name: str, container: str | None, delimiter: str = ",", key_separator: str | None = None
+) -> Generator[Message, None, None]:
     """The messages of a stream; a damaged container ends them with one error message.
 
     Every message before the damage is kept. The error names where the
@@ -55,13 +58,22 @@ def stream_messages_guarded(stream: IO[bytes], name: str, container: str | None,
     ``kafka-console-consumer`` printed is unwrapped to the record it shows
     (:func:`cdckit.io.console.console_message`).
     """
-    messages = (console_message(msg, key_separator)
-                for msg in _stream_messages(stream, name, container, delimiter, key_separator))
+    messages = (
+        console_message(msg, key_separator)
+        for msg in _stream_messages(stream, name, container, delimiter, key_separator)
+    )
     yield from guarded(messages, name, container, stream)
 
 
-def guarded(pieces: Iterator[Any], name: str, container: str | None, stream: IO[bytes] | None = None,
-            first_offset: int = 0, *, near: bool = True) -> Iterator[Any]:
+def guarded(
+    pieces: Iterator[Any],
+    name: str,
+    container: str | None,
+    stream: IO[bytes] | None = None,
+    first_offset: int = 0,
+    *,
+    near: bool = True,
+) -> Iterator[Any]:
     """``pieces`` (messages or blocks of them) passed on; damage ends them with one quarantine entry.
 
     Damage is an exception while reading (``csv.Error``, pyarrow's errors on a
@@ -88,8 +100,9 @@ def guarded(pieces: Iterator[Any], name: str, container: str | None, stream: IO[
                     yield piece
                     count += _messages_in(piece)
             except Exception as err:  # csv.Error, pyarrow's errors on a damaged Parquet file, I/O errors...
-                yield _damage(name, first_offset + count, container, f"{type(err).__name__}: {err}",
-                              stream if near else None)
+                yield _damage(
+                    name, first_offset + count, container, f"{type(err).__name__}: {err}", stream if near else None
+                )
                 return
             damage = damage_of(stream)
             if damage is not None:
@@ -105,8 +118,9 @@ def _messages_in(piece: Any) -> int:
     return len(piece.lines) if isinstance(piece, LineBlock) else 1
 
 
-def _stream_messages(stream: IO[bytes], name: str, container: str | None, delimiter: str,
-                     key_separator: str | None) -> Iterator[Message]:
+def _stream_messages(
+    stream: IO[bytes], name: str, container: str | None, delimiter: str, key_separator: str | None
+) -> Iterator[Message]:
     if container == "parquet":
         yield from parquet_messages(stream, name)
         return
@@ -128,9 +142,17 @@ def _stream_messages(stream: IO[bytes], name: str, container: str | None, delimi
         yield from text_messages(stream, name, head_encoding(head))
 
 
-def file_pieces(path: str, container: str, start: int = 0, end: int = -1, first_offset: int = 0,
-                first_line: int = 1, encoding: str | None = None,
-                key_separator: str | None = None, source: str | None = None) -> Iterator[LineBlock | Message]:
+def file_pieces(
+    path: str,
+    container: str,
+    start: int = 0,
+    end: int = -1,
+    first_offset: int = 0,
+    first_line: int = 1,
+    encoding: str | None = None,
+    key_separator: str | None = None,
+    source: str | None = None,
+) -> Iterator[LineBlock | Message]:
     """A file (or bytes ``start`` to ``end`` of it) as blocks of messages or, for other containers, messages.
 
     A range is one :func:`cdckit.io.line_ranges` gives (JSON Lines, text), one of
@@ -161,6 +183,7 @@ def file_pieces(path: str, container: str, start: int = 0, end: int = -1, first_
     except OSError as err:
         yield unreadable_message(name, first_offset, err)
         return
+
     def pieces() -> Iterator[LineBlock | Message]:
         if container == "text":
             for msg in text_messages(stream, name, encoding or "utf-8", first_offset, first_line):
@@ -173,9 +196,11 @@ def file_pieces(path: str, container: str, start: int = 0, end: int = -1, first_
     yield from guarded(pieces(), name, container, stream, first_offset, near=False)
 
 
-def _table_range(path: str, name: str, container: str, start: int, end: int, first_offset: int,
-                 first_line: int) -> Iterator[RowBlock | Message]:
+def _table_range(
+    path: str, name: str, container: str, start: int, end: int, first_offset: int, first_line: int
+) -> Iterator[RowBlock | Message]:
     """The rows of a range of a Parquet or CSV file; damage ends them with one entry, as for the whole file."""
+
     def pieces() -> Iterator[RowBlock | Message]:
         if container == "parquet":
             yield from parquet_range_blocks(path, name, start, end)
@@ -193,6 +218,7 @@ def _table_file(path: str, container: str, key_separator: str | None) -> Iterato
     except OSError as err:
         yield unreadable_message(path, 0, err)
         return
+
     def pieces() -> Iterator[RowBlock | Message]:
         if container == "parquet":
             import pyarrow.parquet as pq
@@ -219,8 +245,13 @@ def _damage(name: str, offset: int, container: str | None, why: str, stream: IO[
         why = damage_of(stream) or why
     else:
         why += _near(stream)
-    return error_message(name, offset, f"damaged {kind}: {why}; the {offset} message(s) before the damage are kept",
-                         "damaged_container", raw=f"<damaged {kind}: the rest of {name} is unreadable>")
+    return error_message(
+        name,
+        offset,
+        f"damaged {kind}: {why}; the {offset} message(s) before the damage are kept",
+        "damaged_container",
+        raw=f"<damaged {kind}: the rest of {name} is unreadable>",
+    )
 
 
 def _near(stream: Any) -> str:

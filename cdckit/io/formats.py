@@ -23,8 +23,14 @@ __all__ = [
 FORMATS = ("parquet", "csv", "jsonl")
 
 #: File suffixes and the format each means.
-SUFFIX_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl",
-                  ".ndjson": "jsonl"}
+SUFFIX_FORMATS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".jsonl": "jsonl",
+    ".json": "jsonl",
+    ".ndjson": "jsonl",
+}
 
 #: The suffix each format writes.
 EXTENSIONS = {"parquet": ".parquet", "csv": ".csv", "jsonl": ".jsonl"}
@@ -36,7 +42,7 @@ PARTITION_COLUMN = "table_name"
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 #: Characters Spark (and Hive) escape in partition folder names, besides control characters.
-_ESCAPED = frozenset('"#%\'*/:=?\\\x7f{[]^')
+_ESCAPED = frozenset("\"#%'*/:=?\\\x7f{[]^")
 
 
 def format_of(path: Path, format: str | None) -> str:
@@ -56,8 +62,10 @@ or name it .parquet, .csv or .jsonl
         return format.lower()
     found = SUFFIX_FORMATS.get(path.suffix.lower())
     if found is None:
-        raise ValueError(f"cannot tell the format of {path} from its suffix; pass format= (one of "
-                         f"{', '.join(FORMATS)}) or name it .parquet, .csv or .jsonl")
+        raise ValueError(
+            f"cannot tell the format of {path} from its suffix; pass format= (one of "
+            f"{', '.join(FORMATS)}) or name it .parquet, .csv or .jsonl"
+        )
     return found
 
 

@@ -9,8 +9,8 @@ r"""JSON Lines: one JSON message per line, blank lines left out, a leading byte-
 
 from __future__ import annotations
 
-from typing import IO
 from collections.abc import Iterator
+from typing import IO
 
 from .message import LineBlock, Message
 from .records import parse_line

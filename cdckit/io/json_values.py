@@ -16,8 +16,8 @@ of :mod:`cdckit.io` (not public).
 from __future__ import annotations
 
 import re
-from typing import IO
 from collections.abc import Iterator
+from typing import IO
 
 import numpy as np
 
@@ -43,8 +43,9 @@ def json_value_messages(stream: IO[bytes], name: str) -> Iterator[Message]:
             yield piece
 
 
-def json_value_pieces(stream: IO[bytes], name: str, first_offset: int = 0, first_line: int = 1,
-                      in_array: bool = False) -> Iterator[LineBlock | Message]:
+def json_value_pieces(
+    stream: IO[bytes], name: str, first_offset: int = 0, first_line: int = 1, in_array: bool = False
+) -> Iterator[LineBlock | Message]:
     """The values of a JSON array, or of JSON values one after another, as blocks and messages.
 
     ``in_array``: the stream is a part of an array's elements (from an element's start), the first numbered
@@ -119,8 +120,9 @@ def json_value_pieces(stream: IO[bytes], name: str, first_offset: int = 0, first
         raw = buf[pos:end]
         start_line = line + buf.count(b"\n", 0, pos)
         if truncated:
-            yield error_message(name, offset, "truncated JSON: the value never closes", "truncated_json", raw,
-                                start_line)
+            yield error_message(
+                name, offset, "truncated JSON: the value never closes", "truncated_json", raw, start_line
+            )
         else:
             yield parse_line(raw, name, offset, start_line)
         offset += 1

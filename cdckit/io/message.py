@@ -75,8 +75,9 @@ class LineBlock:
         return self.first_line + index if self.line_numbers is None else self.line_numbers[index]
 
 
-def error_message(name: str, offset: int, reason: str, code: str, raw: bytes | str = b"",
-                  line: int | None = None) -> Message:
+def error_message(
+    name: str, offset: int, reason: str, code: str, raw: bytes | str = b"", line: int | None = None
+) -> Message:
     """A message the container could not read: quarantined with ``reason`` and ``code``."""
     return Message(None, name, offset, raw=raw, line=line, error=reason, code=code)
 

@@ -58,9 +58,14 @@ def _payload_message(item: str | bytes, name: str, offset: int, **extra: Any) ->
         try:
             item.encode("utf-8")
         except UnicodeEncodeError as err:
-            return error_message(name, offset, f"the text holds a lone surrogate ({item[err.start]!r} at character "
-                                 f"{err.start}), not valid UTF-8", "invalid_utf8",
-                                 item.encode("utf-8", "backslashreplace").decode("utf-8"), extra.get("line"))
+            return error_message(
+                name,
+                offset,
+                f"the text holds a lone surrogate ({item[err.start]!r} at character {err.start}), not valid UTF-8",
+                "invalid_utf8",
+                item.encode("utf-8", "backslashreplace").decode("utf-8"),
+                extra.get("line"),
+            )
     data = item.encode("utf-8") if isinstance(item, str) else item
     if data.lstrip()[:1] in (b"{", b"[", b'"') or data.strip() in (b"null", b"true", b"false"):
         msg = parse_line(data.strip(), name, offset, None)
@@ -81,8 +86,22 @@ def _payload_message(item: str | bytes, name: str, offset: int, **extra: Any) ->
 
 #: The fields of a saved Kafka record: a dict holding any other key is a message, not a record.
 _RECORD_FIELDS = frozenset(
-    {"topic", "partition", "offset", "timestamp", "timestampType", "tstype", "ts", "broker",
-     "key", "value", "payload", "headers", "key_error", "payload_error"}
+    {
+        "topic",
+        "partition",
+        "offset",
+        "timestamp",
+        "timestampType",
+        "tstype",
+        "ts",
+        "broker",
+        "key",
+        "value",
+        "payload",
+        "headers",
+        "key_error",
+        "payload_error",
+    }
 )
 
 
@@ -132,8 +151,9 @@ def record_object(item: Any, name: str, ordinal: int) -> Message:
     if bad is not None:
         return error_message(name, ordinal, bad, "invalid_value", safe_repr(item.value))
     topic = getattr(item, "topic", None)
-    return record_message(item.value, getattr(item, "key", None), name, kafka_offset, partition,
-                          topic if topic.__class__ is str else None)
+    return record_message(
+        item.value, getattr(item, "key", None), name, kafka_offset, partition, topic if topic.__class__ is str else None
+    )
 
 
 def _position_problem(offset: Any, partition: Any, offset_required: bool = False) -> str | None:
@@ -167,8 +187,9 @@ def kafka_key(key: Any) -> Any:
     return key
 
 
-def record_message(value: Any, key: Any, source: str, offset: int, partition: int | None = None,
-                   topic: str | None = None) -> Message:
+def record_message(
+    value: Any, key: Any, source: str, offset: int, partition: int | None = None, topic: str | None = None
+) -> Message:
     """The message of one Kafka record (value and key as bytes, text or None; ``topic`` when known).
 
     >>> msg = record_message(b'{"op": "c"}', b"7", "topic", 42, 3)
@@ -177,8 +198,13 @@ def record_message(value: Any, key: Any, source: str, offset: int, partition: in
     """
     msg = value_message(value, source, offset)
     if msg is None:
-        return error_message(source, offset, f"the Kafka record's value is a {type(value).__name__}, "
-                             "not bytes or text", "invalid_message", safe_repr(value))
+        return error_message(
+            source,
+            offset,
+            f"the Kafka record's value is a {type(value).__name__}, not bytes or text",
+            "invalid_message",
+            safe_repr(value),
+        )
     msg.key = kafka_key(key)
     msg.partition = partition
     msg.topic = topic
@@ -186,8 +212,9 @@ def record_message(value: Any, key: Any, source: str, offset: int, partition: in
 
 
 @overload
-def value_message(value: str | bytes | bytearray | memoryview | dict | None, source: str, offset: int,
-                  line: int | None = None) -> Message: ...
+def value_message(
+    value: str | bytes | bytearray | memoryview | dict | None, source: str, offset: int, line: int | None = None
+) -> Message: ...
 @overload
 def value_message(value: Any, source: str, offset: int, line: int | None = None) -> Message | None: ...
 
@@ -267,9 +294,11 @@ def saved_records(lines: list[bytes]) -> list[SavedRecord | None] | None:
         except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):  # the slow
             # path says why (msgspec gives up on very deep nesting with RecursionError)
             record = None
-        if record is not None and (record.payload is unset and record.value is unset or (
-                record.topic is unset and record.partition is unset and record.offset is unset
-                and record.key is unset)):
+        if record is not None and (
+            record.payload is unset
+            and record.value is unset
+            or (record.topic is unset and record.partition is unset and record.offset is unset and record.key is unset)
+        ):
             record = None
         if record is None and not out:
             return None

@@ -123,5 +123,11 @@ def _control_bytes(head: bytes) -> int:
 def binary_message(head: bytes, name: str) -> Message:
     """The one quarantine entry of a binary file (``head``: its first bytes)."""
     kept = head[:_RAW_KEPT].decode("latin-1").encode("unicode_escape").decode("ascii")
-    return error_message(name, 0, f"binary data, not a text or JSON capture ({len(head):,} bytes looked at, "
-                         f"{_control_bytes(head):,} of them control bytes)", "binary_data", raw=kept)
+    return error_message(
+        name,
+        0,
+        f"binary data, not a text or JSON capture ({len(head):,} bytes looked at, "
+        f"{_control_bytes(head):,} of them control bytes)",
+        "binary_data",
+        raw=kept,
+    )

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import glob
 import os
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
-from collections.abc import Generator, Iterable, Iterator
 
 from .console import console_message
 from .files import file_messages, stream_messages_guarded
@@ -26,8 +26,9 @@ from .streams import payload_stream
 __all__ = ["iter_sources", "expand_paths", "looks_like_payload"]
 
 
-def iter_sources(source: Any, container: str | None = None,
-                 key_separator: str | None = None) -> Iterator[tuple[str, Generator[Message, None, None]]]:
+def iter_sources(
+    source: Any, container: str | None = None, key_separator: str | None = None
+) -> Iterator[tuple[str, Generator[Message, None, None]]]:
     """Yield ``(source name, messages)`` for each file or payload in ``source``.
 
     ``source`` may be a path (file, directory or glob), a list of
@@ -48,13 +49,17 @@ def iter_sources(source: Any, container: str | None = None,
     elif isinstance(source, str):
         if looks_like_payload(source):
             data = source.encode("utf-8", "surrogatepass")  # a lone surrogate becomes invalid UTF-8, quarantined
-            yield "<string>", stream_messages_guarded(payload_stream(data), "<string>", container,
-                                                      key_separator=key_separator)
+            yield (
+                "<string>",
+                stream_messages_guarded(payload_stream(data), "<string>", container, key_separator=key_separator),
+            )
         else:
             yield from _path_sources([source], container, key_separator)
     elif isinstance(source, (bytes, bytearray)):
-        yield "<bytes>", stream_messages_guarded(payload_stream(bytes(source)), "<bytes>", container,
-                                                 key_separator=key_separator)
+        yield (
+            "<bytes>",
+            stream_messages_guarded(payload_stream(bytes(source)), "<bytes>", container, key_separator=key_separator),
+        )
     elif isinstance(source, dict):
         yield "<iterable>", _iterable_messages([source], key_separator)
     else:
@@ -67,8 +72,9 @@ def iter_sources(source: Any, container: str | None = None,
         yield "<iterable>", _iterable_messages(items, key_separator)
 
 
-def _path_sources(specs: list[str], container: str | None,
-                  key_separator: str | None) -> Iterator[tuple[str, Generator[Message, None, None]]]:
+def _path_sources(
+    specs: list[str], container: str | None, key_separator: str | None
+) -> Iterator[tuple[str, Generator[Message, None, None]]]:
     for spec in specs:
         for path in expand_paths(spec):
             yield path, file_messages(path, container, key_separator)

@@ -21,8 +21,8 @@ import csv
 import io
 import os
 import re
-from typing import IO, Any
 from collections.abc import Iterator
+from typing import IO, Any
 
 import numpy as np
 
@@ -33,8 +33,14 @@ from .sniff import csv_delimiter
 from .streams import BLOCK
 from .tables import RowBlock, csv_blocks, csv_messages, parquet_blocks, rows_of
 
-__all__ = ["parquet_ranges", "parquet_range_messages", "parquet_range_blocks", "csv_ranges", "csv_range_messages",
-           "csv_range_blocks"]
+__all__ = [
+    "parquet_ranges",
+    "parquet_range_messages",
+    "parquet_range_blocks",
+    "csv_ranges",
+    "csv_range_messages",
+    "csv_range_blocks",
+]
 
 _LINE_END = re.compile(rb"\r\n?|\n")
 
@@ -116,7 +122,7 @@ def csv_ranges(path: str, bytes_per_range: int) -> list[tuple[int, int, int, int
     with open(path, "rb") as stream:
         head = stream.read(BLOCK)
         found = _LINE_END.search(head)
-        if found is None or found.end() == len(head) or not head[:found.start()].lstrip(b"\xef\xbb\xbf"):
+        if found is None or found.end() == len(head) or not head[: found.start()].lstrip(b"\xef\xbb\xbf"):
             return None  # a header longer than a block, or an empty one
         quoted = _scan(stream, head)
         if quoted is None or (quoted and not _rows_on_own_lines(path, csv_delimiter(path))):
@@ -195,8 +201,9 @@ def csv_header(path: str, delimiter: str) -> list[str]:
             text.detach()
 
 
-def csv_range_messages(path: str, name: str, start: int, end: int, first_offset: int, first_line: int,
-                       delimiter: str) -> Iterator[Message]:
+def csv_range_messages(
+    path: str, name: str, start: int, end: int, first_offset: int, first_line: int, delimiter: str
+) -> Iterator[Message]:
     """The rows in bytes ``start`` to ``end`` of a CSV file (a :func:`csv_ranges` entry), as
     :func:`cdckit.io.file_messages` gives them (named ``name``)."""
     header = csv_header(path, delimiter)
@@ -204,8 +211,9 @@ def csv_range_messages(path: str, name: str, start: int, end: int, first_offset:
         yield from csv_messages(stream, name, delimiter, header, first_offset, first_line)
 
 
-def csv_range_blocks(path: str, name: str, start: int, end: int, first_offset: int, first_line: int,
-                     delimiter: str) -> Iterator[RowBlock]:
+def csv_range_blocks(
+    path: str, name: str, start: int, end: int, first_offset: int, first_line: int, delimiter: str
+) -> Iterator[RowBlock]:
     """:func:`csv_range_messages` as :class:`~cdckit.io.tables.RowBlock` (see :func:`~cdckit.io.tables.csv_blocks`)."""
     header = csv_header(path, delimiter)
     with open_range(path, start, end) as stream:

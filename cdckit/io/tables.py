@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
-from collections.abc import Iterator
 
 from .. import values
 from .message import LineBlock, Message, error_message
@@ -34,14 +34,21 @@ _CSV_BLOCK_ROWS = 16_384
 _CSV_FIELD_LIMIT = 2**31 - 1
 
 
-def csv_messages(stream: IO[bytes], name: str, delimiter: str, fieldnames: list[str] | None = None,
-                 first_offset: int = 0, first_line: int = 1) -> Iterator[Message]:
+def csv_messages(
+    stream: IO[bytes],
+    name: str,
+    delimiter: str,
+    fieldnames: list[str] | None = None,
+    first_offset: int = 0,
+    first_line: int = 1,
+) -> Iterator[Message]:
     """The rows of a CSV stream with a header line; a row with invalid UTF-8 or extra fields is quarantined.
 
     With ``fieldnames`` (the header), the stream is a part of a file after its header, from a line's start:
     its first row has offset ``first_offset`` and starts on line ``first_line``."""
-    text = io.TextIOWrapper(stream, encoding="utf-8-sig" if fieldnames is None else "utf-8",
-                            errors="surrogateescape", newline="")
+    text = io.TextIOWrapper(
+        stream, encoding="utf-8-sig" if fieldnames is None else "utf-8", errors="surrogateescape", newline=""
+    )
     reader = csv.DictReader(text, fieldnames=fieldnames, delimiter=delimiter)
     lines_before = 0 if fieldnames is None else first_line - 1
     for offset, row in enumerate(_csv_rows(reader), start=first_offset):
@@ -58,8 +65,14 @@ def _csv_message(row: dict, name: str, offset: int, line: int, delimiter: str) -
         return error_message(name, offset, "invalid UTF-8 in CSV row", "invalid_utf8", raw, line)
     if None in clean:  # more fields than the header names
         extra = clean.pop(None)
-        return error_message(name, offset, f"CSV row has {len(extra)} more fields than the header",
-                             "damaged_input", values.dumps(clean), line)
+        return error_message(
+            name,
+            offset,
+            f"CSV row has {len(extra)} more fields than the header",
+            "damaged_input",
+            values.dumps(clean),
+            line,
+        )
     return unwrap_record(Message(clean, name, offset, line=line))
 
 
@@ -144,8 +157,14 @@ def parquet_blocks(batches: Iterator[Any], name: str, first_offset: int = 0) -> 
         offset += batch.num_rows
 
 
-def csv_blocks(stream: IO[bytes], name: str, delimiter: str, fieldnames: list[str] | None = None,
-               first_offset: int = 0, first_line: int = 1) -> Iterator[RowBlock]:
+def csv_blocks(
+    stream: IO[bytes],
+    name: str,
+    delimiter: str,
+    fieldnames: list[str] | None = None,
+    first_offset: int = 0,
+    first_line: int = 1,
+) -> Iterator[RowBlock]:
     """:func:`csv_messages` as :class:`RowBlock`: the same rows, with their offsets and lines; a row that
     :func:`csv_messages` would not give as a plain row of the header's columns (extra fields, invalid UTF-8,
     a saved Kafka record) is in the block's ``messages``. When reading fails, the rows read before come as a
@@ -159,12 +178,11 @@ def csv_blocks(stream: IO[bytes], name: str, delimiter: str, fieldnames: list[st
     if names is None:
         end = head.find(b"\n")
         names = _plain_header(head if end < 0 else head[:end], delimiter)
-        data, line = (b"" if end < 0 else head[end + 1:]), 2
+        data, line = (b"" if end < 0 else head[end + 1 :]), 2
         if not data and end >= 0:
             data, rest = _csv_piece(stream, rest)
     if names is None or not _plain_names(names) or len(delimiter.encode()) != 1:
-        yield from _csv_parsed(_joined(head + rest, stream), name, delimiter, fieldnames, first_offset,
-                               first_line)
+        yield from _csv_parsed(_joined(head + rest, stream), name, delimiter, fieldnames, first_offset, first_line)
         return
     offset = first_offset
     while data:
@@ -175,8 +193,15 @@ def csv_blocks(stream: IO[bytes], name: str, delimiter: str, fieldnames: list[st
         for start in range(0, table.num_rows, _CSV_BLOCK_ROWS):
             part = table.slice(start, _CSV_BLOCK_ROWS)
             count = part.num_rows
-            yield RowBlock(offset, line, [], list(range(line, line + count)), list(names),
-                           [column.to_pylist() for column in part.columns], count)
+            yield RowBlock(
+                offset,
+                line,
+                [],
+                list(range(line, line + count)),
+                list(names),
+                [column.to_pylist() for column in part.columns],
+                count,
+            )
             offset, line = offset + count, line + count
         data, rest = _csv_piece(stream, rest)
 
@@ -196,7 +221,7 @@ def _csv_piece(stream: IO[bytes], rest: bytes) -> tuple[bytes, bytes]:
         data += more
         end = data.rfind(b"\n")
         if end >= 0:
-            return data[:end + 1], data[end + 1:]
+            return data[: end + 1], data[end + 1 :]
 
 
 def _plain_header(line: bytes, delimiter: str) -> list[str] | None:
@@ -226,11 +251,18 @@ def _plain_csv(data: bytes, names: list[str], delimiter: str) -> Any:
 
     try:
         table = pcsv.read_csv(
-            io.BytesIO(data), read_options=pcsv.ReadOptions(use_threads=False, column_names=names,
-                                                                 block_size=max(len(data) + 1, 1 << 20)),
+            io.BytesIO(data),
+            read_options=pcsv.ReadOptions(
+                use_threads=False, column_names=names, block_size=max(len(data) + 1, 1 << 20)
+            ),
             parse_options=pcsv.ParseOptions(delimiter=delimiter, double_quote=False, quote_char=False),
-            convert_options=pcsv.ConvertOptions(column_types={n: pa.string() for n in names}, null_values=[""],
-                                                strings_can_be_null=True, check_utf8=True))
+            convert_options=pcsv.ConvertOptions(
+                column_types={n: pa.string() for n in names},
+                null_values=[""],
+                strings_can_be_null=True,
+                check_utf8=True,
+            ),
+        )
     except Exception:  # a row of another width, invalid UTF-8...: the csv module says what it is
         return None
     lines = data.count(b"\n") + (not data.endswith(b"\n"))
@@ -253,7 +285,7 @@ class _Joined(io.RawIOBase):
             self._first = self._first[size:]
             return size
         data = self._stream.read(len(buffer))
-        buffer[:len(data)] = data
+        buffer[: len(data)] = data
         return len(data)
 
 
@@ -261,11 +293,18 @@ def _joined(first: bytes, stream: IO[bytes]) -> IO[bytes]:
     return io.BufferedReader(_Joined(first, stream))
 
 
-def _csv_parsed(stream: IO[bytes], name: str, delimiter: str, fieldnames: list[str] | None = None,
-                first_offset: int = 0, first_line: int = 1) -> Iterator[RowBlock]:
+def _csv_parsed(
+    stream: IO[bytes],
+    name: str,
+    delimiter: str,
+    fieldnames: list[str] | None = None,
+    first_offset: int = 0,
+    first_line: int = 1,
+) -> Iterator[RowBlock]:
     """:func:`csv_blocks` read by the csv module's parser (the one of :func:`csv_messages`)."""
-    text = io.TextIOWrapper(stream, encoding="utf-8-sig" if fieldnames is None else "utf-8",
-                            errors="surrogateescape", newline="")
+    text = io.TextIOWrapper(
+        stream, encoding="utf-8-sig" if fieldnames is None else "utf-8", errors="surrogateescape", newline=""
+    )
     reader = csv.reader(text, delimiter=delimiter)
     lines_before = 0 if fieldnames is None else first_line - 1
     try:
@@ -300,7 +339,7 @@ def _csv_parsed(stream: IO[bytes], name: str, delimiter: str, fieldnames: list[s
                         if len(row) > width:
                             full[None] = row[width:]
                         else:
-                            full.update(dict.fromkeys(names[len(row):]))
+                            full.update(dict.fromkeys(names[len(row) :]))
                         messages[len(rows)] = _csv_message(full, name, offset + len(rows), line, delimiter)
                         rows.append([None] * width)
                     lines.append(line)
@@ -321,8 +360,9 @@ def _csv_parsed(stream: IO[bytes], name: str, delimiter: str, fieldnames: list[s
         text.detach()
 
 
-def _csv_block(offset: int, names: list[str], rows: list[list], lines: list[int],
-               messages: dict[int, Message]) -> RowBlock:
+def _csv_block(
+    offset: int, names: list[str], rows: list[list], lines: list[int], messages: dict[int, Message]
+) -> RowBlock:
     columns = [list(column) for column in zip(*rows)] if names else []
     return RowBlock(offset, lines[0], [], lines, names, columns, len(rows), messages)
 

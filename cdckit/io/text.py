@@ -14,8 +14,8 @@ UTF-8; a line that does not decode is quarantined on its own.
 
 from __future__ import annotations
 
-from typing import IO
 from collections.abc import Iterator
+from typing import IO
 
 from .message import Message, error_message
 from .streams import HEAD, open_file, without_bom
@@ -48,8 +48,9 @@ def head_encoding(head: bytes) -> str:
     return "utf-8"
 
 
-def text_messages(stream: IO[bytes], name: str, encoding: str, first_offset: int = 0,
-                  first_line: int = 1) -> Iterator[Message]:
+def text_messages(
+    stream: IO[bytes], name: str, encoding: str, first_offset: int = 0, first_line: int = 1
+) -> Iterator[Message]:
     """The messages of a text stream (one per non-blank line), as :func:`cdckit.io.iter_sources` gives them."""
     offset = first_offset
     for number, raw in enumerate(stream, start=first_line):

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import csv
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Iterable
 
 from .. import values
 
@@ -36,8 +36,9 @@ class ConsoleLayout:
     headers: bool = False
 
 
-def console_text(value: Any, key: Any, offset: int, timestamp: int | None = None,
-                 layout: ConsoleLayout = ConsoleLayout()) -> str:
+def console_text(
+    value: Any, key: Any, offset: int, timestamp: int | None = None, layout: ConsoleLayout = ConsoleLayout()
+) -> str:
     """One record as ``kafka-console-consumer`` prints it with ``print.key=true`` (partition 0, no headers;
     ``timestamp``: the record's CreateTime in epoch milliseconds, if it has one).
 
@@ -69,9 +70,15 @@ def _printed(part: Any) -> str:
     return part if isinstance(part, str) else values.dumps(part)
 
 
-def write_messages(records: Iterable[Any], path: str | os.PathLike[str], layout: str = "jsonl",
-                   topic: str | None = None, *, console: ConsoleLayout = ConsoleLayout(),
-                   timestamps: Iterable[int | None] | None = None) -> int:
+def write_messages(
+    records: Iterable[Any],
+    path: str | os.PathLike[str],
+    layout: str = "jsonl",
+    topic: str | None = None,
+    *,
+    console: ConsoleLayout = ConsoleLayout(),
+    timestamps: Iterable[int | None] | None = None,
+) -> int:
     """Write encoded records (``Record`` objects or plain values) to ``path``; returns the count.
 
     ``layout`` is ``jsonl`` (one JSON value per line), ``kcat`` (kcat ``-J``
@@ -117,9 +124,13 @@ def write_messages(records: Iterable[Any], path: str | os.PathLike[str], layout:
                 elif layout == "text":
                     out.write(f"{value}\n")
                 elif layout == "kcat":
-                    record = {"topic": topic or "cdckit", "partition": 0, "offset": number,
-                              "key": None if key is None else values.dumps(key),
-                              "payload": None if value is None else values.dumps(value)}
+                    record = {
+                        "topic": topic or "cdckit",
+                        "partition": 0,
+                        "offset": number,
+                        "key": None if key is None else values.dumps(key),
+                        "payload": None if value is None else values.dumps(value),
+                    }
                     out.write(values.dumps(record) + "\n")
                 else:
                     out.write(values.dumps(value) + "\n")

@@ -28,15 +28,24 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from typing import Any
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import pandas as pd
 
 from ..column_types import column_types_frame
 
-__all__ = ["Capture", "Attached", "quarantine", "column_types_of", "new_report", "added_reports", "merged_keys",
-           "events_of", "plain"]
+__all__ = [
+    "Capture",
+    "Attached",
+    "quarantine",
+    "column_types_of",
+    "new_report",
+    "added_reports",
+    "merged_keys",
+    "events_of",
+    "plain",
+]
 
 #: The report's counts (integers) and tallies (name -> count); ``sources`` and ``detection`` map a
 #: source to what was found in it, and ``pending`` (update halves still waiting) appears only when not 0.
@@ -45,10 +54,18 @@ TALLIES = ("skipped", "dialects")
 BY_SOURCE = ("sources", "detection")
 
 
-def new_report(messages: int = 0, decoded: int = 0, events: int = 0, quarantined: int = 0,
-               skipped: Mapping[str, int] | None = None, dialects: Mapping[str, int] | None = None,
-               sources: Mapping[str, Any] | None = None, detection: Mapping[str, Any] | None = None,
-               pending: int = 0, inferred_keys: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def new_report(
+    messages: int = 0,
+    decoded: int = 0,
+    events: int = 0,
+    quarantined: int = 0,
+    skipped: Mapping[str, int] | None = None,
+    dialects: Mapping[str, int] | None = None,
+    sources: Mapping[str, Any] | None = None,
+    detection: Mapping[str, Any] | None = None,
+    pending: int = 0,
+    inferred_keys: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """A read's report: every message is decoded or quarantined, and ``skipped`` says why a decoded
     message gave no row. ``inferred_keys`` (only when a dialect inferred any: test_decoding) says which
     tables got key columns from the capture's own evidence, ``{table: {"columns", "evidence",
@@ -57,10 +74,16 @@ def new_report(messages: int = 0, decoded: int = 0, events: int = 0, quarantined
     >>> new_report(messages=3, decoded=2, events=2, quarantined=1)["skipped"]
     {}
     """
-    report: dict[str, Any] = {"messages": messages, "decoded": decoded, "events": events,
-                              "quarantined": quarantined, "skipped": dict(skipped or {}),
-                              "dialects": dict(dialects or {}), "sources": dict(sources or {}),
-                              "detection": dict(detection or {})}
+    report: dict[str, Any] = {
+        "messages": messages,
+        "decoded": decoded,
+        "events": events,
+        "quarantined": quarantined,
+        "skipped": dict(skipped or {}),
+        "dialects": dict(dialects or {}),
+        "sources": dict(sources or {}),
+        "detection": dict(detection or {}),
+    }
     if pending:
         report["pending"] = pending
     if inferred_keys:
@@ -111,11 +134,13 @@ def merged_keys(reports: Iterable[Mapping[str, Mapping[str, Any]]]) -> dict[str,
             if known is None:
                 total[table] = {**item, "sources": list(item.get("sources") or [])}
             elif list(known["columns"]) == list(item["columns"]):
-                known["sources"] = known["sources"] + [s for s in item.get("sources") or []
-                                                       if s not in known["sources"]]
+                known["sources"] = known["sources"] + [
+                    s for s in item.get("sources") or [] if s not in known["sources"]
+                ]
             else:
-                known.setdefault("conflicts", []).append({"columns": list(item["columns"]),
-                                                          "sources": list(item.get("sources") or [])})
+                known.setdefault("conflicts", []).append(
+                    {"columns": list(item["columns"]), "sources": list(item.get("sources") or [])}
+                )
     return total
 
 
@@ -147,10 +172,12 @@ class Capture:
         quarantined = _attached(attrs.get("quarantine"))
         types = _attached(attrs.get("column_types"))
         report = attrs.get("report")
-        return cls(plain(events),
-                   quarantined if quarantined is not None else empty_quarantine(),
-                   dict(report) if isinstance(report, Mapping) else new_report(events=len(events)),
-                   types if types is not None else column_types_frame([]))
+        return cls(
+            plain(events),
+            quarantined if quarantined is not None else empty_quarantine(),
+            dict(report) if isinstance(report, Mapping) else new_report(events=len(events)),
+            types if types is not None else column_types_frame([]),
+        )
 
     @classmethod
     def combined(cls, captures: list[Capture]) -> Capture:
@@ -160,10 +187,12 @@ class Capture:
         if not captures:
             return cls.of(empty_events())
         frames = [c.events for c in captures if len(c.events)]
-        return cls(pd.concat(frames, ignore_index=True) if frames else empty_events(),
-                   pd.concat([c.quarantine for c in captures], ignore_index=True),
-                   added_reports(c.report for c in captures),
-                   pd.concat([c.column_types for c in captures], ignore_index=True))
+        return cls(
+            pd.concat(frames, ignore_index=True) if frames else empty_events(),
+            pd.concat([c.quarantine for c in captures], ignore_index=True),
+            added_reports(c.report for c in captures),
+            pd.concat([c.column_types for c in captures], ignore_index=True),
+        )
 
     def replace(self, events: pd.DataFrame) -> Capture:
         """The same capture with other events (a selection of them): quarantine and report kept."""
@@ -175,18 +204,23 @@ class Capture:
         events = plain(self.events)
         count = len(self.quarantine)
         events.attrs = {
-            "quarantine": Attached(self.quarantine, f"{count:,} message{'' if count == 1 else 's'} quarantined: "
-                                                    "cdckit.quarantine(events) gives them"),
+            "quarantine": Attached(
+                self.quarantine,
+                f"{count:,} message{'' if count == 1 else 's'} quarantined: cdckit.quarantine(events) gives them",
+            ),
             "report": json_safe(self.report),
-            "column_types": Attached(self.column_types, f"{len(self.column_types):,} column declarations: "
-                                                        "cdckit.column_types_of(events) gives them"),
+            "column_types": Attached(
+                self.column_types,
+                f"{len(self.column_types):,} column declarations: cdckit.column_types_of(events) gives them",
+            ),
         }
         return events
 
     def __repr__(self) -> str:
         r = self.report
-        return (f"Capture({r['messages']:,} messages -> {len(self.events):,} events, "
-                f"{len(self.quarantine):,} quarantined)")
+        return (
+            f"Capture({r['messages']:,} messages -> {len(self.events):,} events, {len(self.quarantine):,} quarantined)"
+        )
 
 
 class Attached(str):
@@ -284,7 +318,8 @@ def _require_held(events: pd.DataFrame, name: str) -> None:
         raise ValueError(
             f"these events name their {name} ({value!r}) but no longer hold it: they were read back from a file "
             f"that keeps attrs as text (Parquet, Feather). Read the capture again, or write the {name} beside the "
-            f"events (cdckit.read(..., capture=True) gives it as a frame).")
+            f"events (cdckit.read(..., capture=True) gives it as a frame)."
+        )
 
 
 def json_safe(value: Any) -> Any:

@@ -62,8 +62,16 @@ class MessageDecoder:
     ends (a ``whole_files`` dialect's source is decoded in one piece anyway).
     """
 
-    def __init__(self, dialect: Dialect | None, sink: Sink, unknown: str | None = None, *, each: bool = False,
-                 tz: str | None = None, options: DialectOptions | None = None) -> None:
+    def __init__(
+        self,
+        dialect: Dialect | None,
+        sink: Sink,
+        unknown: str | None = None,
+        *,
+        each: bool = False,
+        tz: str | None = None,
+        options: DialectOptions | None = None,
+    ) -> None:
         self.dialect = dialect
         self.sink = sink
         self.unknown = unknown or "no dialect recognises this message"
@@ -144,8 +152,9 @@ class MessageDecoder:
             if decoded.events:
                 self.sink.events(decoded.message, decoded.dialect, decoded.events)
             else:
-                self.sink.skipped(decoded.message, decoded.dialect,
-                                  decoded.skip or f"{decoded.dialect}: message without rows")
+                self.sink.skipped(
+                    decoded.message, decoded.dialect, decoded.skip or f"{decoded.dialect}: message without rows"
+                )
         keys = found.get("inferred_keys")
         if keys and held:
             self.sink.inferred_keys(held[0].message.source, dialect.name, keys)
@@ -177,8 +186,13 @@ class MessageDecoder:
             return ("bad", "the message nests too deep to decode", "too_deep", err)
         except Exception as err:  # a decoder bug or a shape it did not foresee: quarantine, never stop
             text = str(err)
-            code = ("too_deep" if "Recursion limit" in text else "invalid_utf8" if "surrogates not allowed" in text
-                    else "decoder_error")
+            code = (
+                "too_deep"
+                if "Recursion limit" in text
+                else "invalid_utf8"
+                if "surrogates not allowed" in text
+                else "decoder_error"
+            )
             return ("bad", f"{type(err).__name__}: {err}", code, err)
         return ("events", events)
 
@@ -227,15 +241,22 @@ class MessageDecoder:
         separator = self.options.key_separator
 
         def slow(index: int) -> None:
-            msg = console_message(parse_line(lines[index].strip(), source, block.first_offset + index,
-                                             block.line_of(index)), separator)
+            msg = console_message(
+                parse_line(lines[index].strip(), source, block.first_offset + index, block.line_of(index)), separator
+            )
             if partition is not None and msg.partition is None:
                 msg.partition = partition
             self.message(msg)
 
         def light(index: int) -> Message:  # the position of a message whose half the batch decoder gave
-            return Message(None, source, block.first_offset + index, raw=lines[index].strip(),
-                           line=block.line_of(index), partition=partition)
+            return Message(
+                None,
+                source,
+                block.first_offset + index,
+                raw=lines[index].strip(),
+                line=block.line_of(index),
+                partition=partition,
+            )
 
         count = len(lines)
         first = block.first_offset
@@ -252,8 +273,9 @@ class MessageDecoder:
             for index in range(count):
                 slow(index)
             return
-        self._fast(results, range(first, first + count), [source] * count, [partition] * count, slow, light,
-                   self._batch_types)
+        self._fast(
+            results, range(first, first + count), [source] * count, [partition] * count, slow, light, self._batch_types
+        )
 
     def rows(self, block: RowBlock, source: str, partition: int | None = None) -> None:
         """Decode a block of table rows (CSV or Parquet), through the dialect's ``decode_rows`` when it has
@@ -328,33 +350,55 @@ class MessageDecoder:
             declared = [(chosen[index], table, columns) for index, table, columns in self._batch_types]
 
         def light(index: int) -> Message:
-            return Message(None, source, offsets[index], raw=block.lines[index].strip(), line=block.line_of(index),
-                           partition=partitions[index])
+            return Message(
+                None,
+                source,
+                offsets[index],
+                raw=block.lines[index].strip(),
+                line=block.line_of(index),
+                partition=partitions[index],
+            )
 
         self._fast(results, offsets, [source] * count, partitions, slow, light, declared)
 
     def _batches(self) -> bool:
         return self.dialect is not None and self.dialect.has_line_decoder
 
-    def records(self, values: list, keys: list, sources: list, partitions: list, offsets: list,
-                topics: list | None = None) -> None:
+    def records(
+        self, values: list, keys: list, sources: list, partitions: list, offsets: list, topics: list | None = None
+    ) -> None:
         """Decode Kafka records (value and key as bytes or text; ``topics``: their topics, when known): keyless
         ones through the batch decoder."""
         count = len(values)
 
         def slow(index: int) -> None:
-            self.message(record_message(values[index], keys[index], sources[index], offsets[index],
-                                        partitions[index], None if topics is None else topics[index]))
+            self.message(
+                record_message(
+                    values[index],
+                    keys[index],
+                    sources[index],
+                    offsets[index],
+                    partitions[index],
+                    None if topics is None else topics[index],
+                )
+            )
 
         keyed = self._batches() and self._given().uses_kafka_key
         chosen = [i for i in range(count) if (keyed or keys[i] is None) and isinstance(values[i], (bytes, bytearray))]
-        found = self._batch([bytes(values[i]) for i in chosen],
-                            [_key_text(keys[i]) for i in chosen] if keyed else None,
-                            None if topics is None else [topics[i] for i in chosen]) if chosen else None
+        found = (
+            self._batch(
+                [bytes(values[i]) for i in chosen],
+                [_key_text(keys[i]) for i in chosen] if keyed else None,
+                None if topics is None else [topics[i] for i in chosen],
+            )
+            if chosen
+            else None
+        )
         if found is None:
             for index in range(count):
                 slow(index)
             return
+
         def light(index: int) -> Message:
             return Message(None, sources[index], offsets[index], raw=values[index], partition=partitions[index])
 
@@ -402,8 +446,16 @@ class MessageDecoder:
         self._batch_types = [(index, table, columns) for table, columns, index in declared if index is not None]
         return results
 
-    def _fast(self, results: list, offsets: Any, sources: list, partitions: list, slow: Any, light: Any,
-              declared: Sequence[tuple] = ()) -> None:
+    def _fast(
+        self,
+        results: list,
+        offsets: Any,
+        sources: list,
+        partitions: list,
+        slow: Any,
+        light: Any,
+        declared: Sequence[tuple] = (),
+    ) -> None:
         """Hand the batch decoder's rows to the sink in runs of one source, in input order (the partitions of
         a run's rows reach the sink as a column when they differ: a multi-partition capture interleaves them);
         a message it handed back (None) goes to ``slow``. An update half (an :class:`Event`) stays in its
@@ -418,18 +470,27 @@ class MessageDecoder:
         table, self._batch_table = self._batch_table, None
         run = self._run if table is None else _TableRuns(self, table).run
         start, count = 0, len(results)
-        if table is not None and count and results.count(TABLE_ROW) == count and \
-                sources.count(sources[0]) == count and partitions.count(partitions[0]) == count:
+        if (
+            table is not None
+            and count
+            and results.count(TABLE_ROW) == count
+            and sources.count(sources[0]) == count
+            and partitions.count(partitions[0]) == count
+        ):
             start = count  # the usual block: one run, the whole table (the loop below would find no break)
             run(results, offsets, sources, partitions, 0, count, slow, light)
         for index, result in enumerate(results if start < count else ()):
-            if result is None or (result.__class__ is list and not result) or (
-                    result.__class__ is Event and not sound_half(result)):
+            if (
+                result is None
+                or (result.__class__ is list and not result)
+                or (result.__class__ is Event and not sound_half(result))
+            ):
                 run(results, offsets, sources, partitions, start, index, slow, light)
                 slow(index)
                 start = index + 1
             elif sources[index] != sources[start] or (
-                    table is not None and (result is TABLE_ROW) is not (results[start] is TABLE_ROW)):
+                table is not None and (result is TABLE_ROW) is not (results[start] is TABLE_ROW)
+            ):
                 run(results, offsets, sources, partitions, start, index, slow, light)
                 start = index
         run(results, offsets, sources, partitions, start, count, slow, light)
@@ -455,8 +516,9 @@ class MessageDecoder:
 
         return decoded_alone
 
-    def _run(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
-             slow: Any, light: Any) -> None:
+    def _run(
+        self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int, slow: Any, light: Any
+    ) -> None:
         """Messages ``lo`` to ``hi`` (one source) as one Arrow table, with the update halves
         among them and their places; a message whose rows the frame cannot hold is decoded alone instead,
         where the guard names the field. A short run goes to the sink as events: an Arrow table of a few
@@ -505,15 +567,29 @@ class MessageDecoder:
             self._split(results, offsets, sources, partitions, lo, hi, slow, light)
             return
         sink.read(name, hi - lo)
-        sink.rows(table, name, sources[lo], row_offsets, hi - lo - len(halves),
-                  _run_partition(partitions, lo, hi, results), halves, firsts)
+        sink.rows(
+            table,
+            name,
+            sources[lo],
+            row_offsets,
+            hi - lo - len(halves),
+            _run_partition(partitions, lo, hi, results),
+            halves,
+            firsts,
+        )
 
-    def _split(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
-               slow: Any, light: Any) -> None:
-        bad = [index for index in range(lo, hi) if results[index].__class__ is not Event
-               and results[index] is not PAIRED_AWAY
-               and any(row_problem(row) for row in ([results[index]] if isinstance(results[index], tuple)
-                                                   else results[index]))]
+    def _split(
+        self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int, slow: Any, light: Any
+    ) -> None:
+        bad = [
+            index
+            for index in range(lo, hi)
+            if results[index].__class__ is not Event
+            and results[index] is not PAIRED_AWAY
+            and any(
+                row_problem(row) for row in ([results[index]] if isinstance(results[index], tuple) else results[index])
+            )
+        ]
         if not bad:  # the rule missed what Arrow refused: every message of the run goes alone
             for index in range(lo, hi):
                 slow(index)
@@ -541,8 +617,9 @@ class _TableRuns:
     def __init__(self, decoder: MessageDecoder, table: pa.Table) -> None:
         self.decoder, self.table, self.at = decoder, table, 0
 
-    def run(self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int,
-            slow: Any, light: Any) -> None:
+    def run(
+        self, results: list, offsets: Any, sources: list, partitions: list, lo: int, hi: int, slow: Any, light: Any
+    ) -> None:
         if lo >= hi:
             return
         if results[lo] is not TABLE_ROW:
@@ -552,12 +629,14 @@ class _TableRuns:
         rows, self.at = self.table.slice(self.at, count), self.at + count
         name = decoder._given().name
         decoder.sink.read(name, count)
-        decoder.sink.rows(rows, name, sources[lo], list(offsets[lo:hi]), count,
-                          _run_partition(partitions, lo, hi), [], [True] * count)
+        decoder.sink.rows(
+            rows, name, sources[lo], list(offsets[lo:hi]), count, _run_partition(partitions, lo, hi), [], [True] * count
+        )
 
 
 def _run_partition(partitions: Any, lo: int, hi: int, results: list | None = None) -> Any:
-    """The partition of messages ``lo`` to ``hi`` as :meth:`cdckit.reading.sinks.Sink.rows` takes it: one value when they share it,
+    """The partition of messages ``lo`` to ``hi`` as :meth:`cdckit.reading.sinks.Sink.rows` takes it: one value
+    when they share it,
     else one per row, the rows being ``results[lo:hi]`` (a row, a list of rows or an update half, which has
     none) or one per message when ``results`` is None.
 

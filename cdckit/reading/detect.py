@@ -14,20 +14,30 @@ from __future__ import annotations
 import html
 import itertools
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Iterable
 
 import pandas as pd
 
-from ..io import Message, iter_sources
 from ..dialects import registry
 from ..dialects.base import Dialect, Match
 from ..errors import AmbiguousDialectError, UnknownDialectError
+from ..io import Message, iter_sources
 from ..python_columns import object_columns
 
-__all__ = ["Detection", "detect", "score_message", "choose", "choose_for_read", "FLOOR", "LOW", "CLAIM", "DEFERRED",
-           "family_hint"]
+__all__ = [
+    "Detection",
+    "detect",
+    "score_message",
+    "choose",
+    "choose_for_read",
+    "FLOOR",
+    "LOW",
+    "CLAIM",
+    "DEFERRED",
+    "family_hint",
+]
 
 #: How many messages of each source ``detect`` and ``read`` look at.
 DEFAULT_SAMPLE = 50
@@ -78,8 +88,10 @@ class Detection:
             f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
             for k, v in (
                 ("dialect", self.dialect),
-                ("confidence", f"{self.confidence:.2f}" + (" (low: check the evidence)" if self.low_confidence
-                                                             else "")),
+                (
+                    "confidence",
+                    f"{self.confidence:.2f}" + (" (low: check the evidence)" if self.low_confidence else ""),
+                ),
                 ("evidence", ", ".join(self.evidence)),
                 ("runner-up", f"{self.runner_up} ({self.runner_up_confidence:.2f})" if self.runner_up else "none"),
                 ("messages looked at", str(len(self.messages))),
@@ -112,8 +124,9 @@ def score_message(value: Any, dialects: list[Dialect]) -> list[tuple[str, Match]
     claimants = [type(dialect) for dialect, match in found if match.score >= CLAIM]
     ranked = []
     for dialect, match in found:
-        if match.score > DEFERRED and any(issubclass(variant, type(dialect)) and variant is not type(dialect)
-                                          for variant in claimants):
+        if match.score > DEFERRED and any(
+            issubclass(variant, type(dialect)) and variant is not type(dialect) for variant in claimants
+        ):
             match = Match(DEFERRED, match.evidence)
         ranked.append((dialect.name, match))
     ranked.sort(key=lambda item: -item[1].score)
@@ -174,8 +187,11 @@ def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None, *
             what += f"; the first: {first_error.error}"
         shape = f"; the first looks like {first_shape}" if first_shape else ""
         brief = f"no dialect recognises this input ({what}{shape})"
-        raise UnknownDialectError(f"{brief}; tried: {', '.join(tried)}", tried,
-                                  brief=f"{brief}; the dialects tried are in the report's detection")
+        raise UnknownDialectError(
+            f"{brief}; tried: {', '.join(tried)}",
+            tried,
+            brief=f"{brief}; the dialects tried are in the report's detection",
+        )
     ranked = sorted(totals.items(), key=lambda item: (-item[1], first_seen[item[0]]))
     winner, total = ranked[0]
     runner, runner_total = ranked[1] if len(ranked) > 1 else (None, None)
@@ -189,8 +205,11 @@ def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None, *
         runner_text = f"; runner-up {runner} ({runner_confidence:.2f})" if runner else ""
         raise UnknownDialectError(
             f"unknown: no dialect is sure of this input; the best guess, {winner}, scores {confidence:.2f} over "
-            f"{looked} message(s), below the floor of {FLOOR:.2f}{runner_text}", tried, best=(winner, confidence),
-            runner_up=(runner, runner_confidence) if runner and runner_confidence is not None else None)
+            f"{looked} message(s), below the floor of {FLOOR:.2f}{runner_text}",
+            tried,
+            best=(winner, confidence),
+            runner_up=(runner, runner_confidence) if runner and runner_confidence is not None else None,
+        )
     return Detection(
         dialect=winner,
         confidence=confidence,
@@ -198,8 +217,9 @@ def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None, *
         + tuple(layout for layout, _ in layouts.most_common(1)),
         runner_up=runner,
         runner_up_confidence=runner_confidence,
-        messages=object_columns(pd.DataFrame(rows, columns=["source", "offset", "dialect", "confidence", "evidence",
-                                                            "runner_up"])),
+        messages=object_columns(
+            pd.DataFrame(rows, columns=["source", "offset", "dialect", "confidence", "evidence", "runner_up"])
+        ),
         scores={name: round(t / looked, 4) for name, t in ranked},
     )
 
@@ -219,8 +239,9 @@ def choose_for_read(messages: Iterable[Message], dialects: list[Dialect]) -> Det
         return UnknownDialectError(f"detection failed: {type(err).__name__}: {err}")
 
 
-def detect(source: Any, sample: int = DEFAULT_SAMPLE, container: str | None = None,
-           key_separator: str | None = None) -> Detection:
+def detect(
+    source: Any, sample: int = DEFAULT_SAMPLE, container: str | None = None, key_separator: str | None = None
+) -> Detection:
     """Detect the dialect of a source from up to ``sample`` messages of each file.
 
     ``source`` is anything :func:`cdckit.read` accepts; ``key_separator`` is that of

@@ -109,8 +109,11 @@ def data_files(path: Path) -> list[Path]:
         raise FileNotFoundError(f"{path} does not exist")
     if not path.is_dir():
         return [path]
-    return sorted(file for file in path.rglob("*") if file.is_file()
-                  and not any(part.startswith((".", "_")) for part in file.relative_to(path).parts))
+    return sorted(
+        file
+        for file in path.rglob("*")
+        if file.is_file() and not any(part.startswith((".", "_")) for part in file.relative_to(path).parts)
+    )
 
 
 def read_file(path: Path, fmt: str) -> pa.Table:
@@ -123,8 +126,9 @@ def read_file(path: Path, fmt: str) -> pa.Table:
             path,
             read_options=pacsv.ReadOptions(block_size=BLOCK),
             parse_options=pacsv.ParseOptions(newlines_in_values=True),
-            convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=True,
-                                                 quoted_strings_can_be_null=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types=types, strings_can_be_null=True, quoted_strings_can_be_null=False
+            ),
         )
     schema = pa.schema([pa.field(f.name, pa.string() if f.type == TIME_TYPE else f.type) for f in ARROW_SCHEMA])
     if path.stat().st_size == 0:  # no events (pyarrow refuses an empty JSON file)
@@ -148,8 +152,10 @@ def canonical(table: pa.Table, where: Any) -> pa.Table:
             column = pa.array([None if v is None else values.loads(v) for v in column.to_pylist()], column_field.type)
         arrays.append(pc.cast(column, column_field.type))
     extra = [name for name in table.column_names if name not in COLUMN_NAMES]
-    return pa.Table.from_arrays(arrays + [table.column(name) for name in extra],
-                                schema=pa.schema(list(ARROW_SCHEMA) + [table.field(name) for name in extra]))
+    return pa.Table.from_arrays(
+        arrays + [table.column(name) for name in extra],
+        schema=pa.schema(list(ARROW_SCHEMA) + [table.field(name) for name in extra]),
+    )
 
 
 def count_rows(files: list[Path], fmt: str) -> int:

@@ -19,14 +19,13 @@ pair first-in, first-out.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Hashable, Iterator
 from dataclasses import replace
 from typing import Any
-from collections.abc import Hashable, Iterator
 
 from ..frame import Event, FastRow, event_row, row_problem
 
-__all__ = ["Pairer", "PAIRED", "UNPAIRED", "identity", "unpaired_reason", "pair_adjacent", "PAIRED_AWAY",
-           "sound_half"]
+__all__ = ["Pairer", "PAIRED", "UNPAIRED", "identity", "unpaired_reason", "pair_adjacent", "PAIRED_AWAY", "sound_half"]
 
 #: The report's skip reason of the two halves that became one update (counted once per update).
 PAIRED = "update half: merged with its partner into one row"
@@ -118,7 +117,8 @@ PAIRED_AWAY = PairedAway()
 def pair_adjacent(results: list, sink: Any, dialect: str) -> None:
     """Each before half of ``results`` followed by its after half becomes one update in the after half's
     place (the before half's result :data:`PAIRED_AWAY`), as ``sink`` would pair them: only when no half
-    of their identity waits in the sink (:meth:`cdckit.reading.sinks.Sink.waiting`) nor came earlier in the block unpaired, and
+    of their identity waits in the sink (:meth:`cdckit.reading.sinks.Sink.waiting`) nor came earlier in the
+    block unpaired, and
     until the first message decoded alone (it may be a half of any identity).
 
     >>> from cdckit.reading.sinks import Sink
@@ -148,9 +148,15 @@ def pair_adjacent(results: list, sink: Any, dialect: str) -> None:
             return
         ident = identity(result)
         after = results[index + 1] if index + 1 < count else None
-        if result.half == "before" and after.__class__ is Event and after.half == "after" and \
-                identity(after) == ident and ident not in unpaired and sound_half(after) and \
-                not sink.waiting(dialect, result):
+        if (
+            result.half == "before"
+            and after.__class__ is Event
+            and after.half == "after"
+            and identity(after) == ident
+            and ident not in unpaired
+            and sound_half(after)
+            and not sink.waiting(dialect, result)
+        ):
             paired = merge(result, after)
             sink.paired(dialect, paired)
             results[index] = PAIRED_AWAY

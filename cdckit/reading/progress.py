@@ -39,9 +39,22 @@ from typing import Any, TypeVar
 
 from tqdm import std
 
-__all__ = ["AUTOMATIC_BYTES", "AUTOMATIC_MESSAGES", "DELAY", "PROGRESS_TICK", "CountProgress", "Progress",
-           "ReadProgress", "bar_class", "bar_of_read", "drawn", "in_kernel", "open_positions", "place_to_draw",
-           "publishing"]
+__all__ = [
+    "AUTOMATIC_BYTES",
+    "AUTOMATIC_MESSAGES",
+    "DELAY",
+    "PROGRESS_TICK",
+    "CountProgress",
+    "Progress",
+    "ReadProgress",
+    "bar_class",
+    "bar_of_read",
+    "drawn",
+    "in_kernel",
+    "open_positions",
+    "place_to_draw",
+    "publishing",
+]
 
 #: Seconds between two redraws of a read's bar (and between two reports of a worker's position).
 PROGRESS_TICK = 0.5
@@ -108,8 +121,12 @@ def drawn(progress: bool | None, size: int, messages: bool = False) -> bool:
     return size >= (AUTOMATIC_MESSAGES if messages else AUTOMATIC_BYTES) and place_to_draw()
 
 
-def bar_of_read(files: Callable[[], list[str] | None], messages: Callable[[], int | None],
-                count: Callable[[], int], progress: bool | None) -> Progress:
+def bar_of_read(
+    files: Callable[[], list[str] | None],
+    messages: Callable[[], int | None],
+    count: Callable[[], int],
+    progress: bool | None,
+) -> Progress:
     """The bar of a read (:func:`drawn` says whether it is drawn): of the bytes of the files it reads
     (``files()``, None where it reads none), else of its messages where their number is known
     (``messages()``; ``count()``: those taken so far), else of the messages taken, without a total (drawn
@@ -139,15 +156,26 @@ class Progress:
     whole total; on an error (or an interrupt) it is closed where it stands. ``show``: True draws it, False
     never, None where there is a place to draw it (:func:`place_to_draw`); it shows after ``delay`` seconds."""
 
-    def __init__(self, total: int | None, unit: str, desc: str = "reading", show: bool | None = None,
-                 delay: float = 0.0) -> None:
+    def __init__(
+        self, total: int | None, unit: str, desc: str = "reading", show: bool | None = None, delay: float = 0.0
+    ) -> None:
         self.total = total
         self.delay = delay
         draw = place_to_draw() if show is None else show
         kind = bar_class() if draw else std.tqdm
-        self.bar = kind(total=total, desc=desc, unit=unit, unit_scale=True, unit_divisor=1024 if unit == "B" else 1000,
-                        mininterval=PROGRESS_TICK, file=sys.stderr, disable=not draw, leave=False, dynamic_ncols=True,
-                        delay=delay)
+        self.bar = kind(
+            total=total,
+            desc=desc,
+            unit=unit,
+            unit_scale=True,
+            unit_divisor=1024 if unit == "B" else 1000,
+            mininterval=PROGRESS_TICK,
+            file=sys.stderr,
+            disable=not draw,
+            leave=False,
+            dynamic_ncols=True,
+            delay=delay,
+        )
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -199,8 +227,14 @@ class CountProgress(Progress):
     """A bar of ``total`` messages (None: not known) that follows ``count()`` (the messages a read has taken so
     far)."""
 
-    def __init__(self, total: int | None, count: Callable[[], int], desc: str = "reading", show: bool | None = None,
-                 delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        total: int | None,
+        count: Callable[[], int],
+        desc: str = "reading",
+        show: bool | None = None,
+        delay: float = 0.0,
+    ) -> None:
         super().__init__(total, "msg", desc, show, delay)
         self._count = count
 
@@ -217,8 +251,7 @@ class ReadProgress(Progress):
     (True, 0)
     """
 
-    def __init__(self, files: list[str], desc: str = "reading", show: bool | None = None,
-                 delay: float = 0.0) -> None:
+    def __init__(self, files: list[str], desc: str = "reading", show: bool | None = None, delay: float = 0.0) -> None:
         self.files = [os.fspath(f) for f in files]
         self.sizes = [_size_of(f) for f in self.files]
         self._real = {os.path.realpath(f): i for i, f in enumerate(self.files)}
@@ -254,11 +287,16 @@ class ReadProgress(Progress):
         for index, length in zip(files, lengths):
             if index is not None:
                 whole[index] = whole.get(index, 0) + length
-        standing = [(slot, index, self.sizes[index] / max(1, whole[index]))
-                    for slot, index in enumerate(files) if index is not None]
+        standing = [
+            (slot, index, self.sizes[index] / max(1, whole[index]))
+            for slot, index in enumerate(files)
+            if index is not None
+        ]
         self._shared.append((slots, standing))
-        return [{**unit, "progress": path, "progress_slot": slot, "progress_length": length}
-                for slot, (unit, length) in enumerate(zip(units, lengths))]
+        return [
+            {**unit, "progress": path, "progress_slot": slot, "progress_length": length}
+            for slot, (unit, length) in enumerate(zip(units, lengths))
+        ]
 
     def bytes_read(self) -> int:
         """Bytes of the files read so far (never more than the total)."""

@@ -27,23 +27,30 @@ from typing import Any, Literal, overload
 import pandas as pd
 import pyarrow as pa
 
-from . import workers
-from .capture import Capture, new_report
+from ..analysis.keys import Keys, given_keys, key_columns_given, with_keys
 from ..collector import gc_paused, gc_resumed
 from ..column_types import column_types_frame
-from .events_files import is_events_file, read_events
-from .sinks import FrameSink
-from .detect import DEFAULT_SAMPLE
 from ..dialects import registry
 from ..dialects.base import Dialect
 from ..dialects.options import DialectOptions
 from ..errors import DecodeError
-from ..frame import (ARROW_SCHEMA, Event, FrameBuilder, QuarantineBuilder, arrow_to_pandas, empty_quarantine,
-                    rows_inserted)
-from ..analysis.keys import Keys, given_keys, key_columns_given, with_keys
+from ..frame import (
+    ARROW_SCHEMA,
+    Event,
+    FrameBuilder,
+    QuarantineBuilder,
+    arrow_to_pandas,
+    empty_quarantine,
+    rows_inserted,
+)
 from ..io import Message, expand_paths, file_container, iter_sources, looks_like_payload
-from .progress import Progress, bar_of_read
+from . import workers
+from .capture import Capture, new_report
+from .detect import DEFAULT_SAMPLE
+from .events_files import is_events_file, read_events
 from .pairing import PAIRED, Pairer, identity, unpaired_reason
+from .progress import Progress, bar_of_read
+from .sinks import FrameSink
 from .source_decoding import SourceVerdict, decode_file_range, decode_source, source_verdict
 
 __all__ = ["read", "ChunkedRead", "exported_events", "holds_exported_events"]
@@ -252,9 +259,13 @@ def exported_events(path: str | os.PathLike[str], capture: bool = False) -> pd.D
     ``capture=True``)."""
     events = read_events(path)
     counts = events["dialect"].value_counts()
-    report = new_report(messages=len(events), decoded=len(events), events=len(events),
-                        dialects={str(name): int(n) for name, n in counts.items()},
-                        sources={os.fspath(path): "canonical events (written by cdckit)"})
+    report = new_report(
+        messages=len(events),
+        decoded=len(events),
+        events=len(events),
+        dialects={str(name): int(n) for name, n in counts.items()},
+        sources={os.fspath(path): "canonical events (written by cdckit)"},
+    )
     found = Capture(events, empty_quarantine(), report, column_types_frame([]))
     return found if capture else found.with_attrs()
 
@@ -326,8 +337,16 @@ def _paths_of(source: Any) -> list[str] | None:
 class _ReadJob(FrameSink):
     """The state of one read: the sink that builds the frame, pairs halves and counts."""
 
-    def __init__(self, dialect: str | None, errors: str, options: DialectOptions, container: str | None,
-                 sample: int, workers: int | None = 1, progress: bool | None = False) -> None:
+    def __init__(
+        self,
+        dialect: str | None,
+        errors: str,
+        options: DialectOptions,
+        container: str | None,
+        sample: int,
+        workers: int | None = 1,
+        progress: bool | None = False,
+    ) -> None:
         self.dialect_name = dialect
         self.show = progress
         self.progress = bar_of_read(list, int, int, False)  # none until a read starts
@@ -361,8 +380,9 @@ class _ReadJob(FrameSink):
     def _progress_of(self, source: Any) -> Progress:
         """The progress bar of reading ``source`` (see :func:`cdckit.reading.progress.bar_of_read`)."""
         sized = isinstance(source, Sized) and not isinstance(source, (str, bytes, bytearray, dict))
-        return bar_of_read(lambda: _paths_of(source), lambda: len(source) if sized else None, lambda: self.messages,
-                           self.show)
+        return bar_of_read(
+            lambda: _paths_of(source), lambda: len(source) if sized else None, lambda: self.messages, self.show
+        )
 
     def _tables(self, source: Any, size: int | None) -> Iterator[pa.Table]:
         builder = self.builder
@@ -370,8 +390,9 @@ class _ReadJob(FrameSink):
         if files:
             yield from self._files_in_workers(files, size)
         else:
-            for name, messages in iter_sources(source, container=self.container,
-                                               key_separator=self.options.key_separator):
+            for name, messages in iter_sources(
+                source, container=self.container, key_separator=self.options.key_separator
+            ):
                 self.progress.started(name)
                 head = list(itertools.islice(messages, self.sample))
                 verdict = self._verdict(name, head)
@@ -393,8 +414,14 @@ class _ReadJob(FrameSink):
             while len(builder):
                 yield builder.take(size)
 
-    def _source_here(self, name: str, messages: Generator[Message, None, None], head: list[Message], verdict: SourceVerdict,
-                     size: int | None) -> Iterator[pa.Table]:
+    def _source_here(
+        self,
+        name: str,
+        messages: Generator[Message, None, None],
+        head: list[Message],
+        verdict: SourceVerdict,
+        size: int | None,
+    ) -> Iterator[pa.Table]:
         """Decode a source in the calling process, through this read's own sink."""
         builder = self.builder
         with gc_paused():
@@ -425,16 +452,25 @@ class _ReadJob(FrameSink):
             return 1, None
         return workers.worker_count(self.workers, os.path.getsize(name)), kind
 
-    def _in_workers(self, name: str, kind: str, verdict: SourceVerdict, count: int,
-                    size: int | None) -> Iterator[pa.Table]:
+    def _in_workers(
+        self, name: str, kind: str, verdict: SourceVerdict, count: int, size: int | None
+    ) -> Iterator[pa.Table]:
         """Decode a file in ``count`` worker processes, a range of lines each, and replay what they found in
         file order: events, update halves (paired here), quarantined messages and counts."""
         folder = workers.results_folder(os.path.getsize(name))
         try:
             with workers.pool(count) as executor:
-                with workers.planned_units(executor, name, kind, verdict.dialect, verdict.unknown, not verdict.given,
-                                           self.options, count,
-                                           None if size is None else workers.RANGE_BYTES // 4) as units:
+                with workers.planned_units(
+                    executor,
+                    name,
+                    kind,
+                    verdict.dialect,
+                    verdict.unknown,
+                    not verdict.given,
+                    self.options,
+                    count,
+                    None if size is None else workers.RANGE_BYTES // 4,
+                ) as units:
                     shared = self.progress.watched(workers.shared_units(units, folder), folder)
                     for unit, result in workers.results_in_order(executor, shared):
                         yield from self._range_done(unit, result, size)  # units own a gzip file's copy
@@ -466,19 +502,33 @@ class _ReadJob(FrameSink):
                 for path in files:
                     kind = file_container(path, self.container, self.options.key_separator)
                     if workers.splittable(path, kind) and os.path.getsize(path) > workers.RANGE_BYTES:
-                        (name, messages), = iter_sources(pathlib.Path(path), container=self.container,
-                                                          key_separator=self.options.key_separator)
+                        ((name, messages),) = iter_sources(
+                            pathlib.Path(path), container=self.container, key_separator=self.options.key_separator
+                        )
                         head = list(itertools.islice(messages, self.sample))
                         messages.close()
                         verdict = verdicts[path] = source_verdict(name, head, self.dialect_name, self._dialects())
                         if not registry.flag(verdict.dialect, "whole_files"):
-                            owners.append(workers.planned_units(executor, path, kind, verdict.dialect,
-                                                                verdict.unknown, not verdict.given, self.options,
-                                                                count, first_index=len(units)))
+                            owners.append(
+                                workers.planned_units(
+                                    executor,
+                                    path,
+                                    kind,
+                                    verdict.dialect,
+                                    verdict.unknown,
+                                    not verdict.given,
+                                    self.options,
+                                    count,
+                                    first_index=len(units),
+                                )
+                            )
                             units += owners[-1]
                             continue
-                    units.append(workers.file_unit(path, self.container, self.dialect_name, self.options,
-                                                   self.sample, len(units)))
+                    units.append(
+                        workers.file_unit(
+                            path, self.container, self.dialect_name, self.options, self.sample, len(units)
+                        )
+                    )
                 shared = self.progress.watched(workers.shared_units(units, folder), folder)
                 for unit, result in workers.results_in_order(executor, shared):
                     if unit["index"] == unit.get("first_index", unit["index"]):  # a file's first unit
@@ -523,8 +573,9 @@ class _ReadJob(FrameSink):
         """Decode a range (or a whole file) in the calling process, through this read's own sink."""
         builder = self.builder
         if unit.get("whole"):
-            (name, messages), = iter_sources(pathlib.Path(unit["path"]), container=self.container,
-                                              key_separator=self.options.key_separator)
+            ((name, messages),) = iter_sources(
+                pathlib.Path(unit["path"]), container=self.container, key_separator=self.options.key_separator
+            )
             head = list(itertools.islice(messages, self.sample))
             yield from self._source_here(name, messages, head, SourceVerdict(*result["verdict"]), size)
             return
@@ -539,8 +590,9 @@ class _ReadJob(FrameSink):
         """Events (a worker's, or a batch decoder's run) with the updates their halves complete, each
         placed after the events that came before its second half."""
         merged = FrameBuilder()
-        positions = [position for position, where, dialect, event in halves
-                     if self._pair(where, dialect, event, merged)]
+        positions = [
+            position for position, where, dialect, event in halves if self._pair(where, dialect, event, merged)
+        ]
         return rows_inserted(table, merged.to_arrow(), positions)
 
     def _dialects(self) -> list[Dialect]:
@@ -573,8 +625,9 @@ class _ReadJob(FrameSink):
         builder.add(merged, dialect, where.source, where.offset, where.partition)
         return True
 
-    def bad(self, msg: Message, dialect: str | None, reason: str, code: str, *,
-            cause: BaseException | None = None) -> None:
+    def bad(
+        self, msg: Message, dialect: str | None, reason: str, code: str, *, cause: BaseException | None = None
+    ) -> None:
         if self.errors == "raise":
             raise DecodeError(msg.source, msg.offset, reason, msg.raw_text()) from cause
         self.quarantine.add(msg.source, msg.offset, msg.partition, msg.line, dialect, reason, msg.raw_text(), code)
@@ -582,6 +635,15 @@ class _ReadJob(FrameSink):
     # ------------------------------------------------------------ the report
 
     def report(self) -> dict[str, Any]:
-        return new_report(self.messages, self.decoded, self.events_made, len(self.quarantine),
-                          self.skipped_reasons, self.by_dialect, self.sources, self.detection, self.pending,
-                          self.keys_found)
+        return new_report(
+            self.messages,
+            self.decoded,
+            self.events_made,
+            len(self.quarantine),
+            self.skipped_reasons,
+            self.by_dialect,
+            self.sources,
+            self.detection,
+            self.pending,
+            self.keys_found,
+        )

@@ -38,8 +38,14 @@ class Sink:
         """One message decoded into these events (none are update halves)."""
 
     def rows(
-        self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int,
-        partition: int | list[int | None] | None, halves: list[tuple] = (),  # type: ignore[assignment]
+        self,
+        table: pa.Table,
+        dialect: str,
+        source: str,
+        offsets: list[int],
+        messages: int,
+        partition: int | list[int | None] | None,
+        halves: list[tuple] = (),  # type: ignore[assignment]
         firsts: list[bool] | None = None,
     ) -> None:
         """``messages`` messages decoded by a batch decoder into the events of ``table`` (an
@@ -70,8 +76,9 @@ class Sink:
     def unskip(self, msg: Message, dialect: str, reason: str) -> None:
         """A message counted as skipped for ``reason`` is not (it is about to be quarantined, see :meth:`bad`)."""
 
-    def bad(self, msg: Message, dialect: str | None, reason: str, code: str, *,
-            cause: BaseException | None = None) -> None:
+    def bad(
+        self, msg: Message, dialect: str | None, reason: str, code: str, *, cause: BaseException | None = None
+    ) -> None:
         """One message that could not be decoded; ``code`` is one of :data:`cdckit.errors.REASON_CODES`,
         ``cause`` the exception behind it, if any."""
 
@@ -114,8 +121,14 @@ class FrameSink(Sink):
             self.builder.add(event, dialect, msg.source, msg.offset, msg.partition)
 
     def rows(
-        self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int,
-        partition: int | list[int | None] | None, halves: list[tuple] = (),  # type: ignore[assignment]
+        self,
+        table: pa.Table,
+        dialect: str,
+        source: str,
+        offsets: list[int],
+        messages: int,
+        partition: int | list[int | None] | None,
+        halves: list[tuple] = (),  # type: ignore[assignment]
         firsts: list[bool] | None = None,
     ) -> None:
         self.decoded += messages
@@ -150,9 +163,11 @@ class FrameSink(Sink):
         self.declarations.append((table, columns, source, offset))
 
     def inferred_keys(self, source: str, dialect: str, found: dict[str, dict[str, Any]]) -> None:
-        self.keys_found = merged_keys([self.keys_found, {table: {**found[table], "sources": [source]}
-                                                         for table in found}])
+        self.keys_found = merged_keys(
+            [self.keys_found, {table: {**found[table], "sources": [source]} for table in found}]
+        )
 
     def column_types(self) -> pd.DataFrame:
-        """The declarations as ``cdckit.column_types_of(events)`` holds them (:func:`cdckit.column_types.column_types_frame`)."""
+        """The declarations as ``cdckit.column_types_of(events)`` holds them
+        (:func:`cdckit.column_types.column_types_frame`)."""
         return column_types_frame(self.declarations)

@@ -29,17 +29,17 @@ from __future__ import annotations
 
 import itertools
 import os
-from typing import Any, NamedTuple
 from collections.abc import Generator, Iterator
+from typing import Any, NamedTuple
 
-from .decoding import MessageDecoder
-from .sinks import Sink
-from .detect import choose_for_read
 from ..dialects import registry
 from ..dialects.base import Dialect
 from ..dialects.options import DialectOptions
 from ..errors import UnknownDialectError
 from ..io import LineBlock, Message, file_container, file_pieces
+from .decoding import MessageDecoder
+from .detect import choose_for_read
+from .sinks import Sink
 
 __all__ = ["SourceVerdict", "source_verdict", "decode_source", "block_container"]
 
@@ -57,8 +57,7 @@ class SourceVerdict(NamedTuple):
     warning: str | None  #: a warning for the caller (a low-confidence verdict, or none found)
 
 
-def source_verdict(name: str, head: list[Message], dialect_name: str | None,
-                   dialects: list[Dialect]) -> SourceVerdict:
+def source_verdict(name: str, head: list[Message], dialect_name: str | None, dialects: list[Dialect]) -> SourceVerdict:
     """The dialect of source ``name``: ``dialect_name`` when given, else detected from ``head`` (its first
     messages) among ``dialects``."""
     if dialect_name is not None:
@@ -66,14 +65,24 @@ def source_verdict(name: str, head: list[Message], dialect_name: str | None,
     found = choose_for_read(head, dialects)
     if isinstance(found, UnknownDialectError):
         err = found
-        detection = {"dialect": None, "confidence": err.best[1] if err.best else 0.0,
-                     "best_guess": err.best[0] if err.best else None, "low_confidence": True, "reason": str(err)}
+        detection = {
+            "dialect": None,
+            "confidence": err.best[1] if err.best else 0.0,
+            "best_guess": err.best[0] if err.best else None,
+            "low_confidence": True,
+            "reason": str(err),
+        }
         if not any(m.error is None for m in head):
             return SourceVerdict(None, NOTHING_READABLE, False, detection, None)
         # each quarantined message says it briefly; the report holds the whole
         return SourceVerdict(None, err.brief, False, detection, f"{name}: {err}; each message is detected on its own")
-    detection = {"dialect": found.dialect, "confidence": found.confidence, "runner_up": found.runner_up,
-                 "runner_up_confidence": found.runner_up_confidence, "low_confidence": found.low_confidence}
+    detection = {
+        "dialect": found.dialect,
+        "confidence": found.confidence,
+        "runner_up": found.runner_up,
+        "runner_up_confidence": found.runner_up_confidence,
+        "low_confidence": found.low_confidence,
+    }
     warning = f"{name}: {found}: a low-confidence verdict, check it" if found.low_confidence else None
     return SourceVerdict(found.dialect, None, False, detection, warning)
 
@@ -87,8 +96,15 @@ def block_container(name: str, container: str | None, options: DialectOptions) -
     return found if found in ("jsonl", "json", "csv", "parquet") else None
 
 
-def decode_source(name: str, messages: Generator[Message, None, None], head: list[Message], verdict: SourceVerdict,
-                  sink: Sink, options: DialectOptions, container: str | None) -> Iterator[None]:
+def decode_source(
+    name: str,
+    messages: Generator[Message, None, None],
+    head: list[Message],
+    verdict: SourceVerdict,
+    sink: Sink,
+    options: DialectOptions,
+    container: str | None,
+) -> Iterator[None]:
     """Decode every message of a source (``head``, its first messages already read, then the rest of
     ``messages``) into ``sink``; yields after each block or message, so that the caller can hand on what
     the sink holds."""
@@ -123,9 +139,21 @@ def decode_file_range(unit: dict[str, Any], sink: Sink, options: DialectOptions)
     dialect = registry.create(unit["dialect"], options=options) if unit["dialect"] else None
     decoder = MessageDecoder(dialect, sink, unit["unknown"], each=unit["each"], options=options)
     source = unit.get("source", unit["path"])
-    yield from decode_pieces(decoder, file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
-                                                  unit["first_offset"], unit["first_line"], unit["encoding"],
-                                                  options.key_separator, source), source)
+    yield from decode_pieces(
+        decoder,
+        file_pieces(
+            unit["path"],
+            unit["container"],
+            unit["start"],
+            unit["end"],
+            unit["first_offset"],
+            unit["first_line"],
+            unit["encoding"],
+            options.key_separator,
+            source,
+        ),
+        source,
+    )
     decoder.finish()
 
 

@@ -45,14 +45,13 @@ import tempfile
 import time
 import uuid
 import weakref
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any
-from collections.abc import Iterable, Iterator, Sequence
 
 import pyarrow as pa
 
 from ..collector import gc_paused
-from .sinks import FrameSink
 from ..dialects import registry
 from ..dialects.options import DialectOptions
 from ..frame import Event, FrameBuilder, rows_inserted
@@ -62,11 +61,29 @@ from ..io.table_ranges import csv_ranges, parquet_ranges
 from ..io.unpacked import gunzipped
 from .pairing import PAIRED, Pairer, identity
 from .progress import publishing
+from .sinks import FrameSink
 from .source_decoding import decode_file_range, decode_source, source_verdict
 
-__all__ = ["PARALLEL_BYTES", "RANGE_BYTES", "worker_count", "splittable", "FileUnits", "file_units", "file_unit",
-           "placed_unit", "decode_range", "decode_file", "decode_unit", "RangeSink", "pool", "planned_units",
-           "shared_units", "results_folder", "events_of", "results_in_order"]
+__all__ = [
+    "PARALLEL_BYTES",
+    "RANGE_BYTES",
+    "worker_count",
+    "splittable",
+    "FileUnits",
+    "file_units",
+    "file_unit",
+    "placed_unit",
+    "decode_range",
+    "decode_file",
+    "decode_unit",
+    "RangeSink",
+    "pool",
+    "planned_units",
+    "shared_units",
+    "results_folder",
+    "events_of",
+    "results_in_order",
+]
 
 #: With ``workers=None``, files smaller than this are read in the calling process (starting workers costs more).
 PARALLEL_BYTES = 16 << 20
@@ -126,9 +143,17 @@ class FileUnits(list):
         self.close()
 
 
-def file_units(path: str, container: str, dialect: str | None, unknown: str | None, each: bool,
-               options: DialectOptions | None, workers: int, range_bytes: int | None = None,
-               first_index: int = 0) -> FileUnits:
+def file_units(
+    path: str,
+    container: str,
+    dialect: str | None,
+    unknown: str | None,
+    each: bool,
+    options: DialectOptions | None,
+    workers: int,
+    range_bytes: int | None = None,
+    first_index: int = 0,
+) -> FileUnits:
     """The ranges of a file for ``workers`` processes: a multiple of ``workers`` pieces of about the same size,
     none larger than ``range_bytes`` (:data:`RANGE_BYTES` by default); each unit carries the read's dialect
     ``options`` (default ones when None), ``source``, the name its messages carry (``path``), and its
@@ -138,11 +163,18 @@ def file_units(path: str, container: str, dialect: str | None, unknown: str | No
     (but the first range's), for the worker to find (:func:`placed_unit`). A gzip file is decompressed once
     into a temporary folder (removed with the units, see :class:`FileUnits`), whose copy is cut; a file that
     cannot be cut (see :func:`splittable`) is one unit, read whole."""
-    common = {"container": container, "dialect": dialect, "unknown": unknown, "each": each,
-              "options": options if options is not None else DialectOptions(), "source": path, "encoding": None,
-              "first_index": first_index, "lines": container in ("jsonl", "text")}
-    whole = [{**common, "path": path, "start": 0, "end": -1, "first_offset": 0, "first_line": 1,
-              "index": first_index}]
+    common = {
+        "container": container,
+        "dialect": dialect,
+        "unknown": unknown,
+        "each": each,
+        "options": options if options is not None else DialectOptions(),
+        "source": path,
+        "encoding": None,
+        "first_index": first_index,
+        "lines": container in ("jsonl", "text"),
+    }
+    whole = [{**common, "path": path, "start": 0, "end": -1, "first_offset": 0, "first_line": 1, "index": first_index}]
     folder = None
     plain = path
     if is_gzip(path):
@@ -166,9 +198,18 @@ def file_units(path: str, container: str, dialect: str | None, unknown: str | No
         return units
     if container == "text":
         common["encoding"] = text_encoding(plain)
-    units.extend({**common, "path": plain, "start": start, "end": end, "first_offset": first_offset,
-                  "first_line": first_line, "index": first_index + number}
-                 for number, (start, end, first_offset, first_line) in enumerate(ranges))
+    units.extend(
+        {
+            **common,
+            "path": plain,
+            "start": start,
+            "end": end,
+            "first_offset": first_offset,
+            "first_line": first_line,
+            "index": first_index + number,
+        }
+        for number, (start, end, first_offset, first_line) in enumerate(ranges)
+    )
     return units
 
 
@@ -186,16 +227,28 @@ def _ranges(path: str, container: str, size: int, pieces: int) -> list[tuple] | 
             return parquet_ranges(path, pieces)
         except Exception:  # a damaged file: the whole read says why
             return None
-    return [(start, end, None if number else 0, None if number else 1)
-            for number, (start, end) in enumerate(line_cuts(path, math.ceil(size / pieces)))]
+    return [
+        (start, end, None if number else 0, None if number else 1)
+        for number, (start, end) in enumerate(line_cuts(path, math.ceil(size / pieces)))
+    ]
 
 
-def file_unit(path: str, container: str | None, dialect: str | None, options: DialectOptions, sample: int,
-              index: int) -> dict[str, Any]:
+def file_unit(
+    path: str, container: str | None, dialect: str | None, options: DialectOptions, sample: int, index: int
+) -> dict[str, Any]:
     """A whole file as one task (:func:`decode_file`): its dialect ``dialect``, or detected from its first
     ``sample`` messages in the worker; ``container`` forces one as :func:`cdckit.read` does."""
-    return {"path": path, "whole": True, "container": container, "dialect": dialect, "options": options,
-            "sample": sample, "index": index, "first_offset": 0, "first_line": 1}
+    return {
+        "path": path,
+        "whole": True,
+        "container": container,
+        "dialect": dialect,
+        "options": options,
+        "sample": sample,
+        "index": index,
+        "first_offset": 0,
+        "first_line": 1,
+    }
 
 
 def shared_units(units: list[dict[str, Any]], folder: str) -> list[dict[str, Any]]:
@@ -354,25 +407,30 @@ class RangeSink(FrameSink):
         self.events_made += 1
         self.skipped_reasons[PAIRED] += 1
 
-    def bad(self, msg: Message, dialect: str | None, reason: str, code: str, *,
-            cause: BaseException | None = None) -> None:
-        self.quarantine.append((msg.source, msg.offset, msg.partition, msg.line, dialect, reason, msg.raw_text(),
-                                code))
+    def bad(
+        self, msg: Message, dialect: str | None, reason: str, code: str, *, cause: BaseException | None = None
+    ) -> None:
+        self.quarantine.append((msg.source, msg.offset, msg.partition, msg.line, dialect, reason, msg.raw_text(), code))
 
     def result(self) -> dict[str, Any]:
         table = rows_inserted(self.builder.to_arrow(), self._merged.to_arrow(), self._merged_at)
-        left = range(len(self._halves)) if self._pairer is None else sorted(
-            index for _, index in self._pairer.drain())
+        left = range(len(self._halves)) if self._pairer is None else sorted(index for _, index in self._pairer.drain())
         halves = []
         for index in left:  # its place counts the completed updates placed before it
             position, msg, dialect, event = self._halves[index]
-            halves.append((position + bisect.bisect_left(self._merged_after, index), _position(msg), dialect,
-                           event))
-        return {"table": table, "halves": halves, "paired": self._paired, "quarantine": self.quarantine,
-                "declarations": self.declarations,
-                "messages": self.messages,
-                "decoded": self.decoded, "events": self.events_made, "by_dialect": self.by_dialect,
-                "skipped": self.skipped_reasons}
+            halves.append((position + bisect.bisect_left(self._merged_after, index), _position(msg), dialect, event))
+        return {
+            "table": table,
+            "halves": halves,
+            "paired": self._paired,
+            "quarantine": self.quarantine,
+            "declarations": self.declarations,
+            "messages": self.messages,
+            "decoded": self.decoded,
+            "events": self.events_made,
+            "by_dialect": self.by_dialect,
+            "skipped": self.skipped_reasons,
+        }
 
 
 def _position(msg: Message) -> Message:
@@ -400,8 +458,9 @@ def decode_file(unit: dict[str, Any]) -> dict[str, Any]:
     sink = RangeSink()
     verdict = None
     with gc_paused():
-        for name, messages in iter_sources(pathlib.Path(unit["path"]), container=unit["container"],
-                                           key_separator=options.key_separator):
+        for name, messages in iter_sources(
+            pathlib.Path(unit["path"]), container=unit["container"], key_separator=options.key_separator
+        ):
             head = list(itertools.islice(messages, unit["sample"]))
             dialects = registry.all_dialects(options=options) if unit["dialect"] is None else []
             verdict = source_verdict(name, head, unit["dialect"], dialects)

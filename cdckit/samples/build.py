@@ -18,8 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..io import write_messages
 from ..dialects import registry
+from ..io import write_messages
 from . import DATA
 from .shop import shop_events
 

@@ -29,8 +29,28 @@ __all__ = ["shop_events", "TABLES"]
 TABLES = {"customers": ["id"], "order_items": ["order_id", "line_no"]}
 
 _START_NS = 1_714_554_000 * 1_000_000_000  # 2024-05-01T09:00:00Z
-_NAMES = ["Ada", "Bruno", "Chloé", "Dmitri", "Eitan", "Fatima", "Grace", "Håkon", "Inès", "Jürgen",
-          "Kofi", "Lucía", "Mei", "Nikolai", "Olúwa", "Pia", "Quentin", "Renée", "Søren", "Zoë"]
+_NAMES = [
+    "Ada",
+    "Bruno",
+    "Chloé",
+    "Dmitri",
+    "Eitan",
+    "Fatima",
+    "Grace",
+    "Håkon",
+    "Inès",
+    "Jürgen",
+    "Kofi",
+    "Lucía",
+    "Mei",
+    "Nikolai",
+    "Olúwa",
+    "Pia",
+    "Quentin",
+    "Renée",
+    "Søren",
+    "Zoë",
+]
 _TIERS = ["bronze", "silver", "gold"]
 _SKUS = ["SKU-100", "SKU-200", "SKU-300", "SKU-400", "SKU-500"]
 _TARGET = 320
@@ -70,18 +90,28 @@ def shop_events(seed: int = 7) -> pd.DataFrame:
     def new_customer() -> None:
         cid = 1 + max(customers, default=0)
         name = _NAMES[(cid - 1) % len(_NAMES)]
-        row = {"id": cid, "name": name, "email": f"customer{cid}@example.com",
-               "tier": "bronze", "balance": round(rng.uniform(0, 500), 2),
-               "note": None if cid % 3 else "first order pending"}
+        row = {
+            "id": cid,
+            "name": name,
+            "email": f"customer{cid}@example.com",
+            "tier": "bronze",
+            "balance": round(rng.uniform(0, 500), 2),
+            "note": None if cid % 3 else "first order pending",
+        }
         customers[cid] = row
         emit("insert", "customers", None, dict(row))
 
     def new_item() -> None:
         order_id = rng.choice([101, 102, 103, 104, 105, 106])
         line_no = 1 + max((ln for (o, ln) in items if o == order_id), default=0)
-        row = {"order_id": order_id, "line_no": line_no, "sku": rng.choice(_SKUS),
-               "qty": rng.randint(1, 5), "price": round(rng.uniform(1, 99), 2),
-               "customer_id": rng.choice(sorted(customers))}
+        row = {
+            "order_id": order_id,
+            "line_no": line_no,
+            "sku": rng.choice(_SKUS),
+            "qty": rng.randint(1, 5),
+            "price": round(rng.uniform(1, 99), 2),
+            "customer_id": rng.choice(sorted(customers)),
+        }
         items[(order_id, line_no)] = row
         emit("insert", "order_items", None, dict(row))
 

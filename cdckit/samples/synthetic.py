@@ -15,8 +15,8 @@ have something to find.
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 from .lines import canal_line, debezium_line
 
@@ -26,8 +26,14 @@ __all__ = ["debezium_line", "canal_line", "LINE_MAKERS", "write_capture"]
 LINE_MAKERS: dict[str, Callable[[int], bytes]] = {"debezium": debezium_line, "canal": canal_line}
 
 
-def write_capture(path: str | Path, count: int, dialect: str = "debezium", disorder: float = 0.0,
-                  redeliver: float = 0.0, seed: int = 0) -> Path:
+def write_capture(
+    path: str | Path,
+    count: int,
+    dialect: str = "debezium",
+    disorder: float = 0.0,
+    redeliver: float = 0.0,
+    seed: int = 0,
+) -> Path:
     """Write ``count`` changes as JSON Lines; returns the path.
 
     ``disorder``: the share of messages swapped with the next one (an

@@ -24,9 +24,9 @@ from collections import Counter
 from functools import cached_property
 from typing import Any
 
-from ..reading.capture import new_report
 from ..errors import CdcError
 from ..frame import COLUMN_NAMES
+from ..reading.capture import new_report
 
 __all__ = ["SparkCapture", "capture_of"]
 
@@ -56,16 +56,26 @@ class SparkCapture:
         from pyspark.sql import functions as F
 
         return self.combined.filter(F.col("_status") == "quarantined").select(
-            "source", "offset", "partition", F.col("_line").alias("line"), "dialect",
-            F.col("_reason").alias("reason"), F.col("_code").alias("reason_code"), F.col("_raw").alias("raw"))
+            "source",
+            "offset",
+            "partition",
+            F.col("_line").alias("line"),
+            "dialect",
+            F.col("_reason").alias("reason"),
+            F.col("_code").alias("reason_code"),
+            F.col("_raw").alias("raw"),
+        )
 
     @cached_property
     def report(self) -> dict[str, Any]:
         """The same accounting as ``cdckit.read``'s report (one Spark job, run once)."""
         from pyspark.sql import functions as F
 
-        groups = self.combined.groupBy("_status", "_reason", "dialect").agg(
-            F.sum("_count").alias("messages"), F.count(F.lit(1)).alias("rows")).collect()
+        groups = (
+            self.combined.groupBy("_status", "_reason", "dialect")
+            .agg(F.sum("_count").alias("messages"), F.count(F.lit(1)).alias("rows"))
+            .collect()
+        )
         counts: Counter[str] = Counter()
         skipped: Counter[str] = Counter()
         dialects: Counter[str] = Counter()
@@ -82,8 +92,9 @@ class SparkCapture:
                 counts["events"] += group["rows"]
             elif status == "skipped":
                 skipped[group["_reason"]] += messages
-        report = new_report(counts["messages"], counts["decoded"], counts["events"], counts["quarantined"],
-                            skipped, dialects)
+        report = new_report(
+            counts["messages"], counts["decoded"], counts["events"], counts["quarantined"], skipped, dialects
+        )
         del report["sources"], report["detection"]  # the tasks detect; the driver keeps no per-file verdicts
         return report
 
@@ -101,6 +112,7 @@ def capture_of(events: Any) -> SparkCapture:
     try:
         return SparkCapture(_BEHIND[events])
     except (KeyError, TypeError):
-        raise CdcError("pass the DataFrame that cdckit.spark.read or cdckit.spark.decode returned, or their "
-                       "capture=True result (a DataFrame derived from the events no longer knows its decode)"
-                       ) from None
+        raise CdcError(
+            "pass the DataFrame that cdckit.spark.read or cdckit.spark.decode returned, or their "
+            "capture=True result (a DataFrame derived from the events no longer knows its decode)"
+        ) from None

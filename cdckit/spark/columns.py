@@ -23,4 +23,5 @@ def table_name_column() -> Column:
     'shop.items'
     """
     return F.when(F.col("table").isNull(), F.lit(None)).otherwise(
-        F.concat_ws(".", F.coalesce(F.col("database"), F.col("schema")), F.col("table")))
+        F.concat_ws(".", F.coalesce(F.col("database"), F.col("schema")), F.col("table"))
+    )

@@ -13,8 +13,8 @@ Example (starts Spark, so not run as a doctest)::
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -26,10 +26,15 @@ __all__ = ["convert_capture"]
 Written = TypeVar("Written")
 
 
-def convert_capture(path: str, write: Callable[[Any], Written], dialect: str | None = None,
-                    shown: int = 3, unavailable_value: tuple[str, ...] = (), keys: Any = None,
-                    key_separator: str | None = None
-                    ) -> tuple[Written, dict[str, Any], pd.DataFrame | None]:
+def convert_capture(
+    path: str,
+    write: Callable[[Any], Written],
+    dialect: str | None = None,
+    shown: int = 3,
+    unavailable_value: tuple[str, ...] = (),
+    keys: Any = None,
+    key_separator: str | None = None,
+) -> tuple[Written, dict[str, Any], pd.DataFrame | None]:
     """Decode the capture at ``path`` (a file, folder or glob) with Spark and hand its events to ``write``.
 
     Returns what ``write`` returned, the read's report (as ``cdckit.spark.report``) and the first ``shown``
@@ -42,8 +47,9 @@ def convert_capture(path: str, write: Callable[[Any], Written], dialect: str | N
     started = SparkSession.getActiveSession() is None
     session = get_spark()
     try:
-        events = read(session, path, dialect=dialect, unavailable_value=unavailable_value, keys=keys,
-                      key_separator=key_separator)
+        events = read(
+            session, path, dialect=dialect, unavailable_value=unavailable_value, keys=keys, key_separator=key_separator
+        )
         written = write(events)
         counts = report(events)
         first = quarantine(events).limit(shown).toPandas() if counts["quarantined"] else None

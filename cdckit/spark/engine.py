@@ -20,23 +20,35 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from typing import Any
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 
+from ..analysis.keys import Keys
 from ..collector import gc_paused
-from ..reading.decoding import MessageDecoder
-from ..reading.sinks import Sink
-from ..reading.detect import DEFAULT_SAMPLE, choose_for_read
 from ..dialects import registry
 from ..dialects.options import DialectOptions
 from ..errors import CdcError, UnknownDialectError
 from ..frame import ARROW_SCHEMA, EVENT_FIELDS, Event, FrameBuilder
-from ..io import (LineBlock, Message, count_messages, expand_paths, file_container, file_messages, file_pieces, is_gzip,
-                  line_cuts, line_ranges, record_message, text_encoding)
-from ..analysis.keys import Keys
+from ..io import (
+    LineBlock,
+    Message,
+    count_messages,
+    expand_paths,
+    file_container,
+    file_messages,
+    file_pieces,
+    is_gzip,
+    line_cuts,
+    line_ranges,
+    record_message,
+    text_encoding,
+)
+from ..reading.decoding import MessageDecoder
+from ..reading.detect import DEFAULT_SAMPLE, choose_for_read
 from ..reading.pairing import PAIRED, Pairer, unpaired_reason
+from ..reading.sinks import Sink
 from .capture import SparkCapture, capture_of
 from .keys import given_keys
 from .session import check_workers, ship_cdckit
@@ -101,21 +113,47 @@ class _CombinedSink(Sink):
         self.extras.append(_EVENT)
         self.extras.extend([_MORE] * (len(events) - 1))
 
-    def rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], messages: int,
-             partition: int | list[int | None] | None, halves: Sequence[tuple] = (),
-             firsts: list[bool] | None = None) -> None:
+    def rows(
+        self,
+        table: pa.Table,
+        dialect: str,
+        source: str,
+        offsets: list[int],
+        messages: int,
+        partition: int | list[int | None] | None,
+        halves: Sequence[tuple] = (),
+        firsts: list[bool] | None = None,
+    ) -> None:
         start = 0
         for position, msg, _, event in halves:  # each half in its place, between the rows around it
-            self._rows(table.slice(start, position - start), dialect, source, offsets[start:position],
-                       None if firsts is None else firsts[start:position],
-                       partition[start:position] if isinstance(partition, list) else partition)
+            self._rows(
+                table.slice(start, position - start),
+                dialect,
+                source,
+                offsets[start:position],
+                None if firsts is None else firsts[start:position],
+                partition[start:position] if isinstance(partition, list) else partition,
+            )
             self.half(msg, dialect, event)
             start = position
-        self._rows(table.slice(start), dialect, source, offsets[start:], None if firsts is None else firsts[start:],
-                   partition[start:] if isinstance(partition, list) else partition)  # a list: one per row
+        self._rows(
+            table.slice(start),
+            dialect,
+            source,
+            offsets[start:],
+            None if firsts is None else firsts[start:],
+            partition[start:] if isinstance(partition, list) else partition,
+        )  # a list: one per row
 
-    def _rows(self, table: pa.Table, dialect: str, source: str, offsets: list[int], firsts: list[bool] | None,
-              partition: int | list[int | None] | None) -> None:
+    def _rows(
+        self,
+        table: pa.Table,
+        dialect: str,
+        source: str,
+        offsets: list[int],
+        firsts: list[bool] | None,
+        partition: int | list[int | None] | None,
+    ) -> None:
         if not table.num_rows:
             return
         self.builder.add_table(table, dialect, source, offsets, partition)
@@ -151,8 +189,9 @@ class _CombinedSink(Sink):
         self.builder.add_row(_EMPTY_ROW, dialect, msg.source, msg.offset, msg.partition)
         self.extras.append(("skipped", None, reason, None, None, msg.line, -1))
 
-    def bad(self, msg: Message, dialect: str | None, reason: str, code: str, *,
-            cause: BaseException | None = None) -> None:
+    def bad(
+        self, msg: Message, dialect: str | None, reason: str, code: str, *, cause: BaseException | None = None
+    ) -> None:
         self.builder.add_row(_EMPTY_ROW, dialect, msg.source, msg.offset, msg.partition)
         self.extras.append(("quarantined", None, reason, code, msg.raw_text(), msg.line, 1))
 
@@ -208,8 +247,16 @@ def _combined_batch(table: pa.Table, extras: pa.Table) -> pa.RecordBatch:
 # ---------------------------------------------------------------- reading files
 
 
-def _plan(path: Any, dialect: str | None, options: DialectOptions, container: str | None, split_bytes: int,
-          split_messages: int | None, sample: int, parallelism: int = 1) -> list[dict[str, Any]]:
+def _plan(
+    path: Any,
+    dialect: str | None,
+    options: DialectOptions,
+    container: str | None,
+    split_bytes: int,
+    split_messages: int | None,
+    sample: int,
+    parallelism: int = 1,
+) -> list[dict[str, Any]]:
     """The tasks of a read: one per file, or per range of lines of a large JSON Lines / text file.
 
     A file cut in pieces is cut into a multiple of ``parallelism`` pieces of
@@ -232,22 +279,41 @@ def _plan(path: Any, dialect: str | None, options: DialectOptions, container: st
                 found, unknown = None, detection.brief
             else:
                 found = detection.dialect
-        unit = {"path": name, "container": kind, "dialect": found, "unknown": unknown,
-                "start": 0, "end": -1, "first_offset": 0, "first_line": 1, "encoding": None,
-                "each": dialect is None}
+        unit = {
+            "path": name,
+            "container": kind,
+            "dialect": found,
+            "unknown": unknown,
+            "start": 0,
+            "end": -1,
+            "first_offset": 0,
+            "first_line": 1,
+            "encoding": None,
+            "each": dialect is None,
+        }
         readable = os.access(name, os.R_OK)
         if kind == "text" and readable:
             unit["encoding"] = text_encoding(name)
         size = os.path.getsize(name)
-        splittable = readable and size > 0 and kind in ("jsonl", "text") and not is_gzip(name) \
+        splittable = (
+            readable
+            and size > 0
+            and kind in ("jsonl", "text")
+            and not is_gzip(name)
             and not registry.flag(found, "whole_files")
+        )
         ranges: list[tuple] = []
         if splittable and (split_messages or size > split_bytes):
             pieces = math.ceil(math.ceil(size / split_bytes) / parallelism) * parallelism
             try:
-                ranges = line_ranges(name, math.ceil(size / pieces), split_messages) if split_messages else \
-                    [(start, end, None if number else 0, None if number else 1)
-                     for number, (start, end) in enumerate(line_cuts(name, math.ceil(size / pieces)))]
+                ranges = (
+                    line_ranges(name, math.ceil(size / pieces), split_messages)
+                    if split_messages
+                    else [
+                        (start, end, None if number else 0, None if number else 1)
+                        for number, (start, end) in enumerate(line_cuts(name, math.ceil(size / pieces)))
+                    ]
+                )
             except OSError:  # unreadable after all: one task, whose read quarantines it
                 ranges = []
         for start, end, first_offset, first_line in ranges:
@@ -266,21 +332,25 @@ def _placed(spark: Any, units: list[dict[str, Any]], parallelism: int = 1) -> li
     >>> _placed(None, [{"path": "a", "first_offset": 0, "first_line": 1}])  # nothing to count: no job
     [{'path': 'a', 'first_offset': 0, 'first_line': 1}]
     """
-    counted = [index for index, unit in enumerate(units)
-               if index + 1 < len(units) and units[index + 1]["first_offset"] is None]
+    counted = [
+        index for index, unit in enumerate(units) if index + 1 < len(units) and units[index + 1]["first_offset"] is None
+    ]
     if not counted:
         return units
     ranges = [(units[index]["path"], units[index]["start"], units[index]["end"]) for index in counted]
     tasks = min(len(ranges), max(1, parallelism))  # a task costs tens of ms: a run of ranges each
-    runs = [ranges[task * len(ranges) // tasks:(task + 1) * len(ranges) // tasks] for task in range(tasks)]
+    runs = [ranges[task * len(ranges) // tasks : (task + 1) * len(ranges) // tasks] for task in range(tasks)]
     rows = spark.range(0, tasks, 1, tasks).mapInArrow(_range_counter(runs), "messages long, lines long").collect()
     counts = dict(zip(counted, rows))
     placed: list[dict[str, Any]] = []
     for index, unit in enumerate(units):
         if unit["first_offset"] is None:
             before, found = placed[-1], counts[index - 1]
-            unit = dict(unit, first_offset=before["first_offset"] + found["messages"],
-                        first_line=before["first_line"] + found["lines"])
+            unit = dict(
+                unit,
+                first_offset=before["first_offset"] + found["messages"],
+                first_line=before["first_line"] + found["lines"],
+            )
         placed.append(unit)
     return placed
 
@@ -292,9 +362,10 @@ def _range_counter(runs: list[list[tuple[str, int, int]]]):
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             found = [count_messages(*piece) for index in batch.column(0).to_pylist() for piece in runs[index]]
-            yield pa.RecordBatch.from_arrays([pa.array([m for m, _ in found], pa.int64()),
-                                              pa.array([n for _, n in found], pa.int64())],
-                                             names=["messages", "lines"])
+            yield pa.RecordBatch.from_arrays(
+                [pa.array([m for m, _ in found], pa.int64()), pa.array([n for _, n in found], pa.int64())],
+                names=["messages", "lines"],
+            )
 
     return run
 
@@ -321,8 +392,16 @@ def _decode_unit(unit: dict[str, Any], options: DialectOptions) -> Iterator[pa.R
     sink = _CombinedSink(pair_here=bool(unit["pair_here"]))
     dialect = registry.create(unit["dialect"], options=options) if unit["dialect"] else None
     decoder = MessageDecoder(dialect, sink, unit["unknown"], each=bool(unit["each"]), options=options)
-    pieces = file_pieces(unit["path"], unit["container"], unit["start"], unit["end"],
-                         unit["first_offset"], unit["first_line"], unit["encoding"], options.key_separator)
+    pieces = file_pieces(
+        unit["path"],
+        unit["container"],
+        unit["start"],
+        unit["end"],
+        unit["first_offset"],
+        unit["first_line"],
+        unit["encoding"],
+        options.key_separator,
+    )
     for piece in pieces:
         if isinstance(piece, LineBlock):
             decoder.block(piece, unit["path"])
@@ -341,14 +420,36 @@ def _last_batches(decoder: MessageDecoder, sink: _CombinedSink) -> Iterator[pa.R
         yield sink.take()
 
 
-_UNIT_FIELDS = ["path", "container", "dialect", "unknown", "start", "end", "first_offset", "first_line",
-                "encoding", "each", "pair_here"]
+_UNIT_FIELDS = [
+    "path",
+    "container",
+    "dialect",
+    "unknown",
+    "start",
+    "end",
+    "first_offset",
+    "first_line",
+    "encoding",
+    "each",
+    "pair_here",
+]
 
 
-def read(spark: Any, path: Any, dialect: str | None = None, *, tz: str | None = None, container: str | None = None,
-         split_bytes: int = SPLIT_BYTES, split_messages: int | None = None, sample: int = DEFAULT_SAMPLE,
-         capture: bool = False, unavailable_value: str | tuple[str, ...] | list[str] = (),
-         keys: Keys | None = None, key_separator: str | None = None) -> Any:
+def read(
+    spark: Any,
+    path: Any,
+    dialect: str | None = None,
+    *,
+    tz: str | None = None,
+    container: str | None = None,
+    split_bytes: int = SPLIT_BYTES,
+    split_messages: int | None = None,
+    sample: int = DEFAULT_SAMPLE,
+    capture: bool = False,
+    unavailable_value: str | tuple[str, ...] | list[str] = (),
+    keys: Keys | None = None,
+    key_separator: str | None = None,
+) -> Any:
     """Decode files into a Spark DataFrame with exactly the canonical columns (a
     :class:`~cdckit.spark.capture.SparkCapture` of events, quarantine and report when ``capture=True``).
 
@@ -414,8 +515,12 @@ def _decode_records(dialect_name: str | None, options: DialectOptions, unknown: 
                         decoder = new_decoder(sink)
                     stream = (columns["source"][start], columns["partition"][start])
                 with gc_paused():
-                    decoder.records(*(columns[name][start:end]
-                                      for name in ("value", "key", "source", "partition", "offset", "topic")))
+                    decoder.records(
+                        *(
+                            columns[name][start:end]
+                            for name in ("value", "key", "source", "partition", "offset", "topic")
+                        )
+                    )
             if len(sink) >= BATCH_ROWS:
                 yield sink.take()
         yield from _last_batches(decoder, sink)
@@ -437,9 +542,18 @@ def _stream_runs(sources: list, partitions: list) -> list[tuple[int, int]]:
     return runs
 
 
-def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialect: str | None = None, *,
-           tz: str | None = None, sample: int = DEFAULT_SAMPLE, capture: bool = False,
-           unavailable_value: str | tuple[str, ...] | list[str] = (), keys: Keys | None = None) -> Any:
+def decode(
+    df: Any,
+    value_col: str = "value",
+    key_col: str | None = None,
+    dialect: str | None = None,
+    *,
+    tz: str | None = None,
+    sample: int = DEFAULT_SAMPLE,
+    capture: bool = False,
+    unavailable_value: str | tuple[str, ...] | list[str] = (),
+    keys: Keys | None = None,
+) -> Any:
     """Decode a DataFrame of messages (Kafka-shaped) into the canonical Spark DataFrame (a
     :class:`~cdckit.spark.capture.SparkCapture` when ``capture=True``).
 
@@ -476,8 +590,10 @@ def decode(df: Any, value_col: str = "value", key_col: str | None = None, dialec
     unknown = None
     each = dialect is None
     if dialect is None:
-        head = [record_message(r["value"], r["key"], r["source"], r["offset"], r["partition"], r["topic"])
-                for r in prepared.limit(sample).collect()]
+        head = [
+            record_message(r["value"], r["key"], r["source"], r["offset"], r["partition"], r["topic"])
+            for r in prepared.limit(sample).collect()
+        ]
         detection = choose_for_read(head, registry.all_dialects(options=options))
         if isinstance(detection, UnknownDialectError):
             unknown = detection.brief
@@ -520,15 +636,17 @@ def _pair_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
             index = halves.schema.get_field_index(name)
             halves = halves.set_column(index, name, pc.cast(halves.column(name), pa.int64()))
         for row in halves.to_pylist():
-            fields: dict[str, Any] = {f: _ns(row[f]) if f in ("event_time", "emit_time") else row[f]
-                                      for f in EVENT_FIELDS}
+            fields: dict[str, Any] = {
+                f: _ns(row[f]) if f in ("event_time", "emit_time") else row[f] for f in EVENT_FIELDS
+            }
             event = Event(**fields, half=row["_half"])
             paired = pairer.offer(event, row, row["dialect"])
             if paired is None:
                 continue
             merged, after_row, before_row = paired
-            sink.builder.add(merged, after_row["dialect"], after_row["source"], after_row["offset"],
-                             after_row["partition"])
+            sink.builder.add(
+                merged, after_row["dialect"], after_row["source"], after_row["offset"], after_row["partition"]
+            )
             sink.extras.append(_EVENT)
             _add_marker(sink, before_row, "skipped", PAIRED, None, None)
         if len(sink) >= BATCH_ROWS:
@@ -539,8 +657,9 @@ def _pair_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
         yield sink.take()
 
 
-def _add_marker(sink: _CombinedSink, row: dict[str, Any], status: str, reason: str, raw: str | None,
-                code: str | None) -> None:
+def _add_marker(
+    sink: _CombinedSink, row: dict[str, Any], status: str, reason: str, raw: str | None, code: str | None
+) -> None:
     sink.builder.add_row(_EMPTY_ROW, row["dialect"], row["source"], row["offset"], row["partition"])
     sink.extras.append((status, None, reason, code, raw, row["_line"], 1))
 

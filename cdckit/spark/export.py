@@ -20,11 +20,11 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..reading.events_files import canonical, count_rows, data_files
 from ..export.atomic import atomic_path, written_at
-from ..io.formats import PARTITION_COLUMN
 from ..export.written import Written
 from ..frame import COLUMN_NAMES, arrow_to_pandas
+from ..io.formats import PARTITION_COLUMN
+from ..reading.events_files import canonical, count_rows, data_files
 from .columns import table_name_column
 
 __all__ = ["SPARK_FORMATS", "write_events", "write_table", "to_pandas", "to_pandas_events"]
@@ -61,12 +61,22 @@ def write_table(frame: DataFrame, target: Path, fmt: str, partition_column: str 
     """
     if fmt == "csv":
         nested = (T.ArrayType, T.MapType, T.StructType)
-        frame = frame.select(*[F.to_json(F.col(f.name)).alias(f.name) if isinstance(f.dataType, nested)
-                               else F.col(f.name) for f in frame.schema.fields])
+        frame = frame.select(
+            *[
+                F.to_json(F.col(f.name)).alias(f.name) if isinstance(f.dataType, nested) else F.col(f.name)
+                for f in frame.schema.fields
+            ]
+        )
     writer = frame.write.mode("errorifexists").format(SPARK_FORMATS[fmt])
     if fmt == "csv":
-        writer = writer.options(header=True, escape='"', ignoreLeadingWhiteSpace=False,
-                                ignoreTrailingWhiteSpace=False, timestampFormat=_SPARK_TIME, timeZone="UTC")
+        writer = writer.options(
+            header=True,
+            escape='"',
+            ignoreLeadingWhiteSpace=False,
+            ignoreTrailingWhiteSpace=False,
+            timestampFormat=_SPARK_TIME,
+            timeZone="UTC",
+        )
     elif fmt == "jsonl":
         writer = writer.options(ignoreNullFields=False, timestampFormat=_SPARK_TIME, timeZone="UTC")
     if partition_column is not None:

@@ -1,6 +1,7 @@
 """Tables without a key on Spark: a multiset of row images and their net counts, by window functions.
 
-The rule is that of :mod:`cdckit.analysis.replay_keyless` (its SQL, :data:`~cdckit.analysis.replay_keyless.FAILED_SQL` and
+The rule is that of :mod:`cdckit.analysis.replay_keyless` (its SQL,
+:data:`~cdckit.analysis.replay_keyless.FAILED_SQL` and
 :data:`~cdckit.analysis.replay_keyless.LIVE_SQL`, is read here as it is): each change adds its after image (insert,
 snapshot read, update: +1) and removes its before image (update, delete: -1, before its own addition); a
 truncate starts the counts again. The running sum ``s`` of an image's items in replay order, and the least
@@ -43,36 +44,62 @@ def _segments(changes: DataFrame, truncated: list[str]) -> DataFrame:
         return plain
     cut = (F.col("op") == "truncate").cast("long")
     by_table = Window.partitionBy("_table").orderBy("_position")
-    counted = changes.filter(F.col("_table").isin(*truncated)) \
-        .withColumn("_seg", F.sum(cut).over(by_table.rowsBetween(Window.unboundedPreceding, Window.currentRow))) \
+    counted = (
+        changes.filter(F.col("_table").isin(*truncated))
+        .withColumn("_seg", F.sum(cut).over(by_table.rowsBetween(Window.unboundedPreceding, Window.currentRow)))
         .withColumn("_last", F.sum(cut).over(Window.partitionBy("_table")))
+    )
     return plain.unionByName(counted)
 
 
 def _items(changes: DataFrame) -> DataFrame:
     """One row per image a change adds (+1) or removes (-1): :data:`ITEM_COLUMNS`."""
     op = F.col("op")
-    removed = changes.filter(op.isin("update", "delete") & F.col("before").isNotNull()) \
-        .select("_table", "_seg", "_last", F.col("before").alias("t"), F.lit(-1).alias("d"), F.lit(0).alias("sub"),
-                "_position", "op", "source", "offset", "seq")
-    added = changes.filter(op.isin("insert", "read", "update") & F.col("after").isNotNull()) \
-        .select("_table", "_seg", "_last", F.col("after").alias("t"), F.lit(1).alias("d"), F.lit(1).alias("sub"),
-                "_position", "op", "source", "offset", "seq")
+    removed = changes.filter(op.isin("update", "delete") & F.col("before").isNotNull()).select(
+        "_table",
+        "_seg",
+        "_last",
+        F.col("before").alias("t"),
+        F.lit(-1).alias("d"),
+        F.lit(0).alias("sub"),
+        "_position",
+        "op",
+        "source",
+        "offset",
+        "seq",
+    )
+    added = changes.filter(op.isin("insert", "read", "update") & F.col("after").isNotNull()).select(
+        "_table",
+        "_seg",
+        "_last",
+        F.col("after").alias("t"),
+        F.lit(1).alias("d"),
+        F.lit(1).alias("sub"),
+        "_position",
+        "op",
+        "source",
+        "offset",
+        "seq",
+    )
     return removed.unionByName(added)
 
 
 def _running(items: DataFrame) -> DataFrame:
     """The items with their running sum ``s``, the least before it ``m``, ``failed`` and ``live``."""
     image = Window.partitionBy("_table", "_seg", "t").orderBy("_position", "sub")
-    return items.withColumn("s", F.sum("d").over(image.rowsBetween(Window.unboundedPreceding, Window.currentRow))) \
-        .withColumn("m", F.min("s").over(image.rowsBetween(Window.unboundedPreceding, -1))) \
-        .withColumn("failed", F.expr(FAILED_SQL)).withColumn("live", F.expr(LIVE_SQL))
+    return (
+        items.withColumn("s", F.sum("d").over(image.rowsBetween(Window.unboundedPreceding, Window.currentRow)))
+        .withColumn("m", F.min("s").over(image.rowsBetween(Window.unboundedPreceding, -1)))
+        .withColumn("failed", F.expr(FAILED_SQL))
+        .withColumn("live", F.expr(LIVE_SQL))
+    )
 
 
 def _counted(running: DataFrame) -> DataFrame:
     """Per table, segment and image: in the table's last segment, its count at the end (``n``)."""
     return running.groupBy("_table", "_seg", "t").agg(
-        F.max_by(F.when(F.col("_seg") == F.col("_last"), F.col("live")), F.struct("_position", "sub")).alias("n"))
+        F.max_by(F.when(F.col("_seg") == F.col("_last"), F.col("live")), F.struct("_position", "sub")).alias("n")
+    )
 
 
 def _unlike(running: DataFrame) -> set[str]:
@@ -82,11 +109,16 @@ def _unlike(running: DataFrame) -> set[str]:
     names = F.json_object_keys("t")
     nulls = F.map_keys(F.map_filter(F.from_json("t", "map<string,string>"), lambda k, v: v.isNull()))
     failing = running.filter("failed").select("_table", names.alias("names"), nulls.alias("nulls")).distinct()
-    added = running.filter(F.col("d") > 0).join(failing.select("_table").distinct(), "_table") \
-        .select("_table", names.alias("added")).distinct()
+    added = (
+        running.filter(F.col("d") > 0)
+        .join(failing.select("_table").distinct(), "_table")
+        .select("_table", names.alias("added"))
+        .distinct()
+    )
     lacked = F.array_except("names", "added")
     could = failing.join(added, "_table").filter(
-        (F.col("added") != F.col("names")) & F.forall(lacked, lambda n: F.array_contains("nulls", n)))
+        (F.col("added") != F.col("names")) & F.forall(lacked, lambda n: F.array_contains("nulls", n))
+    )
     return {r[0] for r in could.select("_table").distinct().collect()}
 
 
@@ -119,12 +151,27 @@ class KeylessCounts:
         (``table``, ``key``, ``source``, ``offset``, ``seq``, ``op``, ``problem``, ``_position``)."""
         frame = self._changes.filter(F.col("_table").isin(*tables)) if tables else self._changes.limit(0)
         unmatched = frame.filter(F.col("op").isin("update", "delete") & F.col("before").isNull()).select(
-            F.col("_table").alias("table"), "key", "source", "offset", "seq", "op",
-            F.concat("op", F.lit(NO_BEFORE)).alias("problem"), "_position")
+            F.col("_table").alias("table"),
+            "key",
+            "source",
+            "offset",
+            "seq",
+            "op",
+            F.concat("op", F.lit(NO_BEFORE)).alias("problem"),
+            "_position",
+        )
         if not tables or not self.tables:
             return unmatched
         failed = self._running.filter(F.col("failed") & F.col("_table").isin(*tables))
-        return unmatched.unionByName(failed.select(
-            F.col("_table").alias("table"), F.lit(None).cast("string").alias("key"), "source", "offset", "seq", "op",
-            F.concat("op", F.lit(NOT_THERE)).alias("problem"), "_position"))
-
+        return unmatched.unionByName(
+            failed.select(
+                F.col("_table").alias("table"),
+                F.lit(None).cast("string").alias("key"),
+                "source",
+                "offset",
+                "seq",
+                "op",
+                F.concat("op", F.lit(NOT_THERE)).alias("problem"),
+                "_position",
+            )
+        )

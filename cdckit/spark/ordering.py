@@ -20,11 +20,18 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..dialects import registry
-from ..analysis.ordering._shared import (CHANGE_IDENTITY, CHANGE_OPS, HEARTBEAT_FACTOR, REDELIVERY_IDENTITY, ROW_KEY, STREAMS,
-                                stream_columns)
+from ..analysis.ordering._shared import (
+    CHANGE_IDENTITY,
+    CHANGE_OPS,
+    HEARTBEAT_FACTOR,
+    REDELIVERY_IDENTITY,
+    ROW_KEY,
+    STREAMS,
+    stream_columns,
+)
 from ..analysis.ordering.catalogue import FINDING_COLUMNS, LAG_COLUMNS, keyless_detail
 from ..analysis.ordering.report import OrderReport, report_from_rows
+from ..dialects import registry
 from .columns import table_name_column
 
 __all__ = ["sort_events", "order_report", "narrow", "filled_seq", "dialect_flags", "STREAMS"]
@@ -36,9 +43,11 @@ _EXTRAS = {"_dialect": T.StringType(), "_usual": T.DoubleType()}
 
 def filled_seq() -> Column:
     """``seq`` filled from the previous arrival in the same source ('' first), as the pandas ``filled_seq``."""
-    arrival = Window.partitionBy(F.coalesce("source", F.lit(""))) \
-        .orderBy(F.col("partition").asc_nulls_first(), "offset", "_row") \
+    arrival = (
+        Window.partitionBy(F.coalesce("source", F.lit("")))
+        .orderBy(F.col("partition").asc_nulls_first(), "offset", "_row")
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
     return F.coalesce(F.last("seq", ignorenulls=True).over(arrival), F.lit(""))
 
 
@@ -58,8 +67,12 @@ def sort_events(events: DataFrame, by: str = "seq") -> DataFrame:
         raise ValueError(f"by must be 'seq', 'event_time' or 'arrival', not {by!r}")
     columns = events.columns
     frame = events.withColumn("_row", F.monotonically_increasing_id())
-    arrival = [F.coalesce(F.col("source"), F.lit("")).asc(), F.col("partition").asc_nulls_first(),
-               F.col("offset").asc(), F.col("_row").asc()]
+    arrival = [
+        F.coalesce(F.col("source"), F.lit("")).asc(),
+        F.col("partition").asc_nulls_first(),
+        F.col("offset").asc(),
+        F.col("_row").asc(),
+    ]
     if by == "seq":
         return frame.withColumn("_seq", filled_seq()).orderBy(F.col("_seq").asc(), *arrival).select(*columns)
     if by == "event_time":
@@ -79,10 +92,21 @@ def narrow(events: DataFrame, fill: bool = True) -> DataFrame:
     ``fill=False`` when no event lacks a ``seq``: ``_seq`` is then ``seq``, and no window over sources is needed.
     """
     frame = events.select(
-        "dialect", table_name_column().alias("_table"), "key", F.coalesce("source", F.lit("")).alias("source"),
-        "offset", "partition", "op", "seq", F.unix_micros("event_time").alias("_event_us"),
-        F.unix_micros("emit_time").alias("_emit_us"), "txn_id", _digest("before").alias("before"),
-        _digest("after").alias("after"), F.monotonically_increasing_id().alias("_row"))
+        "dialect",
+        table_name_column().alias("_table"),
+        "key",
+        F.coalesce("source", F.lit("")).alias("source"),
+        "offset",
+        "partition",
+        "op",
+        "seq",
+        F.unix_micros("event_time").alias("_event_us"),
+        F.unix_micros("emit_time").alias("_emit_us"),
+        "txn_id",
+        _digest("before").alias("before"),
+        _digest("after").alias("after"),
+        F.monotonically_increasing_id().alias("_row"),
+    )
     return frame.withColumn("_seq", filled_seq() if fill else F.coalesce("seq", F.lit("")))
 
 
@@ -99,22 +123,31 @@ def _isin(column: str, names: list[str]) -> Column:
 def _rows(frame: DataFrame, finding: str | Column, **columns: Column) -> DataFrame:
     """Finding rows: every column of :data:`FINDING_COLUMNS` (and the extras), null unless given."""
     out = [(F.lit(finding) if isinstance(finding, str) else finding).alias("finding")]
-    for name, kind in [*((n, _SPARK_TYPES[t]) for n, t in FINDING_COLUMNS.items() if n != "finding"),
-                       *_EXTRAS.items()]:
+    for name, kind in [*((n, _SPARK_TYPES[t]) for n, t in FINDING_COLUMNS.items() if n != "finding"), *_EXTRAS.items()]:
         out.append((columns[name] if name in columns else F.lit(None)).cast(kind).alias(name))
     return frame.select(*out)
 
 
 def _at() -> dict[str, Column]:
     """The event a finding points at (its table, key and position)."""
-    return {"table": F.col("_table"), "key": F.col("key"), "source": F.col("source"), "offset": F.col("offset"),
-            "partition": F.col("partition"), "seq": F.col("seq"), "op": F.col("op")}
+    return {
+        "table": F.col("_table"),
+        "key": F.col("key"),
+        "source": F.col("source"),
+        "offset": F.col("offset"),
+        "partition": F.col("partition"),
+        "seq": F.col("seq"),
+        "op": F.col("op"),
+    }
 
 
 def _other(event: str) -> dict[str, Column]:
     """The event a finding conflicts with, from a struct column holding its source, offset and seq."""
-    return {"other_source": F.col(event)["source"], "other_offset": F.col(event)["offset"],
-            "other_seq": F.col(event)["seq"]}
+    return {
+        "other_source": F.col(event)["source"],
+        "other_offset": F.col(event)["offset"],
+        "other_seq": F.col(event)["seq"],
+    }
 
 
 def _pointer() -> Column:
@@ -136,42 +169,64 @@ def key_findings(changes: DataFrame, snapshot: DataFrame, stream: list[str]) -> 
     group = [*stream, *ROW_KEY]
     on = [F.col(c).eqNullSafe(F.col(f"_snap_{c}")) for c in [*stream, "_table"]]
     frame = changes.repartition(*group).join(  # every window partitions by these columns and more: one shuffle
-        F.broadcast(snapshot.select(*[F.col(c).alias(f"_snap_{c}") for c in [*stream, "_table"]])), on, "left")
+        F.broadcast(snapshot.select(*[F.col(c).alias(f"_snap_{c}") for c in [*stream, "_table"]])), on, "left"
+    )
     arrival = arrival_order()
     position = Window.partitionBy(*group, *REDELIVERY_IDENTITY).orderBy(*arrival)
-    frame = frame.withColumn("_position_first", F.first(_pointer()).over(position)) \
-        .withColumn("_copy", F.col("seq").isNotNull() & (F.row_number().over(position) > 1))
+    frame = frame.withColumn("_position_first", F.first(_pointer()).over(position)).withColumn(
+        "_copy", F.col("seq").isNotNull() & (F.row_number().over(position) > 1)
+    )
     image = Window.partitionBy(*group, "_copy", *CHANGE_IDENTITY).orderBy(*arrival)
-    frame = frame.withColumn("_image_first", F.first(_pointer()).over(image)) \
-        .withColumn("_duplicate", ~F.col("_copy") & (F.row_number().over(image) > 1)) \
+    frame = (
+        frame.withColumn("_image_first", F.first(_pointer()).over(image))
+        .withColumn("_duplicate", ~F.col("_copy") & (F.row_number().over(image) > 1))
         .withColumn("_ranked", ~F.col("_copy") & F.col("seq").isNotNull())
+    )
     before = Window.partitionBy(*group, "_ranked").orderBy(*arrival).rowsBetween(Window.unboundedPreceding, -1)
-    frame = frame.withColumn("_top", F.max(F.struct("_seq", "source", "partition", "offset", "_row", "seq"))
-                             .over(before))
-    partition = F.when(F.col("partition").isNull() | (F.col("partition") == 0), F.lit(-1)) \
-        .otherwise(F.col("partition"))  # `partition or -1`, as the pandas engine orders a key's steps
+    frame = frame.withColumn(
+        "_top", F.max(F.struct("_seq", "source", "partition", "offset", "_row", "seq")).over(before)
+    )
+    partition = F.when(F.col("partition").isNull() | (F.col("partition") == 0), F.lit(-1)).otherwise(
+        F.col("partition")
+    )  # `partition or -1`, as the pandas engine orders a key's steps
     steps = Window.partitionBy(*group, "_copy").orderBy("_seq", "source", partition, "offset", "_row")
     frame = frame.withColumn("_previous", F.lag(F.struct("op", "source", "offset", "seq")).over(steps))
     previous_op = F.col("_previous")["op"]
-    detail = (F.when((F.col("op") == "insert") & previous_op.isNotNull() & (previous_op != "delete"),
-                     F.lit("insert of a live key"))
-              .when(F.col("op").isin("update", "delete") & (previous_op == "delete"),
-                    F.concat("op", F.lit(" after the key was deleted")))
-              .when(F.col("op").isin("update", "delete") & previous_op.isNull() & F.col("_snap__table").isNotNull(),
-                    F.concat("op", F.lit(" of a key the snapshot did not have"))))
+    detail = (
+        F.when(
+            (F.col("op") == "insert") & previous_op.isNotNull() & (previous_op != "delete"),
+            F.lit("insert of a live key"),
+        )
+        .when(
+            F.col("op").isin("update", "delete") & (previous_op == "delete"),
+            F.concat("op", F.lit(" after the key was deleted")),
+        )
+        .when(
+            F.col("op").isin("update", "delete") & previous_op.isNull() & F.col("_snap__table").isNotNull(),
+            F.concat("op", F.lit(" of a key the snapshot did not have")),
+        )
+    )
 
     def found(name: str, when: Column, other: str, text: Column | None = None) -> Column:
         text = F.lit(None) if text is None else text
         pointer = F.struct(*[F.col(other)[c].alias(c) for c in ("source", "offset", "seq")])
-        return F.when(when, F.struct(F.lit(name).alias("finding"), pointer.alias("other"),
-                                     text.cast("string").alias("detail")))
+        return F.when(
+            when, F.struct(F.lit(name).alias("finding"), pointer.alias("other"), text.cast("string").alias("detail"))
+        )
 
-    findings = F.array_compact(F.array(
-        found("redeliveries", F.col("_copy"), "_position_first"),
-        found("semantic_duplicates", F.col("_duplicate"), "_image_first"),
-        found("inversions", F.col("_ranked") & (F.col("_seq") < F.col("_top")["_seq"]), "_top"),
-        found("impossible_transitions", ~F.col("_copy") & F.col("key").isNotNull() & detail.isNotNull(),
-              "_previous", detail)))
+    findings = F.array_compact(
+        F.array(
+            found("redeliveries", F.col("_copy"), "_position_first"),
+            found("semantic_duplicates", F.col("_duplicate"), "_image_first"),
+            found("inversions", F.col("_ranked") & (F.col("_seq") < F.col("_top")["_seq"]), "_top"),
+            found(
+                "impossible_transitions",
+                ~F.col("_copy") & F.col("key").isNotNull() & detail.isNotNull(),
+                "_previous",
+                detail,
+            ),
+        )
+    )
     rows = frame.select("*", F.explode(findings).alias("_found")).withColumn("_other", F.col("_found")["other"])
     return _rows(rows, F.col("_found")["finding"], **_at(), **_other("_other"), detail=F.col("_found")["detail"])
 
@@ -179,39 +234,60 @@ def key_findings(changes: DataFrame, snapshot: DataFrame, stream: list[str]) -> 
 def time_findings(changes: DataFrame, stream: list[str]) -> DataFrame:
     """Per stream and table, events whose ``event_time`` is earlier than an event before them in seq order."""
     timed = changes.filter(F.col("seq").isNotNull() & F.col("_event_us").isNotNull())
-    before = Window.partitionBy(*stream, "_table").orderBy(*seq_order()) \
-        .rowsBetween(Window.unboundedPreceding, -1)
+    before = Window.partitionBy(*stream, "_table").orderBy(*seq_order()).rowsBetween(Window.unboundedPreceding, -1)
     top = F.max(F.struct("_event_us", "_seq", "source", "partition", "offset", "_row", "seq")).over(before)
     timed = timed.withColumn("_top", top).filter(F.col("_event_us") < F.col("_top")["_event_us"])
-    return _rows(timed, "time_inversions", **_at(), **_other("_top"),
-                 value=(F.col("_top")["_event_us"] - F.col("_event_us")) / F.lit(1e6))
+    return _rows(
+        timed,
+        "time_inversions",
+        **_at(),
+        **_other("_top"),
+        value=(F.col("_top")["_event_us"] - F.col("_event_us")) / F.lit(1e6),
+    )
 
 
 def sequence_gap_findings(frame: DataFrame, contiguous: list[str], max_gap: int, stream: list[str]) -> DataFrame:
     """Missing numbers in contiguous sequences (dialects in ``contiguous``), per stream and partition."""
-    numbered = frame.filter(_isin("dialect", contiguous) & F.col("seq").isNotNull()
-                            & F.col("seq").rlike(r"^[0-9]+\z"))
+    numbered = frame.filter(_isin("dialect", contiguous) & F.col("seq").isNotNull() & F.col("seq").rlike(r"^[0-9]+\z"))
     by = list(dict.fromkeys([*stream, "partition"]))
     previous = F.lag(F.struct("source", "offset", "seq")).over(Window.partitionBy(*by).orderBy("_seq", "_row"))
     number = F.col("seq").try_cast(T.DecimalType(38, 0))
     missing = number - F.col("_previous")["seq"].try_cast(T.DecimalType(38, 0)) - F.lit(1)
-    numbered = numbered.withColumn("_previous", previous).withColumn("_missing", missing) \
+    numbered = (
+        numbered.withColumn("_previous", previous)
+        .withColumn("_missing", missing)
         .filter((F.col("_missing") > 0) & (F.col("_missing") <= max_gap))
-    return _rows(numbered, "sequence_gaps", source=F.col("source"), offset=F.col("offset"),
-                 partition=F.col("partition"), seq=F.col("seq"), **_other("_previous"), count=F.col("_missing"),
-                 _dialect=F.col("dialect"))
+    )
+    return _rows(
+        numbered,
+        "sequence_gaps",
+        source=F.col("source"),
+        offset=F.col("offset"),
+        partition=F.col("partition"),
+        seq=F.col("seq"),
+        **_other("_previous"),
+        count=F.col("_missing"),
+        _dialect=F.col("dialect"),
+    )
 
 
 def offset_gap_findings(frame: DataFrame, split: list[str]) -> DataFrame:
     """Holes in offsets per source and partition; dialects that split updates in two messages are left out."""
     kafka = frame.filter(F.col("partition").isNotNull() & ~_isin("dialect", split))
-    previous = F.lag(F.struct("source", "offset")).over(Window.partitionBy("source", "partition")
-                                                         .orderBy("offset", "_row"))
-    kafka = kafka.withColumn("_previous", previous) \
-        .filter(F.col("offset") - F.col("_previous")["offset"] > 1)
-    return _rows(kafka, "offset_gaps", source=F.col("source"), offset=F.col("offset"), partition=F.col("partition"),
-                 other_source=F.col("_previous")["source"], other_offset=F.col("_previous")["offset"],
-                 count=F.col("offset") - F.col("_previous")["offset"] - F.lit(1))
+    previous = F.lag(F.struct("source", "offset")).over(
+        Window.partitionBy("source", "partition").orderBy("offset", "_row")
+    )
+    kafka = kafka.withColumn("_previous", previous).filter(F.col("offset") - F.col("_previous")["offset"] > 1)
+    return _rows(
+        kafka,
+        "offset_gaps",
+        source=F.col("source"),
+        offset=F.col("offset"),
+        partition=F.col("partition"),
+        other_source=F.col("_previous")["source"],
+        other_offset=F.col("_previous")["offset"],
+        count=F.col("offset") - F.col("_previous")["offset"] - F.lit(1),
+    )
 
 
 def transaction_findings(frame: DataFrame) -> DataFrame:
@@ -227,26 +303,39 @@ def transaction_findings(frame: DataFrame) -> DataFrame:
     markers = frame.filter(F.col("op").isin("begin", "commit"))
     same_id = Window.partitionBy(*group, "txn_id").orderBy(*order)
     named = F.col("txn_id").isNotNull()
-    markers = markers.withColumn("_next", F.when(named, F.lead("op").over(same_id))) \
-        .withColumn("_previous", F.when(named, F.lag("op").over(same_id)))
+    markers = markers.withColumn("_next", F.when(named, F.lead("op").over(same_id))).withColumn(
+        "_previous", F.when(named, F.lag("op").over(same_id))
+    )
     open_named = markers.filter(named & (F.col("op") == "begin") & F.col("_next").isNull())
     step = F.when((F.col("op") == "begin"), F.lit(1)).otherwise(F.lit(-1))
-    anonymous = markers.filter(((F.col("op") == "begin") & ~named)
-                               | ((F.col("op") == "commit") & (~named | F.coalesce(F.col("_previous") != "begin",
-                                                                                   F.lit(True)))))
+    anonymous = markers.filter(
+        ((F.col("op") == "begin") & ~named)
+        | ((F.col("op") == "commit") & (~named | F.coalesce(F.col("_previous") != "begin", F.lit(True))))
+    )
     running = Window.partitionBy(*group).orderBy(*order).rowsBetween(Window.unboundedPreceding, Window.currentRow)
     later = Window.partitionBy(*group).orderBy(*order).rowsBetween(1, Window.unboundedFollowing)
-    anonymous = anonymous.withColumn("_sum", F.sum(step).over(running)) \
-        .withColumn("_depth", F.col("_sum") - F.least(F.min("_sum").over(running), F.lit(0))) \
+    anonymous = (
+        anonymous.withColumn("_sum", F.sum(step).over(running))
+        .withColumn("_depth", F.col("_sum") - F.least(F.min("_sum").over(running), F.lit(0)))
         .withColumn("_later", F.min("_depth").over(later))
-    open_anonymous = anonymous.filter((F.col("op") == "begin")
-                                      & (F.col("_later").isNull() | (F.col("_later") >= F.col("_depth"))))
+    )
+    open_anonymous = anonymous.filter(
+        (F.col("op") == "begin") & (F.col("_later").isNull() | (F.col("_later") >= F.col("_depth")))
+    )
     found = open_named.select(*frame.columns).unionByName(open_anonymous.select(*frame.columns))
-    label = F.when(F.col("txn_id").isNotNull() & (F.col("txn_id") != ""), F.concat(F.lit("transaction "), "txn_id")) \
-        .otherwise(F.lit("a transaction without an id"))
-    return _rows(found, "open_transactions", source=F.col("source"), offset=F.col("offset"),
-                 partition=F.col("partition"), seq=F.col("seq"), op=F.col("op"),
-                 detail=F.concat(label, F.lit(" begins here; no commit follows")))
+    label = F.when(
+        F.col("txn_id").isNotNull() & (F.col("txn_id") != ""), F.concat(F.lit("transaction "), "txn_id")
+    ).otherwise(F.lit("a transaction without an id"))
+    return _rows(
+        found,
+        "open_transactions",
+        source=F.col("source"),
+        offset=F.col("offset"),
+        partition=F.col("partition"),
+        seq=F.col("seq"),
+        op=F.col("op"),
+        detail=F.concat(label, F.lit(" begins here; no commit follows")),
+    )
 
 
 def heartbeat_findings(frame: DataFrame, factor: float) -> DataFrame:
@@ -257,22 +346,33 @@ def heartbeat_findings(frame: DataFrame, factor: float) -> DataFrame:
     timed = timed.join(F.broadcast(beating), [F.col(c).eqNullSafe(F.col(f"_b_{c}")) for c in group], "left_semi")
     other = F.coalesce(F.col("op") != "heartbeat", F.lit(True)).cast("long")
     by_time = Window.partitionBy(*group).orderBy("_event_us")
-    timed = timed.withColumn("_lt", F.coalesce(F.sum(other).over(by_time.rangeBetween(Window.unboundedPreceding, -1)),
-                                               F.lit(0))) \
-        .withColumn("_le", F.sum(other).over(by_time.rangeBetween(Window.unboundedPreceding, 0)))
+    timed = timed.withColumn(
+        "_lt", F.coalesce(F.sum(other).over(by_time.rangeBetween(Window.unboundedPreceding, -1)), F.lit(0))
+    ).withColumn("_le", F.sum(other).over(by_time.rangeBetween(Window.unboundedPreceding, 0)))
     beats = timed.filter(F.col("op") == "heartbeat")
     previous = F.lag(F.struct("_event_us", "source", "offset", "_le")).over(
-        Window.partitionBy(*group).orderBy("_event_us", "offset", "_row"))
+        Window.partitionBy(*group).orderBy("_event_us", "offset", "_row")
+    )
     whole = Window.partitionBy(*group)
-    beats = beats.withColumn("_previous", previous) \
-        .withColumn("_gap", F.col("_event_us") - F.col("_previous")["_event_us"]) \
-        .withColumn("_beats", F.count(F.lit(1)).over(whole)) \
-        .withColumn("_usual", F.percentile(F.col("_gap").cast("double"), 0.5).over(whole)) \
+    beats = (
+        beats.withColumn("_previous", previous)
+        .withColumn("_gap", F.col("_event_us") - F.col("_previous")["_event_us"])
+        .withColumn("_beats", F.count(F.lit(1)).over(whole))
+        .withColumn("_usual", F.percentile(F.col("_gap").cast("double"), 0.5).over(whole))
         .filter((F.col("_beats") >= 3) & (F.col("_usual") > 0) & (F.col("_gap") > F.lit(factor) * F.col("_usual")))
-    return _rows(beats, "heartbeat_gaps", source=F.col("source"), offset=F.col("offset"), op=F.col("op"),
-                 other_source=F.col("_previous")["source"], other_offset=F.col("_previous")["offset"],
-                 value=F.col("_gap") / F.lit(1e6), count=F.col("_lt") - F.col("_previous")["_le"],
-                 _usual=F.col("_usual"))
+    )
+    return _rows(
+        beats,
+        "heartbeat_gaps",
+        source=F.col("source"),
+        offset=F.col("offset"),
+        op=F.col("op"),
+        other_source=F.col("_previous")["source"],
+        other_offset=F.col("_previous")["offset"],
+        value=F.col("_gap") / F.lit(1e6),
+        count=F.col("_lt") - F.col("_previous")["_le"],
+        _usual=F.col("_usual"),
+    )
 
 
 def keyless_findings(changes: DataFrame) -> DataFrame:
@@ -284,8 +384,14 @@ def keyless_findings(changes: DataFrame) -> DataFrame:
 def unpaired_findings(quarantine: DataFrame) -> DataFrame:
     """Quarantined update halves that never met their partner."""
     halves = quarantine.filter(F.col("reason_code") == "unpaired_half")
-    return _rows(halves, "unpaired_halves", source=F.col("source"), offset=F.col("offset"),
-                 partition=F.col("partition"), detail=F.col("reason"))
+    return _rows(
+        halves,
+        "unpaired_halves",
+        source=F.col("source"),
+        offset=F.col("offset"),
+        partition=F.col("partition"),
+        detail=F.col("reason"),
+    )
 
 
 def lag_summary(frame: DataFrame) -> pd.DataFrame:
@@ -294,10 +400,24 @@ def lag_summary(frame: DataFrame) -> pd.DataFrame:
     lag = (F.col("_emit_us") - F.col("_event_us")).cast("double") / F.lit(1e6)
     points = F.percentile(lag, F.array(F.lit(0.5), F.lit(0.9), F.lit(0.99)))
     summary = timed.groupBy(F.col("_table").alias("table")).agg(
-        F.count(F.lit(1)).alias("events"), F.sum((lag < 0).cast("long")).alias("negative"), F.min(lag).alias("min_s"),
-        points.alias("_p"), F.max(lag).alias("max_s"), F.avg(lag).alias("mean_s"))
-    summary = summary.select("table", "events", "negative", "min_s", F.col("_p")[0].alias("p50_s"),
-                             F.col("_p")[1].alias("p90_s"), F.col("_p")[2].alias("p99_s"), "max_s", "mean_s")
+        F.count(F.lit(1)).alias("events"),
+        F.sum((lag < 0).cast("long")).alias("negative"),
+        F.min(lag).alias("min_s"),
+        points.alias("_p"),
+        F.max(lag).alias("max_s"),
+        F.avg(lag).alias("mean_s"),
+    )
+    summary = summary.select(
+        "table",
+        "events",
+        "negative",
+        "min_s",
+        F.col("_p")[0].alias("p50_s"),
+        F.col("_p")[1].alias("p90_s"),
+        F.col("_p")[2].alias("p99_s"),
+        "max_s",
+        "mean_s",
+    )
     lags: pd.DataFrame = summary.toPandas()
     out = lags.sort_values("table").reset_index(drop=True)
     return out[list(LAG_COLUMNS)].astype(LAG_COLUMNS)
@@ -307,9 +427,17 @@ def _details(rows: pd.DataFrame) -> pd.DataFrame:
     """The detail texts written with Python number formatting (as the pandas report writes them)."""
     rows = rows.copy()
     detail = rows["detail"].astype(object).tolist()
-    for i, (name, table, value, count, other_seq, dialect, usual) in enumerate(zip(
-            rows["finding"], rows["table"], rows["value"], rows["count"], rows["other_seq"], rows["_dialect"],
-            rows["_usual"])):
+    for i, (name, table, value, count, other_seq, dialect, usual) in enumerate(
+        zip(
+            rows["finding"],
+            rows["table"],
+            rows["value"],
+            rows["count"],
+            rows["other_seq"],
+            rows["_dialect"],
+            rows["_usual"],
+        )
+    ):
         if name == "keyless_tables":
             detail[i] = keyless_detail(table, int(count))
         elif name == "time_inversions":
@@ -317,14 +445,18 @@ def _details(rows: pd.DataFrame) -> pd.DataFrame:
         elif name == "sequence_gaps":
             detail[i] = f"{dialect}: {count} number(s) missing after {int(other_seq)}"
         elif name == "heartbeat_gaps":
-            detail[i] = (f"{value:g} s without a heartbeat (usual {usual / 1e6:g} s); "
-                         f"{count} other event(s) in between")
+            detail[i] = f"{value:g} s without a heartbeat (usual {usual / 1e6:g} s); {count} other event(s) in between"
     rows["detail"] = pd.Series(detail, index=rows.index, dtype="string")
     return rows.drop(columns=list(_EXTRAS))
 
 
-def order_report(events: DataFrame, quarantine: DataFrame | None = None, by: str = "source", max_gap: int = 1000,
-                 heartbeat_factor: float = HEARTBEAT_FACTOR) -> OrderReport:
+def order_report(
+    events: DataFrame,
+    quarantine: DataFrame | None = None,
+    by: str = "source",
+    max_gap: int = 1000,
+    heartbeat_factor: float = HEARTBEAT_FACTOR,
+) -> OrderReport:
     """The ordering report of a Spark event frame (the same as :func:`cdckit.order_report` gives).
 
     ``by``: which events are compared (see :data:`STREAMS`);
@@ -333,18 +465,26 @@ def order_report(events: DataFrame, quarantine: DataFrame | None = None, by: str
     summary are collected.
     """
     stream = stream_columns(by)
-    (meta,) = events.agg(F.collect_set("dialect").alias("dialects"),  # one row: an aggregate of the whole frame
-                         F.sum(F.col("seq").isNull().cast("long")).alias("unsequenced")).collect()
+    (meta,) = events.agg(
+        F.collect_set("dialect").alias("dialects"),  # one row: an aggregate of the whole frame
+        F.sum(F.col("seq").isNull().cast("long")).alias("unsequenced"),
+    ).collect()
     dialects = list(meta["dialects"])
     frame = narrow(events, fill=bool(meta["unsequenced"])).cache()
     try:
         changes = frame.filter(F.col("op").isin(*CHANGE_OPS))
-        snapshot = changes.filter((F.col("op") == "read") & F.col("_table").isNotNull()) \
-            .select(*stream, "_table").distinct()
-        parts = [key_findings(changes, snapshot, stream), time_findings(changes, stream),
-                 sequence_gap_findings(frame, dialect_flags(dialects, "contiguous_seq"), max_gap, stream),
-                 offset_gap_findings(frame, dialect_flags(dialects, "splits_updates")),
-                 transaction_findings(frame), heartbeat_findings(frame, heartbeat_factor), keyless_findings(changes)]
+        snapshot = (
+            changes.filter((F.col("op") == "read") & F.col("_table").isNotNull()).select(*stream, "_table").distinct()
+        )
+        parts = [
+            key_findings(changes, snapshot, stream),
+            time_findings(changes, stream),
+            sequence_gap_findings(frame, dialect_flags(dialects, "contiguous_seq"), max_gap, stream),
+            offset_gap_findings(frame, dialect_flags(dialects, "splits_updates")),
+            transaction_findings(frame),
+            heartbeat_findings(frame, heartbeat_factor),
+            keyless_findings(changes),
+        ]
         if quarantine is not None:
             parts.append(unpaired_findings(quarantine))
         rows = parts[0]

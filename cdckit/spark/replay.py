@@ -40,10 +40,10 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..analysis import replay
+from ..analysis.keys import Keys
 from ..analysis.ordering._shared import REPLAY_OPS
 from ..analysis.replay_keyless import walked_tables
 from ..analysis.replayer import is_partial, problem_rows
-from ..analysis.keys import Keys
 from .columns import table_name_column
 from .keyless import KeylessCounts
 from .keys import given_keys
@@ -59,8 +59,6 @@ ORDERS: dict[str, list[str]] = {
     "event_time": ["_untimed", "_time", "source", "_partition", "offset", "_row"],
     "arrival": ["source", "_partition", "offset", "_row"],
 }
-
-
 
 
 def _utc(value: Any) -> pd.Timestamp:
@@ -90,11 +88,26 @@ def _changes(events: DataFrame, as_of: Any) -> DataFrame:
         cut = _utc(as_of).to_pydatetime()
         changes = changes.filter(F.col("event_time").isNotNull() & (F.col("event_time") <= F.lit(cut)))
     return changes.select(
-        "dialect", "database", "schema", table_name_column().alias("_table"), "key", "key_columns", "op", "before",
-        "after", "seq", F.coalesce("source", F.lit("")).alias("source"), "partition", "offset", "event_time",
-        F.monotonically_increasing_id().alias("_row"), F.coalesce("partition", F.lit(-1)).alias("_partition"),
-        F.col("event_time").isNull().alias("_untimed"), F.coalesce("event_time", F.lit(0).cast("timestamp")).alias("_time"),
-        F.coalesce("seq", F.lit("")).alias("_seq"))
+        "dialect",
+        "database",
+        "schema",
+        table_name_column().alias("_table"),
+        "key",
+        "key_columns",
+        "op",
+        "before",
+        "after",
+        "seq",
+        F.coalesce("source", F.lit("")).alias("source"),
+        "partition",
+        "offset",
+        "event_time",
+        F.monotonically_increasing_id().alias("_row"),
+        F.coalesce("partition", F.lit(-1)).alias("_partition"),
+        F.col("event_time").isNull().alias("_untimed"),
+        F.coalesce("event_time", F.lit(0).cast("timestamp")).alias("_time"),
+        F.coalesce("seq", F.lit("")).alias("_seq"),
+    )
 
 
 def _prepared(changes: DataFrame, fill: bool) -> DataFrame:
@@ -103,11 +116,15 @@ def _prepared(changes: DataFrame, fill: bool) -> DataFrame:
     ``fill``: some change has no ``seq``; ``_seq`` is then filled from the
     previous arrival in its source, after the redeliveries are gone.
     """
-    copies = Window.partitionBy("_table", "key", "dialect", "database", "schema", "seq", "op", "before", "after") \
-        .orderBy("source", "_partition", "offset", "_row")
+    copies = Window.partitionBy(
+        "_table", "key", "dialect", "database", "schema", "seq", "op", "before", "after"
+    ).orderBy("source", "_partition", "offset", "_row")
     frame = changes.repartition("_table", "key")
-    frame = frame.withColumn("_copy", F.row_number().over(copies)) \
-        .filter(F.col("seq").isNull() | (F.col("_copy") == 1)).drop("_copy")
+    frame = (
+        frame.withColumn("_copy", F.row_number().over(copies))
+        .filter(F.col("seq").isNull() | (F.col("_copy") == 1))
+        .drop("_copy")
+    )
     if fill:
         frame = frame.withColumn("_seq", filled_seq()).repartition("_table", "key")
     return frame.filter(F.col("_table").isNotNull())
@@ -124,17 +141,21 @@ class Table:
     columns: list[str] = field(default_factory=list)
     types: dict[str, T.DataType] = field(default_factory=dict)
     partial: bool = False
-    walked: bool = False    # a key changes, a truncate of keyed rows, or keyless rows not counted: walked in Python
-    keyless: bool = False   # some changes name no key
-    keyed: bool = False     # some changes name a key
+    walked: bool = False  # a key changes, a truncate of keyed rows, or keyless rows not counted: walked in Python
+    keyless: bool = False  # some changes name no key
+    keyed: bool = False  # some changes name a key
     truncated: bool = False
     versions: bool = False  # scd2 has rows for it
     unsequenced: bool = False  # some change has no seq
     kinds: dict[str, str] = field(default_factory=dict)  # columns given a kind: parsed as variants, then typed
 
     def schema(self) -> T.StructType:
-        return T.StructType([T.StructField(c, T.VariantType() if c in self.kinds else self.types.get(c, T.StringType()))
-                             for c in self.columns])
+        return T.StructType(
+            [
+                T.StructField(c, T.VariantType() if c in self.kinds else self.types.get(c, T.StringType()))
+                for c in self.columns
+            ]
+        )
 
     def values(self, row: Column) -> list[Column]:
         """The source columns of a parsed row (a struct of :meth:`schema`); a column given a kind as JSON text."""
@@ -148,12 +169,20 @@ class Table:
 def _moved() -> Column:
     """An update whose before image holds a different key (conservative: texts of the key values differ)."""
     names = F.coalesce(F.json_object_keys("before"), F.array())
-    values = F.transform("key_columns", lambda c: F.call_function(
-        "get_json_object", F.col("before"), F.concat(F.lit("$['"), c, F.lit("']"))))
+    values = F.transform(
+        "key_columns",
+        lambda c: F.call_function("get_json_object", F.col("before"), F.concat(F.lit("$['"), c, F.lit("']"))),
+    )
     has_all = F.forall("key_columns", lambda c: F.array_contains(names, c))
-    return F.coalesce((F.col("op") == "update") & F.col("key").isNotNull() & F.col("before").isNotNull()
-                      & (F.size("key_columns") > 0) & has_all
-                      & (F.to_json(values) != F.to_json(F.from_json("key", "array<string>"))), F.lit(False))
+    return F.coalesce(
+        (F.col("op") == "update")
+        & F.col("key").isNotNull()
+        & F.col("before").isNotNull()
+        & (F.size("key_columns") > 0)
+        & has_all
+        & (F.to_json(values) != F.to_json(F.from_json("key", "array<string>"))),
+        F.lit(False),
+    )
 
 
 def survey(changes: DataFrame, order: str) -> dict[str, Table]:
@@ -163,20 +192,37 @@ def survey(changes: DataFrame, order: str) -> dict[str, Table]:
     image keys); each group brings its first event and the JSON kinds of its
     images to the driver, where the table's columns are put in order.
     """
-    before, after = F.coalesce(F.json_object_keys("before"), F.array()), F.coalesce(F.json_object_keys("after"),
-                                                                                     F.array())
+    before, after = (
+        F.coalesce(F.json_object_keys("before"), F.array()),
+        F.coalesce(F.json_object_keys("after"), F.array()),
+    )
     key_columns = F.coalesce("key_columns", F.array().cast("array<string>"))
-    shapes = changes.filter(F.col("_table").isNotNull()).groupBy(
-        "_table", F.xxhash64(key_columns, before, after).alias("_shape")).agg(
-        F.min(F.struct("_seq", "source", "_partition", "offset", key_columns.alias("k"), before.alias("b"),
-                       after.alias("a"))).alias("first"),
-        F.min(F.struct(_position(order).alias("p"), F.col("dialect").alias("d"))).alias("lead"),
-        F.schema_of_variant_agg(F.try_parse_json("before")).alias("kinds_before"),
-        F.schema_of_variant_agg(F.try_parse_json("after")).alias("kinds_after"),
-        F.max(F.col("key").isNull() & (F.col("op") != "truncate")).alias("keyless"), F.max(_moved()).alias("moved"),
-        F.max(F.col("op") == "truncate").alias("truncated"), F.max(F.col("key").isNotNull()).alias("keyed"),
-        F.max(F.col("key").isNotNull() & (F.col("op") != "delete") & F.col("after").isNotNull()).alias("versions"),
-        F.max(F.col("seq").isNull()).alias("unsequenced"))
+    shapes = (
+        changes.filter(F.col("_table").isNotNull())
+        .groupBy("_table", F.xxhash64(key_columns, before, after).alias("_shape"))
+        .agg(
+            F.min(
+                F.struct(
+                    "_seq",
+                    "source",
+                    "_partition",
+                    "offset",
+                    key_columns.alias("k"),
+                    before.alias("b"),
+                    after.alias("a"),
+                )
+            ).alias("first"),
+            F.min(F.struct(_position(order).alias("p"), F.col("dialect").alias("d"))).alias("lead"),
+            F.schema_of_variant_agg(F.try_parse_json("before")).alias("kinds_before"),
+            F.schema_of_variant_agg(F.try_parse_json("after")).alias("kinds_after"),
+            F.max(F.col("key").isNull() & (F.col("op") != "truncate")).alias("keyless"),
+            F.max(_moved()).alias("moved"),
+            F.max(F.col("op") == "truncate").alias("truncated"),
+            F.max(F.col("key").isNotNull()).alias("keyed"),
+            F.max(F.col("key").isNotNull() & (F.col("op") != "delete") & F.col("after").isNotNull()).alias("versions"),
+            F.max(F.col("seq").isNull()).alias("unsequenced"),
+        )
+    )
     by_table: dict[str, list[Any]] = {}
     for row in shapes.collect():
         by_table.setdefault(row["_table"], []).append(row)
@@ -197,12 +243,18 @@ def survey(changes: DataFrame, order: str) -> dict[str, Table]:
         truncated, keyed = any(r["truncated"] for r in rows), any(r["keyed"] for r in rows)
         # merged only where images differ in their columns (otherwise merging is replacing), as in pandas
         image_shapes = {tuple(sorted(names)) for r in rows for names in (r["first"]["b"], r["first"]["a"]) if names}
-        tables[name] = Table(name, replay.column_order(ranks), {c: _spark_type(k) for c, k in kinds.items()},
-                             partial=bool(is_partial(lead["d"])) and len(image_shapes) > 1,
-                             walked=moved or (truncated and keyed),  # keyless rows: see _keyless_counts
-                             keyless=keyless, keyed=keyed, truncated=truncated,
-                             versions=any(r["versions"] for r in rows),
-                             unsequenced=any(r["unsequenced"] for r in rows))
+        tables[name] = Table(
+            name,
+            replay.column_order(ranks),
+            {c: _spark_type(k) for c, k in kinds.items()},
+            partial=bool(is_partial(lead["d"])) and len(image_shapes) > 1,
+            walked=moved or (truncated and keyed),  # keyless rows: see _keyless_counts
+            keyless=keyless,
+            keyed=keyed,
+            truncated=truncated,
+            versions=any(r["versions"] for r in rows),
+            unsequenced=any(r["unsequenced"] for r in rows),
+        )
     for name in rekeyed_tables(changes, [n for n, t in tables.items() if t.partial and not t.walked]):
         tables[name].walked = True
     return tables
@@ -213,24 +265,46 @@ def rekeyed_tables(changes: DataFrame, tables: list[str]) -> set[str]:
     update sent as a delete and a create (see :func:`cdckit.analysis.replayer.moved_row`), which the walk resolves."""
     if not tables:
         return set()
-    pairs = changes.filter(F.col("_table").isin(*tables) & F.col("op").isin("delete", "insert")
-                           & F.col("seq").isNotNull() & (F.col("seq") != "")) \
-        .groupBy("_table", "seq").agg(F.max(F.col("op") == "delete").alias("d"),
-                                      F.max(F.col("op") == "insert").alias("i"),
-                                      F.count_distinct("key").alias("keys")) \
-        .filter(F.col("d") & F.col("i") & (F.col("keys") > 1)).select("_table").distinct()
+    pairs = (
+        changes.filter(
+            F.col("_table").isin(*tables)
+            & F.col("op").isin("delete", "insert")
+            & F.col("seq").isNotNull()
+            & (F.col("seq") != "")
+        )
+        .groupBy("_table", "seq")
+        .agg(
+            F.max(F.col("op") == "delete").alias("d"),
+            F.max(F.col("op") == "insert").alias("i"),
+            F.count_distinct("key").alias("keys"),
+        )
+        .filter(F.col("d") & F.col("i") & (F.col("keys") > 1))
+        .select("_table")
+        .distinct()
+    )
     return {row[0] for row in pairs.collect()}
 
 
-_KINDS = {"BIGINT": "long", "INT": "long", "SMALLINT": "long", "TINYINT": "long", "DOUBLE": "double",
-          "FLOAT": "double", "BOOLEAN": "boolean", "STRING": "string", "VOID": "null", "OBJECT": "nested",
-          "ARRAY": "nested", "VARIANT": "string"}
+_KINDS = {
+    "BIGINT": "long",
+    "INT": "long",
+    "SMALLINT": "long",
+    "TINYINT": "long",
+    "DOUBLE": "double",
+    "FLOAT": "double",
+    "BOOLEAN": "boolean",
+    "STRING": "string",
+    "VOID": "null",
+    "OBJECT": "nested",
+    "ARRAY": "nested",
+    "VARIANT": "string",
+}
 
 
 def _kind(variant_type: str) -> str:
     """The JSON kind of a variant type text: ``DECIMAL(p,0)`` is a whole number (``wide`` past 18 digits)."""
     if variant_type.startswith("DECIMAL("):
-        precision, scale = (int(part) for part in variant_type[len("DECIMAL("):-1].split(","))
+        precision, scale = (int(part) for part in variant_type[len("DECIMAL(") : -1].split(","))
         return ("long" if precision <= 18 else "wide") if scale == 0 else "double"
     return _KINDS.get(variant_type.split("<")[0], "string")
 
@@ -258,13 +332,13 @@ def object_fields(text: str | None) -> dict[str, str]:
     """
     if not text or not text.startswith("OBJECT<"):
         return {}
-    body, out, i = text[len("OBJECT<"):-1], {}, 0
+    body, out, i = text[len("OBJECT<") : -1], {}, 0
     while i < len(body):
         if body[i] == "`":
             end = i + 1
-            while not (body[end] == "`" and body[end + 1:end + 2] != "`"):
+            while not (body[end] == "`" and body[end + 1 : end + 2] != "`"):
                 end += 2 if body[end] == "`" else 1
-            name, i = body[i + 1:end].replace("``", "`"), end + 1
+            name, i = body[i + 1 : end].replace("``", "`"), end + 1
         else:
             end = body.index(":", i)
             name, i = body[i:end], end
@@ -297,20 +371,32 @@ def _rows(changes: DataFrame, table: Table) -> DataFrame:
         return frame.withColumn("_r", F.from_json("after", schema))
     by_key = Window.partitionBy("_table", "key").orderBy("_position")
     reset = (F.col("op") != "update") | F.coalesce(F.lag("op").over(by_key) == "delete", F.lit(True))
-    frame = frame.withColumn("_reset", reset) \
-        .withColumn("_life", F.sum(F.col("_reset").cast("long")).over(by_key.rowsBetween(Window.unboundedPreceding,
-                                                                                          Window.currentRow))) \
-        .withColumn("_a", F.from_json("after", schema)).withColumn("_ak", F.json_object_keys("after")) \
-        .withColumn("_b", F.when(F.col("_reset") & (F.col("op") == "update"), F.from_json("before", schema))) \
+    frame = (
+        frame.withColumn("_reset", reset)
+        .withColumn(
+            "_life",
+            F.sum(F.col("_reset").cast("long")).over(by_key.rowsBetween(Window.unboundedPreceding, Window.currentRow)),
+        )
+        .withColumn("_a", F.from_json("after", schema))
+        .withColumn("_ak", F.json_object_keys("after"))
+        .withColumn("_b", F.when(F.col("_reset") & (F.col("op") == "update"), F.from_json("before", schema)))
         .withColumn("_bk", F.when(F.col("_reset") & (F.col("op") == "update"), F.json_object_keys("before")))
-    life = Window.partitionBy("_table", "key", "_life").orderBy("_position") \
+    )
+    life = (
+        Window.partitionBy("_table", "key", "_life")
+        .orderBy("_position")
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
     values = []
     for column in table.columns:
-        latest = F.last(F.when(F.coalesce(F.array_contains("_ak", column), F.lit(False)),
-                               F.struct(F.col("_a")[column].alias("v"))), ignorenulls=True).over(life)
-        base = F.first(F.when(F.coalesce(F.array_contains("_bk", column), F.lit(False)),
-                              F.struct(F.col("_b")[column].alias("v"))), ignorenulls=True).over(life)
+        latest = F.last(
+            F.when(F.coalesce(F.array_contains("_ak", column), F.lit(False)), F.struct(F.col("_a")[column].alias("v"))),
+            ignorenulls=True,
+        ).over(life)
+        base = F.first(
+            F.when(F.coalesce(F.array_contains("_bk", column), F.lit(False)), F.struct(F.col("_b")[column].alias("v"))),
+            ignorenulls=True,
+        ).over(life)
         values.append(F.coalesce(latest, base)["v"].alias(column))
     return frame.withColumn("_r", F.struct(*values))
 
@@ -331,42 +417,76 @@ def _state(changes: DataFrame, table: Table) -> DataFrame:
 def _versions(changes: DataFrame, table: Table) -> DataFrame:
     """The SCD type 2 rows of one keyed table: each change that set a row opens a version, the next change ends it."""
     by_key = Window.partitionBy("_table", "key").orderBy("_position")
-    rows = _rows(changes, table).withColumn("valid_to", F.lead("event_time").over(by_key)) \
-        .filter(F.col("op") != "delete")
-    return rows.select(*table.values(F.col("_r")), F.col("event_time").alias("valid_from"),
-                       "valid_to", F.col("valid_to").isNull().alias("is_current"), "op", "seq")
+    rows = (
+        _rows(changes, table).withColumn("valid_to", F.lead("event_time").over(by_key)).filter(F.col("op") != "delete")
+    )
+    return rows.select(
+        *table.values(F.col("_r")),
+        F.col("event_time").alias("valid_from"),
+        "valid_to",
+        F.col("valid_to").isNull().alias("is_current"),
+        "op",
+        "seq",
+    )
 
 
 def _problems(changes: DataFrame, tables: list[str]) -> DataFrame:
-    """The changes that name a key of ``tables`` that did not fit (the rules of :class:`cdckit.analysis.replay.Replayer`)."""
+    """The changes that name a key of ``tables`` that did not fit (the rules of
+    :class:`cdckit.analysis.replay.Replayer`)."""
     frame = changes.filter(F.col("_table").isin(*tables) & F.col("key").isNotNull()) if tables else changes.limit(0)
     before = Window.partitionBy("_table", "key").orderBy("_position").rowsBetween(Window.unboundedPreceding, -1)
     previous = F.last(F.when(_effective(), F.col("op")), ignorenulls=True).over(before)
     frame = frame.withColumn("_live", F.coalesce(previous != "delete", F.lit(False)))
     op, live, image = F.col("op"), F.col("_live"), F.col("after").isNotNull()
-    problem = (F.when(op.isin("insert", "read") & ~image, F.concat(op, F.lit(" without an after image (ignored)")))
-               .when((op == "insert") & live, F.lit("insert of a live key (row replaced)"))
-               .when((op == "delete") & ~live, F.lit("delete of a key not in the table"))
-               .when((op == "update") & ~image, F.lit("update without an after image (ignored)"))
-               .when((op == "update") & ~live, F.lit("update of a key not in the table")))
-    return frame.withColumn("problem", problem).filter(F.col("problem").isNotNull()) \
+    problem = (
+        F.when(op.isin("insert", "read") & ~image, F.concat(op, F.lit(" without an after image (ignored)")))
+        .when((op == "insert") & live, F.lit("insert of a live key (row replaced)"))
+        .when((op == "delete") & ~live, F.lit("delete of a key not in the table"))
+        .when((op == "update") & ~image, F.lit("update without an after image (ignored)"))
+        .when((op == "update") & ~live, F.lit("update of a key not in the table"))
+    )
+    return (
+        frame.withColumn("problem", problem)
+        .filter(F.col("problem").isNotNull())
         .select(F.col("_table").alias("table"), "key", "source", "offset", "seq", "op", "problem", "_position")
+    )
 
 
 # --------------------------------------------------------------------------- walked tables, in Python
 
-_WALK_SCHEMA = T.StructType([
-    T.StructField("kind", T.StringType()), T.StructField("table", T.StringType()),
-    T.StructField("key", T.StringType()), T.StructField("row", T.StringType()),
-    T.StructField("source", T.StringType()), T.StructField("offset", T.LongType()),
-    T.StructField("seq", T.StringType()), T.StructField("op", T.StringType()),
-    T.StructField("problem", T.StringType()), T.StructField("pos", T.LongType()),
-    T.StructField("valid_from", T.TimestampType()), T.StructField("valid_to", T.TimestampType()),
-])
+_WALK_SCHEMA = T.StructType(
+    [
+        T.StructField("kind", T.StringType()),
+        T.StructField("table", T.StringType()),
+        T.StructField("key", T.StringType()),
+        T.StructField("row", T.StringType()),
+        T.StructField("source", T.StringType()),
+        T.StructField("offset", T.LongType()),
+        T.StructField("seq", T.StringType()),
+        T.StructField("op", T.StringType()),
+        T.StructField("problem", T.StringType()),
+        T.StructField("pos", T.LongType()),
+        T.StructField("valid_from", T.TimestampType()),
+        T.StructField("valid_to", T.TimestampType()),
+    ]
+)
 
-_WALK_COLUMNS = ["dialect", "_table", "key", "key_columns", "op", "before", "after", "seq", "_seq", "source",
-                 "partition", "offset", "event_time", *sorted(set(sum(ORDERS.values(), [])) - {"_seq", "source",
-                                                                                             "offset"})]
+_WALK_COLUMNS = [
+    "dialect",
+    "_table",
+    "key",
+    "key_columns",
+    "op",
+    "before",
+    "after",
+    "seq",
+    "_seq",
+    "source",
+    "partition",
+    "offset",
+    "event_time",
+    *sorted(set(sum(ORDERS.values(), [])) - {"_seq", "source", "offset"}),
+]
 
 
 def _listed(key_columns: pd.Series) -> pd.Series:
@@ -376,23 +496,38 @@ def _listed(key_columns: pd.Series) -> pd.Series:
 
 def _walker(order: str, partial: dict[str, bool]):
     """The ``applyInPandas`` function: replay one table in order; emit live rows, problems and versions."""
+
     def walk(group: pd.DataFrame) -> pd.DataFrame:
         group = group.sort_values(ORDERS[order], kind="stable").reset_index(drop=True)
         group["key_columns"] = _listed(group["key_columns"])
         group["_pos"] = range(len(group))
         out: list[dict[str, Any]] = []
         for table, replayer, steps, _ in replay.replay_rows(group, partial):
-            out.extend({"kind": "row", "table": table, "row": orjson.dumps(row).decode()}
-                       for row in replayer.state_rows())
-            out.extend({"kind": "problem", **{k: v for k, v in p.items() if k != "_pos"}, "pos": p["_pos"]}
-                       for p in problem_rows(table, steps))
-            out.extend({"kind": "version", "table": table, "row": orjson.dumps(v["row"]).decode(), "pos": pos,
-                        "op": v["op"], "seq": v["seq"], "valid_from": v["valid_from"], "valid_to": v["valid_to"]}
-                       for pos, v in replay.step_versions(steps))
+            out.extend(
+                {"kind": "row", "table": table, "row": orjson.dumps(row).decode()} for row in replayer.state_rows()
+            )
+            out.extend(
+                {"kind": "problem", **{k: v for k, v in p.items() if k != "_pos"}, "pos": p["_pos"]}
+                for p in problem_rows(table, steps)
+            )
+            out.extend(
+                {
+                    "kind": "version",
+                    "table": table,
+                    "row": orjson.dumps(v["row"]).decode(),
+                    "pos": pos,
+                    "op": v["op"],
+                    "seq": v["seq"],
+                    "valid_from": v["valid_from"],
+                    "valid_to": v["valid_to"],
+                }
+                for pos, v in replay.step_versions(steps)
+            )
         frame = pd.DataFrame(out, columns=[f.name for f in _WALK_SCHEMA.fields], dtype=object)
         for name in ("valid_from", "valid_to"):
             frame[name] = pd.to_datetime(frame[name], utc=True)
         return frame
+
     return walk
 
 
@@ -458,8 +593,9 @@ def _plan(events: DataFrame, as_of: Any, order: str, types: Any) -> tuple[DataFr
     return changes.filter(F.col("_table").isNotNull()).withColumn("_position", position), prepared, tables
 
 
-def materialize(events: DataFrame, as_of: Any = None, order: str = "seq", types: Any = None, *,
-                keys: Keys | None = None) -> replay.TableStates:
+def materialize(
+    events: DataFrame, as_of: Any = None, order: str = "seq", types: Any = None, *, keys: Keys | None = None
+) -> replay.TableStates:
     """The state of every table (see :func:`cdckit.materialize`): ``{"database.table": Spark DataFrame}``.
 
     Each frame has one typed column per source column (in the pandas
@@ -526,16 +662,25 @@ def scd2(events: DataFrame, order: str = "seq", types: Any = None, *, keys: Keys
     """
     changes, prepared, tables = _plan(given_keys(events, keys), None, order, types)
     keyless = sorted(n for n, t in tables.items() if t.keyless)
-    keyed = [r[0] for r in changes.filter(F.col("key").isNotNull()).select("_table").distinct().collect()] \
-        if keyless else []
+    keyed = (
+        [r[0] for r in changes.filter(F.col("key").isNotNull()).select("_table").distinct().collect()]
+        if keyless
+        else []
+    )
     said = replay.keyless_left_out(keyless, keyed)  # raises when no table has a key
     walked = _walk(prepared, tables, order)
     out = replay.SCD2Tables()
     for name, table in tables.items():
         if table.walked:
             rows = _parsed(walked.filter((F.col("kind") == "version") & (F.col("table") == name)), table)
-            frame = rows.select(*table.values(F.col("_r")), "valid_from", "valid_to",
-                                F.col("valid_to").isNull().alias("is_current"), "op", "seq")
+            frame = rows.select(
+                *table.values(F.col("_r")),
+                "valid_from",
+                "valid_to",
+                F.col("valid_to").isNull().alias("is_current"),
+                "op",
+                "seq",
+            )
             if frame.limit(1).count():
                 out[name] = table.typed(frame)
         elif table.versions:
@@ -557,8 +702,9 @@ def history(events: DataFrame, table: str, key: Any, order: str = "seq", *, keys
     names = [r[0] for r in frame.select("_table").distinct().collect()]  # as pandas: tables that have changes
     name = replay.find_table(names, table)
     frame = frame.filter(F.col("_table") == name)
-    keyless, keyed = frame.agg(F.max(F.col("key").isNull() & (F.col("op") != "truncate")),
-                               F.max(F.col("key").isNotNull())).first()
+    keyless, keyed = frame.agg(
+        F.max(F.col("key").isNull() & (F.col("op") != "truncate")), F.max(F.col("key").isNotNull())
+    ).first()
     moves = frame.filter(_moved()).select("op", "key", "key_columns", "before").collect()
     linked: dict[str, set[str]] = {}
     for move in moves:
@@ -566,9 +712,14 @@ def history(events: DataFrame, table: str, key: Any, order: str = "seq", *, keys
         if start is not None and start != move["key"]:
             linked.setdefault(start, set()).add(move["key"])
             linked.setdefault(move["key"], set()).add(start)
-    pairs = frame.filter(F.col("op").isin("delete", "insert") & F.col("seq").isNotNull() & (F.col("seq") != "")) \
-        .groupBy("seq").agg(F.collect_set("key").alias("keys"), F.countDistinct("op").alias("ops")) \
-        .filter((F.col("ops") == 2) & (F.size("keys") > 1)).select("keys").collect()
+    pairs = (
+        frame.filter(F.col("op").isin("delete", "insert") & F.col("seq").isNotNull() & (F.col("seq") != ""))
+        .groupBy("seq")
+        .agg(F.collect_set("key").alias("keys"), F.countDistinct("op").alias("ops"))
+        .filter((F.col("ops") == 2) & (F.size("keys") > 1))
+        .select("keys")
+        .collect()
+    )
     for pair in pairs:  # a delete and an insert of another key at one seq: maybe a key update (see rekeyed_tables)
         for one in pair["keys"]:
             linked.setdefault(one, set()).update(k for k in pair["keys"] if k != one)
@@ -579,7 +730,9 @@ def history(events: DataFrame, table: str, key: Any, order: str = "seq", *, keys
         if current not in joined:
             joined.add(current)
             todo.extend(linked.get(current, ()))
-    small: pd.DataFrame = frame.filter(F.col("key").isin(*sorted(joined)) | (F.col("op") == "truncate")).drop("_table").toPandas()
+    small: pd.DataFrame = (
+        frame.filter(F.col("key").isin(*sorted(joined)) | (F.col("op") == "truncate")).drop("_table").toPandas()
+    )
     for column in ("event_time", "emit_time"):  # Spark hands back UTC wall times without the zone
         small[column] = pd.to_datetime(small[column]).dt.tz_localize("UTC")
     small["partition"] = small["partition"].astype("Int64")
@@ -587,4 +740,3 @@ def history(events: DataFrame, table: str, key: Any, order: str = "seq", *, keys
     if keyless and not small["key"].notna().any():
         raise replay.keyless_key_error(name, key, bool(keyed))  # the key's changes name it: none here
     return replay.history(small, name, key, order)
-

@@ -40,16 +40,29 @@ import sys
 import tempfile
 import threading
 import zipfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator
 
 from ..errors import SparkSetupError
 
-__all__ = ["get_spark", "check_java", "java_major", "ship_cdckit", "check_workers", "workers_trouble",
-           "driver_memory", "total_memory", "chosen_driver_memory", "filtered_stderr", "LOG4J2_CONFIG",
-           "MINIMUM_JAVA", "JVM_NOISE", "WORKER_MODULES"]
+__all__ = [
+    "get_spark",
+    "check_java",
+    "java_major",
+    "ship_cdckit",
+    "check_workers",
+    "workers_trouble",
+    "driver_memory",
+    "total_memory",
+    "chosen_driver_memory",
+    "filtered_stderr",
+    "LOG4J2_CONFIG",
+    "MINIMUM_JAVA",
+    "JVM_NOISE",
+    "WORKER_MODULES",
+]
 
 log = logging.getLogger("cdckit.spark")
 
@@ -162,14 +175,18 @@ def get_spark(master: str = "local[*]", app_name: str = "cdckit", config: dict[s
         settings["spark.sql.shuffle.partitions"] = str(max(4, 2 * count))
     _chosen.clear()
     chosen_elsewhere = "SPARK_DRIVER_MEMORY" in os.environ or "--driver-memory" in os.environ.get(
-        "PYSPARK_SUBMIT_ARGS", "")
+        "PYSPARK_SUBMIT_ARGS", ""
+    )
     if master.startswith("local") and "spark.driver.memory" not in (config or {}) and not chosen_elsewhere:
         total = total_memory()
         settings["spark.driver.memory"] = _chosen["spark.driver.memory"] = driver_memory(total)
         # findings and metadata are collected: let them use up to half the heap (Spark's default is 1 GiB)
         settings["spark.driver.maxResultSize"] = f"{max(1024, int(settings['spark.driver.memory'][:-1]) // 2)}m"
-        log.info("spark.driver.memory=%s (a quarter of this machine's %.1f GiB, 1-16 GiB)",
-                 settings["spark.driver.memory"], (total or 0) / _GIB)
+        log.info(
+            "spark.driver.memory=%s (a quarter of this machine's %.1f GiB, 1-16 GiB)",
+            settings["spark.driver.memory"],
+            (total or 0) / _GIB,
+        )
     settings.update(config or {})
     builder = SparkSession.builder.master(master).appName(app_name)
     for name, value in settings.items():
@@ -201,8 +218,9 @@ def filtered_stderr(noise: tuple[bytes, ...] = JVM_NOISE) -> Iterator[None]:
         yield
         return
     read_end, write_end = os.pipe()
-    forwarder = threading.Thread(target=_forward_lines, args=(read_end, saved, noise), daemon=True,
-                                 name="cdckit-jvm-stderr")
+    forwarder = threading.Thread(
+        target=_forward_lines, args=(read_end, saved, noise), daemon=True, name="cdckit-jvm-stderr"
+    )
     forwarder.start()
     os.dup2(write_end, 2)
     os.close(write_end)
@@ -283,7 +301,8 @@ def workers_trouble(python: str, problem: str, here: str | None = None) -> str:
       - or use cdckit.spark.get_spark(), which does this for you.
     """
     return f"Spark's Python workers run {python}, which {problem}.\n" + _WORKER_FIXES.format(
-        here=here or sys.executable)
+        here=here or sys.executable
+    )
 
 
 def failed_job_problem(error_text: str) -> str:
@@ -297,9 +316,10 @@ def failed_job_problem(error_text: str) -> str:
     missing = dict.fromkeys(name.split(".")[0] for name in re.findall(r"No module named '([^']+)'", error_text))
     if missing:
         return "cannot import " + ", ".join(missing)
-    for pattern, what in ((r"Python in worker has different version[^\n]*", "is another Python version than the "
-                           "driver's ({})"),
-                          (r"Cannot run program [^\n]*", "cannot be started ({})")):
+    for pattern, what in (
+        (r"Python in worker has different version[^\n]*", "is another Python version than the driver's ({})"),
+        (r"Cannot run program [^\n]*", "cannot be started ({})"),
+    ):
         found = re.search(pattern, error_text)
         if found:
             return what.format(found[0].strip())

@@ -21,8 +21,8 @@ digits: a wider decimal is its exact text.
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -31,19 +31,25 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from .. import values
-from ..column_types import infer_kind, is_kind, parse_kind, typed_array
 from ..analysis.ordering._shared import REPLAY_OPS
-from ..python_columns import object_columns
-from ..frame import find_table
 from ..analysis.replayer import parse_image
 from ..analysis.tables import META_COLUMNS, declared_kinds
+from ..column_types import infer_kind, is_kind, parse_kind, typed_array
+from ..frame import find_table
+from ..python_columns import object_columns
 from .columns import table_name_column
 from .session import check_workers
 
 __all__ = ["table", "spark_arrow_type", "kinds_given", "fixed_kinds", "typed_column", "misfit_count", "typed_json"]
 
-_META_TYPES = {"op": pa.string(), "key": pa.string(), "seq": pa.string(),
-               "event_time": pa.timestamp("us", tz="UTC"), "source": pa.string(), "offset": pa.int64()}
+_META_TYPES = {
+    "op": pa.string(),
+    "key": pa.string(),
+    "seq": pa.string(),
+    "event_time": pa.timestamp("us", tz="UTC"),
+    "source": pa.string(),
+    "offset": pa.int64(),
+}
 
 
 def spark_arrow_type(kind: pa.DataType) -> pa.DataType:
@@ -82,8 +88,9 @@ def kinds_given(types: Any, name: str) -> dict[str, str]:
     return {column: kind for column, kind in types.items() if is_kind(kind)}
 
 
-def fixed_kinds(kinds: Mapping[str, str], found: Mapping[str, Sequence[Any]]) -> tuple[dict[str, str],
-                                                                                       dict[str, pa.DataType]]:
+def fixed_kinds(
+    kinds: Mapping[str, str], found: Mapping[str, Sequence[Any]]
+) -> tuple[dict[str, str], dict[str, pa.DataType]]:
     """Each column's kind made definite by a sample of its values (``found``), and the Arrow type it takes
     on Spark: a decimal without scale gets the scale the sample needs, an ``int`` with a value beyond 64 bits
     is ``decimal(38,0)``, numbers too long for any decimal are text.
@@ -125,11 +132,14 @@ def misfit_count(column: Sequence[Any], kind: str, target: pa.DataType) -> int:
     return sum(1 for value, done in zip(column, typed.is_null().to_pylist()) if done and value is not None)
 
 
-def _without_misfits(kinds: dict[str, str], targets: dict[str, pa.DataType],
-                     misfits: set[str]) -> tuple[dict[str, str], dict[str, pa.DataType]]:
+def _without_misfits(
+    kinds: dict[str, str], targets: dict[str, pa.DataType], misfits: set[str]
+) -> tuple[dict[str, str], dict[str, pa.DataType]]:
     """The kinds and targets with each column in ``misfits`` made text (each value as the capture wrote it)."""
-    return ({c: "string" if c in misfits else k for c, k in kinds.items()},
-            {c: pa.string() if c in misfits else t for c, t in targets.items()})
+    return (
+        {c: "string" if c in misfits else k for c, k in kinds.items()},
+        {c: pa.string() if c in misfits else t for c, t in targets.items()},
+    )
 
 
 def typed_json(frame: DataFrame, kinds: Mapping[str, str], sample: int = 10_000) -> DataFrame:
@@ -149,21 +159,31 @@ def typed_json(frame: DataFrame, kinds: Mapping[str, str], sample: int = 10_000)
         found = {c: [values.loads(t) for t in picked.column(c).to_pylist() if t is not None] for c in unsettled}
     kinds, targets = fixed_kinds(kinds, found)
     kinds, targets = _without_misfits(kinds, targets, _misfit_columns_of_values(frame, kinds, targets))
-    schema = T.StructType([T.StructField(f.name, from_arrow_type(targets[f.name])) if f.name in targets else f
-                           for f in frame.schema.fields])
+    schema = T.StructType(
+        [
+            T.StructField(f.name, from_arrow_type(targets[f.name])) if f.name in targets else f
+            for f in frame.schema.fields
+        ]
+    )
 
     def typed(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            arrays = [typed_column([None if t is None else values.loads(t) for t in batch.column(c).to_pylist()],
-                                   kinds[c], targets[c]) if c in kinds else batch.column(c)
-                      for c in batch.schema.names]
+            arrays = [
+                typed_column(
+                    [None if t is None else values.loads(t) for t in batch.column(c).to_pylist()], kinds[c], targets[c]
+                )
+                if c in kinds
+                else batch.column(c)
+                for c in batch.schema.names
+            ]
             yield pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
 
     return frame.mapInArrow(typed, schema)
 
 
-def _misfit_columns_of_values(frame: DataFrame, kinds: Mapping[str, str],
-                              targets: Mapping[str, pa.DataType]) -> set[str]:
+def _misfit_columns_of_values(
+    frame: DataFrame, kinds: Mapping[str, str], targets: Mapping[str, pa.DataType]
+) -> set[str]:
     """The columns of ``frame`` (JSON value texts) where a value does not fit its kind or target (a Spark job)."""
     checked = [c for c in kinds if targets[c] != pa.string()]
     if not checked:
@@ -171,9 +191,13 @@ def _misfit_columns_of_values(frame: DataFrame, kinds: Mapping[str, str],
 
     def found(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            bad = [c for c in checked
-                   if misfit_count([None if t is None else values.loads(t) for t in batch.column(c).to_pylist()],
-                                   kinds[c], targets[c])]
+            bad = [
+                c
+                for c in checked
+                if misfit_count(
+                    [None if t is None else values.loads(t) for t in batch.column(c).to_pylist()], kinds[c], targets[c]
+                )
+            ]
             yield pa.RecordBatch.from_pydict({"column": bad}, schema=pa.schema([("column", pa.string())]))
 
     return {r[0] for r in frame.select(*checked).mapInArrow(found, "column string").distinct().collect()}
@@ -185,8 +209,7 @@ def _unsettled(kind: str) -> bool:
     return name == "int" or name == "decimal" and not (len(args) > 1 and args[1].isdigit())
 
 
-def table(events: DataFrame, name: str, *, types: Any = None, before: bool = False,
-          sample: int = 10_000) -> DataFrame:
+def table(events: DataFrame, name: str, *, types: Any = None, before: bool = False, sample: int = 10_000) -> DataFrame:
     """One table's changes in a Spark events frame as typed columns: the columns of :func:`cdckit.table`.
 
     ``name``: ``"database.table"`` or the bare name; ``types``: a column types
@@ -204,10 +227,8 @@ def table(events: DataFrame, name: str, *, types: Any = None, before: bool = Fal
     for key_columns, image in zip([*picked["key_columns"].tolist()] * 2, images):
         for column in [*(list(key_columns) if key_columns is not None else []), *(image or {})]:
             columns.setdefault(column, None)
-    found = {column: [image[column] for image in images if image is not None and column in image]
-             for column in columns}
-    kinds, targets = fixed_kinds({column: given.get(column) or infer_kind(found[column]) for column in columns},
-                                 found)
+    found = {column: [image[column] for image in images if image is not None and column in image] for column in columns}
+    kinds, targets = fixed_kinds({column: given.get(column) or infer_kind(found[column]) for column in columns}, found)
     kinds, targets = _without_misfits(kinds, targets, _misfit_columns_of_images(rows, kinds, targets, before))
     named = {c: (f"after_{c}" if c in META_COLUMNS else c) for c in columns}
     fields = [pa.field(c, _META_TYPES[c]) for c in META_COLUMNS]
@@ -225,16 +246,21 @@ def table(events: DataFrame, name: str, *, types: Any = None, before: bool = Fal
                 image_sets.append([parse_image(v) for v in data["before"]])
             for parsed in image_sets:
                 for column in columns:
-                    arrays.append(typed_column([None if i is None else i.get(column) for i in parsed],
-                                               kinds[column], targets[column]))
+                    arrays.append(
+                        typed_column(
+                            [None if i is None else i.get(column) for i in parsed], kinds[column], targets[column]
+                        )
+                    )
             yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     from .engine import spark_schema
+
     return rows.select(*META_COLUMNS, "before", "after").mapInArrow(typed, spark_schema(schema))
 
 
-def _misfit_columns_of_images(rows: DataFrame, kinds: Mapping[str, str], targets: Mapping[str, pa.DataType],
-                              before: bool) -> set[str]:
+def _misfit_columns_of_images(
+    rows: DataFrame, kinds: Mapping[str, str], targets: Mapping[str, pa.DataType], before: bool
+) -> set[str]:
     """The columns where a value of the after (and with ``before`` the before) images does not fit (a Spark job)."""
     checked = [c for c in kinds if targets[c] != pa.string()]
     if not checked:
@@ -245,8 +271,11 @@ def _misfit_columns_of_images(rows: DataFrame, kinds: Mapping[str, str], targets
             images = [parse_image(v) for v in batch.column("after").to_pylist()]
             if before:
                 images += [parse_image(v) for v in batch.column("before").to_pylist()]
-            bad = [c for c in checked
-                   if misfit_count([None if i is None else i.get(c) for i in images], kinds[c], targets[c])]
+            bad = [
+                c
+                for c in checked
+                if misfit_count([None if i is None else i.get(c) for i in images], kinds[c], targets[c])
+            ]
             yield pa.RecordBatch.from_pydict({"column": bad}, schema=pa.schema([("column", pa.string())]))
 
     return {r[0] for r in rows.select("before", "after").mapInArrow(found, "column string").distinct().collect()}

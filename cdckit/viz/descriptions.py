@@ -33,8 +33,11 @@ def describe(fig: go.Figure) -> str:
     a: 2 points
     """
     layout = fig.layout
-    lines = [f"title: {layout.title.text or ''}", f"x: {layout.xaxis.title.text or ''}",
-             f"y: {layout.yaxis.title.text or ''}"]
+    lines = [
+        f"title: {layout.title.text or ''}",
+        f"x: {layout.xaxis.title.text or ''}",
+        f"y: {layout.yaxis.title.text or ''}",
+    ]
     for trace in fig.data:
         points = trace.x if trace.x is not None else trace.y
         lines.append(f"{trace.name}: {0 if points is None else len(points)} points")

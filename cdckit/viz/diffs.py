@@ -17,11 +17,11 @@ from typing import Any
 
 import pandas as pd
 
-from ..frame import table_names
 from ..analysis.replayer import is_partial, known_values
+from ..frame import table_names
 from ..python_columns import object_columns
 from ..values import is_missing
-from .images import parse_image, compare_images
+from .images import compare_images, parse_image
 from .text import as_text, cut_text, escaped_text, printable_text, records_of, shown_text, time_text, where_text
 
 __all__ = ["STATUSES", "Diff", "diff"]
@@ -62,8 +62,14 @@ class Diff:
     hover); ``str()`` gives the same as plain text.
     """
 
-    def __init__(self, rows: pd.DataFrame, events: pd.DataFrame, left_out: int = 0, width: int = 40,
-                 considered: int | None = None) -> None:
+    def __init__(
+        self,
+        rows: pd.DataFrame,
+        events: pd.DataFrame,
+        left_out: int = 0,
+        width: int = 40,
+        considered: int | None = None,
+    ) -> None:
         self.rows = rows
         self.events = events
         self.left_out = left_out
@@ -80,8 +86,12 @@ class Diff:
 
     def _header(self, event: dict[str, Any]) -> tuple[str, list[str]]:
         """(op, [table, key, where]) of one event, as plain text."""
-        parts = [as_text(event["table"]), f"key {as_text(event['key'])}" if not is_missing(event["key"]) else "",
-                 where_text(event["source"], event["offset"]), time_text(event["event_time"])]
+        parts = [
+            as_text(event["table"]),
+            f"key {as_text(event['key'])}" if not is_missing(event["key"]) else "",
+            where_text(event["source"], event["offset"]),
+            time_text(event["event_time"]),
+        ]
         return event["op"], [p for p in parts if p]
 
     def _footer(self) -> str:
@@ -95,8 +105,11 @@ class Diff:
         blocks = []
         for event in self.events.to_dict("records"):
             op, parts = self._header(event)
-            head = (f"<div class='cdckit-diff-head'><b>{escaped_text(op)}</b> "
-                    + " · ".join(f"<code>{escaped_text(p)}</code>" for p in parts) + "</div>")
+            head = (
+                f"<div class='cdckit-diff-head'><b>{escaped_text(op)}</b> "
+                + " · ".join(f"<code>{escaped_text(p)}</code>" for p in parts)
+                + "</div>"
+            )
             body = []
             for row in self.rows[self.rows["event"] == event["event"]].itertuples(index=False):
                 cells = []
@@ -107,15 +120,19 @@ class Diff:
                         style = ""
                     if row.status == "not sent" and side == "before":
                         style = ""
-                    title = f" title=\"{html.escape(full, quote=True)}\"" if shown != full else ""
+                    title = f' title="{html.escape(full, quote=True)}"' if shown != full else ""
                     cls = f"cdckit-{row.status.replace(' ', '-')}" if style else "cdckit-same"
                     cells.append(f"<td class='{cls}' style='{style}'{title}>{escaped_text(shown)}</td>")
                 marker = "" if row.status == "unchanged" else escaped_text(row.status)
-                body.append(f"<tr><td><code>{escaped_text(str(row.column))}</code></td>{''.join(cells)}"
-                            f"<td class='cdckit-status'>{marker}</td></tr>")
-            blocks.append(f"<div class='cdckit-diff-event' style='margin-bottom:1em'>{head}"
-                          "<table class='cdckit-diff-table'><thead><tr><th>column</th><th>before</th>"
-                          f"<th>after</th><th>status</th></tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+                body.append(
+                    f"<tr><td><code>{escaped_text(str(row.column))}</code></td>{''.join(cells)}"
+                    f"<td class='cdckit-status'>{marker}</td></tr>"
+                )
+            blocks.append(
+                f"<div class='cdckit-diff-event' style='margin-bottom:1em'>{head}"
+                "<table class='cdckit-diff-table'><thead><tr><th>column</th><th>before</th>"
+                f"<th>after</th><th>status</th></tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+            )
         footer = self._footer()
         if footer:
             blocks.append(f"<p class='cdckit-diff-footer'><i>{escaped_text(footer)}</i></p>")
@@ -126,11 +143,15 @@ class Diff:
         for event in self.events.to_dict("records"):
             op, parts = self._header(event)
             lines = [printable_text(" ".join([op, *parts]))]
-            table = [{"column": printable_text(cut_text(str(row.column), self.width)),
-                      "before": printable_text(self._cells(row.before, row.status, "before")[1]),
-                      "after": printable_text(self._cells(row.after, row.status, "after")[1]),
-                      "status": "" if row.status == "unchanged" else row.status}
-                     for row in self.rows[self.rows["event"] == event["event"]].itertuples(index=False)]
+            table = [
+                {
+                    "column": printable_text(cut_text(str(row.column), self.width)),
+                    "before": printable_text(self._cells(row.before, row.status, "before")[1]),
+                    "after": printable_text(self._cells(row.after, row.status, "after")[1]),
+                    "status": "" if row.status == "unchanged" else row.status,
+                }
+                for row in self.rows[self.rows["event"] == event["event"]].itertuples(index=False)
+            ]
             if table:
                 lines += ["  " + line for line in _aligned(table)]
             blocks.append("\n".join(lines))
@@ -168,21 +189,39 @@ def diff(events_or_row: pd.DataFrame | pd.Series, *, limit: int = 20, width: int
         shown = updates.iloc[:limit]
         considered, left_out = len(events_or_row), len(updates) - len(shown)
     table = table_names(shown) if len(shown) else pd.Series([], dtype=object)
-    meta = pd.DataFrame({"event": shown.index.tolist(), "op": shown["op"].astype(str).tolist(),
-                         "table": table.tolist(), "key": shown["key"].tolist(), "source": shown["source"].tolist(),
-                         "offset": shown["offset"].tolist(), "event_time": shown["event_time"].tolist()})
+    meta = pd.DataFrame(
+        {
+            "event": shown.index.tolist(),
+            "op": shown["op"].astype(str).tolist(),
+            "table": table.tolist(),
+            "key": shown["key"].tolist(),
+            "source": shown["source"].tolist(),
+            "offset": shown["offset"].tolist(),
+            "event_time": shown["event_time"].tolist(),
+        }
+    )
     rows = []
     for where, event in zip(meta.to_dict("records"), records_of(shown, ["before", "after", "dialect", "key_columns"])):
         before = parse_image(event["before"])
         if where["op"] == "delete":  # a key-only delete image's defaults are not the row's values
             before = known_values(before, event["key_columns"])
         cells = compare_images(before, parse_image(event["after"]), where["op"], is_partial(event["dialect"]))
-        rows += [{"event": where["event"], "source": where["source"], "offset": where["offset"],
-                  "table": where["table"], "key": where["key"], "op": where["op"], "column": c, "before": b,
-                  "after": a, "status": s} for c, b, a, s in cells]
+        rows += [
+            {
+                "event": where["event"],
+                "source": where["source"],
+                "offset": where["offset"],
+                "table": where["table"],
+                "key": where["key"],
+                "op": where["op"],
+                "column": c,
+                "before": b,
+                "after": a,
+                "status": s,
+            }
+            for c, b, a, s in cells
+        ]
     frame = object_columns(pd.DataFrame(rows, columns=_ROW_COLUMNS))
     for side in ("before", "after"):  # the image values as they are: pd.NA (no such column) apart from None (NULL)
         frame[side] = pd.Series([row[side] for row in rows], index=frame.index, dtype=object)
     return Diff(frame, meta, left_out=left_out, width=width, considered=considered)
-
-

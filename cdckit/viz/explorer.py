@@ -37,21 +37,19 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any
 from collections.abc import Hashable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..analysis.filters import key_mask
-from ..frame import OPS
-from ..frame import table_names
 from ..analysis.keys import Keys, given_keys
-from ..optional import require
 from ..analysis.ordering._shared import CHANGE_OPS
 from ..analysis.replay import history
+from ..frame import OPS, table_names
+from ..optional import require
 from ..values import is_missing
-
 from .diffs import diff
 from .figures import date_strings, naive_utc
 from .sampling import MAX_POINTS
@@ -84,14 +82,16 @@ _HINT = "<i>Click an event in the timeline, select points, or pick one from the 
 
 #: Styles of the details pane: the event's long values wrap; the history table, a line per version, scrolls
 #: inside its own box (``width:0`` with ``min-width:100%``: the box fills the pane and never widens it).
-_STYLE = ("<style>"
-          ".cdckit-details{max-width:100%;overflow-wrap:break-word}"
-          ".cdckit-details table{border-collapse:collapse}"
-          ".cdckit-details td,.cdckit-details th{padding:1px 6px;vertical-align:top;text-align:left}"
-          ".cdckit-event th{white-space:nowrap}.cdckit-event td{overflow-wrap:anywhere}"
-          ".cdckit-history{width:0;min-width:100%;max-height:24em;overflow:auto}"
-          ".cdckit-history td,.cdckit-history th{font-size:12px;white-space:nowrap}"
-          "</style>")
+_STYLE = (
+    "<style>"
+    ".cdckit-details{max-width:100%;overflow-wrap:break-word}"
+    ".cdckit-details table{border-collapse:collapse}"
+    ".cdckit-details td,.cdckit-details th{padding:1px 6px;vertical-align:top;text-align:left}"
+    ".cdckit-event th{white-space:nowrap}.cdckit-event td{overflow-wrap:anywhere}"
+    ".cdckit-history{width:0;min-width:100%;max-height:24em;overflow:auto}"
+    ".cdckit-history td,.cdckit-history th{font-size:12px;white-space:nowrap}"
+    "</style>"
+)
 
 
 def escaped_text(value: Any) -> str:
@@ -158,23 +158,29 @@ class Explorer(widgets.VBox):
         tables = sorted(set(self._names.dropna()))
         stops = _time_options(self._times) or [("no event times", None)]  # a stop must equal itself (NaT does not)
         self.table = widgets.Dropdown(options=[("all tables", None)] + [(t, t) for t in tables], description="table")
-        self.ops = widgets.SelectMultiple(options=ops, value=tuple(ops), rows=min(max(len(ops), 2), 6),
-                                          description="ops")
+        self.ops = widgets.SelectMultiple(
+            options=ops, value=tuple(ops), rows=min(max(len(ops), 2), 6), description="ops"
+        )
         self.key = widgets.Text(placeholder="a key, e.g. 42 or 3,7", description="key", continuous_update=True)
-        self.time = widgets.SelectionRangeSlider(options=stops, index=(0, len(stops) - 1), description="time",
-                                                 disabled=len(stops) < 2, continuous_update=False, readout=False,
-                                                 layout=widgets.Layout(width="60%"))
+        self.time = widgets.SelectionRangeSlider(
+            options=stops,
+            index=(0, len(stops) - 1),
+            description="time",
+            disabled=len(stops) < 2,
+            continuous_update=False,
+            readout=False,
+            layout=widgets.Layout(width="60%"),
+        )
         self.time_range = widgets.Label()
         self.figure = go.FigureWidget(timeline_figure(self.events, max_points=max_points, webgl=self._webgl))
         self.figure.update_traces(selected={"marker": {"size": 15}}, unselected={"marker": {"opacity": 0.3}})
-        self.event_list = widgets.Select(options=[], rows=12, description="events",
-                                         layout=widgets.Layout(width="45%"))
-        self.details = widgets.HTML(value=_HINT, layout=widgets.Layout(width="55%", min_width="0",
-                                                                       overflow="auto"))
+        self.event_list = widgets.Select(options=[], rows=12, description="events", layout=widgets.Layout(width="45%"))
+        self.details = widgets.HTML(value=_HINT, layout=widgets.Layout(width="55%", min_width="0", overflow="auto"))
         self.status = widgets.HTML()
         # a tall figure (a lane per key) keeps its height, so no lane label is dropped, and scrolls in its box
-        figure_box = widgets.Box([self.figure], layout=widgets.Layout(max_height=FIGURE_BOX_HEIGHT,
-                                                                      overflow="hidden auto"))
+        figure_box = widgets.Box(
+            [self.figure], layout=widgets.Layout(max_height=FIGURE_BOX_HEIGHT, overflow="hidden auto")
+        )
         self.children = [
             widgets.HBox([self.table, self.ops, self.key]),
             widgets.HBox([self.time, self.time_range]),
@@ -247,8 +253,13 @@ class Explorer(widgets.VBox):
         by, table = "table", None
         if self.table.value is not None and frame["key"].nunique() <= MAX_LANES:
             by, table = "key", self.table.value
-        fresh = timeline_figure(frame, table=table if len(frame) else None, by=by if len(frame) else "table",
-                                 max_points=self.max_points, webgl=self._webgl)
+        fresh = timeline_figure(
+            frame,
+            table=table if len(frame) else None,
+            by=by if len(frame) else "table",
+            max_points=self.max_points,
+            webgl=self._webgl,
+        )
         traces = {trace.name: trace for trace in fresh.data}
         with self.figure.batch_update():
             for trace in self.figure.data:
@@ -307,9 +318,16 @@ class Explorer(widgets.VBox):
             self.event_list.value = self.selected
         finally:
             self._quiet = False
-        found = [[i for i, label in enumerate(() if trace.customdata is None else trace.customdata)
-                  if _label(label) == self.selected] if self.selected is not None else []
-                 for trace in self.figure.data]
+        found = [
+            [
+                i
+                for i, label in enumerate(() if trace.customdata is None else trace.customdata)
+                if _label(label) == self.selected
+            ]
+            if self.selected is not None
+            else []
+            for trace in self.figure.data
+        ]
         drawn = any(found)  # a sample may leave the event out: then no point is marked
         with self.figure.batch_update():
             for trace, points in zip(self.figure.data, found):
@@ -325,8 +343,9 @@ class Explorer(widgets.VBox):
         first = self.events.loc[chosen]
         when = self._times.loc[first.index].dt.strftime("%Y-%m-%d %H:%M:%S").astype(object).fillna("(no time)")
         options = []
-        for label, w, op, name, key in zip(first.index.tolist(), when, first["op"], self._names.loc[first.index],
-                                           first["key"]):
+        for label, w, op, name, key in zip(
+            first.index.tolist(), when, first["op"], self._names.loc[first.index], first["key"]
+        ):
             text = f"{w}  {op}  {name if not is_missing(name) else ''}"
             options.append((text + (f"  {key}" if not is_missing(key) else ""), label))
         return options
@@ -358,11 +377,15 @@ class Explorer(widgets.VBox):
             parts.append(diff(row)._repr_html_())
         if row["op"] in CHANGE_OPS and not is_missing(name) and not is_missing(row["key"]):
             rows = _values_first(history(self.events[(self._names == name).to_numpy()], name, row["key"]))
-            mark = ["▶" if (s, o) == (row["source"], row["offset"]) else "" for s, o in
-                    zip(rows["source"], rows["offset"])]
+            mark = [
+                "▶" if (s, o) == (row["source"], row["offset"]) else "" for s, o in zip(rows["source"], rows["offset"])
+            ]
             rows.insert(0, "", mark, allow_duplicates=True)  # a capture may name a column "" too
-            parts.append(f"<h4>history of {escaped_text(name)} key {escaped_text(row['key'])}</h4><div class='cdckit-history'>"
-                         + rows.to_html(index=False, escape=True, na_rep="", border=0, max_rows=100) + "</div>")
+            parts.append(
+                f"<h4>history of {escaped_text(name)} key {escaped_text(row['key'])}</h4><div class='cdckit-history'>"
+                + rows.to_html(index=False, escape=True, na_rep="", border=0, max_rows=100)
+                + "</div>"
+            )
         else:
             parts.append("<p><i>no row history: this event changes no keyed row</i></p>")
         self.details.value = f"{_STYLE}<div class='cdckit-details'>{''.join(parts)}</div>"
@@ -371,11 +394,22 @@ class Explorer(widgets.VBox):
 
     def _fields_html(self, row: pd.Series, name: Any) -> str:
         """The event's own fields as a small escaped table."""
-        fields = [("op", row["op"]), ("table", name), ("key", row["key"]), ("event_time", row["event_time"]),
-                  ("emit_time", row["emit_time"]), ("seq", row["seq"]), ("txn_id", row["txn_id"]),
-                  ("at", f"{row['source']}:{row['offset']}"), ("ddl", row["ddl"])]
-        cells = "".join(f"<tr><th style='text-align:left'>{f}</th><td style='text-align:left'>{escaped_text(v)}</td></tr>"
-                        for f, v in fields if not is_missing(v))
+        fields = [
+            ("op", row["op"]),
+            ("table", name),
+            ("key", row["key"]),
+            ("event_time", row["event_time"]),
+            ("emit_time", row["emit_time"]),
+            ("seq", row["seq"]),
+            ("txn_id", row["txn_id"]),
+            ("at", f"{row['source']}:{row['offset']}"),
+            ("ddl", row["ddl"]),
+        ]
+        cells = "".join(
+            f"<tr><th style='text-align:left'>{f}</th><td style='text-align:left'>{escaped_text(v)}</td></tr>"
+            for f, v in fields
+            if not is_missing(v)
+        )
         return f"<table class='cdckit-event'>{cells}</table>"
 
 

@@ -56,5 +56,15 @@ def scatter_class(go: ModuleType, count: int, webgl: bool | None) -> type:
 def add_notes(fig: go.Figure, notes: list[str]) -> None:
     """Add the notes (sampling, left-out events) as one annotation named ``note`` above the plot."""
     if notes:
-        fig.add_annotation(name="note", text="; ".join(notes), xref="paper", yref="paper", x=0, y=1.0,
-                           xanchor="left", yanchor="bottom", showarrow=False, font={"size": 11, "color": "#555"})
+        fig.add_annotation(
+            name="note",
+            text="; ".join(notes),
+            xref="paper",
+            yref="paper",
+            x=0,
+            y=1.0,
+            xanchor="left",
+            yanchor="bottom",
+            showarrow=False,
+            font={"size": 11, "color": "#555"},
+        )

@@ -13,7 +13,6 @@ import pandas as pd
 from .. import values
 from ..values import is_missing
 
-
 __all__ = ["compare_images"]
 
 
@@ -25,8 +24,9 @@ def parse_image(text: Any) -> dict[str, Any] | None:
     return parsed if isinstance(parsed, dict) else None
 
 
-def compare_images(before: dict[str, Any] | None, after: dict[str, Any] | None, op: str = "update",
-                   partial: bool = False) -> list[tuple[str, Any, Any, str]]:
+def compare_images(
+    before: dict[str, Any] | None, after: dict[str, Any] | None, op: str = "update", partial: bool = False
+) -> list[tuple[str, Any, Any, str]]:
     """``(column, before, after, status)`` for every column of a change; a value absent from its image is ``pd.NA``.
 
     Status rules: an insert or snapshot read (no before image) has every

@@ -27,23 +27,35 @@ import functools
 import gzip
 import re
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator
 
 import pandas as pd
 
 from ..optional import require
 
-__all__ = ["TABLE_CLASS", "TABLE_CSS", "UNPACK_JS", "bundle", "bundle_file", "init_html", "table_html", "table_id", "table_options",
-           "without_script_notes"]
+__all__ = [
+    "TABLE_CLASS",
+    "TABLE_CSS",
+    "UNPACK_JS",
+    "bundle",
+    "bundle_file",
+    "init_html",
+    "table_html",
+    "table_id",
+    "table_options",
+    "without_script_notes",
+]
 
 #: The class of every interactive table cdckit makes (the style below keys on it).
 TABLE_CLASS = "cdckit-table"
 
 #: Cells wider than this are cut with an ellipsis (the whole value is the cell's tooltip).
-TABLE_CSS = (f"table.{TABLE_CLASS} td {{ max-width: 28em; overflow: hidden; text-overflow: ellipsis; }}"
-             f" table.{TABLE_CLASS} td.dt-type-numeric {{ font-variant-numeric: tabular-nums; }}")
+TABLE_CSS = (
+    f"table.{TABLE_CLASS} td {{ max-width: 28em; overflow: hidden; text-overflow: ellipsis; }}"
+    f" table.{TABLE_CLASS} td.dt-type-numeric {{ font-variant-numeric: tabular-nums; }}"
+)
 
 # The tooltip of a long cell: its text, set as a DOM property (never parsed as HTML).
 _TOOLTIP = "function (td) { if (td.textContent.length > 24) { td.title = td.textContent; } }"
@@ -74,7 +86,9 @@ export default bundle.default;
 # itables' notes for a browser that runs no script: ``<noscript>`` text ("is your notebook trusted?"), and the
 # marker of a table's static preview in its first header cell (a lock in a <noscript>, a linked circled i).
 _NOSCRIPT = re.compile(r"<noscript>.*?</noscript>", flags=re.S | re.I)
-_PREVIEW_MARKER = re.compile(r"<sup>(?:<noscript>.*?</noscript>)?<a\b[^>]*static preview[^>]*>.*?</a></sup>", flags=re.S | re.I)
+_PREVIEW_MARKER = re.compile(
+    r"<sup>(?:<noscript>.*?</noscript>)?<a\b[^>]*static preview[^>]*>.*?</a></sup>", flags=re.S | re.I
+)
 
 
 def without_script_notes(html: str) -> str:
@@ -115,8 +129,13 @@ def bundle() -> str:
     found = re.search(r"export\s*\{([^}]*)\}\s*;?\s*(/\*.*)?$", js, flags=re.S)
     names = [part.split(" as ")[-1].strip() for part in (found.group(1).split(",") if found else [])]
     names = [name for name in names if name and name != "default"]
-    return _STUB.format(unpack=UNPACK_JS, version=itables.__version__, names=", ".join(names), js=_gzip64(js),
-                        css=_gzip64(source.with_suffix(".css").read_text(encoding="utf-8")))
+    return _STUB.format(
+        unpack=UNPACK_JS,
+        version=itables.__version__,
+        names=", ".join(names),
+        js=_gzip64(js),
+        css=_gzip64(source.with_suffix(".css").read_text(encoding="utf-8")),
+    )
 
 
 @contextlib.contextmanager
@@ -161,10 +180,12 @@ def table_options(scroll: bool = True) -> dict[str, Any]:
     """
     itables = require("itables", "viz", what="cdckit's interactive tables")
     options: dict[str, Any] = {
-        "connected": False, "display_logo_when_loading": False,
+        "connected": False,
+        "display_logo_when_loading": False,
         "classes": f"display nowrap compact {TABLE_CLASS}",
         "columnDefs": [{"targets": "_all", "createdCell": itables.JavascriptFunction(_TOOLTIP)}],
-        "lengthMenu": [10, 25, 100, 1000], "style": "table-layout:auto;width:auto;margin:0;caption-side:bottom",
+        "lengthMenu": [10, 25, 100, 1000],
+        "style": "table-layout:auto;width:auto;margin:0;caption-side:bottom",
         "text_in_header_can_be_selected": False,  # a click on a header sorts by that column
     }
     if scroll:
@@ -194,5 +215,8 @@ def table_html(frame: pd.DataFrame, name: str, **options: Any) -> str:
     itables = require("itables", "viz", what="cdckit's interactive tables")
     frame = frame.reset_index(drop=True)
     frame.columns = [str(c) for c in frame.columns]
-    return without_script_notes(itables.to_html_datatable(frame, table_id=table_id(name), maxBytes=0, showIndex=False,
-                                                          **{**table_options(), **options}))
+    return without_script_notes(
+        itables.to_html_datatable(
+            frame, table_id=table_id(name), maxBytes=0, showIndex=False, **{**table_options(), **options}
+        )
+    )

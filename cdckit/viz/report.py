@@ -35,24 +35,24 @@ import functools
 import html
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..reading.capture import Capture
-from ..reading.detect import detect
-from ..errors import CdcError
-from ..frame import table_names
 from ..analysis.keys import Keys, given_keys
-from ..optional import require
 from ..analysis.ordering import order_report
 from ..analysis.ordering._shared import stream_columns
 from ..analysis.schemas import schema_history
 from ..analysis.tables import profile
+from ..errors import CdcError
+from ..frame import table_names
+from ..optional import require
+from ..reading.capture import Capture
+from ..reading.detect import detect
 from ..values import is_missing
 from .arrival_order import ordering
 from .diffs import diff
@@ -63,8 +63,20 @@ from .timelines import timeline
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-__all__ = ["build_report", "write_report", "readable", "SAMPLE_DIFFS", "DIFF_ROWS", "QUARANTINE_ROWS",
-           "FINDING_ROWS", "STATE_ROWS", "SCHEMA_ROWS", "CELL_CHARS", "REPORT_POINTS", "PLOTLY_BUNDLE"]
+__all__ = [
+    "build_report",
+    "write_report",
+    "readable",
+    "SAMPLE_DIFFS",
+    "DIFF_ROWS",
+    "QUARANTINE_ROWS",
+    "FINDING_ROWS",
+    "STATE_ROWS",
+    "SCHEMA_ROWS",
+    "CELL_CHARS",
+    "REPORT_POINTS",
+    "PLOTLY_BUNDLE",
+]
 
 #: How many updates the report shows side by side (before and after images).
 SAMPLE_DIFFS = 12
@@ -106,10 +118,18 @@ nav a { margin-right: .8rem; }
 code { font-size: .85em; }
 """
 
-_SECTIONS = [("detection", "Detection"), ("accounting", "Read accounting"), ("ops", "Op counts per table"),
-             ("timeline", "Timeline"), ("ordering", "Ordering findings"), ("lag", "Capture lag"),
-             ("schema", "Schema history"), ("profile", "Column profile"), ("state", "Final state"),
-             ("diffs", "Diffs")]
+_SECTIONS = [
+    ("detection", "Detection"),
+    ("accounting", "Read accounting"),
+    ("ops", "Op counts per table"),
+    ("timeline", "Timeline"),
+    ("ordering", "Ordering findings"),
+    ("lag", "Capture lag"),
+    ("schema", "Schema history"),
+    ("profile", "Column profile"),
+    ("state", "Final state"),
+    ("diffs", "Diffs"),
+]
 
 #: Columns that name a position (offsets, partitions): shown as they are, without thousands separators.
 _POSITIONS = {"offset", "other_offset", "partition"}
@@ -235,8 +255,10 @@ def _figure(fig: go.Figure, number: int) -> str:
     fig = _svg(fig)
     fig.update_traces(customdata=None)
     spec = pio.to_json(fig, validate=False).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return (f"<div class='cdckit-figure' id='figure-{number}'></div>"
-            f"<script type='application/json' id='figure-{number}-data'>{spec}</script>")
+    return (
+        f"<div class='cdckit-figure' id='figure-{number}'></div>"
+        f"<script type='application/json' id='figure-{number}-data'>{spec}</script>"
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -251,8 +273,14 @@ def _detection_section(events: pd.DataFrame, sources: list[str]) -> str:
     rows = []
     for source in sources:
         if is_events_file(source):
-            rows.append({"source": source, "dialect": ", ".join(sorted(set(events["dialect"].dropna()))),
-                         "confidence": "", "evidence": "canonical events written by cdckit (no detection needed)"})
+            rows.append(
+                {
+                    "source": source,
+                    "dialect": ", ".join(sorted(set(events["dialect"].dropna()))),
+                    "confidence": "",
+                    "evidence": "canonical events written by cdckit (no detection needed)",
+                }
+            )
             continue
         decoded = sorted(set(events.loc[events["source"] == source, "dialect"].dropna()))
         mixed = f"; messages decoded as {', '.join(decoded)}" if len(decoded) > 1 else ""
@@ -262,15 +290,27 @@ def _detection_section(events: pd.DataFrame, sources: list[str]) -> str:
             rows.append({"source": source, "dialect": "unknown", "confidence": "", "evidence": str(error) + mixed})
             continue
         if found is None:
-            rows.append({"source": source, "dialect": ", ".join(decoded), "confidence": "",
-                         "evidence": "not a file: dialect as decoded"})
+            rows.append(
+                {
+                    "source": source,
+                    "dialect": ", ".join(decoded),
+                    "confidence": "",
+                    "evidence": "not a file: dialect as decoded",
+                }
+            )
         else:
             low = "LOW CONFIDENCE, check the evidence: " if found.low_confidence else ""
-            rows.append({"source": source, "dialect": found.dialect,
-                         "confidence": f"{found.confidence:.2f}" + (" (low)" if found.low_confidence else ""),
-                         "evidence": low + ", ".join(found.evidence)
-                         + (f"; runner-up {found.runner_up} ({found.runner_up_confidence:.2f})"
-                            if found.runner_up else "") + mixed})
+            rows.append(
+                {
+                    "source": source,
+                    "dialect": found.dialect,
+                    "confidence": f"{found.confidence:.2f}" + (" (low)" if found.low_confidence else ""),
+                    "evidence": low
+                    + ", ".join(found.evidence)
+                    + (f"; runner-up {found.runner_up} ({found.runner_up_confidence:.2f})" if found.runner_up else "")
+                    + mixed,
+                }
+            )
     if not rows:
         return "<p>No sources.</p>"
     return _table(pd.DataFrame(rows), "detection")
@@ -281,9 +321,17 @@ def _accounting_section(capture: Capture) -> str:
     messages = report.get("messages")
     quarantined = report.get("quarantined", len(quarantine))
     share = f"{readable(100 * quarantined / messages)} %" if messages else ""
-    counts = pd.DataFrame([{"messages": messages, "events": len(events), "quarantined": quarantined,
-                            "quarantined share": share,
-                            "skipped": sum((report.get("skipped") or {}).values())}])
+    counts = pd.DataFrame(
+        [
+            {
+                "messages": messages,
+                "events": len(events),
+                "quarantined": quarantined,
+                "quarantined share": share,
+                "skipped": sum((report.get("skipped") or {}).values()),
+            }
+        ]
+    )
     parts = [_table(counts, "accounting")]
     skipped = report.get("skipped") or {}
     if skipped:
@@ -292,9 +340,11 @@ def _accounting_section(capture: Capture) -> str:
     if len(quarantine):
         shown = quarantine.head(QUARANTINE_ROWS)
         columns = [c for c in ("source", "offset", "dialect", "reason_code", "reason", "raw") if c in shown.columns]
-        parts.append(f"<p class='error'>{readable(len(quarantine))} message(s) quarantined"
-                     f"{f'; the first {readable(len(shown))} are listed' if len(shown) < len(quarantine) else ''}"
-                     ":</p>")
+        parts.append(
+            f"<p class='error'>{readable(len(quarantine))} message(s) quarantined"
+            f"{f'; the first {readable(len(shown))} are listed' if len(shown) < len(quarantine) else ''}"
+            ":</p>"
+        )
         if "reason_code" in quarantine.columns:
             codes = quarantine["reason_code"].value_counts().rename_axis("reason_code").reset_index(name="messages")
             parts.append(_table(codes, "quarantine-codes"))
@@ -337,13 +387,18 @@ def _ordering_section(events: pd.DataFrame) -> tuple[str, Any]:
     report = order_report(events)
     summary = report.summary()
     summary = summary[summary["finding"] != "lag"]
-    parts = [f"<p>{readable(report.problems())} finding row(s); events compared {_e(report.grouping())} "
-             f"(<code>by={_e(repr(report.by))}</code>).</p>", _table(summary, "findings")]
+    parts = [
+        f"<p>{readable(report.problems())} finding row(s); events compared {_e(report.grouping())} "
+        f"(<code>by={_e(repr(report.by))}</code>).</p>",
+        _table(summary, "findings"),
+    ]
     streams = _streams_table(report)
     if len(streams):
-        parts.append("<h3>Findings per stream</h3><p>Finding rows in each stream (the events that were compared "
-                     "with each other); a finding about a whole table, such as a table without a key, counts "
-                     "under <i>(whole capture)</i>.</p>")
+        parts.append(
+            "<h3>Findings per stream</h3><p>Finding rows in each stream (the events that were compared "
+            "with each other); a finding about a whole table, such as a table without a key, counts "
+            "under <i>(whole capture)</i>.</p>"
+        )
         parts.append(_table(streams, "streams"))
     for name in summary.loc[summary["rows"] > 0, "finding"]:
         frame = report[name]
@@ -368,9 +423,11 @@ def _schema_section(events: pd.DataFrame) -> str:
     if not len(history):
         return "<p>No table images or DDL in this capture.</p>"
     shown = history.head(SCHEMA_ROWS)
-    return (f"<p>{_count(len(history), len(shown), 'change(s)')}: when each table was first seen with its "
-            "columns, every later change of its columns or their types, and the DDL events.</p>"
-            + _table(shown, "schema", measures=False))
+    return (
+        f"<p>{_count(len(history), len(shown), 'change(s)')}: when each table was first seen with its "
+        "columns, every later change of its columns or their types, and the DDL events.</p>"
+        + _table(shown, "schema", measures=False)
+    )
 
 
 # --------------------------------------------------------------------------- column profile
@@ -380,9 +437,11 @@ def _profile_section(events: pd.DataFrame) -> str:
     found = profile(events)
     if not len(found):
         return "<p>No table images to profile.</p>"
-    return ("<p>Per table and column (<code>cdckit.profile</code>): its kind (declared by the capture, or "
-            "inferred), how many values the images hold, the share of nulls, distinct values, the smallest "
-            "and largest, and the share of updates that changed it.</p>" + _table(found, "profile"))
+    return (
+        "<p>Per table and column (<code>cdckit.profile</code>): its kind (declared by the capture, or "
+        "inferred), how many values the images hold, the share of nulls, distinct values, the smallest "
+        "and largest, and the share of updates that changed it.</p>" + _table(found, "profile")
+    )
 
 
 # --------------------------------------------------------------------------- final state
@@ -394,8 +453,10 @@ def _state_section(events: pd.DataFrame) -> str:
     state = materialize(events)
     if not len(state):
         return "<p>No table has row changes to replay.</p>"
-    parts = [f"<p>The rows of each table after replaying the changes in seq order "
-             f"(<code>cdckit.materialize</code>); the first {readable(STATE_ROWS)} of each.</p>"]
+    parts = [
+        f"<p>The rows of each table after replaying the changes in seq order "
+        f"(<code>cdckit.materialize</code>); the first {readable(STATE_ROWS)} of each.</p>"
+    ]
     for number, (table, frame) in enumerate(state.items()):
         shown = frame.head(STATE_ROWS)
         parts.append(f"<h3><code>{_e(table)}</code>: {_count(len(frame), len(shown), 'live row(s)')}</h3>")
@@ -411,7 +472,7 @@ def _changed_columns(events: pd.DataFrame) -> tuple[pd.DataFrame, int, int]:
     updates = events[events["op"] == "update"].reset_index(drop=True)
     parts, rows, covered = [], 0, 0
     for start in range(0, len(updates), 1_000):
-        chunk = updates.iloc[start:start + 1_000]
+        chunk = updates.iloc[start : start + 1_000]
         found = diff(chunk, limit=len(chunk))
         changed = found.rows[~found.rows["status"].isin(("unchanged", "not sent"))]
         room = DIFF_ROWS - rows
@@ -432,35 +493,54 @@ def _diff_rows(found: Any, changed: Any, updates: pd.DataFrame) -> pd.DataFrame:
     columns = ["table", "key", "seq", "column", "before", "after", "status", "source", "offset"]
     if changed is None or not len(changed):
         return pd.DataFrame(columns=columns)
-    return pd.DataFrame({
-        "table": changed["table"].tolist(), "key": changed["key"].tolist(),
-        "seq": updates["seq"].to_numpy()[changed["event"].to_numpy(dtype=int)].tolist(),
-        "column": changed["column"].tolist(),
-        "before": [found._cells(v, s, "before")[0] for v, s in zip(changed["before"], changed["status"])],
-        "after": [found._cells(v, s, "after")[0] for v, s in zip(changed["after"], changed["status"])],
-        "status": changed["status"].tolist(), "source": changed["source"].tolist(),
-        "offset": changed["offset"].tolist()}, columns=columns)
+    return pd.DataFrame(
+        {
+            "table": changed["table"].tolist(),
+            "key": changed["key"].tolist(),
+            "seq": updates["seq"].to_numpy()[changed["event"].to_numpy(dtype=int)].tolist(),
+            "column": changed["column"].tolist(),
+            "before": [found._cells(v, s, "before")[0] for v, s in zip(changed["before"], changed["status"])],
+            "after": [found._cells(v, s, "after")[0] for v, s in zip(changed["after"], changed["status"])],
+            "status": changed["status"].tolist(),
+            "source": changed["source"].tolist(),
+            "offset": changed["offset"].tolist(),
+        },
+        columns=columns,
+    )
 
 
 def _diffs_section(events: pd.DataFrame, sample_diffs: int) -> str:
     frame, covered, updates = _changed_columns(events)
     if not updates:
         return f"<p>No updates among {readable(len(events))} event(s).</p>"
-    left = (f" They cover the first {readable(covered)} of {readable(updates)} updates (the table holds at most "
-            f"{readable(DIFF_ROWS)} rows)." if covered < updates else "")
-    parts = [f"<p>Every column that an update changed, one row each: {readable(len(frame))} row(s) from "
-             f"{readable(updates)} update(s).{left} Search by table, key, column or value.</p>",
-             _table(frame, "diffs", measures=False),
-             f"<h3>The first {readable(min(sample_diffs, updates))} update(s) side by side</h3>",
-             f"<div class='box'>{diff(events, limit=sample_diffs)._repr_html_()}</div>"]
+    left = (
+        f" They cover the first {readable(covered)} of {readable(updates)} updates (the table holds at most "
+        f"{readable(DIFF_ROWS)} rows)."
+        if covered < updates
+        else ""
+    )
+    parts = [
+        f"<p>Every column that an update changed, one row each: {readable(len(frame))} row(s) from "
+        f"{readable(updates)} update(s).{left} Search by table, key, column or value.</p>",
+        _table(frame, "diffs", measures=False),
+        f"<h3>The first {readable(min(sample_diffs, updates))} update(s) side by side</h3>",
+        f"<div class='box'>{diff(events, limit=sample_diffs)._repr_html_()}</div>",
+    ]
     return "".join(parts)
 
 
 # --------------------------------------------------------------------------- the page
 
 
-def build_report(events: Capture | pd.DataFrame, *, title: str | None = None, sources: list[str] | None = None,
-                 sample_diffs: int = SAMPLE_DIFFS, max_points: int = REPORT_POINTS, keys: Keys | None = None) -> str:
+def build_report(
+    events: Capture | pd.DataFrame,
+    *,
+    title: str | None = None,
+    sources: list[str] | None = None,
+    sample_diffs: int = SAMPLE_DIFFS,
+    max_points: int = REPORT_POINTS,
+    keys: Keys | None = None,
+) -> str:
     """The report page of a capture (or decoded ``events``) as one HTML string (DataTables and plotly.js
     inline, compressed).
 
@@ -483,8 +563,11 @@ def build_report(events: Capture | pd.DataFrame, *, title: str | None = None, so
             names += [s for s in quarantine["source"].dropna().unique() if s not in names]
         sources = [str(s) for s in names]
     ordering_html, report = _ordering_section(events)
-    figures = [timeline(events, max_points=max_points), ordering(events, report, max_points=max_points),
-               lag(events, max_points=max_points)]
+    figures = [
+        timeline(events, max_points=max_points),
+        ordering(events, report, max_points=max_points),
+        lag(events, max_points=max_points),
+    ]
     timeline_html, ordering_fig_html, lag_html = (_figure(f, number) for number, f in enumerate(figures))
     body = {
         "detection": _detection_section(events, sources),
@@ -502,18 +585,27 @@ def build_report(events: Capture | pd.DataFrame, *, title: str | None = None, so
     nav = "".join(f"<a href='#{key}'>{_e(label)}</a>" for key, label in _SECTIONS)
     sections = "".join(f"<section id='{key}'><h2>{_e(label)}</h2>{body[key]}</section>" for key, label in _SECTIONS)
     made = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-            f"<title>cdckit report: {_e(title)}</title><style>{_STYLE}{TABLE_CSS}</style></head><body>"
-            f"<h1>cdckit report: {_e(title)}</h1>"
-            f"<p class='meta'>{readable(len(events))} events from {readable(len(sources))} source(s); made {made} "
-            f"by cdckit {_e(__version__)}</p><nav>{nav}</nav>{sections}"
-            f"{init_html()}{_plotly_script()}</body></html>\n")
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>cdckit report: {_e(title)}</title><style>{_STYLE}{TABLE_CSS}</style></head><body>"
+        f"<h1>cdckit report: {_e(title)}</h1>"
+        f"<p class='meta'>{readable(len(events))} events from {readable(len(sources))} source(s); made {made} "
+        f"by cdckit {_e(__version__)}</p><nav>{nav}</nav>{sections}"
+        f"{init_html()}{_plotly_script()}</body></html>\n"
+    )
 
 
-def write_report(source: Any, path: str | os.PathLike[str], *, dialect: str | None = None,
-                 overwrite: bool = False, title: str | None = None,
-                 events: Capture | pd.DataFrame | None = None, keys: Keys | None = None) -> Any:
+def write_report(
+    source: Any,
+    path: str | os.PathLike[str],
+    *,
+    dialect: str | None = None,
+    overwrite: bool = False,
+    title: str | None = None,
+    events: Capture | pd.DataFrame | None = None,
+    keys: Keys | None = None,
+) -> Any:
     """Read ``source`` (anything :func:`cdckit.read` takes) and write its report to ``path``.
 
     The page is written to a temporary file and renamed into place; an
@@ -545,5 +637,12 @@ def write_report(source: Any, path: str | os.PathLike[str], *, dialect: str | No
         Path(tmp).write_text(page, encoding="utf-8")
     size = target.stat().st_size
     count = len(Capture.of(events).events)
-    return Written(path=target, format="html", rows=count, files=[target], bytes=size, notes=[],
-                   what=f"the report of {count:,} event" + ("" if count == 1 else "s"))
+    return Written(
+        path=target,
+        format="html",
+        rows=count,
+        files=[target],
+        bytes=size,
+        notes=[],
+        what=f"the report of {count:,} event" + ("" if count == 1 else "s"),
+    )

@@ -17,6 +17,7 @@ __all__ = ["MAX_POINTS", "sample_groups"]
 #: Above this many points a figure shows a sample (see :mod:`cdckit.viz`).
 MAX_POINTS: int = 50_000
 
+
 def sample_groups(groups: pd.Series, max_points: int) -> np.ndarray:
     """Positions (sorted) of at most ``max_points`` rows, each group keeping a fair share, evenly spaced.
 
@@ -46,4 +47,3 @@ def sample_groups(groups: pd.Series, max_points: int) -> np.ndarray:
 
 def sampling_note(shown: int, total: int, what: str) -> str:
     return f"showing {shown:,} of {total:,} events (sampled evenly per {what}; small groups kept whole)"
-

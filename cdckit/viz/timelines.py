@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..analysis.replayer import is_partial, key_order
 from ..frame import find_table, table_names
 from ..optional import require
-from ..analysis.replayer import is_partial, key_order
 from ..values import is_missing
-from .figures import date_strings, naive_utc, add_notes, scatter_class, as_strings, unique_index
-from .images import parse_image, compare_images
-from .sampling import MAX_POINTS, sampling_note, sample_groups
+from .figures import add_notes, as_strings, date_strings, naive_utc, scatter_class, unique_index
+from .images import compare_images, parse_image
+from .sampling import MAX_POINTS, sample_groups, sampling_note
 from .style import HOVER_WIDTH, NO_KEY, NO_TABLE, OP_COLOURS, OP_SYMBOLS
 from .text import as_text, cut_text, escaped_text, records_of, shown_text, time_texts, where_text
 
@@ -48,8 +48,11 @@ def _change_lines(event: dict[str, Any], limit: int = 8) -> list[str]:
         head = f"{len(cells)} column(s)"
     else:
         changed = [(c, b, a, s) for c, b, a, s in cells if s not in ("unchanged", "not sent")]
-        shown = [f"{c}: {_hover_value(b, '(not sent)' if s == 'changed' else '(new column)')} → "
-                 f"{_hover_value(a, '(removed)')}" for c, b, a, s in changed]
+        shown = [
+            f"{c}: {_hover_value(b, '(not sent)' if s == 'changed' else '(new column)')} → "
+            f"{_hover_value(a, '(removed)')}"
+            for c, b, a, s in changed
+        ]
         head = f"changed {len(changed)} of {len(cells)} column(s)"
     more = [f"… and {len(shown) - limit} more"] if len(shown) > limit else []
     return [escaped_text(head + ":")] + [escaped_text(line) for line in shown[:limit]] + more
@@ -71,8 +74,9 @@ def _hover(event: dict[str, Any], table: str) -> str:
 _HOVER_COLUMNS = ["op", "key", "_when", "source", "offset", "seq", "before", "after", "ddl", "dialect"]
 
 
-def timeline(events: pd.DataFrame, *, table: str | None = None, by: str = "table",
-             max_points: int = MAX_POINTS) -> go.Figure:
+def timeline(
+    events: pd.DataFrame, *, table: str | None = None, by: str = "table", max_points: int = MAX_POINTS
+) -> go.Figure:
     """Events over time, one lane per table (``by="table"``) or per key of one table (``by="key"``).
 
     x is ``event_time`` (``emit_time`` for events without one; events with
@@ -99,8 +103,14 @@ def timeline(events: pd.DataFrame, *, table: str | None = None, by: str = "table
     return timeline_figure(events, table=table, by=by, max_points=max_points)
 
 
-def timeline_figure(events: pd.DataFrame, *, table: str | None = None, by: str = "table",
-                     max_points: int = MAX_POINTS, webgl: bool | None = None) -> go.Figure:
+def timeline_figure(
+    events: pd.DataFrame,
+    *,
+    table: str | None = None,
+    by: str = "table",
+    max_points: int = MAX_POINTS,
+    webgl: bool | None = None,
+) -> go.Figure:
     """:func:`timeline`, with the trace type fixed when ``webgl`` is given (the explorer keeps one type)."""
     go = require("plotly.graph_objects", "viz", what="viz.timeline")
     if by not in ("table", "key"):
@@ -123,11 +133,15 @@ def timeline_figure(events: pd.DataFrame, *, table: str | None = None, by: str =
     timed = times.notna().to_numpy()
     if not timed.all():
         notes.append(f"{int((~timed).sum()):,} event(s) without a time left out")
-    frame = events[timed].assign(_lane=lanes[timed].astype(str), _x=naive_utc(times[timed]),
-                                 _table=names[timed].where(names[timed].notna(), NO_TABLE))
+    frame = events[timed].assign(
+        _lane=lanes[timed].astype(str),
+        _x=naive_utc(times[timed]),
+        _table=names[timed].where(names[timed].notna(), NO_TABLE),
+    )
     frame = frame.sort_values("_x", kind="stable")
     frame["_when"] = time_texts(frame["event_time"]).where(
-        frame["event_time"].notna(), "emit_time " + time_texts(frame["emit_time"]))
+        frame["event_time"].notna(), "emit_time " + time_texts(frame["emit_time"])
+    )
     total = len(frame)
     keep = sample_groups(frame["_lane"] + "\x00" + frame["op"].astype(str), max_points)
     if len(keep) < total:
@@ -142,21 +156,41 @@ def timeline_figure(events: pd.DataFrame, *, table: str | None = None, by: str =
     for op in [o for o in OP_COLOURS if (ops == o).any()] + sorted(set(ops) - set(OP_COLOURS)):
         chosen = np.flatnonzero(ops == op)
         scatter = scatter_class(go, len(chosen), webgl)
-        fig.add_trace(scatter(
-            x=xs[chosen], y=as_strings(escaped_text(lanes_shown[i]) for i in chosen), mode="markers",
-            name=escaped_text(op),
-            marker={"color": OP_COLOURS.get(op, "#333"), "symbol": OP_SYMBOLS.get(op, "square"), "size": 9,
-                    "line": {"width": 0}},
-            hovertext=as_strings(_hover(records[i], records[i]["_table"]) for i in chosen), hoverinfo="text",
-            customdata=labels[chosen]))
+        fig.add_trace(
+            scatter(
+                x=xs[chosen],
+                y=as_strings(escaped_text(lanes_shown[i]) for i in chosen),
+                mode="markers",
+                name=escaped_text(op),
+                marker={
+                    "color": OP_COLOURS.get(op, "#333"),
+                    "symbol": OP_SYMBOLS.get(op, "square"),
+                    "size": 9,
+                    "line": {"width": 0},
+                },
+                hovertext=as_strings(_hover(records[i], records[i]["_table"]) for i in chosen),
+                hoverinfo="text",
+                customdata=labels[chosen],
+            )
+        )
     order = sorted(set(frame["_lane"]), key=key_order if by == "key" else None)
     fig.update_layout(
-        title={"text": title}, xaxis={"title": {"text": "event_time (UTC)"}, "type": "date"},
-        yaxis={"title": {"text": f"key of {escaped_text(name)}" if by == "key" else "table"}, "type": "category",
-               "categoryorder": "array", "categoryarray": [escaped_text(lane) for lane in order],
-               "autorange": "reversed", "automargin": True},
-        hoverlabel={"align": "left"}, legend_title_text="op", template="plotly_white",
-        height=min(900, 220 + 26 * len(order)), margin={"t": 70})
+        title={"text": title},
+        xaxis={"title": {"text": "event_time (UTC)"}, "type": "date"},
+        yaxis={
+            "title": {"text": f"key of {escaped_text(name)}" if by == "key" else "table"},
+            "type": "category",
+            "categoryorder": "array",
+            "categoryarray": [escaped_text(lane) for lane in order],
+            "autorange": "reversed",
+            "automargin": True,
+        },
+        hoverlabel={"align": "left"},
+        legend_title_text="op",
+        template="plotly_white",
+        height=min(900, 220 + 26 * len(order)),
+        margin={"t": 70},
+    )
     add_notes(fig, notes)
     return fig
 

@@ -8,9 +8,9 @@ import pytest
 from validator import assert_quarantined, assert_round_trip, assert_rows, assert_shop, read_clean, row, rows
 
 import cdckit
-from cdckit.io import Message
 from cdckit.dialects import registry
 from cdckit.frame import event_row
+from cdckit.io import Message
 
 GTID = "a7c3e1f2-07d4-11ef-9a3b-0242ac120002:"
 KETTLE = {"id": 1, "name": "Kettle", "price": 24.9, "weight": 1.25, "active": 1, "views": "18446744073709551615",

@@ -9,9 +9,9 @@ from validator import assert_round_trip, assert_rows, assert_shop, read_clean, r
 
 import cdckit
 from cdckit import values
+from cdckit.dialects import registry
 from cdckit.io import iter_sources
 from cdckit.reading.detect import score_message
-from cdckit.dialects import registry
 
 SPEC_BEFORE = {"id": 111, "name": "scooter", "mydata": "3q2+7w==", "ts": "1590315269000.123456789"}
 SPEC_AFTER = {"id": 222, "name": "donald", "mydata": "AAEC/w==", "ts": 1590315269000}

@@ -9,8 +9,8 @@ import pytest
 from validator import assert_quarantined, assert_round_trip, assert_rows, assert_shop, read_clean, row, rows
 
 import cdckit
-from cdckit.io import Message
 from cdckit.dialects import registry
+from cdckit.io import Message
 
 ANNE = {"id": 1004, "first_name": "Anne Marie", "last_name": "Kretchmar", "email": "annek@noanswer.org"}
 GOOD = json.dumps({"id": 1, "__op": "c", "__table": "t"})

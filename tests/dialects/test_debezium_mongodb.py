@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-
 from validator import assert_round_trip, assert_rows, assert_shop, read_clean, row, rows
 
 import cdckit

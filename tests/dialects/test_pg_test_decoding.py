@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 import pandas as pd
+import pytest
 from validator import assert_quarantined, assert_round_trip, assert_rows, read_clean, row, rows
 
 import cdckit

@@ -8,9 +8,9 @@ import pytest
 from validator import assert_round_trip, assert_rows, assert_shop, read_clean, row
 
 import cdckit
+from cdckit.dialects import registry
 from cdckit.io import iter_sources, write_messages
 from cdckit.reading.detect import score_message
-from cdckit.dialects import registry
 
 LINE_1 = {"order_id": "1001", "line_no": "1", "product": "Widget", "qty": "2", "price": "9.99", "note": None}
 LINE_2 = {"order_id": "1001", "line_no": "2", "product": "Gadget", "qty": "1", "price": "24.50", "note": "gift wrap"}

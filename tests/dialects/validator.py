@@ -12,15 +12,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
 import pandas as pd
 
 import cdckit
-from cdckit.io import write_messages
 from cdckit.dialects import registry
+from cdckit.io import write_messages
 from cdckit.samples.build import shop_file_names
 from cdckit.samples.shop import shop_events
 

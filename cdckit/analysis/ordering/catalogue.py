@@ -18,15 +18,33 @@ __all__ = ["FindingSpec", "FINDINGS", "FINDING_COLUMNS", "LAG_COLUMNS", "keyless
 
 #: Columns every finding row may fill, with their pandas dtypes.
 FINDING_COLUMNS: dict[str, str] = {
-    "finding": "string", "table": "string", "key": "string", "source": "string", "offset": "Int64",
-    "partition": "Int64", "seq": "string", "op": "string", "other_source": "string", "other_offset": "Int64",
-    "other_seq": "string", "count": "Int64", "value": "float64", "detail": "string",
+    "finding": "string",
+    "table": "string",
+    "key": "string",
+    "source": "string",
+    "offset": "Int64",
+    "partition": "Int64",
+    "seq": "string",
+    "op": "string",
+    "other_source": "string",
+    "other_offset": "Int64",
+    "other_seq": "string",
+    "count": "Int64",
+    "value": "float64",
+    "detail": "string",
 }
 
 #: Columns of the lag summary (seconds).
 LAG_COLUMNS: dict[str, str] = {
-    "table": "string", "events": "Int64", "negative": "Int64", "min_s": "float64", "p50_s": "float64",
-    "p90_s": "float64", "p99_s": "float64", "max_s": "float64", "mean_s": "float64",
+    "table": "string",
+    "events": "Int64",
+    "negative": "Int64",
+    "min_s": "float64",
+    "p50_s": "float64",
+    "p90_s": "float64",
+    "p99_s": "float64",
+    "max_s": "float64",
+    "mean_s": "float64",
 }
 
 
@@ -48,62 +66,73 @@ FINDINGS: dict[str, FindingSpec] = {
         "warning",
         "These events arrived after a later change (higher seq) to the same row, or to the same table when it "
         "has no key: replay in seq order, not arrival order, or the final state is wrong.",
-        ("table", "key", *_AT, *_OTHER)),
+        ("table", "key", *_AT, *_OTHER),
+    ),
     "time_inversions": FindingSpec(
         "info",
         "event_time goes backwards here while seq goes forward: seq is the order to trust; event_time is often "
         "the commit time or coarser than the log position.",
-        ("table", *_AT, *_OTHER, "detail")),
+        ("table", *_AT, *_OTHER, "detail"),
+    ),
     "redeliveries": FindingSpec(
         "warning",
         "The same change (same position, op and images) was delivered more than once: replay is idempotent, but "
         "counts and sums over events count it twice.",
-        ("table", "key", *_AT, *_OTHER)),
+        ("table", "key", *_AT, *_OTHER),
+    ),
     "semantic_duplicates": FindingSpec(
         "info",
         "A different position carries the same change (same key, op and images): a retry or replayed batch "
         "upstream, harmless for the state but not for event counts.",
-        ("table", "key", *_AT, *_OTHER)),
+        ("table", "key", *_AT, *_OTHER),
+    ),
     "sequence_gaps": FindingSpec(
         "error",
         "Numbers are missing from a sequence that should be contiguous: messages were lost between the source "
         "and this capture.",
-        ("source", "partition", "seq", "other_seq", "count", "detail")),
+        ("source", "partition", "seq", "other_seq", "count", "detail"),
+    ),
     "offset_gaps": FindingSpec(
         "warning",
         "Kafka offsets are missing in this partition: messages were lost or filtered, unless the topic is "
         "compacted or written in transactions (commit markers take offsets).",
-        ("source", "partition", "offset", "other_offset", "count")),
+        ("source", "partition", "offset", "other_offset", "count"),
+    ),
     "unpaired_halves": FindingSpec(
         "error",
-        "Half of an update never met its other half: that update is not among the events (it is in the "
-        "quarantine).",
-        ("source", "offset", "partition", "detail")),
+        "Half of an update never met its other half: that update is not among the events (it is in the quarantine).",
+        ("source", "offset", "partition", "detail"),
+    ),
     "open_transactions": FindingSpec(
         "warning",
         "A transaction began and did not commit within the capture: its changes may be rolled back, or the "
         "capture was cut in the middle of it.",
-        ("source", "offset", "partition", "seq", "detail")),
+        ("source", "offset", "partition", "seq", "detail"),
+    ),
     "impossible_transitions": FindingSpec(
         "error",
         "In seq order this row's history cannot happen (insert of a live key, a change after a delete, a "
         "change of a key the snapshot never had): events are missing or keys were reused.",
-        ("table", "key", *_AT, *_OTHER, "detail")),
+        ("table", "key", *_AT, *_OTHER, "detail"),
+    ),
     "heartbeat_gaps": FindingSpec(
         "warning",
         "No heartbeat for much longer than usual: the capture may have stalled, and changes from that window "
         "may be missing.",
-        ("source", "offset", "other_offset", "value", "count", "detail")),
+        ("source", "offset", "other_offset", "value", "count", "detail"),
+    ),
     "keyless_tables": FindingSpec(
         "warning",
         "Changes without a primary key: replay keeps these tables as a multiset of rows, per-row checks "
         "compare whole rows, and scd2, history and the explorer's row history need keys: each row's detail says "
         "how to find and give them.",
-        ("table", "count", "detail")),
+        ("table", "count", "detail"),
+    ),
     "lag": FindingSpec(
         "info",
         "Capture lag (emit_time - event_time) per table in seconds; negative values mean the clocks disagree.",
-        tuple(LAG_COLUMNS)),
+        tuple(LAG_COLUMNS),
+    ),
 }
 
 
@@ -114,5 +143,4 @@ def keyless_detail(table: str, count: int) -> str:
     >>> keyless_detail("shop.notes", 3).split("; ")[0]
     '3 change(s) of shop.notes without a key: replayed as a multiset of rows'
     """
-    return (f"{count} change(s) of {table} without a key: replayed as a multiset of rows; "
-            f"{how_to_give_keys([table])}")
+    return f"{count} change(s) of {table} without a key: replayed as a multiset of rows; {how_to_give_keys([table])}"

@@ -27,8 +27,18 @@ import pyarrow.compute as pc
 
 from ._shared import CHANGE_IDENTITY
 
-__all__ = ["Codes", "MISSING", "ranks", "image_hashes", "stable_order", "run_starts", "sorted_groups",
-           "first_alike", "running_top", "previous_in_group"]
+__all__ = [
+    "Codes",
+    "MISSING",
+    "ranks",
+    "image_hashes",
+    "stable_order",
+    "run_starts",
+    "sorted_groups",
+    "first_alike",
+    "running_top",
+    "previous_in_group",
+]
 
 #: The code of a missing number: it sorts first.
 MISSING = np.iinfo(np.int64).min
@@ -89,8 +99,13 @@ class Codes:
         if name not in self.done:
             images = self.frame[list(CHANGE_IDENTITY)]
             if exact:
-                codes = images.astype(object).where(images.notna(), None).groupby(
-                    list(CHANGE_IDENTITY), dropna=False, sort=False).ngroup().to_numpy()
+                codes = (
+                    images.astype(object)
+                    .where(images.notna(), None)
+                    .groupby(list(CHANGE_IDENTITY), dropna=False, sort=False)
+                    .ngroup()
+                    .to_numpy()
+                )
             else:
                 codes = image_hashes(images)
             self.done[name] = codes.astype(np.int64)
@@ -157,8 +172,7 @@ def run_starts(keys: list[np.ndarray]) -> np.ndarray:
     return start
 
 
-def sorted_groups(codes: Codes, rows: np.ndarray, group: list[str], order: list[str]
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def sorted_groups(codes: Codes, rows: np.ndarray, group: list[str], order: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """``rows`` sorted by ``group`` then ``order`` (ties in frame order), and where each group starts."""
     rows = rows[stable_order([codes(c, rows) for c in [*group, *order]])]
     return rows, run_starts([codes(c, rows) for c in group])

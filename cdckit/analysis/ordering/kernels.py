@@ -24,8 +24,8 @@ True
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -33,8 +33,7 @@ import pandas as pd
 from ...dialects import registry
 from ._shared import CHANGE_IDENTITY, CHANGE_OPS, HEARTBEAT_FACTOR, REDELIVERY_IDENTITY, ROW_KEY, none_if_missing
 from .catalogue import FINDING_COLUMNS, LAG_COLUMNS, keyless_detail
-from .codes import (MISSING, Codes, first_alike, previous_in_group, run_starts, running_top, sorted_groups,
-                    stable_order)
+from .codes import MISSING, Codes, first_alike, previous_in_group, run_starts, running_top, sorted_groups, stable_order
 from .narrow import ARRIVAL, SEQ_ORDER
 
 __all__ = [
@@ -66,12 +65,20 @@ def finding_frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
     [['lag', 2, <NA>]]
     """
     rows = list(rows)
-    return pd.DataFrame({name: pd.array([row.get(name) for row in rows], dtype=dtype)
-                         for name, dtype in FINDING_COLUMNS.items()})
+    return pd.DataFrame(
+        {name: pd.array([row.get(name) for row in rows], dtype=dtype) for name, dtype in FINDING_COLUMNS.items()}
+    )
 
 
-_AT_FIELDS = {"table": "_table", "key": "key", "source": "source", "offset": "offset", "partition": "partition",
-              "seq": "seq", "op": "op"}
+_AT_FIELDS = {
+    "table": "_table",
+    "key": "key",
+    "source": "source",
+    "offset": "offset",
+    "partition": "partition",
+    "seq": "seq",
+    "op": "op",
+}
 _OTHER_FIELDS = {"other_source": "source", "other_offset": "offset", "other_seq": "seq"}
 
 
@@ -82,8 +89,9 @@ def _take(frame: pd.DataFrame, column: str, rows: np.ndarray) -> Any:
     return frame[column].array.take(rows, allow_fill=True)
 
 
-def _rows(name: str, frame: pd.DataFrame, at: np.ndarray, other: np.ndarray | None = None,
-          **extra: Any) -> pd.DataFrame:
+def _rows(
+    name: str, frame: pd.DataFrame, at: np.ndarray, other: np.ndarray | None = None, **extra: Any
+) -> pd.DataFrame:
     """Finding rows pointing at events ``at`` and ``other`` (positions in ``frame``; -1 for none).
 
     ``extra`` sets or overrides columns: a sequence per row, or None for no value.
@@ -98,8 +106,12 @@ def _rows(name: str, frame: pd.DataFrame, at: np.ndarray, other: np.ndarray | No
             data[column] = _take(frame, field, other)
     for column, values in extra.items():
         data[column] = np.full(len(at), None, dtype=object) if values is None else values
-    return pd.DataFrame({column: pd.array(data.get(column, np.full(len(at), None, dtype=object)), dtype=dtype)
-                         for column, dtype in FINDING_COLUMNS.items()})
+    return pd.DataFrame(
+        {
+            column: pd.array(data.get(column, np.full(len(at), None, dtype=object)), dtype=dtype)
+            for column, dtype in FINDING_COLUMNS.items()
+        }
+    )
 
 
 # --------------------------------------------------------------------------- the finding functions
@@ -138,8 +150,9 @@ def _same_images(frame: pd.DataFrame, at: np.ndarray, other: np.ndarray) -> bool
     return True
 
 
-def key_findings(frame: pd.DataFrame, snapshot: frozenset[tuple] = frozenset(),
-                 stream: Sequence[str] = ("dialect",)) -> pd.DataFrame:
+def key_findings(
+    frame: pd.DataFrame, snapshot: frozenset[tuple] = frozenset(), stream: Sequence[str] = ("dialect",)
+) -> pd.DataFrame:
     """Redeliveries, semantic duplicates, inversions and impossible transitions, per row key of a stream.
 
     Events without a key form one group per table (inversions and duplicates
@@ -180,8 +193,10 @@ def _key_rows(codes: Codes, snapshot: frozenset[tuple], stream: Sequence[str]) -
         at, other = np.concatenate([redelivered, duplicate]), np.concatenate([original, alike])
         if exact or _same_images(frame, rows[at], rows[other]):
             break
-    out = [_rows("redeliveries", frame, rows[redelivered], rows[original]),
-           _rows("semantic_duplicates", frame, rows[duplicate], rows[alike])]
+    out = [
+        _rows("redeliveries", frame, rows[redelivered], rows[original]),
+        _rows("semantic_duplicates", frame, rows[duplicate], rows[alike]),
+    ]
 
     # inversions: arrival order against the highest seq so far (seq == _seq where seq is set)
     ranked = firsts[codes.known("seq", rows[firsts])]
@@ -191,15 +206,15 @@ def _key_rows(codes: Codes, snapshot: frozenset[tuple], stream: Sequence[str]) -
     return out
 
 
-def _transition_rows(codes: Codes, rows: np.ndarray, snapshot: frozenset[tuple], stream: Sequence[str]
-                     ) -> pd.DataFrame:
+def _transition_rows(codes: Codes, rows: np.ndarray, snapshot: frozenset[tuple], stream: Sequence[str]) -> pd.DataFrame:
     """Impossible steps in each key's history (``rows`` in arrival order), in seq order."""
     frame = codes.frame
     group = [*stream, *ROW_KEY]
     partition = codes("partition", rows)
     partition = np.where((partition == MISSING) | (partition == 0), -1, partition)  # `partition or -1`
-    order = stable_order([*(codes(c, rows) for c in group), codes("_seq", rows), codes("source", rows), partition,
-                    codes("offset", rows)])
+    order = stable_order(
+        [*(codes(c, rows) for c in group), codes("_seq", rows), codes("source", rows), partition, codes("offset", rows)]
+    )
     rows = rows[order]
     start = run_starts([codes(c, rows) for c in group])
     previous = previous_in_group(start)
@@ -208,9 +223,11 @@ def _transition_rows(codes: Codes, rows: np.ndarray, snapshot: frozenset[tuple],
     change = (op == "update") | delete
     after_delete = ~start & np.concatenate([[False], delete[:-1]])
     live, snapshot_key = ~start & ~after_delete, _in(codes, rows, [*stream, "_table"], snapshot)
-    problems = [(insert & live, "insert of a live key"),
-                (change & after_delete, "{op} after the key was deleted"),
-                (change & start & snapshot_key, "{op} of a key the snapshot did not have")]
+    problems = [
+        (insert & live, "insert of a live key"),
+        (change & after_delete, "{op} after the key was deleted"),
+        (change & start & snapshot_key, "{op} of a key the snapshot did not have"),
+    ]
     found = np.zeros(len(rows), bool)
     detail = np.empty(len(rows), object)
     for where, text in problems:
@@ -219,8 +236,9 @@ def _transition_rows(codes: Codes, rows: np.ndarray, snapshot: frozenset[tuple],
         detail[where] = [text.format(op=o) for o in op[where]]
     hits = np.flatnonzero(found)
     other = previous[hits]
-    return _rows("impossible_transitions", frame, rows[hits], np.where(other >= 0, rows[other], -1),
-                 detail=detail[hits])
+    return _rows(
+        "impossible_transitions", frame, rows[hits], np.where(other >= 0, rows[other], -1), detail=detail[hits]
+    )
 
 
 def time_findings(frame: pd.DataFrame, stream: Sequence[str] = ("dialect",)) -> pd.DataFrame:
@@ -242,8 +260,14 @@ def _time_rows(codes: Codes, stream: Sequence[str]) -> pd.DataFrame:
     below, top = running_top(start, when)
     at, other = rows[below], rows[top[below]]
     back = ((codes("_event_us", other) - codes("_event_us", at)) / 1e6).tolist()
-    return _rows("time_inversions", codes.frame, at, other, value=back,
-                 detail=[f"event_time {b:g} s earlier than an event before it in seq order" for b in back])
+    return _rows(
+        "time_inversions",
+        codes.frame,
+        at,
+        other,
+        value=back,
+        detail=[f"event_time {b:g} s earlier than an event before it in seq order" for b in back],
+    )
 
 
 def _dialects_with(frame: pd.DataFrame, flag: str) -> list[str]:
@@ -266,8 +290,9 @@ def _integers(texts: pd.Series) -> np.ndarray:
         return np.array([int(t) for t in texts], dtype=object)
 
 
-def sequence_gap_findings(frame: pd.DataFrame, max_gap: int = 1000, stream: Sequence[str] = ("dialect",)
-                          ) -> pd.DataFrame:
+def sequence_gap_findings(
+    frame: pd.DataFrame, max_gap: int = 1000, stream: Sequence[str] = ("dialect",)
+) -> pd.DataFrame:
     """Missing numbers in contiguous sequences, per stream and partition, in seq order.
 
     Only dialects whose ``seq`` is meant to be contiguous (their class sets
@@ -284,8 +309,9 @@ def sequence_gap_findings(frame: pd.DataFrame, max_gap: int = 1000, stream: Sequ
 
 def _sequence_gap_rows(codes: Codes, max_gap: int, stream: Sequence[str]) -> pd.DataFrame:
     frame = codes.frame
-    numbered = np.flatnonzero(frame["dialect"].isin(_dialects_with(frame, "contiguous_seq")).to_numpy()
-                              & codes.known("seq"))
+    numbered = np.flatnonzero(
+        frame["dialect"].isin(_dialects_with(frame, "contiguous_seq")).to_numpy() & codes.known("seq")
+    )
     digits = frame["seq"].iloc[numbered].astype(str).str.fullmatch(r"\d+").to_numpy(bool)
     rows, start = sorted_groups(codes, numbered[digits], list(dict.fromkeys([*stream, "partition"])), ["_seq"])
     number = _integers(frame["seq"].iloc[rows])
@@ -294,8 +320,16 @@ def _sequence_gap_rows(codes: Codes, max_gap: int, stream: Sequence[str]) -> pd.
     at, other = rows[hits], rows[hits - 1]
     counts, afters = missing[hits].tolist(), number[hits - 1].tolist()
     dialects = frame["dialect"].iloc[at].tolist()
-    return _rows("sequence_gaps", frame, at, other, count=counts, table=None, key=None,
-                 detail=[f"{d}: {m} number(s) missing after {a}" for d, m, a in zip(dialects, counts, afters)])
+    return _rows(
+        "sequence_gaps",
+        frame,
+        at,
+        other,
+        count=counts,
+        table=None,
+        key=None,
+        detail=[f"{d}: {m} number(s) missing after {a}" for d, m, a in zip(dialects, counts, afters)],
+    )
 
 
 def offset_gap_findings(frame: pd.DataFrame) -> pd.DataFrame:
@@ -314,14 +348,25 @@ def offset_gap_findings(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _offset_gap_rows(codes: Codes) -> pd.DataFrame:
     frame = codes.frame
-    kafka = np.flatnonzero(codes.known("partition")
-                           & ~frame["dialect"].isin(_dialects_with(frame, "splits_updates")).to_numpy())
+    kafka = np.flatnonzero(
+        codes.known("partition") & ~frame["dialect"].isin(_dialects_with(frame, "splits_updates")).to_numpy()
+    )
     rows, start = sorted_groups(codes, kafka, ["source", "partition"], ["offset"])
     offset = codes("offset", rows)
     step = np.concatenate([[0], offset[1:] - offset[:-1]]) if len(rows) else np.zeros(0, np.int64)
     hits = np.flatnonzero(~start & (step > 1))
-    return _rows("offset_gaps", frame, rows[hits], rows[hits - 1], count=step[hits] - 1, table=None, key=None,
-                 seq=None, op=None, other_seq=None)
+    return _rows(
+        "offset_gaps",
+        frame,
+        rows[hits],
+        rows[hits - 1],
+        count=step[hits] - 1,
+        table=None,
+        key=None,
+        seq=None,
+        op=None,
+        other_seq=None,
+    )
 
 
 def transaction_findings(frame: pd.DataFrame) -> pd.DataFrame:
@@ -343,8 +388,9 @@ def transaction_findings(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _transaction_rows(codes: Codes) -> pd.DataFrame:
     frame = codes.frame
-    rows, start = sorted_groups(codes, np.flatnonzero(codes.op_is(("begin", "commit"))),
-                                 ["dialect", "source", "partition"], ["_seq", "offset"])
+    rows, start = sorted_groups(
+        codes, np.flatnonzero(codes.op_is(("begin", "commit"))), ["dialect", "source", "partition"], ["_seq", "offset"]
+    )
     group = np.cumsum(start)
     begin = codes.op_is(("begin",), rows)
     named = codes.known("txn_id", rows)
@@ -373,8 +419,14 @@ def _transaction_rows(codes: Codes) -> pd.DataFrame:
     at = rows[found]
     txns = frame["txn_id"].iloc[at].tolist()
     labels = [f"transaction {t}" if none_if_missing(t) else "a transaction without an id" for t in txns]
-    return _rows("open_transactions", frame, at, detail=[f"{label} begins here; no commit follows"
-                                                         for label in labels], table=None, key=None)
+    return _rows(
+        "open_transactions",
+        frame,
+        at,
+        detail=[f"{label} begins here; no commit follows" for label in labels],
+        table=None,
+        key=None,
+    )
 
 
 def heartbeat_findings(frame: pd.DataFrame, factor: float = HEARTBEAT_FACTOR) -> pd.DataFrame:
@@ -396,8 +448,12 @@ def _heartbeat_rows(codes: Codes, factor: float) -> pd.DataFrame:
     rows, start = sorted_groups(codes, timed[beat[timed]], ["dialect", "source"], [])
     counts = np.diff(np.append(np.flatnonzero(start), len(rows)))
     beating = rows[np.flatnonzero(start)[counts >= 3]]
-    wanted = _in(codes, timed, ["dialect", "source"], frozenset(
-        tuple(none_if_missing(frame[c].iat[r]) for c in ("dialect", "source")) for r in beating))
+    wanted = _in(
+        codes,
+        timed,
+        ["dialect", "source"],
+        frozenset(tuple(none_if_missing(frame[c].iat[r]) for c in ("dialect", "source")) for r in beating),
+    )
     rows, start = sorted_groups(codes, timed[wanted], ["dialect", "source"], ["_event_us", "offset"])
     at, other, gaps, between, usuals = [], [], [], [], []
     bounds = np.append(np.flatnonzero(start), len(rows))
@@ -414,13 +470,26 @@ def _heartbeat_rows(codes: Codes, factor: float) -> pd.DataFrame:
             other.append(group[is_beat][i])
             gaps.append(int(gap[i]))
             usuals.append(usual)
-            between.append(int(np.searchsorted(others, beats[i + 1], "left")
-                               - np.searchsorted(others, beats[i], "right")))
-    return _rows("heartbeat_gaps", frame, np.array(at, np.int64), np.array(other, np.int64),
-                 value=[g / 1e6 for g in gaps], count=between, table=None, key=None, partition=None, seq=None,
-                 other_seq=None,
-                 detail=[f"{g / 1e6:g} s without a heartbeat (usual {u / 1e6:g} s); {n} other event(s) in between"
-                         for g, u, n in zip(gaps, usuals, between)])
+            between.append(
+                int(np.searchsorted(others, beats[i + 1], "left") - np.searchsorted(others, beats[i], "right"))
+            )
+    return _rows(
+        "heartbeat_gaps",
+        frame,
+        np.array(at, np.int64),
+        np.array(other, np.int64),
+        value=[g / 1e6 for g in gaps],
+        count=between,
+        table=None,
+        key=None,
+        partition=None,
+        seq=None,
+        other_seq=None,
+        detail=[
+            f"{g / 1e6:g} s without a heartbeat (usual {u / 1e6:g} s); {n} other event(s) in between"
+            for g, u, n in zip(gaps, usuals, between)
+        ],
+    )
 
 
 def keyless_findings(frame: pd.DataFrame) -> pd.DataFrame:
@@ -437,9 +506,10 @@ def keyless_findings(frame: pd.DataFrame) -> pd.DataFrame:
 
 def keyless_rows(counts: dict[str, int]) -> pd.DataFrame:
     """Finding rows for ``{table: changes without a key}``."""
-    return finding_frame({"finding": "keyless_tables", "table": table, "count": int(n),
-                          "detail": keyless_detail(table, int(n))}
-                         for table, n in sorted(counts.items()))
+    return finding_frame(
+        {"finding": "keyless_tables", "table": table, "count": int(n), "detail": keyless_detail(table, int(n))}
+        for table, n in sorted(counts.items())
+    )
 
 
 def unpaired_findings(quarantine: pd.DataFrame | None) -> pd.DataFrame:
@@ -448,9 +518,16 @@ def unpaired_findings(quarantine: pd.DataFrame | None) -> pd.DataFrame:
         return finding_frame([])
     halves = quarantine[quarantine["reason_code"] == "unpaired_half"]
     columns = [halves[c].tolist() for c in ("source", "offset", "partition", "reason")]
-    return finding_frame({"finding": "unpaired_halves", "source": none_if_missing(source),
-                          "offset": none_if_missing(offset), "partition": none_if_missing(partition),
-                          "detail": none_if_missing(reason)} for source, offset, partition, reason in zip(*columns))
+    return finding_frame(
+        {
+            "finding": "unpaired_halves",
+            "source": none_if_missing(source),
+            "offset": none_if_missing(offset),
+            "partition": none_if_missing(partition),
+            "detail": none_if_missing(reason),
+        }
+        for source, offset, partition, reason in zip(*columns)
+    )
 
 
 def lag_summary(frame: pd.DataFrame) -> pd.DataFrame:
@@ -464,14 +541,25 @@ def lag_summary(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for table, group in timed.groupby("_table", sort=True):
         lag = (group["_emit_us"] - group["_event_us"]).astype("float64").to_numpy() / 1e6
-        rows.append({"table": table, "events": len(lag), "negative": int((lag < 0).sum()),
-                     "min_s": lag.min(), "p50_s": np.percentile(lag, 50), "p90_s": np.percentile(lag, 90),
-                     "p99_s": np.percentile(lag, 99), "max_s": lag.max(), "mean_s": lag.mean()})
+        rows.append(
+            {
+                "table": table,
+                "events": len(lag),
+                "negative": int((lag < 0).sum()),
+                "min_s": lag.min(),
+                "p50_s": np.percentile(lag, 50),
+                "p90_s": np.percentile(lag, 90),
+                "p99_s": np.percentile(lag, 99),
+                "max_s": lag.max(),
+                "mean_s": lag.mean(),
+            }
+        )
     return pd.DataFrame(rows, columns=list(LAG_COLUMNS)).astype(LAG_COLUMNS)
 
 
-def finding_frames(frame: pd.DataFrame, stream: Sequence[str], max_gap: int = 1000,
-                   heartbeat_factor: float = HEARTBEAT_FACTOR) -> dict[str, pd.DataFrame]:
+def finding_frames(
+    frame: pd.DataFrame, stream: Sequence[str], max_gap: int = 1000, heartbeat_factor: float = HEARTBEAT_FACTOR
+) -> dict[str, pd.DataFrame]:
     """The finding rows of the narrow ``frame`` by finding, except unpaired halves (from the quarantine) and lag.
 
     ``stream``: the columns of one stream (``STREAMS`` of :mod:`cdckit.analysis.ordering._shared`).
@@ -484,7 +572,13 @@ def finding_frames(frame: pd.DataFrame, stream: Sequence[str], max_gap: int = 10
     ['transaction file=mysql-bin.000003,pos=154 begins here; no commit follows']
     """
     codes = Codes(frame)
-    parts = [*_key_rows(codes, snapshot_tables(frame, stream), stream), _time_rows(codes, stream),
-             _sequence_gap_rows(codes, max_gap, stream), _offset_gap_rows(codes), _transaction_rows(codes),
-             _heartbeat_rows(codes, heartbeat_factor), keyless_findings(frame)]
+    parts = [
+        *_key_rows(codes, snapshot_tables(frame, stream), stream),
+        _time_rows(codes, stream),
+        _sequence_gap_rows(codes, max_gap, stream),
+        _offset_gap_rows(codes),
+        _transaction_rows(codes),
+        _heartbeat_rows(codes, heartbeat_factor),
+        keyless_findings(frame),
+    ]
     return {part["finding"].iat[0]: part for part in parts if len(part)}  # each part holds one finding

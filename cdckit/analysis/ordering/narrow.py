@@ -30,22 +30,24 @@ def narrow(events: pd.DataFrame) -> pd.DataFrame:
     The image texts (``before``, ``after``) are the columns of ``events`` as
     they are (not copied; missing values may be None or NA).
     """
-    frame = pd.DataFrame({
-        "dialect": events["dialect"].astype(object),
-        "_table": table_names(events),
-        "key": events["key"].astype(object).where(events["key"].notna(), None),
-        "source": events["source"].astype(object).fillna(""),
-        "offset": events["offset"].astype("int64"),
-        "partition": events["partition"].astype("Int64"),
-        "op": events["op"].astype(object),
-        "seq": events["seq"].astype(object).where(events["seq"].notna(), None),
-        "_seq": filled_seq(events),
-        "_event_us": _micros(events["event_time"]),
-        "_emit_us": _micros(events["emit_time"]),
-        "txn_id": events["txn_id"].astype(object).where(events["txn_id"].notna(), None),
-        "before": events["before"],
-        "after": events["after"],
-    })
+    frame = pd.DataFrame(
+        {
+            "dialect": events["dialect"].astype(object),
+            "_table": table_names(events),
+            "key": events["key"].astype(object).where(events["key"].notna(), None),
+            "source": events["source"].astype(object).fillna(""),
+            "offset": events["offset"].astype("int64"),
+            "partition": events["partition"].astype("Int64"),
+            "op": events["op"].astype(object),
+            "seq": events["seq"].astype(object).where(events["seq"].notna(), None),
+            "_seq": filled_seq(events),
+            "_event_us": _micros(events["event_time"]),
+            "_emit_us": _micros(events["emit_time"]),
+            "txn_id": events["txn_id"].astype(object).where(events["txn_id"].notna(), None),
+            "before": events["before"],
+            "after": events["after"],
+        }
+    )
     return frame.reset_index(drop=True)
 
 

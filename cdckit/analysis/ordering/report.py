@@ -14,8 +14,8 @@ The finding rows come from :mod:`cdckit.analysis.ordering.kernels` (pandas) or
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import pandas as pd
 import pyarrow as pa
@@ -78,9 +78,11 @@ class OrderReport:
 
     def grouping(self) -> str:
         """Which events were compared with each other (the ``by=`` of :func:`order_report`), in words."""
-        return {"capture": "within each dialect across the whole capture",
-                "source": "within each source (file or topic) and dialect",
-                "partition": "within each source partition and dialect"}[self.by]
+        return {
+            "capture": "within each dialect across the whole capture",
+            "source": "within each source (file or topic) and dialect",
+            "partition": "within each source partition and dialect",
+        }[self.by]
 
     def problems(self) -> int:
         """Rows in all findings except the lag summary."""
@@ -88,8 +90,17 @@ class OrderReport:
 
     def summary(self) -> pd.DataFrame:
         """One row per finding: severity (``ok`` when there are no rows), rows, meaning."""
-        return pd.DataFrame([{"finding": f.name, "severity": f.severity if len(f) and f.name != "lag" else "ok",
-                              "rows": len(f), "meaning": f.meaning} for f in self.findings.values()])
+        return pd.DataFrame(
+            [
+                {
+                    "finding": f.name,
+                    "severity": f.severity if len(f) and f.name != "lag" else "ok",
+                    "rows": len(f),
+                    "meaning": f.meaning,
+                }
+                for f in self.findings.values()
+            ]
+        )
 
     def __repr__(self) -> str:
         lines = [f"OrderReport: {self.problems()} finding row(s); events compared {self.grouping()}"]
@@ -104,12 +115,16 @@ class OrderReport:
         cells = []
         for row in self.summary().itertuples():
             colour = _COLOURS.get(row.severity, _OK_COLOUR)
-            cells.append(f"<tr><td><code>{_text(row.finding)}</code></td>"
-                         f"<td style='color:{colour}'>{_text(row.severity)}</td><td>{_text(row.rows)}</td>"
-                         f"<td style='text-align:left'>{_text(row.meaning)}</td></tr>")
-        return (f"<p>Events compared {_text(self.grouping())} (<code>by={_text(repr(self.by))}</code>)"
-                "</p><table><thead><tr><th>finding</th><th>severity</th><th>rows</th><th>meaning</th></tr></thead>"
-                f"<tbody>{''.join(cells)}</tbody></table>")
+            cells.append(
+                f"<tr><td><code>{_text(row.finding)}</code></td>"
+                f"<td style='color:{colour}'>{_text(row.severity)}</td><td>{_text(row.rows)}</td>"
+                f"<td style='text-align:left'>{_text(row.meaning)}</td></tr>"
+            )
+        return (
+            f"<p>Events compared {_text(self.grouping())} (<code>by={_text(repr(self.by))}</code>)"
+            "</p><table><thead><tr><th>finding</th><th>severity</th><th>rows</th><th>meaning</th></tr></thead>"
+            f"<tbody>{''.join(cells)}</tbody></table>"
+        )
 
 
 def _text(value: object) -> str:
@@ -128,9 +143,11 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.iloc[order.to_numpy()].reset_index(drop=True)
 
 
-def order_report(events: Capture | pd.DataFrame, by: str = "source", max_gap: int = 1000,
-                 heartbeat_factor: float = HEARTBEAT_FACTOR) -> OrderReport:
-    """Everything wrong with the order of a capture; see :data:`cdckit.analysis.ordering.catalogue.FINDINGS` for the list.
+def order_report(
+    events: Capture | pd.DataFrame, by: str = "source", max_gap: int = 1000, heartbeat_factor: float = HEARTBEAT_FACTOR
+) -> OrderReport:
+    """Everything wrong with the order of a capture; the list is
+    :data:`cdckit.analysis.ordering.catalogue.FINDINGS`.
 
     ``by``: which events are compared with each other
     (``cdckit.analysis.ordering._shared.STREAMS``): ``"source"`` (default: within each

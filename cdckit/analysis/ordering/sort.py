@@ -28,7 +28,8 @@ def filled_seq(events: pd.DataFrame) -> pd.Series:
     ['', '5', '5']
     """
     arrival = events[["source", "partition", "offset"]].sort_values(
-        ["source", "partition", "offset"], kind="stable", na_position="first")
+        ["source", "partition", "offset"], kind="stable", na_position="first"
+    )
     seq = events["seq"].astype(object).where(events["seq"].notna(), None).reindex(arrival.index)
     filled = seq.groupby(arrival["source"].astype(object).fillna(""), sort=False).ffill()
     return filled.where(filled.notna(), "").reindex(events.index)
@@ -48,8 +49,14 @@ def sort_events(events: pd.DataFrame, by: str = "seq") -> pd.DataFrame:
     """
     if by not in ("seq", "event_time", "arrival"):
         raise ValueError(f"by must be 'seq', 'event_time' or 'arrival', not {by!r}")
-    keys = pd.DataFrame({"source": events["source"].astype(object).fillna(""),
-                         "partition": events["partition"], "offset": events["offset"]}, index=events.index)
+    keys = pd.DataFrame(
+        {
+            "source": events["source"].astype(object).fillna(""),
+            "partition": events["partition"],
+            "offset": events["offset"],
+        },
+        index=events.index,
+    )
     if by == "seq":
         keys.insert(0, "_seq", filled_seq(events))
     elif by == "event_time":

@@ -10,18 +10,30 @@
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 import orjson
 
 from ... import values
-from ...io import Message
 from ...errors import InvalidValue
 from ...frame import Event, FastRow
+from ...io import Message
 from ..base import BadMessage, Dialect, SkipMessage, expect_object, require
-from .message import (CONVERTERS, DDL_TYPES, DML_OPS, ROW_ZERO, WATERMARK, check_whole_row, column_kinds,
-                      declared_columns, kind_name, tidb_ts, txn_id_of, typed_row)
+from .message import (
+    CONVERTERS,
+    DDL_TYPES,
+    DML_OPS,
+    ROW_ZERO,
+    WATERMARK,
+    check_whole_row,
+    column_kinds,
+    declared_columns,
+    kind_name,
+    tidb_ts,
+    txn_id_of,
+    typed_row,
+)
 
 __all__ = ["CanalDecoder"]
 
@@ -36,6 +48,7 @@ class CanalDecoder(Dialect):
         self._types: dict[tuple, tuple[Any, Any, tuple]] = {}
         # (mysqlType text, sqlType text) -> the batch decoder's typing plan (see CanalFastPath._plan)
         self._by_text: dict[tuple[bytes, bytes], tuple] = {}
+
     # ------------------------------------------------------------ decoding
 
     def decode(self, message: Message) -> list[Event]:
@@ -70,14 +83,40 @@ class CanalDecoder(Dialect):
                 raise InvalidValue(f"{name} holds a {type(value[name]).__name__}, not text")
         converters, declared = self.converters(value)
         self.declare(value.get("database") or None, None, value.get("table") or None, declared)
-        rows = self.dml_rows(op, op_raw, data, old, converters, value.get("pkNames"), value.get("database"),
-                             value.get("table"), value.get("es"), value.get("ts"), value.get("id"), value.get("gtid"),
-                             tidb_ts(tidb, "commitTs"))
+        rows = self.dml_rows(
+            op,
+            op_raw,
+            data,
+            old,
+            converters,
+            value.get("pkNames"),
+            value.get("database"),
+            value.get("table"),
+            value.get("es"),
+            value.get("ts"),
+            value.get("id"),
+            value.get("gtid"),
+            tidb_ts(tidb, "commitTs"),
+        )
         return [Event(*row) for row in rows]
 
-    def dml_rows(self, op: str, op_raw: str, data: list, old: list, converters: dict[str, Callable[[Any], Any]],
-                 pk: Any, database: Any, table: Any, es: Any, ts: Any, batch_id: Any, gtid: Any,
-                 commit_ts: int | str | None = None, fresh: bool = False) -> list[FastRow]:
+    def dml_rows(
+        self,
+        op: str,
+        op_raw: str,
+        data: list,
+        old: list,
+        converters: dict[str, Callable[[Any], Any]],
+        pk: Any,
+        database: Any,
+        table: Any,
+        es: Any,
+        ts: Any,
+        batch_id: Any,
+        gtid: Any,
+        commit_ts: int | str | None = None,
+        fresh: bool = False,
+    ) -> list[FastRow]:
         """The events of a DML message as tuples of the frame's event fields (shared by both decoders).
 
         ``commit_ts``: TiCDC's ``_tidb.commitTs`` (checked by :func:`tidb_ts`): every row's ``seq``, and
@@ -121,14 +160,27 @@ class CanalDecoder(Dialect):
                 before_text = None
             if op == "delete":
                 before_text, after_text = after_text, None
-            rows.append(FastRow(
-                op, op_raw, database, None, table, event_time, emit_time,
-                # TiCDC's commit TSO, else values.sortable_text(es, id, index)
-                commit_seq or prefix + (ROW_ZERO if index == 0 else str(index).zfill(20)),
-                txn_id, key_columns, key_of(row, key_columns) if key_columns else None, before_text, after_text,
-                None,
-            ))
+            rows.append(
+                FastRow(
+                    op,
+                    op_raw,
+                    database,
+                    None,
+                    table,
+                    event_time,
+                    emit_time,
+                    # TiCDC's commit TSO, else values.sortable_text(es, id, index)
+                    commit_seq or prefix + (ROW_ZERO if index == 0 else str(index).zfill(20)),
+                    txn_id,
+                    key_columns,
+                    key_of(row, key_columns) if key_columns else None,
+                    before_text,
+                    after_text,
+                    None,
+                )
+            )
         return rows
+
     def converters(self, value: dict[str, Any]) -> tuple[dict[str, Callable[[Any], Any]], dict[str, tuple[str, str]]]:
         """``({column: converter}, declared column types)`` of a message, from its ``mysqlType`` and
         ``sqlType`` (cached per table)."""
@@ -137,8 +189,10 @@ class CanalDecoder(Dialect):
         cached = self._types.get(table)
         if cached is not None and cached[0] == mysql_types and cached[1] == sql_types:
             return cached[2]
-        found = ({name: CONVERTERS[kind] for name, kind in column_kinds(mysql_types, sql_types).items()},
-                 declared_columns(mysql_types, sql_types))
+        found = (
+            {name: CONVERTERS[kind] for name, kind in column_kinds(mysql_types, sql_types).items()},
+            declared_columns(mysql_types, sql_types),
+        )
         if len(self._types) >= 4096:
             self._types.clear()
         self._types[table] = (mysql_types, sql_types, found)

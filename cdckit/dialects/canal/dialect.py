@@ -69,8 +69,12 @@ class Canal(CanalFastPath, CanalEncoder):
             return Match(0.95, tuple(evidence))
         if isinstance(data, list) and "database" in value and "table" in value:
             return Match(0.6, tuple(evidence + ["database", "table"]))
-        if (kind in DML_OPS and data and all(row.__class__ is dict for row in data)
-                and all(field in FIELDS for field in value)):
+        if (
+            kind in DML_OPS
+            and data
+            and all(row.__class__ is dict for row in data)
+            and all(field in FIELDS for field in value)
+        ):
             missing = [field for field in USUAL_FIELDS if field not in value]
             return Match(LENIENT_SCORE, tuple(evidence + ["no " + ", ".join(missing)]))
         return None

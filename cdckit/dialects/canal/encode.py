@@ -9,8 +9,8 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Any
 from collections.abc import Iterator
+from typing import Any
 
 import pandas as pd
 
@@ -22,9 +22,14 @@ __all__ = ["CanalEncoder", "new_message", "add_row", "column_kind"]
 
 
 _OP_TYPES = {"insert": "INSERT", "update": "UPDATE", "delete": "DELETE", "read": "INSERT"}
-_DECLARED = {"int": ("bigint(20)", -5), "float": ("double", 8), "decimal": ("decimal(65,30)", 3),
-             "bool": ("boolean", 16),
-             "text": ("varchar(255)", 12), "binary": ("blob", 2004)}
+_DECLARED = {
+    "int": ("bigint(20)", -5),
+    "float": ("double", 8),
+    "decimal": ("decimal(65,30)", 3),
+    "bool": ("boolean", 16),
+    "text": ("varchar(255)", 12),
+    "binary": ("blob", 2004),
+}
 _NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][+-]?\d+)?\Z")
 _INTEGER = re.compile(r"-?\d+\Z")
 _SEQ = re.compile(r"(?P<es>\d*):(?P<id>\d*):(?P<row>\d{20})\Z")
@@ -67,10 +72,23 @@ class CanalEncoder(Dialect):
             else:
                 batch += 1
                 batch_id, index = (batch if synthesize else None), 0
-            ident = (op, row["database"], row["table"], tuple(row["key_columns"] or ()), row["event_time"],
-                     row["emit_time"], row["txn_id"], batch_id)
-            if (pending is not None and op != "ddl" and position is not None and ident == pending_ident
-                    and index == len(pending["data"])):
+            ident = (
+                op,
+                row["database"],
+                row["table"],
+                tuple(row["key_columns"] or ()),
+                row["event_time"],
+                row["emit_time"],
+                row["txn_id"],
+                batch_id,
+            )
+            if (
+                pending is not None
+                and op != "ddl"
+                and position is not None
+                and ident == pending_ident
+                and index == len(pending["data"])
+            ):
                 add_row(pending, op, before, after, kinds.get((row["database"], row["table"]), {}))
                 continue
             if pending is not None:
@@ -81,14 +99,18 @@ class CanalEncoder(Dialect):
         if pending is not None:
             yield Record(pending)
 
+
 # ---------------------------------------------------------------- encoder helpers
 
 
 def new_message(row: dict[str, Any], batch_id: int | None) -> dict[str, Any]:
     """An empty Canal message for the event ``row`` (keys in Canal's alphabetical order)."""
     ddl = row["op"] == "ddl"
-    message: dict[str, Any] = {"data": None if ddl else [], "database": row["database"] or "",
-                               "es": values.ns_to_ms(row["event_time"])}
+    message: dict[str, Any] = {
+        "data": None if ddl else [],
+        "database": row["database"] or "",
+        "es": values.ns_to_ms(row["event_time"]),
+    }
     if row["txn_id"] is not None:
         message["gtid"] = row["txn_id"]
     if batch_id is not None:
@@ -108,8 +130,7 @@ def new_message(row: dict[str, Any], batch_id: int | None) -> dict[str, Any]:
     return message
 
 
-def add_row(message: dict[str, Any], op: str, before: dict | None, after: dict | None,
-            kinds: dict[str, str]) -> None:
+def add_row(message: dict[str, Any], op: str, before: dict | None, after: dict | None, kinds: dict[str, str]) -> None:
     """Append one row (and its ``old`` entry for an update) to a DML message."""
     image = (before if op == "delete" else after) or {}
     message["data"].append({c: _to_text(v, kinds.get(c, "text")) for c, v in image.items()})
@@ -159,8 +180,7 @@ def _kinds_by_table(rows: list[dict[str, Any]], images: list[tuple]) -> dict[tup
                 found = columns.setdefault(column, [])
                 if value is not None:
                     found.append(value)
-    return {table: {column: column_kind(found) for column, found in columns.items()}
-            for table, columns in seen.items()}
+    return {table: {column: column_kind(found) for column, found in columns.items()} for table, columns in seen.items()}
 
 
 def column_kind(seen: list[Any]) -> str:
@@ -208,9 +228,16 @@ def _to_text(value: Any, kind: str) -> str | None:
     return values.dumps(value)
 
 
-_DDL_WORDS = (("create index", "CINDEX"), ("create unique index", "CINDEX"), ("drop index", "DINDEX"),
-              ("create", "CREATE"), ("alter", "ALTER"), ("drop", "ERASE"), ("truncate", "TRUNCATE"),
-              ("rename", "RENAME"))
+_DDL_WORDS = (
+    ("create index", "CINDEX"),
+    ("create unique index", "CINDEX"),
+    ("drop index", "DINDEX"),
+    ("create", "CREATE"),
+    ("alter", "ALTER"),
+    ("drop", "ERASE"),
+    ("truncate", "TRUNCATE"),
+    ("rename", "RENAME"),
+)
 
 
 def _ddl_type(sql: str | None) -> str:

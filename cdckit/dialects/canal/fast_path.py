@@ -13,15 +13,15 @@ text are worked out once, and any other message is handed back (None).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, cast
 from collections.abc import Callable
+from typing import Annotated, Any, cast
 
 import msgspec
 import orjson
 
 from ... import values
-from .decode import CanalDecoder
 from ...frame import FastRow
+from .decode import CanalDecoder
 from .message import CONVERTERS, DML_OPS, ROW_ZERO, column_kinds, declared_columns, to_int
 
 __all__ = ["CanalFastPath"]
@@ -95,8 +95,13 @@ class CanalFastPath(CanalDecoder):
                     for name, convert in converters:
                         value = row.get(name)
                         if value is not None:
-                            if convert is to_int and value.__class__ is str and len(value) < 19 \
-                                    and value.isascii() and value.isdigit():  # to_int's own first case, inline
+                            if (
+                                convert is to_int
+                                and value.__class__ is str
+                                and len(value) < 19
+                                and value.isascii()
+                                and value.isdigit()
+                            ):  # to_int's own first case, inline
                                 row[name] = int(value)
                             else:
                                 row[name] = convert(value)
@@ -123,24 +128,55 @@ class CanalFastPath(CanalDecoder):
                             key = dumps([row[name] for name in pk]).decode()
                         except KeyError:
                             key = None
-                    rows.append(new_row(FastRow, (
-                        op, op_raw, database, None, table, event_time, emit_time,
-                        prefix + (ROW_ZERO if row_index == 0 else str(row_index).zfill(20)),
-                        gtid, pk, key, before, after, None)))
+                    rows.append(
+                        new_row(
+                            FastRow,
+                            (
+                                op,
+                                op_raw,
+                                database,
+                                None,
+                                table,
+                                event_time,
+                                emit_time,
+                                prefix + (ROW_ZERO if row_index == 0 else str(row_index).zfill(20)),
+                                gtid,
+                                pk,
+                                key,
+                                before,
+                                after,
+                                None,
+                            ),
+                        )
+                    )
             except Exception:  # noqa: BLE001 - anything odd: decode() takes the message and says what
                 append(None)
                 continue
             append(rows[0] if len(rows) == 1 else rows)
         return out
 
-    def _general(self, flat: _Flat, op: str, op_raw: str, data: list, converters: dict[str, Callable[[Any], Any]]
-                 ) -> FastRow | list[FastRow]:
+    def _general(
+        self, flat: _Flat, op: str, op_raw: str, data: list, converters: dict[str, Callable[[Any], Any]]
+    ) -> FastRow | list[FastRow]:
         """The rows of a DML message not of the usual kind (``_tidb``, ``es`` or ``id`` absent or negative), by
         :meth:`dml_rows`."""
         tidb = flat.tidb
-        rows = self.dml_rows(op, op_raw, data, (flat.old or _NO_ROWS) if op == "update" else _NO_ROWS, converters,
-                             flat.pkNames, flat.database, flat.table, flat.es, flat.ts, flat.id, flat.gtid,
-                             None if tidb is None else tidb.commitTs, fresh=True)
+        rows = self.dml_rows(
+            op,
+            op_raw,
+            data,
+            (flat.old or _NO_ROWS) if op == "update" else _NO_ROWS,
+            converters,
+            flat.pkNames,
+            flat.database,
+            flat.table,
+            flat.es,
+            flat.ts,
+            flat.id,
+            flat.gtid,
+            None if tidb is None else tidb.commitTs,
+            fresh=True,
+        )
         return rows[0] if len(rows) == 1 else rows
 
     def _plan(self, mysql_types: msgspec.Raw, sql_types: msgspec.Raw) -> tuple:
@@ -155,6 +191,7 @@ class CanalFastPath(CanalDecoder):
             converters = {name: CONVERTERS[kind] for name, kind in column_kinds(mysql, sql).items()}
             found = self._by_text[ident] = (tuple(converters.items()), converters, declared_columns(mysql, sql))
         return found
+
 
 # ---------------------------------------------------------------- the batch decoder's view of a message
 

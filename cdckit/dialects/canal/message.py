@@ -12,17 +12,37 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
-from collections.abc import Callable
 
 from ... import values
 from ..base import BadMessage
 
-__all__ = ["DML_OPS", "DDL_TYPES", "WATERMARK", "FIELDS", "LENIENT_SCORE", "MYSQL_DECLARED", "SQL_DECLARED",
-           "MYSQL_KINDS", "SQL_KINDS", "CONVERTERS", "mysql_kind", "column_kinds", "mysql_declared",
-           "declared_columns", "tidb_ts", "check_whole_row", "latin1_to_base64", "to_int", "to_decimal",
-           "to_float", "to_bool", "typed_row"]
+__all__ = [
+    "DML_OPS",
+    "DDL_TYPES",
+    "WATERMARK",
+    "FIELDS",
+    "LENIENT_SCORE",
+    "MYSQL_DECLARED",
+    "SQL_DECLARED",
+    "MYSQL_KINDS",
+    "SQL_KINDS",
+    "CONVERTERS",
+    "mysql_kind",
+    "column_kinds",
+    "mysql_declared",
+    "declared_columns",
+    "tidb_ts",
+    "check_whole_row",
+    "latin1_to_base64",
+    "to_int",
+    "to_decimal",
+    "to_float",
+    "to_bool",
+    "typed_row",
+]
 
 #: DML ``type`` values and their canonical ops.
 DML_OPS = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
@@ -31,45 +51,106 @@ DDL_TYPES = frozenset({"CREATE", "ALTER", "ERASE", "QUERY", "TRUNCATE", "RENAME"
 #: ``type`` of TiCDC's WATERMARK messages (sent with ``enable-tidb-extension=true``).
 WATERMARK = "TIDB_WATERMARK"
 #: Every top-level field a Canal flat message may have (Canal, OceanBase and TiCDC's ``_tidb``).
-FIELDS = frozenset({"id", "database", "table", "pkNames", "isDdl", "type", "es", "ts", "sql", "sqlType",
-                    "mysqlType", "data", "old", "gtid", "_tidb"})
+FIELDS = frozenset(
+    {
+        "id",
+        "database",
+        "table",
+        "pkNames",
+        "isDdl",
+        "type",
+        "es",
+        "ts",
+        "sql",
+        "sqlType",
+        "mysqlType",
+        "data",
+        "old",
+        "gtid",
+        "_tidb",
+    }
+)
 #: The fields whose absence a lenient (``data`` and ``type`` only) verdict names.
 USUAL_FIELDS = ("database", "table", "pkNames", "isDdl", "es", "ts", "mysqlType", "sqlType")
 #: Detection score of a message with ``data`` and ``type`` but none of Canal's other markers: above
-#: ``cdckit.reading.detect.FLOOR`` (so it is proposed) and below ``cdckit.reading.detect.LOW`` (so it is flagged as a guess).
+#: ``cdckit.reading.detect.FLOOR`` (so it is proposed) and below ``cdckit.reading.detect.LOW`` (so it is
+#: flagged as a guess).
 LENIENT_SCORE = 0.4
 
 #: MySQL type names (before any ``(`` or space) -> the kind declared (:mod:`cdckit.column_types`);
 #: ``decimal`` gets its precision and scale from the type's parameters.
 MYSQL_DECLARED = {
-    "tinyint": "int", "smallint": "int", "mediumint": "int", "int": "int", "integer": "int", "bigint": "int",
-    "bit": "int", "year": "int",
-    "float": "float", "double": "float", "real": "float",
-    "decimal": "decimal", "numeric": "decimal", "dec": "decimal", "fixed": "decimal",
-    "bool": "bool", "boolean": "bool",
-    "binary": "binary", "varbinary": "binary", "tinyblob": "binary", "blob": "binary", "mediumblob": "binary",
+    "tinyint": "int",
+    "smallint": "int",
+    "mediumint": "int",
+    "int": "int",
+    "integer": "int",
+    "bigint": "int",
+    "bit": "int",
+    "year": "int",
+    "float": "float",
+    "double": "float",
+    "real": "float",
+    "decimal": "decimal",
+    "numeric": "decimal",
+    "dec": "decimal",
+    "fixed": "decimal",
+    "bool": "bool",
+    "boolean": "bool",
+    "binary": "binary",
+    "varbinary": "binary",
+    "tinyblob": "binary",
+    "blob": "binary",
+    "mediumblob": "binary",
     "longblob": "binary",
-    "char": "string", "varchar": "string", "tinytext": "string", "text": "string", "mediumtext": "string",
-    "longtext": "string", "set": "string", "enum": "enum", "json": "json",
-    "date": "date", "time": "time", "datetime": "timestamp", "timestamp": "timestamp",
+    "char": "string",
+    "varchar": "string",
+    "tinytext": "string",
+    "text": "string",
+    "mediumtext": "string",
+    "longtext": "string",
+    "set": "string",
+    "enum": "enum",
+    "json": "json",
+    "date": "date",
+    "time": "time",
+    "datetime": "timestamp",
+    "timestamp": "timestamp",
 }
 #: java.sql.Types codes -> the kind declared (codes not listed: ``string``, their values stay text).
 SQL_DECLARED = {
-    -7: "int", -6: "int", 5: "int", 4: "int", -5: "int",
-    6: "float", 7: "float", 8: "float",
-    2: "decimal", 3: "decimal",
+    -7: "int",
+    -6: "int",
+    5: "int",
+    4: "int",
+    -5: "int",
+    6: "float",
+    7: "float",
+    8: "float",
+    2: "decimal",
+    3: "decimal",
     16: "bool",
-    91: "date", 92: "time", 93: "timestamp",
-    -2: "binary", -3: "binary", -4: "binary", 2004: "binary",
+    91: "date",
+    92: "time",
+    93: "timestamp",
+    -2: "binary",
+    -3: "binary",
+    -4: "binary",
+    2004: "binary",
 }
 #: How the values of a declared kind are read; every other kind keeps the string ("text").
 _VALUE_KINDS = {"int": "int", "float": "float", "decimal": "decimal", "bool": "bool", "binary": "binary"}
 #: MySQL type names -> value kind (a YEAR stays text: it is declared a whole number, but sent as text).
-MYSQL_KINDS = {name: "text" if name == "year" else _VALUE_KINDS.get(kind, "text")
-               for name, kind in MYSQL_DECLARED.items()}
+MYSQL_KINDS = {
+    name: "text" if name == "year" else _VALUE_KINDS.get(kind, "text") for name, kind in MYSQL_DECLARED.items()
+}
 #: java.sql.Types codes -> value kind (codes not listed: sqlType says nothing; CHAR, VARCHAR, LONGVARCHAR are text).
-SQL_KINDS = {**{code: _VALUE_KINDS.get(kind, "text") for code, kind in SQL_DECLARED.items()},
-             1: "text", 12: "text", -1: "text"}
+SQL_KINDS = {
+    **{code: _VALUE_KINDS.get(kind, "text") for code, kind in SQL_DECLARED.items()},
+    1: "text",
+    12: "text",
+    -1: "text",
+}
 _PARAMETERS = re.compile(r"\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)")
 #: What the encoder declares for each value kind: (mysqlType, sqlType).
 _SHORT_DECIMAL = re.compile(r"-?\d+\.\d+\Z")
@@ -183,8 +264,10 @@ def check_whole_row(tidb: dict[str, Any]) -> None:
     cdckit.dialects.base.BadMessage: TiCDC large message: only the handle key columns were sent ...
     """
     if tidb.get("onlyHandleKey") not in (None, False):
-        raise BadMessage("TiCDC large message: only the handle key columns were sent (_tidb.onlyHandleKey); the "
-                         f"row must be read from TiDB as of commitTs {tidb.get('commitTs')}")
+        raise BadMessage(
+            "TiCDC large message: only the handle key columns were sent (_tidb.onlyHandleKey); the "
+            f"row must be read from TiDB as of commitTs {tidb.get('commitTs')}"
+        )
     location = tidb.get("claimCheckLocation")
     if location not in (None, ""):
         raise BadMessage(f"TiCDC large message: the row was stored at {location!r} (_tidb.claimCheckLocation)")
@@ -234,7 +317,13 @@ def to_bool(value: Any) -> Any:
 
 
 #: kind -> the function that types one value of that kind (non-text values pass through unchanged).
-CONVERTERS: dict[str, Callable[[Any], Any]] = {"int": to_int, "float": to_float, "decimal": to_decimal, "bool": to_bool, "binary": latin1_to_base64}
+CONVERTERS: dict[str, Callable[[Any], Any]] = {
+    "int": to_int,
+    "float": to_float,
+    "decimal": to_decimal,
+    "bool": to_bool,
+    "binary": latin1_to_base64,
+}
 
 
 def typed_row(row: dict[str, Any], converters: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:

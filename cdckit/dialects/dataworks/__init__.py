@@ -52,10 +52,42 @@ table and a ``payload`` holding the change::
 """
 
 from .dialect import VERSION, DataWorks
-from .fields import (DECLARED_KINDS, OPS, TYPE_KINDS, canonical_op, column_kinds, ddl_text, declared_columns,
-                     declared_kind, epoch_ms_to_ns, event_time, keyed_image, primary_key, require_images, type_kind,
-                     typed_data, typed_image)
+from .fields import (
+    DECLARED_KINDS,
+    OPS,
+    TYPE_KINDS,
+    canonical_op,
+    column_kinds,
+    ddl_text,
+    declared_columns,
+    declared_kind,
+    epoch_ms_to_ns,
+    event_time,
+    keyed_image,
+    primary_key,
+    require_images,
+    type_kind,
+    typed_data,
+    typed_image,
+)
 
-__all__ = ["DECLARED_KINDS", "OPS", "TYPE_KINDS", "VERSION", "DataWorks", "canonical_op", "column_kinds", "ddl_text",
-           "declared_columns", "declared_kind", "epoch_ms_to_ns", "event_time", "keyed_image", "primary_key",
-           "require_images", "type_kind", "typed_data", "typed_image"]
+__all__ = [
+    "DECLARED_KINDS",
+    "OPS",
+    "TYPE_KINDS",
+    "VERSION",
+    "DataWorks",
+    "canonical_op",
+    "column_kinds",
+    "ddl_text",
+    "declared_columns",
+    "declared_kind",
+    "epoch_ms_to_ns",
+    "event_time",
+    "keyed_image",
+    "primary_key",
+    "require_images",
+    "type_kind",
+    "typed_data",
+    "typed_image",
+]

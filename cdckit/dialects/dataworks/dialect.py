@@ -4,20 +4,33 @@ written (see the package's documentation, :mod:`cdckit.dialects.dataworks`)."""
 from __future__ import annotations
 
 import re
-from typing import Any
 from collections.abc import Iterator
+from typing import Any
 
 import msgspec
 import orjson
 import pandas as pd
 
 from ... import values
-from ...io import Message
 from ...frame import Event, FastRow
+from ...io import Message
 from ..base import BadMessage, Dialect, Match, Record, expect_object, require, require_object, rows_of, unpadded_seq
 from ..registry import register
-from .fields import (OPS, canonical_op, column_kinds, ddl_text, declared_columns, epoch_ms_to_ns, event_time,
-                     keyed_image, primary_key, require_images, text_value_pattern, typed_data, typed_image)
+from .fields import (
+    OPS,
+    canonical_op,
+    column_kinds,
+    ddl_text,
+    declared_columns,
+    epoch_ms_to_ns,
+    event_time,
+    keyed_image,
+    primary_key,
+    require_images,
+    text_value_pattern,
+    typed_data,
+    typed_image,
+)
 
 VERSION = "2.0"
 
@@ -120,8 +133,9 @@ class DataWorks(Dialect):
         if type(source) is not dict:
             expect_object(source, "schema.source")
         kinds = column_kinds(schema.get("column"))
-        self.declare(source.get("dbName"), source.get("schema"), source.get("table"),
-                     declared_columns(schema.get("column")))
+        self.declare(
+            source.get("dbName"), source.get("schema"), source.get("table"), declared_columns(schema.get("column"))
+        )
         before = typed_image(payload.get("before"), kinds, "payload.before")
         after = typed_image(payload.get("after"), kinds, "payload.after")
         require_images(op, op_raw, before, after)
@@ -198,23 +212,36 @@ class DataWorks(Dialect):
             raise BadMessage("payload.ddl.text is not text")
         timestamp = payload.timestamp
         return FastRow(
-            op, op_raw, source.dbName, source.schema, source.table,
-            None if timestamp is None else epoch_ms_to_ns(timestamp.eventTime), None,
-            values.sortable(payload.scn), None, key_columns,
+            op,
+            op_raw,
+            source.dbName,
+            source.schema,
+            source.table,
+            None if timestamp is None else epoch_ms_to_ns(timestamp.eventTime),
+            None,
+            values.sortable(payload.scn),
+            None,
+            key_columns,
             values.key_of(keyed_image(op, before_row, after_row), key_columns) if key_columns else None,
-            before_text, after_text, ddl,
+            before_text,
+            after_text,
+            ddl,
         )
 
-    def _image(self, image: _Image | None, kinds: dict[str, str], typed_text: re.Pattern[bytes] | None,
-               keyed: bool) -> tuple[str | None, dict[str, Any] | None]:
+    def _image(
+        self, image: _Image | None, kinds: dict[str, str], typed_text: re.Pattern[bytes] | None, keyed: bool
+    ) -> tuple[str | None, dict[str, Any] | None]:
         """``(JSON text, typed row)`` of an image; the row is parsed only when needed (else None)."""
         if image is None:
             return None, None
         data = bytes(image.data)
         if data[:1] != b"{":
             raise BadMessage("payload image data is not a JSON object")
-        if not keyed and not values.has_long_number(data) \
-                and (typed_text is None or (b"\\" not in data and typed_text.search(data) is None)):
+        if (
+            not keyed
+            and not values.has_long_number(data)
+            and (typed_text is None or (b"\\" not in data and typed_text.search(data) is None))
+        ):
             return values.image_text(data), None  # no key to read, nothing to type
         row = typed_data(values.loads(data), kinds)
         return values.image(row), row
@@ -413,5 +440,6 @@ def _column_types_by_table(rows: list[dict[str, Any]]) -> dict[tuple, dict[str, 
                 classes = columns.setdefault(name, set())
                 if value is not None:
                     classes.add(_value_class(value))
-    return {table: {name: _column_type(classes) for name, classes in columns.items()}
-            for table, columns in seen.items()}
+    return {
+        table: {name: _column_type(classes) for name, classes in columns.items()} for table, columns in seen.items()
+    }

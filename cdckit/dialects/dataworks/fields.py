@@ -36,10 +36,26 @@ OPS = {
 
 #: Column type names (lower case, without length or ``unsigned``) -> value kind.
 TYPE_KINDS = {
-    **dict.fromkeys(("tinyint", "smallint", "mediumint", "int", "integer", "bigint", "int2", "int4", "int8",
-                     "serial", "bigserial", "smallserial"), "int"),
-    **dict.fromkeys(("float", "double", "double precision", "real", "float4", "float8", "binary_float",
-                     "binary_double"), "float"),
+    **dict.fromkeys(
+        (
+            "tinyint",
+            "smallint",
+            "mediumint",
+            "int",
+            "integer",
+            "bigint",
+            "int2",
+            "int4",
+            "int8",
+            "serial",
+            "bigserial",
+            "smallserial",
+        ),
+        "int",
+    ),
+    **dict.fromkeys(
+        ("float", "double", "double precision", "real", "float4", "float8", "binary_float", "binary_double"), "float"
+    ),
     **dict.fromkeys(("decimal", "numeric", "number", "dec", "fixed"), "decimal"),
     **dict.fromkeys(("bool", "boolean"), "bool"),
 }
@@ -47,8 +63,16 @@ TYPE_KINDS = {
 #: a name not known here declares ``string`` (its values are kept as they arrive).
 DECLARED_KINDS = {
     **dict.fromkeys(("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "bytea", "raw"), "binary"),
-    "date": "date", "time": "time", "datetime": "timestamp", "timestamp": "timestamp", "timestamptz": "timestamp",
-    "year": "int", "bit": "int", "enum": "enum", "json": "json", "jsonb": "json",
+    "date": "date",
+    "time": "time",
+    "datetime": "timestamp",
+    "timestamp": "timestamp",
+    "timestamptz": "timestamp",
+    "year": "int",
+    "bit": "int",
+    "enum": "enum",
+    "json": "json",
+    "jsonb": "json",
 }
 _TYPE_MODIFIERS = (" unsigned", " signed", " zerofill")
 _PARAMETERS = re.compile(r"\(\s*(\d+)\s*(?:,\s*(-?\d+)\s*)?\)")
@@ -112,8 +136,7 @@ def declared_columns(columns: Any) -> dict[str, tuple[str, str]]:
     declared = {}
     if columns.__class__ is list:
         for column in columns:
-            if column.__class__ is dict and column.get("name").__class__ is str \
-                    and column.get("type").__class__ is str:
+            if column.__class__ is dict and column.get("name").__class__ is str and column.get("type").__class__ is str:
                 declared[column["name"]] = (column["type"], declared_kind(column["type"]))
     return declared
 

@@ -21,6 +21,7 @@ from ...frame import FastRow
 from ...values import DIGIT_MAP, LONG_NUMBER, has_long_number
 from .batch_view import HAND_BACK, NULL
 
+
 def raw_image_text(raw: msgspec.Raw) -> Any:
     """The JSON text of a raw image that needs no typing: None for null, ``HAND_BACK`` for anything but an
     object or for an object holding a number a double cannot carry."""
@@ -36,8 +37,7 @@ def record_branch(data: bytes) -> bool:
     """True when a raw image's first field has a dotted name and an object value, as Avro's record union
     branch has (:func:`is_avro_json` judges it: the batch decoder hands such an image back)."""
     end = data.find(b'":')
-    return end > 0 and b"." in data[1:end] and data[end + 2:end + 12].lstrip()[:1] == b"{"
-
+    return end > 0 and b"." in data[1:end] and data[end + 2 : end + 12].lstrip()[:1] == b"{"
 
 
 def fast_rows(columns: list[list]) -> list[FastRow]:
@@ -91,13 +91,15 @@ def seq_positions(files: list, positions: list, rows: list) -> list | pa.Array:
         else:
             width = len(head) + 20 + len(tail)
             out = np.empty((count, width), np.uint8)
-            out[:, :len(head)] = np.frombuffer(head, np.uint8)
-            out[:, len(head) + 20:] = np.frombuffer(tail, np.uint8)
-            out[:, len(head):len(head) + 20] = numbers[:, None] // _POWERS % 10 + 48
+            out[:, : len(head)] = np.frombuffer(head, np.uint8)
+            out[:, len(head) + 20 :] = np.frombuffer(tail, np.uint8)
+            out[:, len(head) : len(head) + 20] = numbers[:, None] // _POWERS % 10 + 48
             offsets = np.arange(0, (count + 1) * width, width, dtype=np.int32)
             return pa.Array.from_buffers(pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(out)])
-    return [None if file is None else f"{file}:{str(pos).zfill(20)}:{str(row or 0).zfill(20)}"
-            for file, pos, row in zip(files, positions, rows)]
+    return [
+        None if file is None else f"{file}:{str(pos).zfill(20)}:{str(row or 0).zfill(20)}"
+        for file, pos, row in zip(files, positions, rows)
+    ]
 
 
 _POWERS = 10 ** np.arange(19, -1, -1, dtype=np.uint64)  # a position's 20 digits, first to last
@@ -113,8 +115,10 @@ def times(ms: list, us: list, ns: list) -> list:
     count = len(ms)
     if ns.count(None) == count and us.count(None) == count:
         return [None if t is None else t * 1_000_000 for t in ms]
-    return [n if n is not None else u * 1_000 if u is not None else None if m is None else m * 1_000_000
-            for m, u, n in zip(ms, us, ns)]
+    return [
+        n if n is not None else u * 1_000 if u is not None else None if m is None else m * 1_000_000
+        for m, u, n in zip(ms, us, ns)
+    ]
 
 
 def block_images(images: list[bytes], unavailable: Any) -> tuple[list[Any], list[Any]]:
@@ -135,8 +139,11 @@ def block_images(images: list[bytes], unavailable: Any) -> tuple[list[Any], list
         return [], []
     joined = json_array(images)
     flagged = None
-    if LONG_NUMBER in joined.translate(DIGIT_MAP) or joined.count(b"{") != len(images) \
-            or unavailable.seen_anywhere(joined):  # the block may hold one: each image is asked (the block's images
+    if (
+        LONG_NUMBER in joined.translate(DIGIT_MAP)
+        or joined.count(b"{") != len(images)
+        or unavailable.seen_anywhere(joined)
+    ):  # the block may hold one: each image is asked (the block's images
         seen, digit_map = unavailable.seen, DIGIT_MAP  # begin and end with a brace: no answer spans two)
         flagged = [LONG_NUMBER in data.translate(digit_map) or record_branch(data) or seen(data) for data in images]
     try:

@@ -142,6 +142,7 @@ PAYLOAD = msgspec.json.Decoder(_PayloadOnly)
 PLAINS = msgspec.json.Decoder(list[Plain])
 PAYLOADS = msgspec.json.Decoder(list[_PayloadOnly])
 
+
 class KnownSchema:
     """The schema block the last wrapped message began with, as bytes.
 
@@ -159,12 +160,13 @@ class KnownSchema:
         head = self.head
         if head is None or not data.startswith(head):
             return None
-        return b"{" + data[len(head):]
+        return b"{" + data[len(head) :]
 
     def remember(self, data: bytes, schema: msgspec.Raw, plan: Any) -> None:
         head = b'{"schema":' + bytes(schema) + b","
         if data.startswith(head):
             self.head, self.plan = head, plan
+
 
 #: The value a JSON column that the schema types as a number or boolean may hold and need no retyping.
 _UNTYPED_NUMBER = int | float | bool | None
@@ -191,8 +193,11 @@ class SchemaPlan:
                 continue
             numbers = [name for name, f in columns.items() if f.get("type") in _RETYPED_KINDS]
             if numbers:
-                check = msgspec.defstruct("_Numbers", [(f"c{i}", _UNTYPED_NUMBER, None) for i in range(len(numbers))],
-                                          rename={f"c{i}": name for i, name in enumerate(numbers)})
+                check = msgspec.defstruct(
+                    "_Numbers",
+                    [(f"c{i}", _UNTYPED_NUMBER, None) for i in range(len(numbers))],
+                    rename={f"c{i}": name for i, name in enumerate(numbers)},
+                )
                 self._checks[which] = msgspec.json.Decoder(check)
 
     def untyped(self, raw: msgspec.Raw, which: str) -> bool:

@@ -16,14 +16,26 @@ import functools
 from typing import Any
 
 from ... import values
-from ...io import Message
 from ...frame import Event
+from ...io import Message
 from ..base import BadMessage, Dialect, SkipMessage, expect_object
+from .envelope import (
+    avro_unwrapped,
+    change_op,
+    declared_columns,
+    envelope_time,
+    field_types,
+    field_types_of,
+    is_avro_json,
+    kafka_payload,
+    kafka_schema_name,
+    source_time,
+    table_id_parts,
+    typed_value,
+    unwrap,
+)
 from .mongodb import is_mongodb, mongodb_change
 from .naming import connector_of, namespace
-from .envelope import (avro_unwrapped, change_op, declared_columns, envelope_time, field_types, field_types_of,
-                       is_avro_json, kafka_payload, kafka_schema_name, source_time, table_id_parts, typed_value,
-                       unwrap)
 from .unavailable import DEFAULT_PLACEHOLDER, Unavailable
 
 __all__ = ["DebeziumDecoder"]
@@ -84,8 +96,9 @@ class DebeziumDecoder(Dialect):
             return [self.logical_message(payload)]
         return [self.change(payload, schema, message.key, message.topic)]
 
-    def change(self, payload: dict[str, Any], schema: dict[str, Any] | None, kafka_key: Any,
-               topic: str | None = None) -> Event:
+    def change(
+        self, payload: dict[str, Any], schema: dict[str, Any] | None, kafka_key: Any, topic: str | None = None
+    ) -> Event:
         if is_mongodb(payload):
             return mongodb_change(self, payload, kafka_key)
         op_raw, op = change_op(payload)
@@ -129,8 +142,9 @@ class DebeziumDecoder(Dialect):
             return list(key)
         return None
 
-    def source_fields(self, source: dict[str, Any], envelope: dict[str, Any],
-                      transaction: dict[str, Any], topic: str | None = None) -> dict[str, Any]:
+    def source_fields(
+        self, source: dict[str, Any], envelope: dict[str, Any], transaction: dict[str, Any], topic: str | None = None
+    ) -> dict[str, Any]:
         """The event fields a change takes from its ``source`` block, its ``envelope`` (``ts_ms``) and the
         object holding its ``transaction`` block: where and when it happened, its log position, its transaction;
         ``topic``: the Kafka topic of the record, where the table's namespace is named when ``source`` does
@@ -158,8 +172,9 @@ class DebeziumDecoder(Dialect):
     def schema_name(self, source: dict[str, Any]) -> str | None:
         return source.get("schema")
 
-    def table_namespace(self, source: dict[str, Any], db: Any, schema: Any, table: Any,
-                        topic: str | None = None) -> tuple[Any, Any] | None:
+    def table_namespace(
+        self, source: dict[str, Any], db: Any, schema: Any, table: Any, topic: str | None = None
+    ) -> tuple[Any, Any] | None:
         """``(database, schema)`` of a change of ``table`` so that the frame names the table as its connector
         does (:func:`.naming.namespace`); None where only a Kafka topic could tell and there is none (the
         record's own ``db`` and ``schema`` stand then).
@@ -167,16 +182,24 @@ class DebeziumDecoder(Dialect):
         >>> DebeziumDecoder().table_namespace({"connector": "sqlserver"}, "testDB", "dbo", "customers")
         ('testDB.dbo', 'dbo')
         """
-        return namespace(connector_of(source.get("connector"), source.get("lsn"), source.get("scn")),
-                         db, schema, table, topic)
+        return namespace(
+            connector_of(source.get("connector"), source.get("lsn"), source.get("scn")), db, schema, table, topic
+        )
 
     def position(self, source: dict[str, Any]) -> str | None:
         """The connector's log position as a sortable string."""
         file, pos = source.get("file"), source.get("pos")
         if file is not None or pos is not None:
             row = source.get("row") or 0
-            if pos.__class__ is int and row.__class__ is int and file.__class__ is str and pos >= 0 and row >= 0 \
-                    and not (file.isascii() and file.isdigit()) and file:
+            if (
+                pos.__class__ is int
+                and row.__class__ is int
+                and file.__class__ is str
+                and pos >= 0
+                and row >= 0
+                and not (file.isascii() and file.isdigit())
+                and file
+            ):
                 return f"{file}:{str(pos).zfill(20)}:{str(row).zfill(20)}"  # sortable_text's common MySQL case
             return values.sortable_text(file, pos, row)
         if source.get("lsn") is not None:  # PostgreSQL: its sequence leads with the commit LSN before this one
@@ -185,8 +208,9 @@ class DebeziumDecoder(Dialect):
                 return values.sortable_text(committed, source["lsn"])
             return values.sortable(source["lsn"])
         if source.get("change_lsn") is not None or source.get("commit_lsn") is not None:
-            return values.sortable_text(source.get("commit_lsn"), source.get("change_lsn"),
-                                        source.get("event_serial_no"))
+            return values.sortable_text(
+                source.get("commit_lsn"), source.get("change_lsn"), source.get("event_serial_no")
+            )
         if source.get("scn") is not None:  # Oracle: changes arrive in commit order, commit_scn says it
             if source.get("commit_scn") not in (None, ""):
                 return values.sortable_text(source["commit_scn"], source["scn"])
@@ -280,18 +304,20 @@ class DebeziumDecoder(Dialect):
             found = self.table_namespace(source, database, schema, table)
             if found is not None:
                 database, schema = found
-            events.append(Event(
-                op="ddl",
-                op_raw=op_raw,
-                database=database,
-                schema=schema,
-                table=table,
-                event_time=source_time(source) or values.ms_to_ns(payload.get("ts_ms")),
-                seq=self.position(source),
-                key_columns=key_columns,
-                after=values.image(columns),
-                ddl=ddl,
-            ))
+            events.append(
+                Event(
+                    op="ddl",
+                    op_raw=op_raw,
+                    database=database,
+                    schema=schema,
+                    table=table,
+                    event_time=source_time(source) or values.ms_to_ns(payload.get("ts_ms")),
+                    seq=self.position(source),
+                    key_columns=key_columns,
+                    after=values.image(columns),
+                    ddl=ddl,
+                )
+            )
         return events
 
     def logical_message(self, payload: dict[str, Any]) -> Event:

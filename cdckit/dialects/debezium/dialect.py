@@ -59,8 +59,10 @@ class Debezium(DebeziumFastPath, DebeziumEncoder):
         payload, schema = unwrap(value)
         if payload is None:
             return None
-        if payload.get("status") in ("BEGIN", "END") and "id" in payload and (
-            "event_count" in payload or "data_collections" in payload
+        if (
+            payload.get("status") in ("BEGIN", "END")
+            and "id" in payload
+            and ("event_count" in payload or "data_collections" in payload)
         ):
             return Match(0.9, ("status", "id", "data_collections"))
         if "ddl" in payload and ("tableChanges" in payload or "databaseName" in payload):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 from collections.abc import Iterator
+from typing import Any
 
 import pandas as pd
 
@@ -46,14 +46,27 @@ class DebeziumEncoder(Dialect):
                 yield Record(None, self.encode_key(row, {}))
                 continue
             if op in ("begin", "commit"):
-                yield Record({"status": "BEGIN" if op == "begin" else "END", "id": row["txn_id"],
-                              "ts_ms": values.ns_to_ms(row["event_time"]), "event_count": None,
-                              "data_collections": None})
+                yield Record(
+                    {
+                        "status": "BEGIN" if op == "begin" else "END",
+                        "id": row["txn_id"],
+                        "ts_ms": values.ns_to_ms(row["event_time"]),
+                        "event_count": None,
+                        "data_collections": None,
+                    }
+                )
                 continue
             if op == "ddl":
-                yield Record({"source": self.encode_source(row, number), "ts_ms": values.ns_to_ms(row["event_time"]),
-                              "databaseName": row["database"], "schemaName": row["schema"], "ddl": row["ddl"],
-                              "tableChanges": table_changes(row)})
+                yield Record(
+                    {
+                        "source": self.encode_source(row, number),
+                        "ts_ms": values.ns_to_ms(row["event_time"]),
+                        "databaseName": row["database"],
+                        "schemaName": row["schema"],
+                        "ddl": row["ddl"],
+                        "tableChanges": table_changes(row),
+                    }
+                )
                 continue
             if op not in _OP_CODES:
                 continue
@@ -67,13 +80,19 @@ class DebeziumEncoder(Dialect):
                 "op": _OP_CODES[op],
                 "ts_ms": values.ns_to_ms(row["emit_time"]),
                 "transaction": {"id": row["txn_id"], "total_order": None, "data_collection_order": None}
-                if row["txn_id"] is not None else None,
+                if row["txn_id"] is not None
+                else None,
             }
             yield Record(self.wrap(payload, row, kinds), self.encode_key(row, kinds))
 
     def encode_source(self, row: dict[str, Any], number: int) -> dict[str, Any]:
-        source: dict[str, Any] = {"version": "2.7.0.Final", "connector": self.connector, "name": "cdckit",
-                                  "ts_ms": values.ns_to_ms(row["event_time"]), "db": row["database"]}
+        source: dict[str, Any] = {
+            "version": "2.7.0.Final",
+            "connector": self.connector,
+            "name": "cdckit",
+            "ts_ms": values.ns_to_ms(row["event_time"]),
+            "db": row["database"],
+        }
         if row["schema"] is not None:
             source["schema"] = row["schema"]
         source["table"] = row["table"]
@@ -93,15 +112,30 @@ class DebeziumEncoder(Dialect):
 
     def wrap(self, payload: dict[str, Any], row: dict[str, Any], kinds: dict[str, str]) -> dict[str, Any]:
         name = f"cdckit.{row['database']}.{row['table']}"
-        image = {"type": "struct", "optional": True, "name": f"{name}.Value",
-                 "fields": [{"type": CONNECT_TYPES[k], "optional": True, "field": c} for c, k in kinds.items()]}
-        schema = {"type": "struct", "optional": False, "name": f"{name}.Envelope", "fields": [
-            dict(image, field="before"), dict(image, field="after"),
-            {"type": "struct", "optional": False, "field": "source", "name": "io.debezium.connector.mysql.Source",
-             "fields": []},
-            {"type": "string", "optional": False, "field": "op"},
-            {"type": "int64", "optional": True, "field": "ts_ms"},
-        ]}
+        image = {
+            "type": "struct",
+            "optional": True,
+            "name": f"{name}.Value",
+            "fields": [{"type": CONNECT_TYPES[k], "optional": True, "field": c} for c, k in kinds.items()],
+        }
+        schema = {
+            "type": "struct",
+            "optional": False,
+            "name": f"{name}.Envelope",
+            "fields": [
+                dict(image, field="before"),
+                dict(image, field="after"),
+                {
+                    "type": "struct",
+                    "optional": False,
+                    "field": "source",
+                    "name": "io.debezium.connector.mysql.Source",
+                    "fields": [],
+                },
+                {"type": "string", "optional": False, "field": "op"},
+                {"type": "int64", "optional": True, "field": "ts_ms"},
+            ],
+        }
         return {"schema": schema, "payload": payload}
 
     def encode_key(self, row: dict[str, Any], kinds: dict[str, str]) -> Any:
@@ -110,9 +144,15 @@ class DebeziumEncoder(Dialect):
         if not columns or key is None:
             return None
         key_values = values.loads(key)
-        schema = {"type": "struct", "optional": False, "name": f"cdckit.{row['database']}.{row['table']}.Key",
-                  "fields": [{"type": CONNECT_TYPES[values.kind_of_value(v) or "text"], "optional": False,
-                              "field": c} for c, v in zip(columns, key_values)]}
+        schema = {
+            "type": "struct",
+            "optional": False,
+            "name": f"cdckit.{row['database']}.{row['table']}.Key",
+            "fields": [
+                {"type": CONNECT_TYPES[values.kind_of_value(v) or "text"], "optional": False, "field": c}
+                for c, v in zip(columns, key_values)
+            ],
+        }
         return {"schema": schema, "payload": dict(zip(columns, key_values))}
 
 
@@ -122,8 +162,13 @@ def table_changes(row: dict[str, Any]) -> list[dict[str, Any]]:
     if row["table"] is None or (definition is None and row["op_raw"] not in _CHANGE_TYPES):
         return []
     names = [n for n in (row["database"], row["schema"], row["table"]) if n is not None]
-    return [{"type": row["op_raw"] if row["op_raw"] in _CHANGE_TYPES else "ALTER",
-             "id": ".".join('"' + n.replace('"', '""') + '"' for n in names), "table": definition}]
+    return [
+        {
+            "type": row["op_raw"] if row["op_raw"] in _CHANGE_TYPES else "ALTER",
+            "id": ".".join('"' + n.replace('"', '""') + '"' for n in names),
+            "table": definition,
+        }
+    ]
 
 
 _CHANGE_TYPES = ("CREATE", "ALTER", "DROP")

@@ -20,16 +20,47 @@ from typing import Any
 from ... import values
 from ..base import BadMessage
 
-__all__ = ["OPS", "KNOWN_CONNECTORS", "LOGICAL_KINDS", "SCHEMA_KINDS", "AVRO_TYPES", "field_kind",
-           "declared_columns", "unwrap", "envelope_shape", "is_avro_json", "avro_unwrapped", "table_id_parts",
-           "field_types", "field_types_of", "typed_value", "kafka_payload", "kafka_schema_name", "source_time",
-           "envelope_time", "change_op"]
+__all__ = [
+    "OPS",
+    "KNOWN_CONNECTORS",
+    "LOGICAL_KINDS",
+    "SCHEMA_KINDS",
+    "AVRO_TYPES",
+    "field_kind",
+    "declared_columns",
+    "unwrap",
+    "envelope_shape",
+    "is_avro_json",
+    "avro_unwrapped",
+    "table_id_parts",
+    "field_types",
+    "field_types_of",
+    "typed_value",
+    "kafka_payload",
+    "kafka_schema_name",
+    "source_time",
+    "envelope_time",
+    "change_op",
+]
 
 OPS = {"c": "insert", "u": "update", "d": "delete", "r": "read", "t": "truncate", "m": "other"}
 
 KNOWN_CONNECTORS = frozenset(
-    {"mysql", "mariadb", "postgresql", "sqlserver", "oracle", "mongodb", "db2", "informix", "vitess",
-     "spanner", "cassandra", "jdbc", "ibmi"}
+    {
+        "mysql",
+        "mariadb",
+        "postgresql",
+        "sqlserver",
+        "oracle",
+        "mongodb",
+        "db2",
+        "informix",
+        "vitess",
+        "spanner",
+        "cassandra",
+        "jdbc",
+        "ibmi",
+    }
 )
 INT_TYPES = frozenset({"int8", "int16", "int32", "int64"})
 FLOAT_TYPES = frozenset({"float", "float32", "float64", "double"})
@@ -38,20 +69,40 @@ VARIABLE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
 #: Kafka Connect logical types (a field's ``name``) -> the kind declared (:mod:`cdckit.column_types`);
 #: ``org.apache.kafka.connect.data.Decimal`` is ``decimal(P,S)`` from its parameters (:func:`field_kind`).
 LOGICAL_KINDS = {
-    "io.debezium.time.Date": "date", "org.apache.kafka.connect.data.Date": "date",
-    "io.debezium.time.Timestamp": "timestamp(ms)", "org.apache.kafka.connect.data.Timestamp": "timestamp(ms)",
-    "io.debezium.time.MicroTimestamp": "timestamp(us)", "io.debezium.time.NanoTimestamp": "timestamp(ns)",
+    "io.debezium.time.Date": "date",
+    "org.apache.kafka.connect.data.Date": "date",
+    "io.debezium.time.Timestamp": "timestamp(ms)",
+    "org.apache.kafka.connect.data.Timestamp": "timestamp(ms)",
+    "io.debezium.time.MicroTimestamp": "timestamp(us)",
+    "io.debezium.time.NanoTimestamp": "timestamp(ns)",
     "io.debezium.time.ZonedTimestamp": "timestamp",
-    "io.debezium.time.Time": "time(ms)", "org.apache.kafka.connect.data.Time": "time(ms)",
-    "io.debezium.time.MicroTime": "time(us)", "io.debezium.time.NanoTime": "time(ns)",
+    "io.debezium.time.Time": "time(ms)",
+    "org.apache.kafka.connect.data.Time": "time(ms)",
+    "io.debezium.time.MicroTime": "time(us)",
+    "io.debezium.time.NanoTime": "time(ns)",
     "io.debezium.time.ZonedTime": "time",
-    VARIABLE_DECIMAL: "decimal", "io.debezium.data.Json": "json",
-    "io.debezium.data.Enum": "enum", "io.debezium.data.EnumSet": "enum",
+    VARIABLE_DECIMAL: "decimal",
+    "io.debezium.data.Json": "json",
+    "io.debezium.data.Enum": "enum",
+    "io.debezium.data.EnumSet": "enum",
 }
 #: Kafka Connect schema types -> the kind declared for a field with no logical type known here.
-SCHEMA_KINDS = {"int8": "int", "int16": "int", "int32": "int", "int64": "int", "float32": "float",
-                "float64": "float", "float": "float", "double": "float", "boolean": "bool", "string": "string",
-                "bytes": "binary", "struct": "json", "array": "json", "map": "json"}
+SCHEMA_KINDS = {
+    "int8": "int",
+    "int16": "int",
+    "int32": "int",
+    "int64": "int",
+    "float32": "float",
+    "float64": "float",
+    "float": "float",
+    "double": "float",
+    "boolean": "bool",
+    "string": "string",
+    "bytes": "binary",
+    "struct": "json",
+    "array": "json",
+    "map": "json",
+}
 
 
 def field_kind(field: dict[str, Any]) -> tuple[str, str] | None:
@@ -92,7 +143,6 @@ def declared_columns(types: dict[str, dict[str, dict[str, Any]]]) -> dict[str, t
                 if found is not None:
                     columns[column] = found
     return columns
-
 
 
 def unwrap(value: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -155,7 +205,7 @@ def is_avro_json(payload: dict[str, Any]) -> bool:
     for name in ("after", "before"):
         image = payload.get(name)
         if isinstance(image, dict) and len(image) == 1:
-            (branch, inner), = image.items()
+            ((branch, inner),) = image.items()
             if "." in branch and isinstance(inner, dict):
                 return True
     stamp = payload.get("ts_ms")
@@ -164,8 +214,11 @@ def is_avro_json(payload: dict[str, Any]) -> bool:
 
 #: Debezium's records whose fields of type ``bytes`` Avro's JSON encoding writes as a plain string when the
 #: field is not nullable (``VariableScaleDecimal.value``, a geometry's ``wkb``): ``{field names: bytes fields}``.
-_BYTES_FIELDS = {frozenset({"scale", "value"}): ("value",), frozenset({"wkb", "srid"}): ("wkb",),
-                 frozenset({"x", "y", "wkb", "srid"}): ("wkb",)}
+_BYTES_FIELDS = {
+    frozenset({"scale", "value"}): ("value",),
+    frozenset({"wkb", "srid"}): ("wkb",),
+    frozenset({"x", "y", "wkb", "srid"}): ("wkb",),
+}
 
 
 def avro_unwrapped(value: Any) -> Any:
@@ -189,7 +242,7 @@ def _unwrapped(value: Any, row: bool) -> Any:
     columns may happen to be named like a Debezium record's fields."""
     if isinstance(value, dict):
         if len(value) == 1:
-            (branch, inner), = value.items()
+            ((branch, inner),) = value.items()
             if branch == "bytes" and isinstance(inner, str):
                 return _avro_bytes(inner)
             if branch in AVRO_TYPES or ("." in branch and isinstance(inner, dict)):
@@ -221,8 +274,10 @@ def table_id_parts(table_id: Any) -> list[str]:
     """
     if not isinstance(table_id, str) or not table_id:
         return []
-    return [part[1:-1].replace('""', '"') if part.startswith('"') else part
-            for part in re.findall(r'"(?:[^"]|"")*"|[^.]+', table_id)]
+    return [
+        part[1:-1].replace('""', '"') if part.startswith('"') else part
+        for part in re.findall(r'"(?:[^"]|"")*"|[^.]+', table_id)
+    ]
 
 
 def field_types(schema: dict[str, Any] | None) -> dict[str, dict[str, dict[str, Any]]]:
@@ -309,4 +364,3 @@ def envelope_time(payload: dict[str, Any]) -> int | None:
     if payload.get("ts_us") is not None:
         return int(payload["ts_us"]) * 1_000
     return values.ms_to_ns(payload.get("ts_ms"))
-

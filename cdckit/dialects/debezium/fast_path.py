@@ -15,23 +15,47 @@ distinct text; any message of a shape not foreseen here is handed back
 
 from __future__ import annotations
 
-from itertools import compress, repeat
 from collections.abc import Sequence
+from itertools import compress, repeat
 from typing import Any
 
 import msgspec
 import pyarrow as pa
 
 from ... import values
-from ...io import kafka_key
 from ...frame import TABLE_ROW, FastRow, columns_table
-from .decode import DebeziumDecoder
+from ...io import kafka_key
 from . import naming
+from .batch_columns import (
+    block_images,
+    fast_rows,
+    json_array,
+    placed,
+    raw_image_text,
+    record_branch,
+    seq_positions,
+    times,
+)
+from .batch_view import (
+    EMPTY_SOURCE,
+    ENVELOPE,
+    HAND_BACK,
+    KEY_PAYLOAD,
+    NO_SCHEMA,
+    NULL,
+    PAYLOAD,
+    PAYLOADS,
+    PLAIN,
+    PLAIN_KEY,
+    PLAINS,
+    WRAPPED,
+    WRAPPED_KEY,
+    Envelope,
+    KnownSchema,
+    SchemaPlan,
+)
+from .decode import DebeziumDecoder
 from .envelope import OPS, field_types, kafka_payload, source_time
-from .batch_view import (EMPTY_SOURCE, ENVELOPE, HAND_BACK, KEY_PAYLOAD, NO_SCHEMA, NULL, PAYLOAD, PAYLOADS, PLAIN,
-                         PLAIN_KEY, PLAINS, WRAPPED, WRAPPED_KEY, Envelope, KnownSchema, SchemaPlan)
-from .batch_columns import (block_images, fast_rows, json_array, placed, raw_image_text, record_branch, seq_positions,
-                            times)
 
 __all__ = ["DebeziumFastPath"]
 
@@ -44,8 +68,9 @@ class DebeziumFastPath(DebeziumDecoder):
     uses_kafka_key = True
     uses_kafka_topic = True
 
-    def decode_lines(self, lines: list[bytes], keys: list | None = None,
-                     topics: list | None = None) -> Sequence[tuple | None]:
+    def decode_lines(
+        self, lines: list[bytes], keys: list | None = None, topics: list | None = None
+    ) -> Sequence[tuple | None]:
         """Change events of many raw messages at once, through msgspec with the images kept raw.
 
         ``keys`` are the messages' Kafka keys as text (None: no key), ``topics`` their Kafka topics (None:
@@ -68,8 +93,9 @@ class DebeziumFastPath(DebeziumDecoder):
             out[index] = row
         return self._handed_back(out, lines, keys, topics, plain)
 
-    def decode_columns(self, lines: list[bytes], keys: list | None = None, topics: list | None = None
-                       ) -> tuple[list[Any], pa.Table | None]:
+    def decode_columns(
+        self, lines: list[bytes], keys: list | None = None, topics: list | None = None
+    ) -> tuple[list[Any], pa.Table | None]:
         """:meth:`decode_lines` with the usual messages' events as one Arrow table: ``(results, table)``,
         where each result that is :data:`~cdckit.frame.TABLE_ROW` is the next row of ``table`` (an
         :func:`~cdckit.frame.event_table`), the others as :meth:`decode_lines` gives them.
@@ -103,24 +129,40 @@ class DebeziumFastPath(DebeziumDecoder):
         """Whether this class types images, names key columns, and reads positions and names as
         :class:`~.decode.DebeziumDecoder` does (the batch loop assumes so)."""
         cls = type(self)
-        return (cls.typed_image is DebeziumDecoder.typed_image, cls.key_columns is DebeziumDecoder.key_columns,
-                cls.position is DebeziumDecoder.position and cls.schema_name is DebeziumDecoder.schema_name
-                and cls.table_namespace is DebeziumDecoder.table_namespace)
+        return (
+            cls.typed_image is DebeziumDecoder.typed_image,
+            cls.key_columns is DebeziumDecoder.key_columns,
+            cls.position is DebeziumDecoder.position
+            and cls.schema_name is DebeziumDecoder.schema_name
+            and cls.table_namespace is DebeziumDecoder.table_namespace,
+        )
 
-    def _handed_back(self, out: list[Any], lines: list[bytes], keys: list | None, topics: list | None,
-                     plain: tuple[bool, bool, bool]) -> list[Any]:
+    def _handed_back(
+        self, out: list[Any], lines: list[bytes], keys: list | None, topics: list | None, plain: tuple[bool, bool, bool]
+    ) -> list[Any]:
         """``out`` with the lines the batch loop left out (None) decoded by :meth:`_line_by_line`."""
         if None not in out:
             return out
         missed = [index for index, result in enumerate(out) if result is None]
-        again = self._line_by_line([lines[i] for i in missed], None if keys is None else [keys[i] for i in missed],
-                                   plain, missed, None if topics is None else [topics[i] for i in missed])
+        again = self._line_by_line(
+            [lines[i] for i in missed],
+            None if keys is None else [keys[i] for i in missed],
+            plain,
+            missed,
+            None if topics is None else [topics[i] for i in missed],
+        )
         for index, result in zip(missed, again):
             out[index] = result
         return out
 
-    def _line_by_line(self, lines: list[bytes], keys: list | None, plain: tuple[bool, bool, bool],
-                      indexes: list[int] | None = None, topics: list | None = None) -> list[FastRow | None]:
+    def _line_by_line(
+        self,
+        lines: list[bytes],
+        keys: list | None,
+        plain: tuple[bool, bool, bool],
+        indexes: list[int] | None = None,
+        topics: list | None = None,
+    ) -> list[FastRow | None]:
         """:meth:`decode_lines` one line at a time, for every shape the batch decoder takes on (``indexes``:
         the lines' places in the batch, where column types are declared; by default their own)."""
         decode = ENVELOPE.decode
@@ -140,15 +182,23 @@ class DebeziumFastPath(DebeziumDecoder):
                     continue
                 else:
                     schema = NULL
-                append(self._fast_change(envelope, schema, plain, None if keys is None else keys[index],
-                                         index if indexes is None else indexes[index],
-                                         None if topics is None else topics[index]))
+                append(
+                    self._fast_change(
+                        envelope,
+                        schema,
+                        plain,
+                        None if keys is None else keys[index],
+                        index if indexes is None else indexes[index],
+                        None if topics is None else topics[index],
+                    )
+                )
             except Exception:  # a shape not foreseen here: decode() takes the message and names the problem
                 append(None)
         return out
 
-    def _plain_columns(self, lines: list[bytes], keys: list | None, topics: list | None = None
-                       ) -> tuple[list[int], list[list]]:
+    def _plain_columns(
+        self, lines: list[bytes], keys: list | None, topics: list | None = None
+    ) -> tuple[list[int], list[list]]:
         """The usual message (bare or in the schema/payload wrapper, MySQL-style position or none, no
         transaction fields, a Kafka key or none) as columns: ``(kept, columns)``, the indexes of the lines
         taken and one list per :data:`~cdckit.frame.EVENT_FIELDS` (a row per kept line). msgspec checks the
@@ -223,8 +273,9 @@ class DebeziumFastPath(DebeziumDecoder):
             op = ops[op_raw]
             if after is None and op != "delete" or before is None and op == "delete":
                 continue
-            if plan is not None and not (plan.untyped(message.before, "before")
-                                         and plan.untyped(message.after, "after")):
+            if plan is not None and not (
+                plan.untyped(message.before, "before") and plan.untyped(message.after, "after")
+            ):
                 continue
             key_columns = key = None
             if keys is not None and keys[index] is not None:
@@ -243,10 +294,24 @@ class DebeziumFastPath(DebeziumDecoder):
                 seq = f"{file}:{str(src.pos).zfill(20)}:{str(src.row or 0).zfill(20)}"
             # Debezium 2 writes ts_us and ts_ns besides ts_ms: the finest one given wins (source_time, envelope_time)
             ts_ms, emit = src.ts_ms, message.ts_ms
-            event_time = (src.ts_ns if src.ts_ns is not None else src.ts_us * 1_000 if src.ts_us is not None
-                          else None if ts_ms is None else ts_ms * 1_000_000)
-            emit_time = (message.ts_ns if message.ts_ns is not None else message.ts_us * 1_000
-                         if message.ts_us is not None else None if emit is None else emit * 1_000_000)
+            event_time = (
+                src.ts_ns
+                if src.ts_ns is not None
+                else src.ts_us * 1_000
+                if src.ts_us is not None
+                else None
+                if ts_ms is None
+                else ts_ms * 1_000_000
+            )
+            emit_time = (
+                message.ts_ns
+                if message.ts_ns is not None
+                else message.ts_us * 1_000
+                if message.ts_us is not None
+                else None
+                if emit is None
+                else emit * 1_000_000
+            )
             # as the connector names the table (the topic may say where the record does not)
             table = src.table
             where = (src.connector, src.db, src.schema, table, None if topics is None else topics[index])
@@ -256,8 +321,7 @@ class DebeziumFastPath(DebeziumDecoder):
             if plan is not None and plan.declared:
                 declare(named[0], named[1], table, plan.declared, index)
             kept.append(index)
-            append((op, op_raw, named[0], named[1], table, event_time, emit_time, seq, key_columns, key, before,
-                    after))
+            append((op, op_raw, named[0], named[1], table, event_time, emit_time, seq, key_columns, key, before, after))
         nothing = [None] * len(kept)
         columns = [list(column) for column in zip(*rows)] if rows else [[] for _ in range(12)]
         columns.insert(8, nothing)  # txn_id
@@ -300,8 +364,12 @@ class DebeziumFastPath(DebeziumDecoder):
         split = len(images)
         images += compress(after, after_given)
         if not all(map(bytes.startswith, images, repeat(brace))):  # an image neither null nor an object
-            bad.update(i for column in (before, after) for i, raw in enumerate(column)
-                       if raw != null and not raw.startswith(brace))
+            bad.update(
+                i
+                for column in (before, after)
+                for i, raw in enumerate(column)
+                if raw != null and not raw.startswith(brace)
+            )
             images = [raw if raw.startswith(brace) else b"{}" for raw in images]  # its line is left out
         texts = block_images(images, self.unavailable)[0]
         del images
@@ -318,49 +386,92 @@ class DebeziumFastPath(DebeziumDecoder):
             seq = files
         else:
             positions = [src.pos for src in sources]
-            if None in files or None in positions or not all(file and not (file.isascii() and file.isdigit())
-                                                             for file in set(files)):
-                bad.update(i for i, (file, pos) in enumerate(zip(files, positions)) if file is not None and (
-                    pos is None or not file or (file.isascii() and file.isdigit())))
+            if (
+                None in files
+                or None in positions
+                or not all(file and not (file.isascii() and file.isdigit()) for file in set(files))
+            ):
+                bad.update(
+                    i
+                    for i, (file, pos) in enumerate(zip(files, positions))
+                    if file is not None and (pos is None or not file or (file.isascii() and file.isdigit()))
+                )
                 files = [None if i in bad else file for i, file in enumerate(files)]
                 positions = [0 if pos is None else pos for pos in positions]
             seq = seq_positions(files, positions, [src.row for src in sources])
-        event_time = times([src.ts_ms for src in sources], [src.ts_us for src in sources],
-                            [src.ts_ns for src in sources])
+        event_time = times(
+            [src.ts_ms for src in sources], [src.ts_us for src in sources], [src.ts_ns for src in sources]
+        )
         emit_time = times([m.ts_ms for m in messages], [m.ts_us for m in messages], [m.ts_ns for m in messages])
         # as the connector names the table (the topic may say where the record does not)
         table = [src.table for src in sources]
-        where = list(zip([src.connector for src in sources], [src.db for src in sources],
-                         [src.schema for src in sources], table, topics or [None] * count))
+        where = list(
+            zip(
+                [src.connector for src in sources],
+                [src.db for src in sources],
+                [src.schema for src in sources],
+                table,
+                topics or [None] * count,
+            )
+        )
         name_of = naming.named
         names = {place: name_of(*place) for place in set(where)}
         if len(names) == 1:
-            (one_database, one_schema), = names.values()
+            ((one_database, one_schema),) = names.values()
             database, schema = [one_database] * count, [one_schema] * count
         else:
             named = [names[place] for place in where]
             database, schema = [n[0] for n in named], [n[1] for n in named]
         nothing = [None] * count
-        columns: list[Any] = [op, op_raw, database, schema, table, event_time, emit_time, seq,
-                   nothing, nothing, nothing, before, after, nothing]
+        columns: list[Any] = [
+            op,
+            op_raw,
+            database,
+            schema,
+            table,
+            event_time,
+            emit_time,
+            seq,
+            nothing,
+            nothing,
+            nothing,
+            before,
+            after,
+            nothing,
+        ]
         kept = list(range(count))
         if bad:
             kept = [index for index in kept if index not in bad]
             taken = pa.array(kept, pa.int64())
-            columns = [column.take(taken) if isinstance(column, pa.Array) else [column[index] for index in kept]
-                       for column in columns]
+            columns = [
+                column.take(taken) if isinstance(column, pa.Array) else [column[index] for index in kept]
+                for column in columns
+            ]
         return kept, columns
 
-    def _fast_change(self, envelope: Envelope, schema: msgspec.Raw, plain: tuple[bool, bool, bool],
-                     key_text: Any = None, index: int | None = None, topic: str | None = None) -> FastRow | None:
+    def _fast_change(
+        self,
+        envelope: Envelope,
+        schema: msgspec.Raw,
+        plain: tuple[bool, bool, bool],
+        key_text: Any = None,
+        index: int | None = None,
+        topic: str | None = None,
+    ) -> FastRow | None:
         row = self._fast_row(envelope, schema, plain, key_text, topic)
         plan = None if row is None else self._plan(schema)  # a row is made only where the schema has a plan
         if row is not None and plan is not None and plan.declared:
             self.declare(row.database, row.schema, row.table, plan.declared, index)
         return row
 
-    def _fast_row(self, envelope: Envelope, schema: msgspec.Raw, plain: tuple[bool, bool, bool],
-                  key_text: Any = None, topic: str | None = None) -> FastRow | None:
+    def _fast_row(
+        self,
+        envelope: Envelope,
+        schema: msgspec.Raw,
+        plain: tuple[bool, bool, bool],
+        key_text: Any = None,
+        topic: str | None = None,
+    ) -> FastRow | None:
         op_raw = envelope.op
         op = None if op_raw is None else OPS.get(op_raw)
         if op_raw is None or op is None:
@@ -370,14 +481,22 @@ class DebeziumFastPath(DebeziumDecoder):
         if plan is None:
             return None
         seen = self.unavailable.seen
-        if envelope.before is not NULL and seen(bytes(envelope.before)) or envelope.after is not NULL \
-                and seen(bytes(envelope.after)):  # decode() leaves the placeholder's columns out
+        if (
+            envelope.before is not NULL
+            and seen(bytes(envelope.before))
+            or envelope.after is not NULL
+            and seen(bytes(envelope.after))
+        ):  # decode() leaves the placeholder's columns out
             return None
         parsed_key = None if key_text is None else kafka_key(key_text)
         keyless = plain_keys and not isinstance(kafka_payload(parsed_key), dict)
         before = after = None
-        if plain_images and keyless and plan.untyped(envelope.before, "before") \
-                and plan.untyped(envelope.after, "after"):  # the images' text as it stands
+        if (
+            plain_images
+            and keyless
+            and plan.untyped(envelope.before, "before")
+            and plan.untyped(envelope.after, "after")
+        ):  # the images' text as it stands
             before_text = raw_image_text(envelope.before)
             after_text = raw_image_text(envelope.after)
         else:
@@ -413,26 +532,77 @@ class DebeziumFastPath(DebeziumDecoder):
         ts_ms, file, pos, row = src.ts_ms, src.file, src.pos, src.row or 0
         table = src.table or src.collection
         if plain_source:
-            named = naming.named(naming.connector_of(src.connector, src.lsn, src.scn), src.db, src.schema, table,
-                                 topic)
+            named = naming.named(naming.connector_of(src.connector, src.lsn, src.scn), src.db, src.schema, table, topic)
         if plain_source and src.ts_ns is None and src.ts_us is None and (ts_ms is None or ts_ms.__class__ is int):
-            if pos.__class__ is int and row.__class__ is int and file.__class__ is str and pos >= 0 and row >= 0 \
-                    and file and not (file.isascii() and file.isdigit()):
-                return FastRow(op, op_raw, named[0], named[1], table,
-                        None if ts_ms is None else ts_ms * 1_000_000, emit_time,
-                        f"{file}:{str(pos).zfill(20)}:{str(row).zfill(20)}", txn_id, key_columns, key,
-                        before_text, after_text, src.query if op_raw == "t" else None)
-            if file is None and pos is None and src.lsn is None and src.change_lsn is None \
-                    and src.commit_lsn is None and src.scn is None and src.ord is None:
-                return FastRow(op, op_raw, named[0], named[1], table,
-                        None if ts_ms is None else ts_ms * 1_000_000, emit_time, None, txn_id, key_columns, key,
-                        before_text, after_text, src.query if op_raw == "t" else None)
+            if (
+                pos.__class__ is int
+                and row.__class__ is int
+                and file.__class__ is str
+                and pos >= 0
+                and row >= 0
+                and file
+                and not (file.isascii() and file.isdigit())
+            ):
+                return FastRow(
+                    op,
+                    op_raw,
+                    named[0],
+                    named[1],
+                    table,
+                    None if ts_ms is None else ts_ms * 1_000_000,
+                    emit_time,
+                    f"{file}:{str(pos).zfill(20)}:{str(row).zfill(20)}",
+                    txn_id,
+                    key_columns,
+                    key,
+                    before_text,
+                    after_text,
+                    src.query if op_raw == "t" else None,
+                )
+            if (
+                file is None
+                and pos is None
+                and src.lsn is None
+                and src.change_lsn is None
+                and src.commit_lsn is None
+                and src.scn is None
+                and src.ord is None
+            ):
+                return FastRow(
+                    op,
+                    op_raw,
+                    named[0],
+                    named[1],
+                    table,
+                    None if ts_ms is None else ts_ms * 1_000_000,
+                    emit_time,
+                    None,
+                    txn_id,
+                    key_columns,
+                    key,
+                    before_text,
+                    after_text,
+                    src.query if op_raw == "t" else None,
+                )
         source = msgspec.structs.asdict(src)
         db, source_schema = src.db, self.schema_name(source)
         names = self.table_namespace(source, db, source_schema, table, topic) or (db, source_schema)
-        return FastRow(op, op_raw, names[0], names[1], table, source_time(source),
-                emit_time, self.position(source), txn_id, key_columns, key, before_text, after_text,
-                src.query if op_raw == "t" else None)
+        return FastRow(
+            op,
+            op_raw,
+            names[0],
+            names[1],
+            table,
+            source_time(source),
+            emit_time,
+            self.position(source),
+            txn_id,
+            key_columns,
+            key,
+            before_text,
+            after_text,
+            src.query if op_raw == "t" else None,
+        )
 
     def _fast_image(self, raw: msgspec.Raw, types: dict, which: str) -> tuple[Any, Any]:
         """``(JSON text, parsed image)`` of a raw image typed as :meth:`typed_image` types it.

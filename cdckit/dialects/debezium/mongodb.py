@@ -17,14 +17,23 @@ import math
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-
 from ... import values
 from ...frame import Event
 from ..base import BadMessage, expect_object
 from .envelope import change_op, envelope_time, kafka_payload, source_time
 
-__all__ = ["MONGODB_FIELDS", "MISSING", "is_mongodb", "mongodb_change", "document", "partial_update", "plain_value",
-           "kafka_id", "id_of", "transaction_of"]
+__all__ = [
+    "MONGODB_FIELDS",
+    "MISSING",
+    "is_mongodb",
+    "mongodb_change",
+    "document",
+    "partial_update",
+    "plain_value",
+    "kafka_id",
+    "id_of",
+    "transaction_of",
+]
 
 #: Fields only the MongoDB connector's envelope has.
 MONGODB_FIELDS = ("patch", "filter", "updateDescription")
@@ -37,7 +46,8 @@ def is_mongodb(payload: dict[str, Any]) -> bool:
     if isinstance(source, dict) and source.get("connector") == "mongodb":
         return True
     return any(f in payload for f in MONGODB_FIELDS) or any(
-        isinstance(payload.get(f), str) and payload[f].lstrip().startswith("{") for f in ("after", "before"))
+        isinstance(payload.get(f), str) and payload[f].lstrip().startswith("{") for f in ("after", "before")
+    )
 
 
 def mongodb_change(dialect: Any, payload: dict[str, Any], kafka_key: Any) -> Event:

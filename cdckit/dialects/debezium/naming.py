@@ -58,8 +58,9 @@ def connector_of(connector: object, lsn: object = None, scn: object = None) -> s
     return None
 
 
-def namespace(connector: str | None, db: str | None, schema: str | None, table: str | None,
-              topic: str | None = None) -> tuple[str | None, str | None] | None:
+def namespace(
+    connector: str | None, db: str | None, schema: str | None, table: str | None, topic: str | None = None
+) -> tuple[str | None, str | None] | None:
     """``(database, schema)`` of a change so that the frame names its table as ``connector`` does (see the
     module); None when only a Kafka topic could tell and ``topic`` is None (:func:`named` falls back then).
 
@@ -107,8 +108,9 @@ def namespace(connector: str | None, db: str | None, schema: str | None, table: 
     return names[-1], schema
 
 
-def named(connector: str | None, db: str | None, schema: str | None, table: str | None,
-          topic: str | None = None) -> tuple[str | None, str | None]:
+def named(
+    connector: str | None, db: str | None, schema: str | None, table: str | None, topic: str | None = None
+) -> tuple[str | None, str | None]:
     """:func:`namespace`, or the record's own ``(db, schema)`` where nothing tells more.
 
     >>> named(None, "shop", "public", "t")

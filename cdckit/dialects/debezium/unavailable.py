@@ -61,10 +61,18 @@ class Unavailable:
         maps: list[dict[str, str]] = []
         for placeholder in placeholders:
             raw = placeholder.encode()
-            texts |= {placeholder, base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode(),
-                      raw.hex(), raw.hex().upper(),
-                      *(json.dumps({placeholder: placeholder}, separators=separators, ensure_ascii=ascii)
-                        for separators in ((", ", ": "), (",", ":")) for ascii in (True, False))}
+            texts |= {
+                placeholder,
+                base64.b64encode(raw).decode(),
+                base64.urlsafe_b64encode(raw).decode(),
+                raw.hex(),
+                raw.hex().upper(),
+                *(
+                    json.dumps({placeholder: placeholder}, separators=separators, ensure_ascii=ascii)
+                    for separators in ((", ", ": "), (",", ":"))
+                    for ascii in (True, False)
+                ),
+            }
             lists += [[placeholder], [b for b in raw], [b - 256 if b > 127 else b for b in raw]]
             maps.append({placeholder: placeholder})
         self.texts = frozenset(texts)
@@ -72,9 +80,15 @@ class Unavailable:
         self.maps = tuple(maps)
         #: Byte strings one of which any raw JSON image holding a placeholder contains (a cheap first test: the
         #: first bytes of each form, as a long needle costs a search more than the image's length).
-        forms = {*(json.dumps(t, ensure_ascii=ascii)[1:-1].encode() for t in texts if not t.startswith("{")
-                   for ascii in (True, False)),
-                 *(",".join(str(b) for b in numbers).encode() for numbers in lists if numbers[0].__class__ is int)}
+        forms = {
+            *(
+                json.dumps(t, ensure_ascii=ascii)[1:-1].encode()
+                for t in texts
+                if not t.startswith("{")
+                for ascii in (True, False)
+            ),
+            *(",".join(str(b) for b in numbers).encode() for numbers in lists if numbers[0].__class__ is int),
+        }
         self.needles = tuple(sorted({form[:8] for form in forms}))
         #: The same forms' first 32 bytes: over a long text without escapes (:meth:`seen_anywhere`) a longer
         #: needle skips further (three times faster than 8 bytes).

@@ -46,11 +46,42 @@ its LSNs give ``seq`` (see :func:`copy_seq`).
 '2026-11-26 23:50:08.466157+00:00'
 """
 
-from .dialect import (CONTINUES, MESSAGE, MOVED, NO_TUPLE, OPS, PREPARED, ROLLBACK, ROLLED_BACK, STREAM_ABORT,
-                      STREAM_BLOCK, STREAMED_CHANGE, UNRESOLVED, PgTestDecoding)
+from .dialect import (
+    CONTINUES,
+    MESSAGE,
+    MOVED,
+    NO_TUPLE,
+    OPS,
+    PREPARED,
+    ROLLBACK,
+    ROLLED_BACK,
+    STREAM_ABORT,
+    STREAM_BLOCK,
+    STREAMED_CHANGE,
+    UNRESOLVED,
+    PgTestDecoding,
+)
 from .grammar import UNCHANGED_TOAST, unescape_copy
 from .writing import literal, quote_identifier, quote_name, tuple_text
 
-__all__ = ["CONTINUES", "MESSAGE", "MOVED", "NO_TUPLE", "OPS", "PREPARED", "ROLLBACK", "ROLLED_BACK", "STREAM_ABORT",
-           "STREAM_BLOCK", "STREAMED_CHANGE", "UNCHANGED_TOAST", "UNRESOLVED", "PgTestDecoding", "literal",
-           "quote_identifier", "quote_name", "tuple_text", "unescape_copy"]
+__all__ = [
+    "CONTINUES",
+    "MESSAGE",
+    "MOVED",
+    "NO_TUPLE",
+    "OPS",
+    "PREPARED",
+    "ROLLBACK",
+    "ROLLED_BACK",
+    "STREAM_ABORT",
+    "STREAM_BLOCK",
+    "STREAMED_CHANGE",
+    "UNCHANGED_TOAST",
+    "UNRESOLVED",
+    "PgTestDecoding",
+    "literal",
+    "quote_identifier",
+    "quote_name",
+    "tuple_text",
+    "unescape_copy",
+]

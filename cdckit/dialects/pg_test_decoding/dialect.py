@@ -5,16 +5,16 @@ documentation, :mod:`cdckit.dialects.pg_test_decoding`)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Iterator
 
 import pandas as pd
 
 from ... import values
-from ...reading.capture import column_types_of
-from ...io import Message
 from ...frame import Event
+from ...io import Message
+from ...reading.capture import column_types_of
 from ..base import BadMessage, Columns, Decoded, Dialect, Match, Record, SkipMessage, rows_of, table_name
 from ..postgres import IdentityEvidence, declared_columns, lsn_seq
 from ..registry import register
@@ -33,15 +33,19 @@ CONTINUES = "pg_test_decoding: a quoted value continues on the next line"
 #: Why the lines of a prepared transaction give no rows where they are (see :meth:`PgTestDecoding.settle`).
 MOVED = "pg_test_decoding: a line of a prepared transaction: its events come at its COMMIT PREPARED"
 ROLLED_BACK = "pg_test_decoding: a line of a prepared transaction rolled back (ROLLBACK PREPARED): it never happened"
-UNRESOLVED = ("pg_test_decoding: a line of a prepared transaction neither committed nor rolled back by the end of "
-              "its source: not committed state")
+UNRESOLVED = (
+    "pg_test_decoding: a line of a prepared transaction neither committed nor rolled back by the end of "
+    "its source: not committed state"
+)
 PREPARED = "pg_test_decoding: PREPARE TRANSACTION (the transaction counts at its COMMIT PREPARED)"
 ROLLBACK = "pg_test_decoding: ROLLBACK PREPARED (the prepared transaction's changes never happened)"
 STREAM_BLOCK = "pg_test_decoding: a streamed block opens or closes (stream-changes)"
 STREAM_ABORT = "pg_test_decoding: a streamed (sub)transaction aborted (its streamed changes never happened)"
 #: Why a ``streaming change`` line is quarantined: stream-changes output names a change but prints none of it.
-STREAMED_CHANGE = ("test_decoding's stream-changes output names a change but prints no table or values: the change "
-                   "is not in the capture (capture without 'stream-changes')")
+STREAMED_CHANGE = (
+    "test_decoding's stream-changes output names a change but prints no table or values: the change "
+    "is not in the capture (capture without 'stream-changes')"
+)
 
 _COPY = re.compile(r"([0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8})\t(\d+)\t(.*)\Z", re.S)
 _BEGIN = re.compile(r"BEGIN(?: (\d+))?\Z")
@@ -50,13 +54,18 @@ _MESSAGE = re.compile(r"(?:streaming )?message: transactional: ([01]) prefix: (.
 #: ``PREPARE TRANSACTION 'gid'``, ``COMMIT PREPARED 'gid'``, ``ROLLBACK PREPARED 'gid'`` (the gid as
 #: ``quote_literal``: ``E'...'`` with doubled backslashes when it holds one), ``, txid N`` with include-xids,
 #: `` (at time)`` with include-timestamp; ``preparing streamed transaction [TXN ]'gid'`` is a PREPARE.
-_TWO_PHASE = re.compile(r"(PREPARE TRANSACTION|COMMIT PREPARED|ROLLBACK PREPARED|preparing streamed transaction"
-                        r"(?: TXN)?) (E?)'((?:[^']|'')*)'(?:, txid (\d+))?(?: \(at (.+)\))?\Z", re.S)
+_TWO_PHASE = re.compile(
+    r"(PREPARE TRANSACTION|COMMIT PREPARED|ROLLBACK PREPARED|preparing streamed transaction"
+    r"(?: TXN)?) (E?)'((?:[^']|'')*)'(?:, txid (\d+))?(?: \(at (.+)\))?\Z",
+    re.S,
+)
 #: The stream-changes lines (``TXN N`` with include-xids, ``transaction`` without).
-_STREAM = re.compile(r"(opening a streamed block for transaction|closing a streamed block for transaction|"
-                     r"committing streamed transaction|aborting streamed \(sub\)transaction|"
-                     r"aborting streamed transaction|streaming change for|streaming truncate for)"
-                     r"(?: (?:TXN (\d+)|transaction))?(?: \(at (.+)\))?\Z")
+_STREAM = re.compile(
+    r"(opening a streamed block for transaction|closing a streamed block for transaction|"
+    r"committing streamed transaction|aborting streamed \(sub\)transaction|"
+    r"aborting streamed transaction|streaming change for|streaming truncate for)"
+    r"(?: (?:TXN (\d+)|transaction))?(?: \(at (.+)\))?\Z"
+)
 _TRUNCATE_FLAGS = ("restart_seqs", "cascade")
 
 
@@ -144,8 +153,11 @@ class PgTestDecoding(Dialect):
         line = copy.group(3) if copy else value
         evidence = ("lsn, xid, data (COPY)",) if copy else ()
         if line.startswith("table "):
-            head = re.match(r'table (?:"(?:[^"]|"")*"|[^ :."]+)(?:\.(?:"(?:[^"]|"")*"|[^ :."]+))?[^:]*: '
-                            r'(INSERT|UPDATE|DELETE|TRUNCATE):', line)
+            head = re.match(
+                r'table (?:"(?:[^"]|"")*"|[^ :."]+)(?:\.(?:"(?:[^"]|"")*"|[^ :."]+))?[^:]*: '
+                r"(INSERT|UPDATE|DELETE|TRUNCATE):",
+                line,
+            )
             if head:
                 return Match(0.95, evidence + (f"table ...: {head.group(1)}:",))
             return None
@@ -260,8 +272,14 @@ class PgTestDecoding(Dialect):
         found = _COMMIT.match(line)
         if found:
             self._open = None
-            return [Event(op="commit", op_raw="COMMIT", txn_id=found.group(1) or xid or self._xid,
-                          event_time=self._time(found.group(2)))]
+            return [
+                Event(
+                    op="commit",
+                    op_raw="COMMIT",
+                    txn_id=found.group(1) or xid or self._xid,
+                    event_time=self._time(found.group(2)),
+                )
+            ]
         if line.startswith(("message: ", "streaming message: ")):
             message = self._message(line, xid if xid is not None else self._xid)
             return self._in_transaction([message]) if message.txn_id is not None else [message]
@@ -309,11 +327,17 @@ class PgTestDecoding(Dialect):
                 self._fate[id(event)] = ROLLED_BACK
             raise SkipMessage(ROLLBACK)
         if prepared is None:
-            raise BadMessage(f"COMMIT PREPARED {gid!r}: its transaction was not prepared in this source, so its "
-                             "changes are not in these events (its PREPARE TRANSACTION is in an earlier capture: "
-                             "read the lines from its BEGIN on as one source)")
-        commit = Event(op="commit", op_raw="COMMIT PREPARED", event_time=self._time(when),
-                       txn_id=txn or next((e.txn_id for e in prepared if e.txn_id is not None), None))
+            raise BadMessage(
+                f"COMMIT PREPARED {gid!r}: its transaction was not prepared in this source, so its "
+                "changes are not in these events (its PREPARE TRANSACTION is in an earlier capture: "
+                "read the lines from its BEGIN on as one source)"
+            )
+        commit = Event(
+            op="commit",
+            op_raw="COMMIT PREPARED",
+            event_time=self._time(when),
+            txn_id=txn or next((e.txn_id for e in prepared if e.txn_id is not None), None),
+        )
         for event in prepared:
             self._fate[id(event)] = MOVED
         self._commits[id(commit)] = prepared
@@ -329,8 +353,11 @@ class PgTestDecoding(Dialect):
             raise SkipMessage(STREAM_BLOCK)
         if word.startswith("aborting"):
             raise SkipMessage(STREAM_ABORT)
-        return [Event(op="commit", op_raw="committing streamed transaction", txn_id=txid or xid,
-                      event_time=self._time(when))]
+        return [
+            Event(
+                op="commit", op_raw="committing streamed transaction", txn_id=txid or xid, event_time=self._time(when)
+            )
+        ]
 
     def settle(self, decoded: list[Decoded]) -> dict[str, dict[str, Any]]:
         """The source is over: a prepared transaction's events go to its COMMIT PREPARED (before that
@@ -394,8 +421,9 @@ class PgTestDecoding(Dialect):
         if length > int(size):
             raise BadMessage(f"message content of {length} bytes, sz says {size}")
         after = {"transactional": transactional == "1", "prefix": prefix, "content": content}
-        return Event(op="other", op_raw=MESSAGE, txn_id=xid if transactional == "1" else None,
-                     after=values.image(after))
+        return Event(
+            op="other", op_raw=MESSAGE, txn_id=xid if transactional == "1" else None, after=values.image(after)
+        )
 
     def _change(self, line: str, xid: str | None) -> list[Event]:
         """The events of a ``table ...: OP: ...`` line."""
@@ -410,8 +438,10 @@ class PgTestDecoding(Dialect):
             flags = rest.split()
             if flags != ["(no-flags)"] and not (flags and set(flags) <= set(_TRUNCATE_FLAGS)):
                 raise BadMessage(f"unknown TRUNCATE flags {rest.strip()[:40]!r}")
-            return [Event(op="truncate", op_raw=op_raw, database=schema, schema=schema, table=table, txn_id=xid)
-                    for schema, table in names]
+            return [
+                Event(op="truncate", op_raw=op_raw, database=schema, schema=schema, table=table, txn_id=xid)
+                for schema, table in names
+            ]
         if len(names) != 1:
             raise BadMessage(f"{op_raw} names {len(names)} tables")
         schema, table = names[0]
@@ -433,8 +463,18 @@ class PgTestDecoding(Dialect):
                 self._declare(name, schema, table, columns, whole)
         if name is not None:
             self._evidence(name, op, old, new if op != "delete" else None)
-        return [Event(op=op, op_raw=op_raw, database=schema, schema=schema, table=table, txn_id=xid,
-                      before=tuple_image(old), after=tuple_image(new))]
+        return [
+            Event(
+                op=op,
+                op_raw=op_raw,
+                database=schema,
+                schema=schema,
+                table=table,
+                txn_id=xid,
+                before=tuple_image(old),
+                after=tuple_image(new),
+            )
+        ]
 
     def _evidence(self, name: str, op: str, old: list[tuple] | None, new: list[tuple] | None) -> None:
         """What a change shows of its table's replica identity (see :meth:`settle`)."""
@@ -447,8 +487,10 @@ class PgTestDecoding(Dialect):
             evidence.old(tuple(column for column, _, _ in old) if old else None)
         elif old:
             now = {column: value for column, _, value in new or ()}
-            evidence.old(tuple(column for column, _, _ in old),
-                         changed=any(now.get(column, now) != value for column, _, value in old))
+            evidence.old(
+                tuple(column for column, _, _ in old),
+                changed=any(now.get(column, now) != value for column, _, value in old),
+            )
 
     def _declare(self, name: str | None, schema: str | None, table: str, columns: list[tuple], whole: bool) -> None:
         """Declare the tuple's column types: a whole row's as they are, a key's (or a FULL old row's) added to
@@ -501,11 +543,17 @@ class PgTestDecoding(Dialect):
                 if open_xid and open_xid[1]:
                     yield Record(commit_line(open_xid[0], open_xid[2]))
                 open_xid[:] = [xid, False, None] if op == "begin" else []
-                yield Record(f"BEGIN {xid}" if op == "begin" and xid is not None else
-                             "BEGIN" if op == "begin" else commit_line(xid, row["event_time"]))
+                yield Record(
+                    f"BEGIN {xid}"
+                    if op == "begin" and xid is not None
+                    else "BEGIN"
+                    if op == "begin"
+                    else commit_line(xid, row["event_time"])
+                )
                 continue
-            line = self._line(row, before, after, {**guessed.get(_qualified(row), {}),
-                                                    **types.get(_qualified(row), {})})
+            line = self._line(
+                row, before, after, {**guessed.get(_qualified(row), {}), **types.get(_qualified(row), {})}
+            )
             if line is None:
                 continue
             if open_xid and open_xid[1] and open_xid[0] != xid:
@@ -527,8 +575,10 @@ class PgTestDecoding(Dialect):
             if row["op_raw"] != MESSAGE or not isinstance(after, dict) or not isinstance(after.get("content"), str):
                 return None
             content = after["content"]
-            return (f"message: transactional: {1 if after.get('transactional') else 0} prefix: "
-                    f"{after.get('prefix') or ''}, sz: {len(content.encode())} content:{content}")
+            return (
+                f"message: transactional: {1 if after.get('transactional') else 0} prefix: "
+                f"{after.get('prefix') or ''}, sz: {len(content.encode())} content:{content}"
+            )
         if row["table"] is None:
             return None
         head = f"table {quote_name(row['database'] or row['schema'], row['table'])}:"
@@ -546,8 +596,7 @@ class PgTestDecoding(Dialect):
 
 def _whole_line(line: str) -> bool:
     """True when ``line`` is on its own a complete test_decoding line (it cannot go on a value begun before)."""
-    if _BEGIN.match(line) or _COMMIT.match(line) or _COPY.match(line) or _TWO_PHASE.match(line) \
-            or _STREAM.match(line):
+    if _BEGIN.match(line) or _COMMIT.match(line) or _COPY.match(line) or _TWO_PHASE.match(line) or _STREAM.match(line):
         return True
     if not line.startswith(("table ", "message: ", "streaming message: ")):
         return False

@@ -44,11 +44,11 @@ def unescape_copy(text: str) -> str:
         if nxt in _COPY_ESCAPES:
             out.append(_COPY_ESCAPES[nxt])
             i += 2
-        elif octal := re.match(r"[0-7]{1,3}", text[i + 1:i + 4]):
+        elif octal := re.match(r"[0-7]{1,3}", text[i + 1 : i + 4]):
             digits = octal.group()
             out.append(chr(int(digits, 8)))
             i += 1 + len(digits)
-        elif nxt == "x" and (hexadecimal := re.match(r"[0-9A-Fa-f]{1,2}", text[i + 2:i + 4])):
+        elif nxt == "x" and (hexadecimal := re.match(r"[0-9A-Fa-f]{1,2}", text[i + 2 : i + 4])):
             digits = hexadecimal.group()
             out.append(chr(int(digits, 16)))
             i += 2 + len(digits)
@@ -105,14 +105,14 @@ def tuple_columns(line: str, i: int, stop: str | None = None) -> tuple[list[tupl
     n = len(line)
     while i < n and not (stop and line.startswith(stop, i)):
         if line[i] != " ":
-            raise BadMessage(f"unexpected text after a value at column {i}: {line[i:i + 20]!r}")
+            raise BadMessage(f"unexpected text after a value at column {i}: {line[i : i + 20]!r}")
         name, i = _identifier(line, i + 1, "[")
         if not line.startswith("[", i):
             raise BadMessage(f"column {name!r} without [type]")
         end = line.find("]:", i)
         if end < 0:
             raise BadMessage(f"column {name!r}: its [type] does not end with ']:'")
-        raw_type, i = line[i + 1:end], end + 2
+        raw_type, i = line[i + 1 : end], end + 2
         value, i = _value(line, i)
         columns.append((name, raw_type, value))
     if not columns:

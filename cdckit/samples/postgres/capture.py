@@ -41,10 +41,23 @@ __all__ = ["SLOTS", "Capture", "capture", "snapshot", "tables", "TABLES_DIR", "w
 
 #: Slot name -> (plugin, options, file name under the capture folder).
 SLOTS = {
-    "w2j1": ("wal2json", {"format-version": "1", "include-lsn": "1", "include-pk": "1", "include-timestamp": "1",
-                          "include-xids": "1"}, "wal2json_v1.jsonl"),
-    "w2j2": ("wal2json", {"format-version": "2", "include-lsn": "1", "include-pk": "1", "include-timestamp": "1",
-                          "include-xids": "1", "include-transaction": "1"}, "wal2json_v2.jsonl"),
+    "w2j1": (
+        "wal2json",
+        {"format-version": "1", "include-lsn": "1", "include-pk": "1", "include-timestamp": "1", "include-xids": "1"},
+        "wal2json_v1.jsonl",
+    ),
+    "w2j2": (
+        "wal2json",
+        {
+            "format-version": "2",
+            "include-lsn": "1",
+            "include-pk": "1",
+            "include-timestamp": "1",
+            "include-xids": "1",
+            "include-transaction": "1",
+        },
+        "wal2json_v2.jsonl",
+    ),
     "tdtext": ("test_decoding", {"include-timestamp": "1"}, "test_decoding.txt"),
     "tdcopy": ("test_decoding", {"include-timestamp": "1"}, "test_decoding_copy.txt"),
 }
@@ -83,10 +96,13 @@ def snapshot(connection: Any) -> dict[str, pd.DataFrame]:
     """``SELECT * FROM`` every workload table, as DataFrames (exact values: Decimal, aware datetimes)."""
     frames = {}
     for name in TABLES:
-        cursor = connection.execute(f"SELECT * FROM {name} ORDER BY {', '.join(KEYS.get(name, ['at', 'actor', 'detail']))}")
+        cursor = connection.execute(
+            f"SELECT * FROM {name} ORDER BY {', '.join(KEYS.get(name, ['at', 'actor', 'detail']))}"
+        )
         columns = [c.name for c in cursor.description]
-        frames[name] = pd.DataFrame([[_plain(v) for v in row] for row in cursor.fetchall()], columns=columns,
-                                    dtype=object)
+        frames[name] = pd.DataFrame(
+            [[_plain(v) for v in row] for row in cursor.fetchall()], columns=columns, dtype=object
+        )
     connection.commit()
     return frames
 
@@ -112,14 +128,19 @@ def capture(server: Server, folder: Path, workload: Workload, debezium: list[str
     with psycopg.connect(server.dsn(), autocommit=True) as admin:
         admin.execute(SCHEMA)
         for slot, (plugin, _, _) in SLOTS.items():
-            admin.execute("SELECT pg_create_logical_replication_slot(%s, %s, false, %s)",
-                          (slot, plugin, plugin == "test_decoding"))
+            admin.execute(
+                "SELECT pg_create_logical_replication_slot(%s, %s, false, %s)",
+                (slot, plugin, plugin == "test_decoding"),
+            )
         if debezium:
             dbz.prepare(admin, debezium)
         version = admin.execute("SHOW server_version").fetchall()[0][0]
     engines = dbz.start(server.port, folder / "debezium", debezium) if debezium else None
-    with psycopg.connect(server.dsn()) as first, psycopg.connect(server.dsn()) as second, \
-            psycopg.connect(server.dsn()) as reader:
+    with (
+        psycopg.connect(server.dsn()) as first,
+        psycopg.connect(server.dsn()) as second,
+        psycopg.connect(server.dsn()) as reader,
+    ):
         half: dict[str, Any] = {}
 
         def on_half() -> None:
@@ -130,9 +151,14 @@ def capture(server: Server, folder: Path, workload: Workload, debezium: list[str
         end_lsn, _ = _position(reader)
         final = snapshot(reader)
         files = {slot: folder / name for slot, (_, _, name) in SLOTS.items()}
-        with open(files["tdcopy"], "wb") as out, reader.cursor().copy(
+        with (
+            open(files["tdcopy"], "wb") as out,
+            reader.cursor().copy(
                 "COPY (SELECT * FROM pg_logical_slot_get_changes('tdcopy', %s::pg_lsn, NULL, "
-                "'include-timestamp', '1')) TO STDOUT", (end_lsn,)) as copy:
+                "'include-timestamp', '1')) TO STDOUT",
+                (end_lsn,),
+            ) as copy,
+        ):
             for block in copy:
                 out.write(block)
         reader.commit()
@@ -148,18 +174,31 @@ def capture(server: Server, folder: Path, workload: Workload, debezium: list[str
             raise RuntimeError(f"pg_recvlogical for slot {slot} failed: {err.decode(errors='replace')}")
     if engines is not None:
         files.update(dbz.finish(engines, folder / "debezium"))
-    info = {"seed": workload.seed, "transactions": workload.transactions, "statements": statements,
-            "mid_lsn": half["lsn"], "mid_time": half["time"], "end_lsn": end_lsn, "postgres": version}
+    info = {
+        "seed": workload.seed,
+        "transactions": workload.transactions,
+        "statements": statements,
+        "mid_lsn": half["lsn"],
+        "mid_time": half["time"],
+        "end_lsn": end_lsn,
+        "postgres": version,
+    }
     return Capture(files, half["lsn"], end_lsn, half["tables"], final, info)
 
 
 # ------------------------------------------------------------ the committed samples
 
 #: Capture file -> where it is committed under ``cdckit/samples/data``.
-SAMPLE_NAMES = {"w2j1": "wal2json/postgres_v1.jsonl", "w2j2": "wal2json/postgres_v2.jsonl",
-                "tdtext": "pg_test_decoding/postgres.txt", "tdcopy": "pg_test_decoding/postgres_copy.txt",
-                "values": "debezium/postgres_values.jsonl", "kcat": "debezium/postgres_kcat.jsonl",
-                "string": "debezium/postgres_string.jsonl", "flat": "debezium_flat/postgres_kcat.jsonl"}
+SAMPLE_NAMES = {
+    "w2j1": "wal2json/postgres_v1.jsonl",
+    "w2j2": "wal2json/postgres_v2.jsonl",
+    "tdtext": "pg_test_decoding/postgres.txt",
+    "tdcopy": "pg_test_decoding/postgres_copy.txt",
+    "values": "debezium/postgres_values.jsonl",
+    "kcat": "debezium/postgres_kcat.jsonl",
+    "string": "debezium/postgres_string.jsonl",
+    "flat": "debezium_flat/postgres_kcat.jsonl",
+}
 
 
 def _json_default(value: Any) -> Any:

@@ -63,19 +63,28 @@ class Style:
     writer: str  # "values" (kafka-console-consumer) or "kcat" (kcat -J, with keys)
 
 
-_FLATTEN = {"transforms": "unwrap", "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
-            "transforms.unwrap.delete.tombstone.handling.mode": "rewrite",
-            "transforms.unwrap.add.fields": "op,table,lsn,source.ts_ms"}
+_FLATTEN = {
+    "transforms": "unwrap",
+    "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+    "transforms.unwrap.delete.tombstone.handling.mode": "rewrite",
+    "transforms.unwrap.add.fields": "op,table,lsn,source.ts_ms",
+}
 #: Style name -> how it is captured.
 STYLES = {
-    "values": Style("debezium_values.jsonl", {"decimal.handling.mode": "precise", "time.precision.mode": "adaptive"},
-                    "values"),
-    "kcat": Style("debezium_kcat.jsonl", {"decimal.handling.mode": "precise", "time.precision.mode": "adaptive"},
-                  "kcat"),
-    "string": Style("debezium_string.jsonl", {"decimal.handling.mode": "string", "time.precision.mode": "connect"},
-                    "values"),
-    "flat": Style("debezium_flat_kcat.jsonl", {"decimal.handling.mode": "precise",
-                                               "time.precision.mode": "adaptive", **_FLATTEN}, "kcat"),
+    "values": Style(
+        "debezium_values.jsonl", {"decimal.handling.mode": "precise", "time.precision.mode": "adaptive"}, "values"
+    ),
+    "kcat": Style(
+        "debezium_kcat.jsonl", {"decimal.handling.mode": "precise", "time.precision.mode": "adaptive"}, "kcat"
+    ),
+    "string": Style(
+        "debezium_string.jsonl", {"decimal.handling.mode": "string", "time.precision.mode": "connect"}, "values"
+    ),
+    "flat": Style(
+        "debezium_flat_kcat.jsonl",
+        {"decimal.handling.mode": "precise", "time.precision.mode": "adaptive", **_FLATTEN},
+        "kcat",
+    ),
 }
 
 
@@ -103,15 +112,27 @@ def properties(style: str, port: int, host: str = "127.0.0.1", db: str = "postgr
     'io.debezium.transforms.ExtractNewRecordState'
     """
     return {
-        "name": f"cdckit-{style}", "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+        "name": f"cdckit-{style}",
+        "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
         "offset.storage": "org.apache.kafka.connect.storage.MemoryOffsetBackingStore",
         "offset.flush.interval.ms": "1000",
-        "database.hostname": host, "database.port": str(port), "database.user": "postgres",
-        "database.password": "", "database.dbname": db, "topic.prefix": f"{PREFIX}_{style}",
-        "plugin.name": "pgoutput", "slot.name": slot(style), "publication.name": slot(style),
-        "publication.autocreate.mode": "disabled", "snapshot.mode": "no_data", "skipped.operations": "none",
-        "converter.schemas.enable": "true", "key.converter.schemas.enable": "true",
-        "value.converter.schemas.enable": "true", "max.batch.size": "2048", "poll.interval.ms": "50",
+        "database.hostname": host,
+        "database.port": str(port),
+        "database.user": "postgres",
+        "database.password": "",
+        "database.dbname": db,
+        "topic.prefix": f"{PREFIX}_{style}",
+        "plugin.name": "pgoutput",
+        "slot.name": slot(style),
+        "publication.name": slot(style),
+        "publication.autocreate.mode": "disabled",
+        "snapshot.mode": "no_data",
+        "skipped.operations": "none",
+        "converter.schemas.enable": "true",
+        "key.converter.schemas.enable": "true",
+        "value.converter.schemas.enable": "true",
+        "max.batch.size": "2048",
+        "poll.interval.ms": "50",
         **STYLES[style].settings,
     }
 
@@ -125,8 +146,19 @@ def prepare(connection: Any, styles: list[str]) -> None:
 
 def kcat_line(topic: str, partition: int, offset: int, key: str | None, value: str | None, ts: int) -> str:
     """One record as ``kcat -J`` prints it: key and payload are the JSON texts (null for a tombstone)."""
-    return json.dumps({"topic": topic, "partition": partition, "offset": offset, "tstype": "create", "ts": ts,
-                       "broker": 0, "key": key, "payload": value}, ensure_ascii=False)
+    return json.dumps(
+        {
+            "topic": topic,
+            "partition": partition,
+            "offset": offset,
+            "tstype": "create",
+            "ts": ts,
+            "broker": 0,
+            "key": key,
+            "payload": value,
+        },
+        ensure_ascii=False,
+    )
 
 
 def start(port: int, folder: Path, styles: list[str] | None = None) -> subprocess.Popen:
@@ -144,9 +176,22 @@ def start(port: int, folder: Path, styles: list[str] | None = None) -> subproces
     work.mkdir(exist_ok=True)
     log = open(folder / "debezium.log", "wb")
     try:
-        return subprocess.Popen([sys.executable, "-m", "cdckit.samples.postgres.debezium", "--port", str(port),
-                                 "--out", str(folder.resolve()), *(styles or list(STYLES))],
-                                cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "cdckit.samples.postgres.debezium",
+                "--port",
+                str(port),
+                "--out",
+                str(folder.resolve()),
+                *(styles or list(STYLES)),
+            ],
+            cwd=work,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     finally:
         log.close()
 
@@ -202,12 +247,17 @@ def _run(port: int, folder: Path, styles: list[str], timeout: float) -> int:
         def handleJsonBatch(self, records: list[Any]) -> None:  # noqa: N802 (the Java callback's name)
             for record in records:
                 key, value = record.key(), record.value()
-                self.writer.write(str(record.destination()), None if key is None else str(key),
-                                  None if value is None else str(value))
+                self.writer.write(
+                    str(record.destination()), None if key is None else str(key), None if value is None else str(value)
+                )
 
     writers = {style: _Writer(style, folder / STYLES[style].file) for style in styles}
-    engines = {style: DebeziumJsonEngine(properties(style, port), Handler(writers[style]),
-                                         jvm_opts=["-Xmx768m", "-XX:TieredStopAtLevel=1"]) for style in styles}
+    engines = {
+        style: DebeziumJsonEngine(
+            properties(style, port), Handler(writers[style]), jvm_opts=["-Xmx768m", "-XX:TieredStopAtLevel=1"]
+        )
+        for style in styles
+    }
     threads = [threading.Thread(target=engine.run, daemon=True, name=style) for style, engine in engines.items()]
     for thread in threads:
         thread.start()
@@ -219,8 +269,9 @@ def _run(port: int, folder: Path, styles: list[str], timeout: float) -> int:
         thread.join(30)
     for writer in writers.values():
         writer.out.close()
-    (folder / "debezium.json").write_text(json.dumps(
-        {"styles": styles, "records": {s: w.records for s, w in writers.items()}, "complete": ok}))
+    (folder / "debezium.json").write_text(
+        json.dumps({"styles": styles, "records": {s: w.records for s, w in writers.items()}, "complete": ok})
+    )
     print("records:", {s: w.records for s, w in writers.items()}, "complete:", ok, flush=True)
     return 0 if ok else 1
 

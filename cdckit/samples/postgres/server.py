@@ -30,9 +30,16 @@ _PLUGIN = Path("/usr/lib/postgresql/15/lib/wal2json.so")
 #: changes could be missing from a capture taken right after it. Prepared transactions are allowed (two-phase
 #: commits). The zone is St. John's, whose offsets before 1935 have seconds (``-03:30:52``): the plugins write
 #: ``timestamptz`` in the decoding session's zone, which is the server's.
-SETTINGS = {"wal_level": "logical", "max_replication_slots": "16", "max_wal_senders": "16", "fsync": "off",
-            "full_page_writes": "off", "listen_addresses": "127.0.0.1", "timezone": "America/St_Johns",
-            "max_prepared_transactions": "10"}
+SETTINGS = {
+    "wal_level": "logical",
+    "max_replication_slots": "16",
+    "max_wal_senders": "16",
+    "fsync": "off",
+    "full_page_writes": "off",
+    "listen_addresses": "127.0.0.1",
+    "timezone": "America/St_Johns",
+    "max_prepared_transactions": "10",
+}
 
 
 def _known(setting: str) -> bool:
@@ -46,8 +53,10 @@ def missing() -> str | None:
     lacking = [str(p) for p in (BIN / "initdb", BIN / "pg_ctl", BIN / "pg_recvlogical", _PLUGIN) if not p.exists()]
     if not lacking:
         return None
-    return (f"PostgreSQL 15 with wal2json is not installed (missing {', '.join(lacking)}); "
-            f"on Debian or Ubuntu: sudo apt-get install {PACKAGES}")
+    return (
+        f"PostgreSQL 15 with wal2json is not installed (missing {', '.join(lacking)}); "
+        f"on Debian or Ubuntu: sudo apt-get install {PACKAGES}"
+    )
 
 
 def _free_port() -> int:
@@ -91,16 +100,32 @@ class Server:
         if self._as_nobody:
             self.root.chmod(0o755)
             shutil.chown(self.root, "nobody")
-        subprocess.run(self._server_command(str(BIN / "initdb"), "-D", str(self.data), "-U", "postgres", "-A",
-                                            "trust", "-E", "UTF8", "--locale=C"),
-                       check=True, capture_output=True)
+        subprocess.run(
+            self._server_command(
+                str(BIN / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C"
+            ),
+            check=True,
+            capture_output=True,
+        )
         settings = {**SETTINGS, "port": self.port, "unix_socket_directories": self.root}
         if _known("output_plugin_libraries"):  # releases that have it allow only listed plugins for slots
             settings["output_plugin_libraries"] = "pgoutput,test_decoding,wal2json"
         options = " ".join(f"-c {k}={v}" for k, v in settings.items())
-        subprocess.run(self._server_command(str(BIN / "pg_ctl"), "-D", str(self.data), "-o", options, "-l",
-                                            str(self.root / "server.log"), "-w", "start"),
-                       check=True, capture_output=True)
+        subprocess.run(
+            self._server_command(
+                str(BIN / "pg_ctl"),
+                "-D",
+                str(self.data),
+                "-o",
+                options,
+                "-l",
+                str(self.root / "server.log"),
+                "-w",
+                "start",
+            ),
+            check=True,
+            capture_output=True,
+        )
 
     def dsn(self, db: str = "postgres") -> str:
         """A libpq connection string for database ``db``."""
@@ -114,6 +139,8 @@ class Server:
     def remove(self) -> None:
         """Stop the server (if it runs) and remove its folder."""
         if (self.data / "postmaster.pid").exists():
-            subprocess.run(self._server_command(str(BIN / "pg_ctl"), "-D", str(self.data), "-m", "immediate",
-                                                "-w", "stop"), capture_output=True)
+            subprocess.run(
+                self._server_command(str(BIN / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"),
+                capture_output=True,
+            )
         shutil.rmtree(self.root, ignore_errors=True)

@@ -43,11 +43,11 @@ from __future__ import annotations
 import json
 import random
 import string
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from typing import Any
-from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
 __all__ = ["Workload", "Transaction", "SCHEMA", "TABLES", "KEYS", "UNDONE", "END"]
@@ -78,15 +78,40 @@ ALTER TABLE public.documents ALTER COLUMN body SET STORAGE EXTERNAL, ALTER COLUM
 ALTER TABLE public.documents REPLICA IDENTITY FULL;
 """
 #: Every table, as cdckit names it (schema.table).
-TABLES = ["public.customers", "sales.order_lines", "public.inventory", "public.audit", "public.sessions",
-          "public.measures", "public.documents"]
+TABLES = [
+    "public.customers",
+    "sales.order_lines",
+    "public.inventory",
+    "public.audit",
+    "public.sessions",
+    "public.measures",
+    "public.documents",
+]
 #: The primary key of each table (none for the audit log).
-KEYS = {"public.customers": ["id"], "sales.order_lines": ["order_id", "line_no"], "public.inventory": ["sku"],
-        "public.sessions": ["id"], "public.measures": ["id"], "public.documents": ["id"]}
+KEYS = {
+    "public.customers": ["id"],
+    "sales.order_lines": ["order_id", "line_no"],
+    "public.inventory": ["sku"],
+    "public.sessions": ["id"],
+    "public.measures": ["id"],
+    "public.documents": ["id"],
+}
 #: Key values the second session uses, apart from the first session's, so neither waits for the other.
 _SECOND = 1_000_000
-_WORDS = ["alpha", "Bäcker", "Øresund", "naïve", "東京", "emoji 🙂", "O'Brien", 'say "hi"', "back\\slash",
-          "tab\tand\nnewline", "", "plain"]
+_WORDS = [
+    "alpha",
+    "Bäcker",
+    "Øresund",
+    "naïve",
+    "東京",
+    "emoji 🙂",
+    "O'Brien",
+    'say "hi"',
+    "back\\slash",
+    "tab\tand\nnewline",
+    "",
+    "plain",
+]
 _T0 = datetime(2024, 5, 1, 9, 30, tzinfo=timezone.utc)
 #: Text that only rolled-back work writes: no capture may hold it.
 UNDONE = "rolled back: must never be captured"
@@ -94,11 +119,16 @@ UNDONE = "rolled back: must never be captured"
 END = "end of the workload"
 _ST_JOHNS = ZoneInfo("America/St_Johns")
 #: Instants at the edges: offsets with seconds (St. John's before 1935), and outside pandas' 1677..2262.
-_EDGE_TIMES = [datetime(1900, 6, 1, 8, 29, 8, tzinfo=_ST_JOHNS), datetime(1884, 1, 1, 0, 0, 1, 500, tzinfo=_ST_JOHNS),
-               datetime(101, 3, 4, 5, 6, 7, 891234, tzinfo=timezone.utc), datetime(1600, 2, 29, tzinfo=_ST_JOHNS),
-               datetime(1677, 9, 21, 0, 12, 43, 145224, tzinfo=timezone.utc),
-               datetime(2262, 4, 11, 23, 47, 16, 854776, tzinfo=timezone.utc),
-               datetime(9999, 6, 1, 12, 0, 0, 999999, tzinfo=timezone.utc), datetime(1970, 1, 1, tzinfo=timezone.utc)]
+_EDGE_TIMES = [
+    datetime(1900, 6, 1, 8, 29, 8, tzinfo=_ST_JOHNS),
+    datetime(1884, 1, 1, 0, 0, 1, 500, tzinfo=_ST_JOHNS),
+    datetime(101, 3, 4, 5, 6, 7, 891234, tzinfo=timezone.utc),
+    datetime(1600, 2, 29, tzinfo=_ST_JOHNS),
+    datetime(1677, 9, 21, 0, 12, 43, 145224, tzinfo=timezone.utc),
+    datetime(2262, 4, 11, 23, 47, 16, 854776, tzinfo=timezone.utc),
+    datetime(9999, 6, 1, 12, 0, 0, 999999, tzinfo=timezone.utc),
+    datetime(1970, 1, 1, tzinfo=timezone.utc),
+]
 _EDGE_DAYS = [date(1, 1, 1), date(1582, 10, 15), date(1677, 9, 20), date(2262, 4, 12), date(9999, 12, 31)]
 
 Statement = tuple[str, tuple]
@@ -117,8 +147,15 @@ class _Rows:
     documents: set[int] = field(default_factory=set)
 
     def copy(self) -> _Rows:
-        return _Rows(set(self.customers), set(self.lines), set(self.skus), self.audit, set(self.sessions),
-                     set(self.measures), set(self.documents))
+        return _Rows(
+            set(self.customers),
+            set(self.lines),
+            set(self.skus),
+            self.audit,
+            set(self.sessions),
+            set(self.measures),
+            set(self.documents),
+        )
 
 
 _UNDONE = ("INSERT INTO public.audit VALUES (%s, %s, %s)", (_T0, "first", UNDONE))
@@ -157,8 +194,9 @@ class Workload:
                 for _ in range(rnd.randint(1, 3)):
                     second_id += 1
                     statements.append(_insert_customer(rnd, second_id))
-                statements.append(("INSERT INTO public.audit VALUES (%s, %s, %s)",
-                                   (_time(rnd), "second", f"opened {second_id}")))
+                statements.append(
+                    ("INSERT INTO public.audit VALUES (%s, %s, %s)", (_time(rnd), "second", f"opened {second_id}"))
+                )
                 statements.append(("UPDATE public.customers SET tier = %s WHERE id = %s", ("gold", second_id)))
                 plan.append(Transaction(statements, second=True))
                 continue
@@ -322,18 +360,42 @@ def _text(rnd: random.Random) -> str:
 
 
 def _insert_customer(rnd: random.Random, key: int) -> Statement:
-    balance = None if rnd.random() < 0.1 else Decimal(f"{rnd.randint(-10**12, 10**20)}.{rnd.randint(0, 10**10 - 1):010d}")
+    balance = (
+        None if rnd.random() < 0.1 else Decimal(f"{rnd.randint(-(10**12), 10**20)}.{rnd.randint(0, 10**10 - 1):010d}")
+    )
     notes = None if rnd.random() < 0.5 else "".join(rnd.choices(string.ascii_letters + " ", k=2600))
-    tags = None if rnd.random() < 0.2 else [_text(rnd) for _ in range(rnd.randint(0, 3))] + ([None] if rnd.random() < 0.1 else [])
+    tags = (
+        None
+        if rnd.random() < 0.2
+        else [_text(rnd) for _ in range(rnd.randint(0, 3))] + ([None] if rnd.random() < 0.1 else [])
+    )
     if tags is not None and rnd.random() < 0.3:  # large enough to be kept out of line
         tags += [_text(rnd) + "".join(rnd.choices(string.ascii_letters, k=300)) for _ in range(10)]
-    prefs = None if rnd.random() < 0.2 else {"lang": rnd.choice(["de", "ja", "en"]), "n": rnd.randint(0, 9),
-                                              "nested": {"ok": rnd.random() < 0.5, "list": [1, "two", None]}}
-    return ("INSERT INTO public.customers VALUES (%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s)",
-            (key, _text(rnd), None if rnd.random() < 0.3 else f"c{key}@example.com", rnd.choice(["bronze", "silver", None]),
-             balance, _time(rnd), tags, None if prefs is None else json.dumps(prefs, ensure_ascii=False),
-             None if rnd.random() < 0.3 else rnd.randbytes(rnd.choice([rnd.randint(0, 40), 3000])),
-             rnd.choice([True, False, None]), notes))
+    prefs = (
+        None
+        if rnd.random() < 0.2
+        else {
+            "lang": rnd.choice(["de", "ja", "en"]),
+            "n": rnd.randint(0, 9),
+            "nested": {"ok": rnd.random() < 0.5, "list": [1, "two", None]},
+        }
+    )
+    return (
+        "INSERT INTO public.customers VALUES (%s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s)",
+        (
+            key,
+            _text(rnd),
+            None if rnd.random() < 0.3 else f"c{key}@example.com",
+            rnd.choice(["bronze", "silver", None]),
+            balance,
+            _time(rnd),
+            tags,
+            None if prefs is None else json.dumps(prefs, ensure_ascii=False),
+            None if rnd.random() < 0.3 else rnd.randbytes(rnd.choice([rnd.randint(0, 40), 3000])),
+            rnd.choice([True, False, None]),
+            notes,
+        ),
+    )
 
 
 def _customer_change(rnd: random.Random, rows: _Rows) -> Statement:
@@ -352,11 +414,19 @@ def _customer_change(rnd: random.Random, rows: _Rows) -> Statement:
             new = rnd.randint(5001, 9000)
         return _made(rows, ("UPDATE public.customers SET id = %s WHERE id = %s", (new, key)))
     if rnd.random() < 0.05:
-        return ("UPDATE public.customers SET notes = %s, avatar = %s WHERE id = %s",
-                ("".join(rnd.choices(string.ascii_letters, k=2400)), rnd.randbytes(2500), key))
-    column, value = rnd.choice([("tier", rnd.choice(["gold", "silver", None])), ("name", _text(rnd)),
-                                ("balance", Decimal(rnd.randint(0, 10**6)) / 100), ("active", rnd.random() < 0.5),
-                                ("joined", _time(rnd))])
+        return (
+            "UPDATE public.customers SET notes = %s, avatar = %s WHERE id = %s",
+            ("".join(rnd.choices(string.ascii_letters, k=2400)), rnd.randbytes(2500), key),
+        )
+    column, value = rnd.choice(
+        [
+            ("tier", rnd.choice(["gold", "silver", None])),
+            ("name", _text(rnd)),
+            ("balance", Decimal(rnd.randint(0, 10**6)) / 100),
+            ("active", rnd.random() < 0.5),
+            ("joined", _time(rnd)),
+        ]
+    )
     return ("UPDATE public.customers SET " + column + " = %s WHERE id = %s", (value, key))
 
 
@@ -366,19 +436,30 @@ def _line_change(rnd: random.Random, rows: _Rows) -> Statement:
         key = (rnd.randint(1, 300), rnd.randint(1, 6))
         while key in rows.lines:
             key = (rnd.randint(1, 300), rnd.randint(1, 6))
-        return _made(rows, ("INSERT INTO sales.order_lines VALUES (%s, %s, %s, %s, %s)",
-                            (*key, _text(rnd), rnd.randint(1, 9), Decimal(rnd.randint(1, 99999)) / 100)))
+        return _made(
+            rows,
+            (
+                "INSERT INTO sales.order_lines VALUES (%s, %s, %s, %s, %s)",
+                (*key, _text(rnd), rnd.randint(1, 9), Decimal(rnd.randint(1, 99999)) / 100),
+            ),
+        )
     order_id, line_no = rnd.choice(live)
     roll = rnd.random()
     if roll < 0.2:
         free = [n for n in range(1, 10) if (order_id, n) not in rows.lines]
-        return _made(rows, ("UPDATE sales.order_lines SET line_no = %s WHERE order_id = %s AND line_no = %s",
-                            (rnd.choice(free), order_id, line_no)))
+        return _made(
+            rows,
+            (
+                "UPDATE sales.order_lines SET line_no = %s WHERE order_id = %s AND line_no = %s",
+                (rnd.choice(free), order_id, line_no),
+            ),
+        )
     if roll < 0.35:
-        return _made(rows, ("DELETE FROM sales.order_lines WHERE order_id = %s AND line_no = %s",
-                            (order_id, line_no)))
-    return ("UPDATE sales.order_lines SET qty = qty + %s WHERE order_id = %s AND line_no = %s",
-            (rnd.randint(1, 3), order_id, line_no))
+        return _made(rows, ("DELETE FROM sales.order_lines WHERE order_id = %s AND line_no = %s", (order_id, line_no)))
+    return (
+        "UPDATE sales.order_lines SET qty = qty + %s WHERE order_id = %s AND line_no = %s",
+        (rnd.randint(1, 3), order_id, line_no),
+    )
 
 
 def _inventory_change(rnd: random.Random, rows: _Rows) -> Statement:
@@ -387,26 +468,42 @@ def _inventory_change(rnd: random.Random, rows: _Rows) -> Statement:
         sku = f"SKU-{rnd.randint(1, 400):04d}"
         while sku in rows.skus:
             sku = f"SKU-{rnd.randint(1, 400):04d}"
-        return _made(rows, ("INSERT INTO public.inventory VALUES (%s, %s, %s, %s)",
-                            (sku, rnd.randint(0, 500), rnd.choice([rnd.random() * 100, 0.1, 1e-7, None]),
-                             _time(rnd))))
+        return _made(
+            rows,
+            (
+                "INSERT INTO public.inventory VALUES (%s, %s, %s, %s)",
+                (sku, rnd.randint(0, 500), rnd.choice([rnd.random() * 100, 0.1, 1e-7, None]), _time(rnd)),
+            ),
+        )
     sku = rnd.choice(live)
     if rnd.random() < 0.1:
         return _made(rows, ("DELETE FROM public.inventory WHERE sku = %s", (sku,)))
-    return ("UPDATE public.inventory SET qty = %s, price = %s, updated = %s WHERE sku = %s",
-            (rnd.randint(0, 500), round(rnd.random() * 100, 3), _time(rnd), sku))
+    return (
+        "UPDATE public.inventory SET qty = %s, price = %s, updated = %s WHERE sku = %s",
+        (rnd.randint(0, 500), round(rnd.random() * 100, 3), _time(rnd), sku),
+    )
 
 
 def _audit_change(rnd: random.Random, rows: _Rows) -> Statement:
     roll = rnd.random()
     if rows.audit and roll < 0.1:
-        return ("UPDATE public.audit SET detail = detail || %s WHERE ctid = (SELECT min(ctid) FROM public.audit "
-                "WHERE actor = %s)", ("!", "first"))
+        return (
+            "UPDATE public.audit SET detail = detail || %s WHERE ctid = (SELECT min(ctid) FROM public.audit "
+            "WHERE actor = %s)",
+            ("!", "first"),
+        )
     if rows.audit and roll < 0.2:
-        return ("DELETE FROM public.audit WHERE ctid = (SELECT max(ctid) FROM public.audit WHERE actor = %s)",
-                ("first",))
-    return _made(rows, ("INSERT INTO public.audit VALUES (%s, %s, %s)",
-                        (_time(rnd), "first", _text(rnd) if rnd.random() < 0.9 else None)))
+        return (
+            "DELETE FROM public.audit WHERE ctid = (SELECT max(ctid) FROM public.audit WHERE actor = %s)",
+            ("first",),
+        )
+    return _made(
+        rows,
+        (
+            "INSERT INTO public.audit VALUES (%s, %s, %s)",
+            (_time(rnd), "first", _text(rnd) if rnd.random() < 0.9 else None),
+        ),
+    )
 
 
 def _session_change(rnd: random.Random, rows: _Rows) -> Statement:
@@ -415,8 +512,9 @@ def _session_change(rnd: random.Random, rows: _Rows) -> Statement:
     key = rnd.randint(1, 10**12)
     while key in rows.sessions:
         key = rnd.randint(1, 10**12)
-    return _made(rows, ("INSERT INTO public.sessions VALUES (%s, %s, %s)",
-                        (key, f"{rnd.getrandbits(128):032x}", _time(rnd))))
+    return _made(
+        rows, ("INSERT INTO public.sessions VALUES (%s, %s, %s)", (key, f"{rnd.getrandbits(128):032x}", _time(rnd)))
+    )
 
 
 def _exact(rnd: random.Random, digits: int, scale: int) -> Decimal:
@@ -436,11 +534,17 @@ def _measure_values(rnd: random.Random) -> tuple:
     at = rnd.choice(_EDGE_TIMES) if edge else _time(rnd)
     local = at.replace(tzinfo=None, microsecond=at.microsecond // 1000 * 1000)
     day = rnd.choice(_EDGE_DAYS) if edge else at.date()
-    clock = rnd.choice([time(0, 0), time(23, 59, 59, 999000), time(12, 0, 0, 1000)]) if edge else \
-        time(rnd.randint(0, 23), rnd.randint(0, 59), rnd.randint(0, 59), rnd.randint(0, 999) * 1000)
-    big = _exact(rnd, rnd.choice([30, 45, 60]), rnd.choice([0, 5, 20])) if rnd.random() < 0.7 else \
-        Decimal(rnd.choice(["0.000000000000000000000000000000000000000001", "-1E+40", "0", "123.4500"]))
-    counts = None if rnd.random() < 0.2 else [rnd.randint(-2**31, 2**31 - 1) for _ in range(rnd.randint(0, 4))]
+    clock = (
+        rnd.choice([time(0, 0), time(23, 59, 59, 999000), time(12, 0, 0, 1000)])
+        if edge
+        else time(rnd.randint(0, 23), rnd.randint(0, 59), rnd.randint(0, 59), rnd.randint(0, 999) * 1000)
+    )
+    big = (
+        _exact(rnd, rnd.choice([30, 45, 60]), rnd.choice([0, 5, 20]))
+        if rnd.random() < 0.7
+        else Decimal(rnd.choice(["0.000000000000000000000000000000000000000001", "-1E+40", "0", "123.4500"]))
+    )
+    counts = None if rnd.random() < 0.2 else [rnd.randint(-(2**31), 2**31 - 1) for _ in range(rnd.randint(0, 4))]
     doc = None if rnd.random() < 0.3 else json.dumps({"a": [1, 2.5, None], "b": {"c": _text(rnd)}}, ensure_ascii=False)
     raw = None if rnd.random() < 0.3 else rnd.randbytes(rnd.randint(0, 16))
     return (_exact(rnd, 28, 10), big, at, local, day, clock, _text(rnd), rnd.random() < 0.5, counts, doc, raw)
@@ -452,8 +556,13 @@ def _measure_change(rnd: random.Random, rows: _Rows) -> Statement:
         key = rnd.randint(1, 10**6)
         while key in rows.measures:
             key = rnd.randint(1, 10**6)
-        return _made(rows, ("INSERT INTO public.measures VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s)",
-                            (key, *_measure_values(rnd))))
+        return _made(
+            rows,
+            (
+                "INSERT INTO public.measures VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s)",
+                (key, *_measure_values(rnd)),
+            ),
+        )
     key = rnd.choice(live)
     roll = rnd.random()
     if roll < 0.15:
@@ -464,8 +573,10 @@ def _measure_change(rnd: random.Random, rows: _Rows) -> Statement:
             new = rnd.randint(1, 10**6)
         return _made(rows, ("UPDATE public.measures SET id = %s WHERE id = %s", (new, key)))
     values = _measure_values(rnd)
-    return ("UPDATE public.measures SET amount = %s, big = %s, at = %s, local_at = %s, day = %s, clock = %s "
-            "WHERE id = %s", (*values[:6], key))
+    return (
+        "UPDATE public.measures SET amount = %s, big = %s, at = %s, local_at = %s, day = %s, clock = %s WHERE id = %s",
+        (*values[:6], key),
+    )
 
 
 def _large_text(rnd: random.Random, size: int) -> str:
@@ -479,14 +590,27 @@ def _document_change(rnd: random.Random, rows: _Rows) -> Statement:
         while key in rows.documents:
             key = rnd.randint(1, 10**5)
         lines = None if rnd.random() < 0.2 else [_large_text(rnd, 400) for _ in range(rnd.randint(1, 12))]
-        return _made(rows, ("INSERT INTO public.documents VALUES (%s, %s, %s, %s, %s, %s)",
-                            (key, _text(rnd), 1, None if rnd.random() < 0.2 else _large_text(rnd, 3000),
-                             None if rnd.random() < 0.2 else rnd.randbytes(rnd.choice([10, 4000])), lines)))
+        return _made(
+            rows,
+            (
+                "INSERT INTO public.documents VALUES (%s, %s, %s, %s, %s, %s)",
+                (
+                    key,
+                    _text(rnd),
+                    1,
+                    None if rnd.random() < 0.2 else _large_text(rnd, 3000),
+                    None if rnd.random() < 0.2 else rnd.randbytes(rnd.choice([10, 4000])),
+                    lines,
+                ),
+            ),
+        )
     key = rnd.choice(live)
     roll = rnd.random()
     if roll < 0.1:
         return _made(rows, ("DELETE FROM public.documents WHERE id = %s", (key,)))
     if roll < 0.25:
-        return ("UPDATE public.documents SET body = %s, version = version + 1 WHERE id = %s",
-                (_large_text(rnd, 2500), key))
+        return (
+            "UPDATE public.documents SET body = %s, version = version + 1 WHERE id = %s",
+            (_large_text(rnd, 2500), key),
+        )
     return ("UPDATE public.documents SET title = %s, version = version + 1 WHERE id = %s", (_text(rnd), key))
