@@ -195,12 +195,12 @@ def test_halves_paired_in_a_block_equal_the_sinks_pairing(tmp_path, monkeypatch,
 
 
 def test_adjacent_halves_are_paired_in_the_block(tmp_path, monkeypatch):
-    from cdckit.reading.read import _ReadJob
+    from cdckit.reading.read_job import ReadJob
 
     path = tmp_path / "t.parquet"
     write_parquet(path, capture([], 60))
     offered = []
-    monkeypatch.setattr(_ReadJob, "half", lambda self, msg, dialect, event: offered.append(event))
+    monkeypatch.setattr(ReadJob, "half", lambda self, msg, dialect, event: offered.append(event))
     events = cdckit.read(str(path), workers=1)
     assert not offered and (events["op"] == "update").sum() == 6
 
