@@ -27,7 +27,8 @@ from ..column_types import column_types_frame
 from ..dialects import registry
 from ..dialects.options import DialectOptions
 from ..errors import DecodeError
-from ..frame import ARROW_SCHEMA, QuarantineBuilder, arrow_to_pandas, empty_quarantine
+from ..frame import ARROW_SCHEMA, arrow_to_pandas, empty_quarantine
+from ..frame_builders import QuarantineBuilder
 from .capture import Capture, new_report
 from .detect import DEFAULT_SAMPLE
 from .events_files import is_events_file, read_events

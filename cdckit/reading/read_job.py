@@ -30,7 +30,8 @@ from ..dialects import registry
 from ..dialects.base import Dialect
 from ..dialects.options import DialectOptions
 from ..errors import DecodeError
-from ..frame import Event, FrameBuilder, QuarantineBuilder, rows_inserted
+from ..frame import Event
+from ..frame_builders import FrameBuilder, QuarantineBuilder, rows_inserted
 from ..io import Message, expand_paths, file_container, iter_sources, looks_like_payload
 from . import workers
 from .capture import new_report
