@@ -571,7 +571,8 @@ def keyless_events(count: int, seed: int = 2, partial: float = 0.0) -> pd.DataFr
     """``count`` changes of one table without a key: inserts (one in ten inserts a row already live again: a
     duplicate), updates and deletes with whole before images; ``partial``: the share of deletes whose before
     image holds the ``id`` only (as a ``REPLICA IDENTITY DEFAULT`` delete does)."""
-    from cdckit.frame import Event, FrameBuilder
+    from cdckit.frame import Event
+    from cdckit.frame_builders import FrameBuilder
     from cdckit import values as cdc_values
 
     rng = np.random.default_rng(seed)

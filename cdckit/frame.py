@@ -1,10 +1,12 @@
-"""The canonical event frame: its columns, their types, and how it is built.
+"""The canonical event frame: its columns, their types, and the events that fill it.
 
 This is the one place the frame is defined. Every dialect decodes into
-:class:`Event` objects; :class:`FrameBuilder` gathers them into Arrow columns
+:class:`Event` objects (or tuples of :data:`EVENT_FIELDS`);
+:class:`~cdckit.frame_builders.FrameBuilder` gathers them into Arrow columns
 and turns them into the pandas frame ``cdckit.read`` returns.
 
->>> from cdckit.frame import Event, FrameBuilder, COLUMN_NAMES
+>>> from cdckit.frame import Event, COLUMN_NAMES
+>>> from cdckit.frame_builders import FrameBuilder
 >>> b = FrameBuilder()
 >>> b.add(Event(op="insert", op_raw="c", table="t", after='{"id":1}'),
 ...       dialect="debezium", source="<string>", offset=0)
@@ -26,7 +28,7 @@ Conventions every decoder follows:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, NamedTuple
@@ -41,6 +43,7 @@ from .values import INT64_MAX, INT64_MIN
 
 __all__ = [
     "OPS",
+    "TIME_TYPE",
     "COLUMNS",
     "COLUMN_NAMES",
     "EVENT_FIELDS",
@@ -48,11 +51,11 @@ __all__ = [
     "ARROW_SCHEMA",
     "QUARANTINE_SCHEMA",
     "Event",
-    "FrameBuilder",
-    "QuarantineBuilder",
     "event_row",
     "row_problem",
+    "encodes_as_utf8",
     "event_table",
+    "arrow_array",
     "columns_table",
     "TABLE_ROW",
     "arrow_to_pandas",
@@ -65,7 +68,8 @@ __all__ = [
 #: The values ``op`` may take.
 OPS = ("insert", "update", "delete", "read", "truncate", "ddl", "heartbeat", "begin", "commit", "tombstone", "other")
 
-_TIME = pa.timestamp("ns", tz="UTC")
+#: The Arrow type of the frame's times (``event_time``, ``emit_time``).
+TIME_TYPE = pa.timestamp("ns", tz="UTC")
 
 #: (name, Arrow type, meaning) of every canonical column, in frame order.
 COLUMNS: list[tuple[str, pa.DataType, str]] = [
@@ -78,8 +82,8 @@ COLUMNS: list[tuple[str, pa.DataType, str]] = [
     ("database", pa.string(), "database name"),
     ("schema", pa.string(), "schema / namespace"),
     ("table", pa.string(), "table name"),
-    ("event_time", _TIME, "when the change happened at the source"),
-    ("emit_time", _TIME, "when the capture system wrote or processed it"),
+    ("event_time", TIME_TYPE, "when the change happened at the source"),
+    ("emit_time", TIME_TYPE, "when the capture system wrote or processed it"),
     ("seq", pa.string(), "the dialect's ordering key; string order is true order"),
     ("txn_id", pa.string(), "transaction id"),
     ("key_columns", pa.list_(pa.string()), "primary key column names"),
@@ -174,7 +178,7 @@ EVENT_SCHEMA = pa.schema([field for field in ARROW_SCHEMA if field.name in EVENT
 
 _OPS = frozenset(OPS)
 #: What each event field must hold (besides None): text, a time (int nanoseconds) or a list of texts.
-_KINDS = ["time" if typ == _TIME else "texts" if pa.types.is_list(typ) else "text" for _, typ, _ in COLUMNS[4:]]
+_KINDS = ["time" if typ == TIME_TYPE else "texts" if pa.types.is_list(typ) else "text" for _, typ, _ in COLUMNS[4:]]
 
 
 def row_problem(row: tuple) -> str | None:
@@ -208,19 +212,24 @@ def row_problem(row: tuple) -> str | None:
         if kind == "text":
             if value.__class__ is not str:
                 return f"{name} holds {_kind_name(value)}, not text"
-            if not value.isascii() and not _encodes(value):
+            if not value.isascii() and not encodes_as_utf8(value):
                 return f"{name} holds a lone surrogate, not valid UTF-8 text"
         elif kind == "time":
             if value.__class__ is not int:
                 return f"{name} holds {_kind_name(value)}, not a time"
             if not INT64_MIN <= value <= INT64_MAX:
                 return f"{name} {value} ns is beyond the years a timestamp can hold (1677 to 2262)"
-        elif value.__class__ is not list or not all(v.__class__ is str and _encodes(v) for v in value):
+        elif value.__class__ is not list or not all(v.__class__ is str and encodes_as_utf8(v) for v in value):
             return f"{name} holds {_kind_name(value)}, not a list of texts"
     return None
 
 
-def _encodes(text: str) -> bool:
+def encodes_as_utf8(text: str) -> bool:
+    """True when ``text`` can be written as UTF-8 (no lone surrogates).
+
+    >>> encodes_as_utf8("ok"), encodes_as_utf8("\\udc80")
+    (True, False)
+    """
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -244,7 +253,7 @@ def event_table(rows: list[tuple]) -> pa.Table:
     """
     columns = zip(*rows) if rows else [[] for _ in EVENT_FIELDS]
     return pa.Table.from_arrays(
-        [_to_arrow(list(values), field.type) for values, field in zip(columns, EVENT_SCHEMA)], schema=EVENT_SCHEMA
+        [arrow_array(list(values), field.type) for values, field in zip(columns, EVENT_SCHEMA)], schema=EVENT_SCHEMA
     )
 
 
@@ -269,7 +278,7 @@ def columns_table(columns: list[list], utf8: tuple[str, ...] = ()) -> pa.Table:
             if values.count(None) == count
             else _utf8_array(values)
             if field.name in utf8
-            else _to_arrow(values, field.type)
+            else arrow_array(values, field.type)
             for values, field in zip(columns, EVENT_SCHEMA)
         ],
         schema=EVENT_SCHEMA,
@@ -301,6 +310,20 @@ def _utf8_array(values: list) -> pa.Array:
     )
 
 
+def arrow_array(values: Any, typ: pa.DataType) -> pa.Array:
+    """A column of the frame as Arrow: ``values`` (a list) of the column's type ``typ``.
+
+    >>> arrow_array([0, 1_000], TIME_TYPE).to_pylist()[1].microsecond
+    1
+    """
+    # Python ints become timestamps some twenty times faster through int64 than directly.
+    if typ == TIME_TYPE:
+        return pa.array(values, pa.int64()).cast(typ)
+    if typ == pa.string() and len(values) > 1 and values.count(values[0]) == len(values):
+        return pa.repeat(pa.scalar(values[0], typ), len(values))  # a block's one table: no text read per row
+    return pa.array(values, typ)
+
+
 class _TableRow:
     """The type of :data:`TABLE_ROW`."""
 
@@ -310,219 +333,6 @@ class _TableRow:
 
 #: What a batch decoder's ``decode_columns`` gives for a message whose one event is the next row of its table.
 TABLE_ROW = _TableRow()
-
-
-def rows_inserted(table: pa.Table, rows: pa.Table, positions: Any) -> pa.Table:
-    """``table`` with each row of ``rows`` inserted before the row of ``table`` its position names
-    (ascending positions; several at one position keep their order), in one Arrow ``take``.
-
-    >>> t = pa.table({"x": [1, 2, 3]})
-    >>> rows_inserted(t, pa.table({"x": [9, 8]}), [1, 3]).column("x").to_pylist()
-    [1, 9, 2, 3, 8]
-    """
-    if not rows.num_rows:
-        return table
-    order = np.insert(np.arange(table.num_rows), positions, table.num_rows + np.arange(rows.num_rows))
-    return pa.concat_tables([table, rows]).take(order)
-
-
-class FrameBuilder:
-    """Collects events with their message positions and builds Arrow or pandas frames.
-
-    Each event is kept as a tuple of :data:`EVENT_FIELDS` (from an
-    :class:`Event` with :meth:`add`, or given directly by a dialect's batch
-    decoder with :meth:`add_row`). Every :data:`SEAL_ROWS` events the tuples
-    become an Arrow table, so that memory holds few Python objects at a time.
-    """
-
-    #: Events held as Python tuples before they are turned into Arrow.
-    SEAL_ROWS = 16_384
-
-    def __init__(self) -> None:
-        self._tables: list[pa.Table] = []
-        self._sealed = 0
-        self._rows: list[tuple] = []
-        self._offsets: list[int] = []
-        # (dialect, source, partition, count): the three columns that rarely change, run-length coded
-        self._runs: list[list[Any]] = []
-
-    def __len__(self) -> int:
-        return self._sealed + len(self._rows)
-
-    def add(self, event: Event, dialect: str, source: str, offset: int, partition: int | None = None) -> None:
-        """Append one event with the position of the message it came from."""
-        self.add_row(event_row(event), dialect, source, offset, partition)
-
-    def add_row(self, row: tuple, dialect: str | None, source: str, offset: int, partition: int | None = None) -> None:
-        """Append one event given as a tuple of :data:`EVENT_FIELDS` values."""
-        self._rows.append(row)
-        self._offsets.append(offset)
-        self._count(dialect, source, partition, 1)
-        if len(self._rows) >= self.SEAL_ROWS:
-            self._seal()
-
-    def add_rows(
-        self, rows: list[tuple], dialect: str, source: str, offsets: Any, partition: int | None = None
-    ) -> None:
-        """Append many events at once (``offsets``: one per row, any iterable of int)."""
-        self._rows.extend(rows)
-        self._offsets.extend(offsets)
-        self._count(dialect, source, partition, len(rows))
-        if len(self._rows) >= self.SEAL_ROWS:
-            self._seal()
-
-    def add_table(
-        self, table: pa.Table, dialect: str, source: str, offsets: Any, partition: int | list[int | None] | None = None
-    ) -> None:
-        """Append events already in Arrow (an :func:`event_table`; ``offsets``: one per row; ``partition``: one
-        for every row, or a list of one per row)."""
-        self._seal()
-        count = table.num_rows
-        front = [
-            pa.array([dialect] * count, pa.string()),
-            pa.array([source] * count, pa.string()),
-            pa.array(offsets if isinstance(offsets, list) else list(offsets), pa.int64()),
-            pa.array(partition if isinstance(partition, list) else [partition] * count, pa.int64()),
-        ]
-        self._tables.append(pa.Table.from_arrays(front + table.columns, schema=ARROW_SCHEMA))
-        self._sealed += count
-
-    def add_frame(self, table: pa.Table) -> None:
-        """Append events already in the frame's Arrow form (a table with :data:`ARROW_SCHEMA`)."""
-        self._seal()
-        self._tables.append(table)
-        self._sealed += table.num_rows
-
-    def _count(self, dialect: str | None, source: str, partition: int | None, count: int) -> None:
-        runs = self._runs
-        if runs:
-            last = runs[-1]
-            if last[0] == dialect and last[1] == source and last[2] == partition:
-                last[3] += count
-                return
-        runs.append([dialect, source, partition, count])
-
-    def _seal(self) -> None:
-        if self._rows:
-            table = _table(self._rows, self._offsets, self._runs)
-            self._tables.append(table)
-            self._sealed += table.num_rows
-            self._rows, self._offsets, self._runs = [], [], []
-
-    def to_arrow(self) -> pa.Table:
-        """The events gathered so far as an Arrow table with :data:`ARROW_SCHEMA`."""
-        self._seal()
-        if not self._tables:
-            return ARROW_SCHEMA.empty_table()
-        return self._tables[0] if len(self._tables) == 1 else pa.concat_tables(self._tables)
-
-    def take(self, count: int) -> pa.Table:
-        """The first ``count`` events as an Arrow table, removed from the builder."""
-        table = self.to_arrow()
-        if table.num_rows and table.column(0).num_chunks > 8:  # many small batches: one piece per column
-            table = table.combine_chunks()
-        head, rest = table.slice(0, count), table.slice(count)
-        self._tables = [rest] if rest.num_rows else []
-        self._sealed = rest.num_rows
-        return head
-
-    def to_pandas(self) -> pd.DataFrame:
-        """The events gathered so far as a canonical pandas frame."""
-        return arrow_to_pandas(self.to_arrow())
-
-    def clear(self) -> None:
-        self._tables, self._sealed = [], 0
-        self._rows, self._offsets, self._runs = [], [], []
-
-
-def _table(rows: list[tuple], offsets: list[int], runs: list[list[Any]]) -> pa.Table:
-    if not rows:
-        return ARROW_SCHEMA.empty_table()
-    arrays = [
-        _repeated([(r[0], r[3]) for r in runs], pa.string()),
-        _repeated([(r[1], r[3]) for r in runs], pa.string()),
-        pa.array(offsets, pa.int64()),
-        _repeated([(r[2], r[3]) for r in runs], pa.int64()),
-    ]
-    arrays += [_to_arrow(values, typ) for values, (_, typ, _) in zip(zip(*rows), COLUMNS[4:])]
-    return pa.Table.from_arrays(arrays, schema=ARROW_SCHEMA)
-
-
-def _repeated(runs: list[tuple[Any, int]], typ: pa.DataType) -> pa.Array:
-    """An array of values each repeated its count times."""
-    values: list[Any] = []
-    for value, count in runs:
-        values.extend([value] * count)
-    return pa.array(values, typ)
-
-
-def _to_arrow(values: Any, typ: pa.DataType) -> pa.Array:
-    # Python ints become timestamps some twenty times faster through int64 than directly.
-    if typ == _TIME:
-        return pa.array(values, pa.int64()).cast(typ)
-    if typ == pa.string() and len(values) > 1 and values.count(values[0]) == len(values):
-        return pa.repeat(pa.scalar(values[0], typ), len(values))  # a block's one table: no text read per row
-    return pa.array(values, typ)
-
-
-class QuarantineBuilder:
-    """Collects quarantined messages: source, offset, partition, line, dialect, reason, reason_code, raw.
-
-    ``line`` is the 1-based line where the message starts in a text file
-    (None for other inputs); ``dialect`` is the dialect that was decoding.
-    """
-
-    def __init__(self) -> None:
-        self.rows: list[
-            tuple[str | None, int | None, int | None, int | None, str | None, str | None, str, str | None]
-        ] = []
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def add(
-        self,
-        source: str,
-        offset: int,
-        partition: int | None,
-        line: int | None,
-        dialect: str | None,
-        reason: str,
-        raw: str,
-        reason_code: str,
-    ) -> None:
-        self.rows.append(
-            (
-                _clean_text(source),
-                _clean_int(offset),
-                _clean_int(partition),
-                _clean_int(line),
-                _clean_text(dialect),
-                _clean_text(reason),
-                reason_code,
-                _clean_text(raw),
-            )
-        )
-
-    def to_pandas(self) -> pd.DataFrame:
-        columns: list[Sequence[Any]] = list(zip(*self.rows)) if self.rows else [[] for _ in QUARANTINE_SCHEMA]
-        arrays = [pa.array(list(values), field.type) for values, field in zip(columns, QUARANTINE_SCHEMA)]
-        table = pa.Table.from_arrays(arrays, schema=QUARANTINE_SCHEMA)
-        return table.to_pandas(types_mapper=PANDAS_TYPES.get)
-
-
-def _clean_text(value: Any) -> str | None:
-    """Any value as text Arrow can hold: lone surrogates escaped, other kinds written out."""
-    if value is None:
-        return None
-    text = value if isinstance(value, str) else str(value)
-    if text.isascii() or _encodes(text):
-        return text
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _clean_int(value: Any) -> int | None:
-    return value if value.__class__ is int and INT64_MIN <= value <= INT64_MAX else None
 
 
 def arrow_to_pandas(table: pa.Table) -> pd.DataFrame:
@@ -589,9 +399,9 @@ def find_table(names: Iterable[Any], table: str) -> str:
 
 def empty_events() -> pd.DataFrame:
     """A canonical frame with no rows."""
-    return FrameBuilder().to_pandas()
+    return arrow_to_pandas(ARROW_SCHEMA.empty_table())
 
 
 def empty_quarantine() -> pd.DataFrame:
     """A quarantine frame with no rows."""
-    return QuarantineBuilder().to_pandas()
+    return QUARANTINE_SCHEMA.empty_table().to_pandas(types_mapper=PANDAS_TYPES.get)

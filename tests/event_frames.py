@@ -18,7 +18,8 @@ import pandas as pd
 from hypothesis import strategies as st
 
 from cdckit import values
-from cdckit.frame import Event, FrameBuilder, QuarantineBuilder
+from cdckit.frame import Event
+from cdckit.frame_builders import FrameBuilder, QuarantineBuilder
 from cdckit.reading.capture import Attached
 
 #: Dialects whose flags change the rules: full images, partial images, contiguous seq, split updates.

@@ -16,7 +16,8 @@ import pandas as pd
 import cdckit
 from cdckit import values
 from cdckit.dialects import registry
-from cdckit.frame import Event, FrameBuilder
+from cdckit.frame import Event
+from cdckit.frame_builders import FrameBuilder
 
 #: Dialects with an encoder and a seq of their own (Lindorm has no ordering key: replay follows arrival there;
 #: debezium_flat keys its rows only by the Kafka key, which these captures drop, and its updates carry no

@@ -175,7 +175,8 @@ IMAGE_SETS = {
 def test_spark_problems_at_one_place_keep_the_replay_order(spark):
     """Two problems at one source and offset (two partitions) come in replay (seq) order, as pandas gives them."""
     from cdckit import spark as cdcspark
-    from cdckit.frame import Event, FrameBuilder
+    from cdckit.frame import Event
+    from cdckit.frame_builders import FrameBuilder
 
     builder = FrameBuilder()
     for partition, seq, key in ((0, "000003", 5), (1, "000001", 6)):  # the later seq first in the frame

@@ -9,7 +9,8 @@ import pytest
 
 import cdckit
 from cdckit.analysis.keys_inferred import EVIDENCE_COLUMNS
-from cdckit.frame import Event, FrameBuilder
+from cdckit.frame import Event
+from cdckit.frame_builders import FrameBuilder
 
 T0 = 1_714_554_000 * 10**9
 

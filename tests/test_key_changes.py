@@ -11,7 +11,8 @@ import pytest
 
 import cdckit
 from cdckit.dialects import registry
-from cdckit.frame import Event, FrameBuilder
+from cdckit.frame import Event
+from cdckit.frame_builders import FrameBuilder
 
 T0 = 1_714_554_000 * 10**9
 #: Dialects whose messages cannot say that a key changed, and why.

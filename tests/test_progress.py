@@ -203,7 +203,7 @@ def test_a_damaged_file_still_closes_the_bar(tmp_path, recorded):
 
 
 def test_an_interrupted_read_closes_the_bar(monkeypatch, recorded):
-    read_module = sys.modules["cdckit.reading.read"]
+    read_module = sys.modules["cdckit.reading.read_job"]
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 import cdckit
 from cdckit import values
-from cdckit.frame import Event, FrameBuilder
+from cdckit.frame import Event
+from cdckit.frame_builders import FrameBuilder
 
 _T0 = 1_714_554_000 * 1_000_000_000
 

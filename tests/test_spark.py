@@ -14,7 +14,7 @@ import cdckit
 from cdckit import spark as cdcspark
 from cdckit.frame import COLUMN_NAMES
 from cdckit.io import iter_sources
-from cdckit.reading.read import PAIRED
+from cdckit.reading.pairing import PAIRED
 
 
 def normal_rows(frame: pd.DataFrame) -> list[tuple]:

@@ -17,7 +17,8 @@ import cdckit
 from cdckit import spark as cdcspark
 from cdckit import values
 from cdckit.dialects import registry
-from cdckit.frame import Event, FrameBuilder
+from cdckit.frame import Event
+from cdckit.frame_builders import FrameBuilder
 
 _T0 = 1_714_554_000 * 1_000_000_000
 

@@ -17,7 +17,8 @@ import cdckit
 from cdckit import values
 from cdckit.column_types import TYPE_COLUMNS, infer_kind, typed_array
 from cdckit.export import write_scd2, write_state
-from cdckit.frame import Event, FrameBuilder
+from cdckit.frame import Event
+from cdckit.frame_builders import FrameBuilder
 
 _T0 = 1_714_554_000 * 1_000_000_000  # 2024-05-01T09:00:00Z
 

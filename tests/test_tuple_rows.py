@@ -176,7 +176,7 @@ HALVES = [half("500", "before", 1), *capture([], 4), half("500", "before", 2), h
 @pytest.mark.parametrize("kind", ["csv", "parquet"])
 def test_halves_paired_in_a_block_equal_the_sinks_pairing(tmp_path, monkeypatch, kind, block, options):
     import cdckit.io.tables as tables
-    import cdckit.reading.decoding as decoding
+    import cdckit.reading.batch_decoding as decoding
 
     monkeypatch.setattr(tables, "_CSV_BLOCK_ROWS", block)
     path = tmp_path / f"t.{kind}"
@@ -195,12 +195,12 @@ def test_halves_paired_in_a_block_equal_the_sinks_pairing(tmp_path, monkeypatch,
 
 
 def test_adjacent_halves_are_paired_in_the_block(tmp_path, monkeypatch):
-    from cdckit.reading.read import _ReadJob
+    from cdckit.reading.read_job import ReadJob
 
     path = tmp_path / "t.parquet"
     write_parquet(path, capture([], 60))
     offered = []
-    monkeypatch.setattr(_ReadJob, "half", lambda self, msg, dialect, event: offered.append(event))
+    monkeypatch.setattr(ReadJob, "half", lambda self, msg, dialect, event: offered.append(event))
     events = cdckit.read(str(path), workers=1)
     assert not offered and (events["op"] == "update").sum() == 6
 

@@ -15,7 +15,8 @@ from histories import capture, deliver
 import cdckit
 from cdckit import values, viz
 from cdckit.dialects import registry
-from cdckit.frame import Event, FrameBuilder, empty_events
+from cdckit.frame import Event, empty_events
+from cdckit.frame_builders import FrameBuilder
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"

@@ -21,7 +21,8 @@ import pyarrow as pa
 
 from ..column_types import column_types_frame
 from ..dialects.base import Columns
-from ..frame import Event, FrameBuilder
+from ..frame import Event
+from ..frame_builders import FrameBuilder
 from ..io import Message
 from .capture import merged_keys
 
@@ -92,7 +93,7 @@ class Sink:
 
 
 class FrameSink(Sink):
-    """A sink that puts events in a :class:`~cdckit.frame.FrameBuilder` and counts messages, decoded
+    """A sink that puts events in a :class:`~cdckit.frame_builders.FrameBuilder` and counts messages, decoded
     messages, events, dialects and skip reasons: what the one-process reader and each worker share.
     Halves and bad messages are each user's own (pairing, quarantine)."""
 

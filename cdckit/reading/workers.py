@@ -54,7 +54,8 @@ import pyarrow as pa
 from ..collector import gc_paused
 from ..dialects import registry
 from ..dialects.options import DialectOptions
-from ..frame import Event, FrameBuilder, rows_inserted
+from ..frame import Event
+from ..frame_builders import FrameBuilder, rows_inserted
 from ..io import Message, count_messages, is_gzip, iter_sources, line_cuts, text_encoding
 from ..io.array_ranges import array_ranges, holds_array
 from ..io.table_ranges import csv_ranges, parquet_ranges

@@ -21,7 +21,8 @@ from typing import Any
 import pandas as pd
 
 from .. import values
-from ..frame import Event, FrameBuilder
+from ..frame import Event
+from ..frame_builders import FrameBuilder
 
 __all__ = ["shop_events", "TABLES"]
 

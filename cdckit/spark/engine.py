@@ -30,7 +30,8 @@ from ..collector import gc_paused
 from ..dialects import registry
 from ..dialects.options import DialectOptions
 from ..errors import CdcError, UnknownDialectError
-from ..frame import ARROW_SCHEMA, EVENT_FIELDS, Event, FrameBuilder
+from ..frame import ARROW_SCHEMA, EVENT_FIELDS, Event
+from ..frame_builders import FrameBuilder
 from ..io import (
     LineBlock,
     Message,

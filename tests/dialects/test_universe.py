@@ -9,7 +9,8 @@ from validator import assert_round_trip, assert_rows, assert_shop, read_clean, r
 
 import cdckit
 from cdckit.dialects import registry
-from cdckit.frame import Event, FrameBuilder
+from cdckit.frame import Event
+from cdckit.frame_builders import FrameBuilder
 from cdckit.samples.shop import shop_events
 
 # The spec's example line, as the gist prints it (þ = char 254, ý = char 253).

@@ -48,9 +48,7 @@ its LSNs give ``seq`` (see :func:`copy_seq`).
 
 from .dialect import (
     CONTINUES,
-    MESSAGE,
     MOVED,
-    NO_TUPLE,
     OPS,
     PREPARED,
     ROLLBACK,
@@ -61,7 +59,7 @@ from .dialect import (
     UNRESOLVED,
     PgTestDecoding,
 )
-from .grammar import UNCHANGED_TOAST, unescape_copy
+from .grammar import MESSAGE, NO_TUPLE, UNCHANGED_TOAST, unescape_copy
 from .writing import literal, quote_identifier, quote_name, tuple_text
 
 __all__ = [

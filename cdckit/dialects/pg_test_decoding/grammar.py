@@ -18,6 +18,10 @@ from ..postgres import value_from_text
 
 #: What a column of a tuple holds instead of a value when a large (TOASTed) value was not changed.
 UNCHANGED_TOAST = "unchanged-toast-datum"
+#: A tuple the plugin could not print (a table without a replica identity, for a DELETE).
+NO_TUPLE = "(no-tuple-data)"
+#: The op_raw of a logical decoding message (``pg_logical_emit_message``).
+MESSAGE = "message"
 _COPY_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 
 
