@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 import cdckit
-from cdckit.viz import report
+from cdckit.viz import report, report_html
 from cdckit.viz.interactive import init_html
 from cdckit.viz.report import build_report, write_report
 
@@ -102,7 +102,7 @@ def test_report_sections_hold_what_the_capture_says(shop):
 
 def test_report_embeds_datatables_and_plotly_once_and_loads_nothing(shop):
     _, page = shop
-    assert page.count(init_html()) == 1 and page.count(report._plotly_script()) == 1
+    assert page.count(init_html()) == 1 and page.count(report_html.plotly_script()) == 1
     assert page.count("new ITable(") >= 10  # every table is interactive
     assert "<table><thead>" not in page.replace('"table_html": "<table><thead>', "")  # no plain table left
     assert not re.search(r"<(script|link|img|iframe)[^>]*(src|href)=", page)

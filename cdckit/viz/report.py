@@ -29,17 +29,11 @@ long cells are cut with the whole value as their tooltip.
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
-import functools
-import html
-import math
 import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from .. import __version__
@@ -53,15 +47,22 @@ from ..frame import table_names
 from ..optional import require
 from ..reading.capture import Capture
 from ..reading.detect import detect
-from ..values import is_missing
 from .arrival_order import ordering
 from .diffs import diff
-from .interactive import TABLE_CSS, UNPACK_JS, init_html, table_html
+from .interactive import TABLE_CSS, init_html
 from .lags import lag
+from .report_html import (
+    CELL_CHARS,
+    PLOTLY_BUNDLE,
+    count_text,
+    escaped,
+    figure_html,
+    guarded,
+    plotly_script,
+    readable,
+    report_table,
+)
 from .timelines import timeline
-
-if TYPE_CHECKING:
-    import plotly.graph_objects as go
 
 __all__ = [
     "build_report",
@@ -90,13 +91,9 @@ FINDING_ROWS = 1_000
 STATE_ROWS = 100
 #: How many schema history rows the report lists.
 SCHEMA_ROWS = 5_000
-#: Cell texts are cut to this many characters (a raw quarantined message may be megabytes long).
-CELL_CHARS = 1_000
 #: Points per figure in the report (fewer than :data:`cdckit.viz.MAX_POINTS`: a page holds three figures,
 #: drawn as SVG, and each point carries its hover text).
 REPORT_POINTS = 5_000
-#: plotly.js's "basic" bundle (scatter, bar, pie), the version the plotly package draws with, gzip-compressed.
-PLOTLY_BUNDLE = Path(__file__).parent.parent / "assets" / "plotly-basic.min.js.gz"
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1240px;
@@ -131,140 +128,11 @@ _SECTIONS = [
     ("diffs", "Diffs"),
 ]
 
-#: Columns that name a position (offsets, partitions): shown as they are, without thousands separators.
-_POSITIONS = {"offset", "other_offset", "partition"}
-
-# Draws every figure once plotly.js is unpacked (the figures' JSON sits beside their div).
-_FIGURES_SCRIPT = """<script>
-(async () => {
-  %s
-  const plotly = document.createElement("script");
-  plotly.textContent = await unpack("%s");
-  document.head.appendChild(plotly);
-  for (const div of document.querySelectorAll("div.cdckit-figure")) {
-    const figure = JSON.parse(document.getElementById(div.id + "-data").textContent);
-    await Plotly.newPlot(div, figure.data, figure.layout, {displaylogo: false, responsive: true});
-  }
-})();
-</script>"""
-
 
 def _require_viz() -> None:
     """Before any work: the report draws with plotly and itables (the ``cdckit[viz]`` extra)."""
     for module in ("plotly", "itables"):
         require(module, "viz", what="the report")
-
-
-def _e(value: Any) -> str:
-    return html.escape("" if value is None else str(value))
-
-
-def readable(value: Any) -> str:
-    """A number written for reading: whole numbers with thousands separators, others to 3 significant digits.
-
-    >>> readable(1234567), readable(0.000123456), readable(12.3456), readable(2.0), readable(98765.4)
-    ('1,234,567', '0.000123', '12.3', '2', '98,765')
-    >>> readable(None), readable(float("nan")), readable(-0.5), readable("text")
-    ('', '', '-0.5', 'text')
-    """
-    if is_missing(value):
-        return ""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return str(value)
-    if isinstance(value, (int, np.integer)):
-        return f"{int(value):,}"
-    number = float(value)
-    if not math.isfinite(number):
-        return str(number)
-    if number == 0 or (number.is_integer() and abs(number) < 1e15):
-        return f"{int(number):,}"
-    digits = max(0, 2 - math.floor(math.log10(abs(number))))
-    if digits > 9:
-        return f"{number:.3g}"
-    text = f"{number:,.{digits}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def as_text(value: Any) -> str:
-    """A cell as text: missing is empty, lists joined, cut to :data:`CELL_CHARS`."""
-    if isinstance(value, (list, tuple, np.ndarray)):
-        value = ", ".join(str(v) for v in value)
-    text = "" if is_missing(value) else str(value)
-    return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
-
-
-def _cells(frame: pd.DataFrame, measures: bool = True) -> pd.DataFrame:
-    """Every cell as display text.
-
-    ``measures``: the numbers are the report's own counts and measures, written
-    :func:`readable` (positions such as offsets as they are); otherwise they
-    are capture values, written exactly as they are.
-    """
-    out = {}
-    for column in frame.columns:
-        series = frame[column]
-        numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
-        if numeric and measures and str(column) not in _POSITIONS:
-            out[str(column)] = [readable(v) for v in series.tolist()]
-        elif numeric and str(column) in _POSITIONS:
-            out[str(column)] = ["" if is_missing(v) else str(int(v)) for v in series.tolist()]
-        else:
-            out[str(column)] = [as_text(v) for v in series.tolist()]
-    return pd.DataFrame(out, columns=[str(c) for c in frame.columns])
-
-
-def _table(frame: pd.DataFrame, name: str, measures: bool = True, **options: Any) -> str:
-    """A DataFrame as an interactive table (itables escapes every header and cell); see :func:`_cells`."""
-    return table_html(_cells(frame, measures), name, **options)
-
-
-def _count(rows: int, shown: int, what: str) -> str:
-    """``"12 rows"`` or ``"the first 1,000 of 2,345 rows"`` (escaped text)."""
-    return f"{readable(rows)} {what}" if shown >= rows else f"the first {readable(shown)} of {readable(rows)} {what}"
-
-
-def _guarded(build: Callable[[], str], what: str) -> str:
-    """A section's HTML, or a note naming the error: a surprise in one section never stops the report."""
-    try:
-        return build()
-    except Exception as error:  # noqa: BLE001 - bad input is never fatal to the report
-        return f"<p class='error'>The {_e(what)} could not be shown: {_e(type(error).__name__)}: {_e(error)}</p>"
-
-
-# --------------------------------------------------------------------------- figures
-
-
-def _svg(fig: go.Figure) -> go.Figure:
-    """The figure with WebGL traces redrawn as SVG ones (the embedded plotly.js bundle has no WebGL)."""
-    if not any(trace.type == "scattergl" for trace in fig.data):
-        return fig
-    go = require("plotly.graph_objects", "viz", what="the report")
-    data = []
-    for trace in fig.data:
-        if trace.type == "scattergl":
-            spec = trace.to_plotly_json()
-            spec.pop("type", None)
-            trace = go.Scatter(spec)
-        data.append(trace)
-    return go.Figure(data=data, layout=fig.layout)
-
-
-def _figure(fig: go.Figure, number: int) -> str:
-    """A figure as a div and its JSON (every ``<`` written ``\\u003c``, so no value can close the script)."""
-    pio = require("plotly.io", "viz", what="the report")
-    fig = _svg(fig)
-    fig.update_traces(customdata=None)
-    spec = pio.to_json(fig, validate=False).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return (
-        f"<div class='cdckit-figure' id='figure-{number}'></div>"
-        f"<script type='application/json' id='figure-{number}-data'>{spec}</script>"
-    )
-
-
-@functools.lru_cache(maxsize=1)
-def _plotly_script() -> str:
-    """The script that unpacks plotly.js and draws the figures (plotly.js once per page)."""
-    return _FIGURES_SCRIPT % (UNPACK_JS, base64.b64encode(PLOTLY_BUNDLE.read_bytes()).decode("ascii"))
 
 
 def _detection_section(events: pd.DataFrame, sources: list[str]) -> str:
@@ -313,7 +181,7 @@ def _detection_section(events: pd.DataFrame, sources: list[str]) -> str:
             )
     if not rows:
         return "<p>No sources.</p>"
-    return _table(pd.DataFrame(rows), "detection")
+    return report_table(pd.DataFrame(rows), "detection")
 
 
 def _accounting_section(capture: Capture) -> str:
@@ -332,11 +200,11 @@ def _accounting_section(capture: Capture) -> str:
             }
         ]
     )
-    parts = [_table(counts, "accounting")]
+    parts = [report_table(counts, "accounting")]
     skipped = report.get("skipped") or {}
     if skipped:
         parts.append("<p>Skipped messages (they rightly produce no row):</p>")
-        parts.append(_table(pd.DataFrame(sorted(skipped.items()), columns=["reason", "messages"]), "skipped"))
+        parts.append(report_table(pd.DataFrame(sorted(skipped.items()), columns=["reason", "messages"]), "skipped"))
     if len(quarantine):
         shown = quarantine.head(QUARANTINE_ROWS)
         columns = [c for c in ("source", "offset", "dialect", "reason_code", "reason", "raw") if c in shown.columns]
@@ -347,8 +215,8 @@ def _accounting_section(capture: Capture) -> str:
         )
         if "reason_code" in quarantine.columns:
             codes = quarantine["reason_code"].value_counts().rename_axis("reason_code").reset_index(name="messages")
-            parts.append(_table(codes, "quarantine-codes"))
-        parts.append(_table(shown[columns], "quarantine", measures=False))
+            parts.append(report_table(codes, "quarantine-codes"))
+        parts.append(report_table(shown[columns], "quarantine", measures=False))
     else:
         parts.append("<p class='ok'>No message was quarantined.</p>")
     return "".join(parts)
@@ -359,7 +227,7 @@ def _ops_section(events: pd.DataFrame) -> str:
         return "<p>No events.</p>"
     counts = pd.crosstab(table_names(events).fillna("(no table)").rename("table"), events["op"])
     counts["total"] = counts.sum(axis=1)
-    return _table(counts.reset_index(), "ops")
+    return report_table(counts.reset_index(), "ops")
 
 
 def _streams_table(report: Any) -> pd.DataFrame:
@@ -388,9 +256,9 @@ def _ordering_section(events: pd.DataFrame) -> tuple[str, Any]:
     summary = report.summary()
     summary = summary[summary["finding"] != "lag"]
     parts = [
-        f"<p>{readable(report.problems())} finding row(s); events compared {_e(report.grouping())} "
-        f"(<code>by={_e(repr(report.by))}</code>).</p>",
-        _table(summary, "findings"),
+        f"<p>{readable(report.problems())} finding row(s); events compared {escaped(report.grouping())} "
+        f"(<code>by={escaped(repr(report.by))}</code>).</p>",
+        report_table(summary, "findings"),
     ]
     streams = _streams_table(report)
     if len(streams):
@@ -399,12 +267,12 @@ def _ordering_section(events: pd.DataFrame) -> tuple[str, Any]:
             "with each other); a finding about a whole table, such as a table without a key, counts "
             "under <i>(whole capture)</i>.</p>"
         )
-        parts.append(_table(streams, "streams"))
+        parts.append(report_table(streams, "streams"))
     for name in summary.loc[summary["rows"] > 0, "finding"]:
         frame = report[name]
         shown = frame.head(FINDING_ROWS)
-        parts.append(f"<h3><code>{_e(name)}</code>: {_count(len(frame), len(shown), 'row(s)')}</h3>")
-        parts.append(_table(shown, f"finding-{name}"))
+        parts.append(f"<h3><code>{escaped(name)}</code>: {count_text(len(frame), len(shown), 'row(s)')}</h3>")
+        parts.append(report_table(shown, f"finding-{name}"))
     return "".join(parts), report
 
 
@@ -412,7 +280,7 @@ def _lag_table(report: Any) -> str:
     lags = report["lag"]
     if not len(lags):
         return "<p>No event carries both times.</p>"
-    return "<p>Lag in seconds (emit_time − event_time) per table:</p>" + _table(lags, "lag")
+    return "<p>Lag in seconds (emit_time − event_time) per table:</p>" + report_table(lags, "lag")
 
 
 # --------------------------------------------------------------------------- schema history
@@ -424,9 +292,9 @@ def _schema_section(events: pd.DataFrame) -> str:
         return "<p>No table images or DDL in this capture.</p>"
     shown = history.head(SCHEMA_ROWS)
     return (
-        f"<p>{_count(len(history), len(shown), 'change(s)')}: when each table was first seen with its "
+        f"<p>{count_text(len(history), len(shown), 'change(s)')}: when each table was first seen with its "
         "columns, every later change of its columns or their types, and the DDL events.</p>"
-        + _table(shown, "schema", measures=False)
+        + report_table(shown, "schema", measures=False)
     )
 
 
@@ -440,7 +308,7 @@ def _profile_section(events: pd.DataFrame) -> str:
     return (
         "<p>Per table and column (<code>cdckit.profile</code>): its kind (declared by the capture, or "
         "inferred), how many values the images hold, the share of nulls, distinct values, the smallest "
-        "and largest, and the share of updates that changed it.</p>" + _table(found, "profile")
+        "and largest, and the share of updates that changed it.</p>" + report_table(found, "profile")
     )
 
 
@@ -459,8 +327,8 @@ def _state_section(events: pd.DataFrame) -> str:
     ]
     for number, (table, frame) in enumerate(state.items()):
         shown = frame.head(STATE_ROWS)
-        parts.append(f"<h3><code>{_e(table)}</code>: {_count(len(frame), len(shown), 'live row(s)')}</h3>")
-        parts.append(_table(shown, f"state-{number}", measures=False))
+        parts.append(f"<h3><code>{escaped(table)}</code>: {count_text(len(frame), len(shown), 'live row(s)')}</h3>")
+        parts.append(report_table(shown, f"state-{number}", measures=False))
     return "".join(parts)
 
 
@@ -522,7 +390,7 @@ def _diffs_section(events: pd.DataFrame, sample_diffs: int) -> str:
     parts = [
         f"<p>Every column that an update changed, one row each: {readable(len(frame))} row(s) from "
         f"{readable(updates)} update(s).{left} Search by table, key, column or value.</p>",
-        _table(frame, "diffs", measures=False),
+        report_table(frame, "diffs", measures=False),
         f"<h3>The first {readable(min(sample_diffs, updates))} update(s) side by side</h3>",
         f"<div class='box'>{diff(events, limit=sample_diffs)._repr_html_()}</div>",
     ]
@@ -568,7 +436,7 @@ def build_report(
         ordering(events, report, max_points=max_points),
         lag(events, max_points=max_points),
     ]
-    timeline_html, ordering_fig_html, lag_html = (_figure(f, number) for number, f in enumerate(figures))
+    timeline_html, ordering_fig_html, lag_html = (figure_html(f, number) for number, f in enumerate(figures))
     body = {
         "detection": _detection_section(events, sources),
         "accounting": _accounting_section(capture),
@@ -576,23 +444,25 @@ def build_report(
         "timeline": timeline_html,
         "ordering": ordering_html + ordering_fig_html,
         "lag": lag_html + _lag_table(report),
-        "schema": _guarded(lambda: _schema_section(events), "schema history"),
-        "profile": _guarded(lambda: _profile_section(events), "column profile"),
-        "state": _guarded(lambda: _state_section(events), "final state"),
-        "diffs": _guarded(lambda: _diffs_section(events, sample_diffs), "diffs"),
+        "schema": guarded(lambda: _schema_section(events), "schema history"),
+        "profile": guarded(lambda: _profile_section(events), "column profile"),
+        "state": guarded(lambda: _state_section(events), "final state"),
+        "diffs": guarded(lambda: _diffs_section(events, sample_diffs), "diffs"),
     }
     title = title or (sources[0] if len(sources) == 1 else f"{len(sources)} sources")
-    nav = "".join(f"<a href='#{key}'>{_e(label)}</a>" for key, label in _SECTIONS)
-    sections = "".join(f"<section id='{key}'><h2>{_e(label)}</h2>{body[key]}</section>" for key, label in _SECTIONS)
+    nav = "".join(f"<a href='#{key}'>{escaped(label)}</a>" for key, label in _SECTIONS)
+    sections = "".join(
+        f"<section id='{key}'><h2>{escaped(label)}</h2>{body[key]}</section>" for key, label in _SECTIONS
+    )
     made = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>cdckit report: {_e(title)}</title><style>{_STYLE}{TABLE_CSS}</style></head><body>"
-        f"<h1>cdckit report: {_e(title)}</h1>"
+        f"<title>cdckit report: {escaped(title)}</title><style>{_STYLE}{TABLE_CSS}</style></head><body>"
+        f"<h1>cdckit report: {escaped(title)}</h1>"
         f"<p class='meta'>{readable(len(events))} events from {readable(len(sources))} source(s); made {made} "
-        f"by cdckit {_e(__version__)}</p><nav>{nav}</nav>{sections}"
-        f"{init_html()}{_plotly_script()}</body></html>\n"
+        f"by cdckit {escaped(__version__)}</p><nav>{nav}</nav>{sections}"
+        f"{init_html()}{plotly_script()}</body></html>\n"
     )
 
 
