@@ -52,10 +52,17 @@ demo: $(STAMP)
 	@$(MAKE) --no-print-directory check-java || echo "(the demo runs on pandas; Spark features need Java 17+)"
 	$(BIN)/python -m cdckit.demo --out out/events.parquet
 
+# --- parallel tests: pytest-xdist, one worker per core (at most 4: each starts its own Spark session, whose
+# JVM takes up to a quarter of the memory). --dist loadfile keeps each file in one worker, in order: a
+# notebook's cells (nbval) and the tests that share a module-scoped server, capture or Spark fixture.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ "$$n" -gt 4 ] && n=4; echo $$n)
+PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadfile
+# --- end of parallel tests
+
 # The run must leave the working tree as it found it: any file it changes or adds is named and fails it.
 test: $(TEST_STAMP) check-java
 	@before="$$(git status --porcelain 2>/dev/null)"; \
-	$(BIN)/python -m pytest; status=$$?; \
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL); status=$$?; \
 	after="$$(git status --porcelain 2>/dev/null)"; \
 	if [ "$$before" != "$$after" ]; then \
 	  echo "make test changed the working tree (git status before and after differ):"; \

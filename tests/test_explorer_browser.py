@@ -223,9 +223,14 @@ def test_explorer_in_jupyterlab_in_headless_chromium(lab):
             shop.locator(".widget-dropdown select").first.select_option(label="shop.customers")
             wait_for(lambda: "of 320 events shown" in status(shop) and status(shop) != "320 of 320 events shown",
                      "the table filter")
-            ticks = shop.locator(".js-plotly-plot .ytick text").evaluate_all(
-                "ts => ts.map(t => [t.getBoundingClientRect().top, t.textContent])")
-            lanes = [int(text.strip("[]")) for _, text in sorted(ticks)]
+            def y_ticks() -> list:
+                return shop.locator(".js-plotly-plot .ytick text").evaluate_all(
+                    "ts => ts.map(t => [t.getBoundingClientRect().top, t.textContent])")
+
+            # the status is written before plotly has redrawn the figure: wait for its key lanes ("[3]")
+            wait_for(lambda: (ticks := y_ticks()) and all(text.startswith("[") for _, text in ticks),
+                     "the figure's lanes per key")
+            lanes = [int(text.strip("[]")) for _, text in sorted(y_ticks())]
             assert len(lanes) > 3 and lanes == sorted(lanes) and lanes[0] == 1  # swimlanes in key order, from the top
             update = shop.locator(".js-plotly-plot .scatterlayer .trace").nth(1).locator(".point").nth(3)
             update.scroll_into_view_if_needed()
