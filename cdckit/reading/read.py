@@ -44,6 +44,7 @@ from ..frame import (
     rows_inserted,
 )
 from ..io import Message, expand_paths, file_container, iter_sources, looks_like_payload
+from ..io.kafka import is_kafka_url, parse_kafka_url
 from . import workers
 from .capture import Capture, new_report
 from .detect import DEFAULT_SAMPLE
@@ -72,6 +73,7 @@ def read(
     capture: Literal[False] = False,
     keys: Keys | None = None,
     progress: bool | None = None,
+    kafka_config: dict[str, Any] | None = None,
 ) -> pd.DataFrame: ...
 
 
@@ -91,6 +93,7 @@ def read(
     capture: Literal[True],
     keys: Keys | None = None,
     progress: bool | None = None,
+    kafka_config: dict[str, Any] | None = None,
 ) -> Capture: ...
 
 
@@ -110,6 +113,7 @@ def read(
     capture: bool = False,
     keys: Keys | None = None,
     progress: bool | None = None,
+    kafka_config: dict[str, Any] | None = None,
 ) -> ChunkedRead: ...
 
 
@@ -129,6 +133,7 @@ def read(
     capture: bool = False,
     keys: Keys | None = None,
     progress: bool | None = None,
+    kafka_config: dict[str, Any] | None = None,
 ) -> pd.DataFrame | Capture | ChunkedRead: ...
 
 
@@ -147,6 +152,7 @@ def read(
     capture: bool = False,
     keys: Keys | None = None,
     progress: bool | None = None,
+    kafka_config: dict[str, Any] | None = None,
 ) -> pd.DataFrame | Capture | ChunkedRead:
     """Decode a capture into the canonical event frame.
 
@@ -200,6 +206,9 @@ def read(
             terminal: never into a log file or a test's output); True: always
             drawn; False: never. It is gone when the read ends, fails or is
             interrupted.
+        kafka_config: the Kafka client's settings (SASL, TLS, ``client.id``...: librdkafka's names) for a
+            ``kafka://host:port/topic`` source, a bounded sample of a live topic read as its kcat ``-J``
+            lines (see :mod:`cdckit.io.kafka` for the URL's options); no offset is ever committed.
 
     Returns:
         The canonical frame (see :mod:`cdckit.frame`), with
@@ -221,6 +230,8 @@ def read(
         raise ValueError("workers must be at least 1")
     if keys is not None:
         key_columns_given(keys)  # a malformed mapping fails now, before the (long) read
+    if is_kafka_url(source):
+        source = parse_kafka_url(source, kafka_config)  # a malformed URL fails now
     if dialect is None and chunksize is None and container is None and holds_exported_events(source):
         found = given_keys(exported_events(source, capture=True), keys)
         return found if capture else found.with_attrs()
