@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 
 import pandas as pd
@@ -21,6 +22,7 @@ from cdckit.cli.main import main
 from cdckit.errors import KafkaSourceError
 from cdckit.io import kafka as kafka_io
 from cdckit.io import sources
+from cdckit.optional import MissingExtraError
 from cdckit.samples import kafka_broker
 
 TOPIC = "pg.public.docs"
@@ -230,3 +232,17 @@ def test_cli_says_which_in_one_line(broker, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"cdckit: error: no topic 'nope' on the Kafka broker at {broker.bootstrap} "
                    "(Broker: Unknown topic or partition)"]
+
+
+def test_a_missing_client_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "confluent_kafka", None)
+    with pytest.raises(MissingExtraError, match=r"pip install 'cdckit\[kafka\]'"):
+        cdckit.read("kafka://127.0.0.1:9/t")
+
+
+def test_a_malformed_url_is_refused_before_any_connection():
+    with pytest.raises(ValueError, match="holds no credentials"):
+        cdckit.read("kafka://me:secret@127.0.0.1:9/t")
+    with pytest.raises(ValueError, match="unknown option 'colour'"):
+        cdckit.read("kafka://127.0.0.1:9/t?colour=red")
+    assert main(["read", "kafka://127.0.0.1:9/t?max=0"]) == 2
