@@ -59,6 +59,9 @@ __all__ = [
 OPTIONS = ("partitions", "start", "offsets", "max", "count", "timeout")
 #: Records asked of the client at once.
 BATCH = 10_000
+#: Seconds one ask waits for records (it returns sooner with a full batch): short, so that a small sample or the
+#: partitions' ends do not wait.
+WAIT = 0.1
 _TSTYPES = {1: "create", 2: "logappend"}
 
 
@@ -279,7 +282,7 @@ def _batches(
     left = spec.max
     last = time.monotonic()
     while open_ and (left is None or left > 0):
-        batch = consumer.consume(min(BATCH, left or BATCH), timeout=min(1.0, spec.timeout))
+        batch = consumer.consume(min(BATCH, left or BATCH), timeout=min(WAIT, spec.timeout))
         lines: list[bytes] = []
         for msg in batch:
             err = msg.error()
