@@ -42,10 +42,20 @@ def run_capture(args: argparse.Namespace) -> int:
             for lines in topic_lines(spec, seen):
                 out.write(b"\n".join(lines) + b"\n")
                 shown.update(len(lines))
-    parts = ", ".join(f"{partition}: {n:,}" for partition, n in sorted(counts.items())) or "none"
+                shown.set_postfix_str(_per_partition(counts), refresh=False)
+    parts = _per_partition(counts) or "none"
     print(
         f"cdckit: saved {sum(counts.values()):,} records of {printable(spec.name)} to {printable(args.output)} "
         f"(records per partition: {parts})",
         file=sys.stderr,
     )
     return EXIT_OK
+
+
+def _per_partition(counts: Counter[int]) -> str:
+    """The records read of each partition, as the bar and the last line show them.
+
+    >>> _per_partition(Counter({1: 20, 0: 1500}))
+    '0: 1,500, 1: 20'
+    """
+    return ", ".join(f"{partition}: {n:,}" for partition, n in sorted(counts.items()))
