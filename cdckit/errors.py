@@ -19,6 +19,7 @@ __all__ = [
     "UnknownDialectError",
     "AmbiguousDialectError",
     "SparkSetupError",
+    "KafkaSourceError",
     "KeylessTableError",
     "how_to_give_keys",
     "REASON_CODES",
@@ -118,6 +119,11 @@ class AmbiguousDialectError(CdcError):
 
 class SparkSetupError(CdcError, RuntimeError):
     """Spark cannot start here (no Java 17+, say); the message says what to install."""
+
+
+class KafkaSourceError(CdcError, ConnectionError):
+    """A Kafka topic cannot be read: the broker is unreachable, the topic or a partition is missing, or a
+    partition did not catch up in time; the one-line message says which (:mod:`cdckit.io.kafka`)."""
 
 
 def how_to_give_keys(tables: list[str] | tuple[str, ...]) -> str:

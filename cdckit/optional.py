@@ -1,8 +1,8 @@
 """Optional parts of cdckit and the extra that installs each.
 
 The core (reading, decoding, ordering, replay, export to files) needs only
-pandas, pyarrow, orjson, msgspec, duckdb and tqdm. Spark and the views are
-extras: ``pip install 'cdckit[spark]'``, ``'cdckit[viz]'``, or
+pandas, pyarrow, orjson, msgspec, duckdb and tqdm. Spark, the views and reading a live Kafka topic are
+extras: ``pip install 'cdckit[spark]'``, ``'cdckit[viz]'``, ``'cdckit[kafka]'``, or
 ``'cdckit[notebooks]'`` for both and Jupyter. A function that needs a missing
 extra raises :class:`MissingExtraError` naming it.
 
@@ -27,7 +27,11 @@ __all__ = ["EXTRAS", "MissingExtraError", "require"]
 
 #: Each extra and the modules it brings (the pins are in pyproject.toml; tests/test_project.py
 #: checks the two agree). The other extras (notebooks, dev, bench) are sets of tools no module asks for.
-EXTRAS: dict[str, tuple[str, ...]] = {"spark": ("pyspark",), "viz": ("plotly", "ipywidgets", "anywidget", "itables")}
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "spark": ("pyspark",),
+    "viz": ("plotly", "ipywidgets", "anywidget", "itables"),
+    "kafka": ("confluent_kafka",),
+}
 
 
 class MissingExtraError(CdcError, ImportError):

@@ -169,6 +169,28 @@ missing, extra and different, by key (cdckit.reconcile). --key names the key
 columns (default: the capture's key columns); --op, --since and --until choose
 the changes replayed. Exits 0 when they agree, 1 when they differ.
 """,
+    "capture": """\
+examples:
+  cdckit capture kafka://localhost:9092/pg.public.orders -o capture.jsonl
+  cdckit capture 'kafka://b1:9092,b2:9092/orders?partitions=0,2&max=10000' -o sample.jsonl
+  cdckit capture 'kafka://b1:9092/orders?start=2024-05-01T12:00:00Z' -o since-noon.jsonl
+  cdckit capture 'kafka://b1:9092/orders?offsets=0:100,1:250&max=500' -o some.jsonl --force
+  cdckit capture kafka://b1:9093/orders -X security.protocol=SASL_SSL -X sasl.mechanism=PLAIN \\
+      -X sasl.username=me -X sasl.password=... -o capture.jsonl
+  cdckit read capture.jsonl
+
+Saves a bounded sample of a live topic as kcat -J lines (topic, partition,
+offset, timestamp, headers, key, payload), which every command reads as it
+reads the topic itself (any PATH may be the kafka:// URL too). The URL's
+options: partitions=0,2 (default all); start=beginning (default), end, a time
+in ms since the epoch or ISO 8601 (records before it left out); offsets=P:O,...
+(start partition P at offset O); max=N (or count=N) records in all;
+timeout=S seconds to wait for the broker (10). The read stops when every
+partition has caught up or N records are read. It joins no consumer group and
+never commits an offset. -X passes a setting to the Kafka client (librdkafka's
+names), as kcat does. Exits 3 when the broker cannot be reached or the topic
+does not exist, 4 when OUT exists (without --force).
+""",
     "samples": """\
 examples:
   cdckit samples

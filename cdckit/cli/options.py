@@ -19,6 +19,7 @@ from ..analysis.filters import selection as filter_selection
 from ..dialects import registry
 from ..frame import COLUMN_NAMES
 from ..io import expand_paths
+from ..io.kafka import KafkaSpec, is_kafka_url, parse_kafka_url
 from .exit_codes import UsageError
 
 __all__ = [
@@ -84,6 +85,8 @@ class Input:
     exported: bool
     #: ``--key-separator``: that of kafka-console-consumer lines (:func:`cdckit.read`'s ``key_separator``).
     key_separator: str | None = None
+    #: A live Kafka topic read instead of files (a ``kafka://`` PATH, read alone), with its ``-X`` settings.
+    topic: KafkaSpec | None = None
 
     @property
     def label(self) -> str:
@@ -102,13 +105,19 @@ def is_events_file(path: str) -> bool:
     return exported(path)
 
 
-def inputs(specs: list[str], dialect: str | None, key_separator: str | None = None) -> Input:
-    """The files of ``specs`` (each must name some; the same file twice is read once), or canonical events
-    cdckit wrote; nothing is decoded yet.
+def inputs(
+    specs: list[str], dialect: str | None, key_separator: str | None = None, kafka: dict[str, str] | None = None
+) -> Input:
+    """The files of ``specs`` (each must name some; the same file twice is read once), canonical events
+    cdckit wrote, or one live Kafka topic (``kafka`` its client settings); nothing is decoded yet.
 
     >>> inputs([__file__, __file__], None).files == [__file__]
     True
     """
+    if any(is_kafka_url(spec) for spec in specs):
+        if len(specs) > 1:
+            raise UsageError("a kafka:// topic is read alone: give it as the only PATH")
+        return Input(list(specs), list(specs), False, key_separator, kafka_topic(specs[0], kafka))
     exported = [dialect is None and os.path.exists(spec) and is_events_file(spec) for spec in specs]
     if any(exported) and not all(exported):
         raise UsageError("canonical events written by cdckit and raw captures cannot be read together")
@@ -190,6 +199,29 @@ def given_keys(args: argparse.Namespace) -> dict[str, list[str]] | None:
     return keys or None
 
 
+def kafka_settings(args: argparse.Namespace) -> dict[str, str]:
+    """The ``-X KEY=VALUE`` Kafka client settings (each checked).
+
+    >>> kafka_settings(argparse.Namespace(kafka_config=["client.id=me"]))
+    {'client.id': 'me'}
+    """
+    found: dict[str, str] = {}
+    for text in getattr(args, "kafka_config", None) or []:
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"-X {text}: write KEY=VALUE (security.protocol=SASL_SSL)")
+        found[name.strip()] = value
+    return found
+
+
+def kafka_topic(url: str, kafka: dict[str, str] | None) -> KafkaSpec:
+    """The topic and bounds a ``kafka://`` PATH names (a malformed one is a usage error)."""
+    try:
+        return parse_kafka_url(url, kafka)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+
+
 def refuse_existing(output: str, force: bool) -> None:
     """Fail before the (long) read when the output exists and --force was not given.
 
@@ -208,4 +240,4 @@ def checked(args: argparse.Namespace, specs: list[str], **given: Any) -> tuple[I
     separator = getattr(args, "key_separator", None)
     if separator is not None and (not separator or "\n" in separator):
         raise UsageError("--key-separator takes a non-empty text without a line end")
-    return inputs(specs, args.dialect, separator), chosen
+    return inputs(specs, args.dialect, separator, kafka_settings(args)), chosen

@@ -17,6 +17,7 @@ from ..dialects import registry
 from ..frame import COLUMN_NAMES, OPS
 from ..io.write import LAYOUTS
 from .analysis_commands import run_keys, run_order, run_schema
+from .capture_commands import run_capture
 from .compare_commands import run_compare, run_reconcile
 from .exit_codes import EXIT_CODES
 from .formats import formats
@@ -68,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
         return sub
 
     sub = command("detect", "Detect the dialect of each file.", run_detect)
-    sub.add_argument("paths", nargs="+", metavar="PATH", help="file, directory or glob")
+    sub.add_argument("paths", nargs="+", metavar="PATH", help="file, directory, glob or kafka://host:port/topic")
+    _add_kafka_config(sub)
 
     sub = command("read", "Show the first events of a capture and its read summary.", run_read)
     _add_input(sub)
@@ -166,6 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_read_options(sub)
     _add_filters(sub, tables=False, keys=False)
 
+    sub = command("capture", "Save a sample of a live Kafka topic as kcat -J lines.", run_capture)
+    sub.add_argument("url", metavar="URL", help="kafka://host:port[,host:port]/topic[?options]")
+    sub.add_argument("-o", "--output", required=True, metavar="OUT", help="JSON Lines file to write")
+    sub.add_argument("--force", action="store_true", help="replace OUT when it exists")
+    _add_kafka_config(sub)
+
     sub = command("samples", "List the bundled sample captures, or print one's path.", run_samples)
     sub.add_argument("--path", metavar="NAME", help="print the path of sample NAME instead of the list")
     sub.add_argument("--root", action="store_true", help="print the folder that holds the samples")
@@ -177,7 +185,8 @@ def _add_input(sub: argparse.ArgumentParser) -> None:
         "paths",
         nargs="+",
         metavar="PATH",
-        help="file, directory or glob (.gz read transparently); several are read as one capture",
+        help="file, directory or glob (.gz read transparently); several are read as one capture; or a "
+        "live Kafka topic, kafka://host:port/topic[?options] (see cdckit capture --help)",
     )
     _add_read_options(sub)
     _add_filters(sub)
@@ -211,6 +220,18 @@ def _add_read_options(sub: argparse.ArgumentParser) -> None:
         metavar="SEP",
         help="the key.separator kafka-console-consumer printed its fields with, when not a tab "
         "(lines of key, separator, value are read as the Kafka records they show)",
+    )
+    _add_kafka_config(sub)
+
+
+def _add_kafka_config(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "-X",
+        action="append",
+        dest="kafka_config",
+        metavar="KEY=VALUE",
+        help="a Kafka client setting for a kafka:// PATH, as kcat takes it (repeat: -X security.protocol=SASL_SSL "
+        "-X sasl.mechanism=PLAIN ...); the URL holds no secret",
     )
 
 

@@ -17,9 +17,10 @@ from tqdm import tqdm
 from .. import samples
 from ..errors import CdcError, UnknownDialectError
 from ..io import expand_paths
+from ..io.kafka import is_kafka_url
 from ..reading.detect import FLOOR, LOW, detect
 from .exit_codes import EXIT_INPUT, EXIT_OK
-from .options import checked, columns, given_keys, is_events_file, unavailable_values
+from .options import checked, columns, given_keys, is_events_file, kafka_settings, kafka_topic, unavailable_values
 from .reading import read_counted
 from .summary import summary_of
 from .text import events_table, printable
@@ -37,17 +38,17 @@ def run_detect(args: argparse.Namespace) -> int:
     failed = 0
     for spec in args.paths:
         try:
-            files = expand_paths(spec)
+            files = [spec] if is_kafka_url(spec) else expand_paths(spec)
         except OSError as err:
             print(f"cdckit: error: {printable(err)}", file=sys.stderr)
             failed += 1
             continue
         for file in files:
-            if is_events_file(file):
+            if not is_kafka_url(file) and is_events_file(file):
                 rows.append((file, "(cdckit events)", "", "canonical events written by cdckit convert"))
                 continue
             try:
-                found = detect(file)
+                found = detect(kafka_topic(file, kafka_settings(args)) if is_kafka_url(file) else file)
             except UnknownDialectError as err:
                 print(f"cdckit: error: {printable(file)}: {printable(err)}", file=sys.stderr)
                 failed += 1

@@ -114,7 +114,7 @@ def read_counted(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         chunks = read(
-            paths,
+            paths if source.topic is None else source.topic,
             dialect=dialect,
             errors=errors,
             chunksize=size,

@@ -18,6 +18,7 @@ from typing import Any
 
 from .console import console_message
 from .files import file_messages, stream_messages_guarded
+from .kafka import KafkaSpec, TopicMessages, is_kafka_url, parse_kafka_url, topic_lines
 from .message import Message, safe_repr
 from .records import record_object, unwrap_record, value_message
 from .sniff import CONTAINERS
@@ -38,11 +39,16 @@ def iter_sources(
     ``container`` forces one of :data:`CONTAINERS` instead of sniffing.
     Lines ``kafka-console-consumer`` printed with their keys are read as the
     records they show (:mod:`cdckit.io.console`; ``key_separator`` is its
-    ``key.separator``, a tab when None).
+    ``key.separator``, a tab when None). A ``kafka://host:port/topic`` URL (or its
+    :class:`~cdckit.io.kafka.KafkaSpec`) is a sample of a live topic, read as its kcat ``-J`` lines
+    (:mod:`cdckit.io.kafka`).
     """
     if container is not None and container not in CONTAINERS:
         raise ValueError(f"unknown container {container!r}; expected one of {', '.join(CONTAINERS)}")
-    if isinstance(source, os.PathLike):
+    if isinstance(source, KafkaSpec) or is_kafka_url(source):
+        spec = source if isinstance(source, KafkaSpec) else parse_kafka_url(source)
+        yield spec.name, TopicMessages(spec.name, topic_lines(spec))
+    elif isinstance(source, os.PathLike):
         yield from _path_sources([os.fspath(source)], container, key_separator)
     elif isinstance(source, (list, tuple)) and source and all(isinstance(s, os.PathLike) for s in source):
         yield from _path_sources([os.fspath(spec) for spec in source], container, key_separator)  # one capture

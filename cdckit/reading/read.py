@@ -29,6 +29,7 @@ from ..dialects.options import DialectOptions
 from ..errors import DecodeError
 from ..frame import ARROW_SCHEMA, arrow_to_pandas, empty_quarantine
 from ..frame_builders import QuarantineBuilder
+from ..io.kafka import is_kafka_url, parse_kafka_url
 from .capture import Capture, new_report
 from .detect import DEFAULT_SAMPLE
 from .events_files import is_events_file, read_events
@@ -53,6 +54,7 @@ def read(
     capture: Literal[False] = False,
     keys: Keys | None = None,
     progress: bool | None = None,
+    kafka_config: dict[str, Any] | None = None,
 ) -> pd.DataFrame: ...
 
 
@@ -72,6 +74,7 @@ def read(
     capture: Literal[True],
     keys: Keys | None = None,
     progress: bool | None = None,
+    kafka_config: dict[str, Any] | None = None,
 ) -> Capture: ...
 
 
@@ -91,6 +94,7 @@ def read(
     capture: bool = False,
     keys: Keys | None = None,
     progress: bool | None = None,
+    kafka_config: dict[str, Any] | None = None,
 ) -> ChunkedRead: ...
 
 
@@ -110,6 +114,7 @@ def read(
     capture: bool = False,
     keys: Keys | None = None,
     progress: bool | None = None,
+    kafka_config: dict[str, Any] | None = None,
 ) -> pd.DataFrame | Capture | ChunkedRead: ...
 
 
@@ -128,6 +133,7 @@ def read(
     capture: bool = False,
     keys: Keys | None = None,
     progress: bool | None = None,
+    kafka_config: dict[str, Any] | None = None,
 ) -> pd.DataFrame | Capture | ChunkedRead:
     """Decode a capture into the canonical event frame.
 
@@ -181,6 +187,9 @@ def read(
             terminal: never into a log file or a test's output); True: always
             drawn; False: never. It is gone when the read ends, fails or is
             interrupted.
+        kafka_config: the Kafka client's settings (SASL, TLS, ``client.id``...: librdkafka's names) for a
+            ``kafka://host:port/topic`` source, a bounded sample of a live topic read as its kcat ``-J``
+            lines (see :mod:`cdckit.io.kafka` for the URL's options); no offset is ever committed.
 
     Returns:
         The canonical frame (see :mod:`cdckit.frame`), with
@@ -202,6 +211,8 @@ def read(
         raise ValueError("workers must be at least 1")
     if keys is not None:
         key_columns_given(keys)  # a malformed mapping fails now, before the (long) read
+    if is_kafka_url(source):
+        source = parse_kafka_url(source, kafka_config)  # a malformed URL fails now
     if dialect is None and chunksize is None and container is None and holds_exported_events(source):
         found = given_keys(exported_events(source, capture=True), keys)
         return found if capture else found.with_attrs()

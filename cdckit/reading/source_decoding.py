@@ -37,6 +37,7 @@ from ..dialects.base import Dialect
 from ..dialects.options import DialectOptions
 from ..errors import UnknownDialectError
 from ..io import LineBlock, Message, file_container, file_pieces
+from ..io.kafka import TopicMessages
 from .decoding import MessageDecoder
 from .detect import choose_for_read
 from .sinks import Sink
@@ -111,7 +112,9 @@ def decode_source(
     dialect = registry.create(verdict.dialect, options=options) if verdict.dialect is not None else None
     decoder = MessageDecoder(dialect, sink, verdict.unknown, each=not verdict.given, options=options)
     blocks = block_container(name, container, options) if dialect is not None and dialect.has_line_decoder else None
-    if blocks is not None:
+    if isinstance(messages, TopicMessages) and dialect is not None and dialect.has_line_decoder:
+        yield from decode_pieces(decoder, messages.pieces(), name)  # a topic's kcat -J lines, as a file's
+    elif blocks is not None:
         messages.close()
         yield from decode_pieces(decoder, file_pieces(name, blocks, key_separator=options.key_separator), name)
     else:
