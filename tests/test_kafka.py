@@ -142,6 +142,44 @@ def test_the_topic_reads_as_the_same_records_saved_by_kcat(broker, topic, tmp_pa
     assert keyed["key"].map(lambda k: json.loads(k)[0] % PARTITIONS).tolist() == keyed["partition"].tolist()
 
 
+def _partition_counts(postfix: str) -> dict[int, int]:
+    return {int(part.split()[0][1:]): int(part.split()[1].replace(",", "")) for part in postfix.split(" · ")}
+
+
+@pytest.mark.parametrize("options", [{}, {"max": 20}, {"partitions": "0,2"}])
+def test_the_bar_counts_the_records_of_each_partition(broker, topic, monkeypatch, options):
+    from test_progress import Recorded
+
+    from cdckit.reading import progress as progress_bars
+
+    Recorded.made = []
+    monkeypatch.setattr(progress_bars, "bar_class", lambda: Recorded)
+    monkeypatch.setattr(progress_bars, "PROGRESS_TICK", 0.01)
+    seen: list[bytes] = []
+
+    def watched(spec, *more):
+        for batch in kafka_io.topic_lines(spec, *more):
+            seen.extend(batch)
+            yield batch
+
+    monkeypatch.setattr(sources, "topic_lines", watched)
+    live = cdckit.read(broker.url(TOPIC, **options), capture=True, progress=True)
+    (bar,) = Recorded.made
+    assert bar.closed and bar.drawn
+    read = live.report["messages"]
+    assert bar.n == bar.total == read == (options.get("max") or read)
+    shown = _partition_counts(bar.postfix)
+    assert sum(shown.values()) == read
+    chosen = [int(p) for p in options.get("partitions", "0,1,2").split(",")]
+    assert sorted(shown) == chosen
+    if "max" not in options:  # every record of each partition read
+        assert shown == {p: sum(1 for q, _ in topic if q == p) for p in chosen}
+    positions = _positions(seen)  # the records the read took, as its own lines say
+    assert shown == {p: sum(1 for q, _ in positions if q == p) for p in chosen}
+    framed = {(int(p), int(o)) for p, o in zip(live.events["partition"], live.events["offset"])}
+    assert framed <= set(positions) and {p for p, _ in framed} <= set(shown)
+
+
 def test_the_lines_are_those_kcat_prints(broker, topic):
     from cdckit.io.kafka import parse_kafka_url, topic_lines
 

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
 from pathlib import Path
 
 from ..export.atomic import atomic_path
-from ..io.kafka import topic_lines
+from ..io.kafka import PartitionCounts, topic_lines
 from .exit_codes import EXIT_OK
 from .options import kafka_settings, kafka_topic, refuse_existing
 from .progress import bar
@@ -32,30 +31,17 @@ def run_capture(args: argparse.Namespace) -> int:
     records of which partitions were saved."""
     spec = kafka_topic(args.url, kafka_settings(args))
     refuse_existing(args.output, args.force)
-    counts: Counter[int] = Counter()
-    with bar(f"capture {spec.topic}", " records", total=spec.max) as shown:
-
-        def seen(partition: int) -> None:
-            counts[partition] += 1
-
+    counts = PartitionCounts()
+    with bar(f"capture {spec.topic}", " records") as shown:
         with atomic_path(Path(args.output), overwrite=args.force) as staged, open(staged, "wb") as out:
-            for lines in topic_lines(spec, seen):
+            for lines in topic_lines(spec, counts):
                 out.write(b"\n".join(lines) + b"\n")
+                shown.total = counts.total
                 shown.update(len(lines))
-                shown.set_postfix_str(_per_partition(counts), refresh=False)
-    parts = _per_partition(counts) or "none"
+                shown.set_postfix_str(counts.text(), refresh=False)
     print(
-        f"cdckit: saved {sum(counts.values()):,} records of {printable(spec.name)} to {printable(args.output)} "
-        f"(records per partition: {parts})",
+        f"cdckit: saved {counts.read():,} records of {printable(spec.name)} to {printable(args.output)} "
+        f"(records per partition: {counts.text() or 'none'})",
         file=sys.stderr,
     )
     return EXIT_OK
-
-
-def _per_partition(counts: Counter[int]) -> str:
-    """The records read of each partition, as the bar and the last line show them.
-
-    >>> _per_partition(Counter({1: 20, 0: 1500}))
-    '0: 1,500, 1: 20'
-    """
-    return ", ".join(f"{partition}: {n:,}" for partition, n in sorted(counts.items()))

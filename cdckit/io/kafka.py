@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,7 @@ from .records import parse_line
 
 __all__ = [
     "KafkaSpec",
+    "PartitionCounts",
     "is_kafka_url",
     "parse_kafka_url",
     "record_line",
@@ -199,9 +201,56 @@ def record_line(
     )  # fmt: skip
 
 
-def topic_lines(spec: KafkaSpec, seen: Callable[[int], None] | None = None) -> Iterator[list[bytes]]:
-    """The sample's records as kcat ``-J`` lines, in batches as the client gives them; ``seen(partition)``
-    is told of each record kept (a progress bar's count).
+class PartitionCounts:
+    """The records a sample has read of each partition, and how many it expects of each where the broker
+    tells the partitions' ends (:func:`topic_lines` tells it both); what a progress bar and ``cdckit capture``
+    show.
+
+    >>> counts = PartitionCounts()
+    >>> counts.expect({0: 1500, 1: 20}, limit=None)
+    >>> for partition in [0] * 1200 + [1] * 20:
+    ...     counts.seen(partition)
+    >>> counts.text(), counts.read(), counts.total
+    ('p0 1,200 · p1 20', 1220, 1520)
+    """
+
+    def __init__(self) -> None:
+        self.counts: Counter[int] = Counter()
+        self.expected: dict[int, int] | None = None  #: records to come of each partition, where known
+        self.limit: int | None = None  #: the sample's count (``max=``)
+
+    def seen(self, partition: int) -> None:
+        """One record of ``partition`` read."""
+        self.counts[partition] += 1
+
+    def expect(self, remaining: dict[int, int] | None, limit: int | None) -> None:
+        """The records to come of each partition read (None: not known), and the sample's count."""
+        self.expected, self.limit = remaining, limit
+        for partition in remaining or ():
+            self.counts[partition] += 0  # shown from the start, at 0
+
+    def read(self) -> int:
+        """The records read so far, of all partitions."""
+        return sum(list(self.counts.values()))
+
+    @property
+    def total(self) -> int | None:
+        """The records the sample will read where known: the partitions' ends minus their starts (at most the
+        sample's count), else the count, else None."""
+        if self.expected is None:
+            return self.limit
+        known = sum(self.expected.values())
+        return known if self.limit is None else min(known, self.limit)
+
+    def text(self) -> str:
+        """The records read of each partition, as ``p0 1,200 · p1 1,180``."""
+        return " · ".join(f"p{partition} {n:,}" for partition, n in sorted(list(self.counts.items())))
+
+
+def topic_lines(spec: KafkaSpec, counts: PartitionCounts | None = None) -> Iterator[list[bytes]]:
+    """The sample's records as kcat ``-J`` lines, in batches as the client gives them; ``counts`` is told of
+    each record kept, and first of the records each partition holds past its start (:class:`PartitionCounts`,
+    a progress bar's count).
 
     Raises :class:`~cdckit.errors.KafkaSourceError` when the broker cannot be reached, the topic or a chosen
     partition does not exist, or a partition gives nothing for ``spec.timeout`` seconds before catching up.
@@ -210,10 +259,27 @@ def topic_lines(spec: KafkaSpec, seen: Callable[[int], None] | None = None) -> I
     consumer = kafka.Consumer(_client_config(spec))
     try:
         partitions = _partitions(consumer, spec, kafka)
-        consumer.assign(_start_offsets(consumer, spec, partitions, kafka))
-        yield from _batches(consumer, spec, set(partitions), kafka, seen)
+        starts = _start_offsets(consumer, spec, partitions, kafka)
+        if counts is not None:
+            counts.expect(_remaining(consumer, spec, starts, kafka), spec.max)
+        consumer.assign(starts)
+        yield from _batches(consumer, spec, set(partitions), kafka, None if counts is None else counts.seen)
     finally:
         consumer.close()
+
+
+def _remaining(consumer: Any, spec: KafkaSpec, starts: list[Any], kafka: Any) -> dict[int, int] | None:
+    """The records each partition holds past its start, from its watermarks (None where the broker does not
+    tell them within the timeout). A broker whose high watermark lags its last records makes it short."""
+    remaining = {}
+    for start in starts:
+        try:
+            low, high = consumer.get_watermark_offsets(start, timeout=spec.timeout, cached=False)
+        except kafka.KafkaException:
+            return None
+        first = {kafka.OFFSET_BEGINNING: low, kafka.OFFSET_END: high}.get(start.offset, max(start.offset, low))
+        remaining[start.partition] = max(0, high - first)
+    return remaining
 
 
 def _client_config(spec: KafkaSpec) -> dict[str, Any]:

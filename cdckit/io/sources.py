@@ -18,7 +18,7 @@ from typing import Any
 
 from .console import console_message
 from .files import file_messages, stream_messages_guarded
-from .kafka import KafkaSpec, TopicMessages, is_kafka_url, parse_kafka_url, topic_lines
+from .kafka import KafkaSpec, PartitionCounts, TopicMessages, is_kafka_url, parse_kafka_url, topic_lines
 from .message import Message, safe_repr
 from .records import record_object, unwrap_record, value_message
 from .sniff import CONTAINERS
@@ -28,7 +28,7 @@ __all__ = ["iter_sources", "expand_paths", "looks_like_payload"]
 
 
 def iter_sources(
-    source: Any, container: str | None = None, key_separator: str | None = None
+    source: Any, container: str | None = None, key_separator: str | None = None, counts: PartitionCounts | None = None
 ) -> Iterator[tuple[str, Generator[Message, None, None]]]:
     """Yield ``(source name, messages)`` for each file or payload in ``source``.
 
@@ -41,13 +41,13 @@ def iter_sources(
     records they show (:mod:`cdckit.io.console`; ``key_separator`` is its
     ``key.separator``, a tab when None). A ``kafka://host:port/topic`` URL (or its
     :class:`~cdckit.io.kafka.KafkaSpec`) is a sample of a live topic, read as its kcat ``-J`` lines
-    (:mod:`cdckit.io.kafka`).
+    (:mod:`cdckit.io.kafka`); ``counts`` is told of its records of each partition (a progress bar's).
     """
     if container is not None and container not in CONTAINERS:
         raise ValueError(f"unknown container {container!r}; expected one of {', '.join(CONTAINERS)}")
     if isinstance(source, KafkaSpec) or is_kafka_url(source):
         spec = source if isinstance(source, KafkaSpec) else parse_kafka_url(source)
-        yield spec.name, TopicMessages(spec.name, topic_lines(spec))
+        yield spec.name, TopicMessages(spec.name, topic_lines(spec, counts))
     elif isinstance(source, os.PathLike):
         yield from _path_sources([os.fspath(source)], container, key_separator)
     elif isinstance(source, (list, tuple)) and source and all(isinstance(s, os.PathLike) for s in source):

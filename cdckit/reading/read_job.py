@@ -33,12 +33,14 @@ from ..errors import DecodeError
 from ..frame import Event
 from ..frame_builders import FrameBuilder, QuarantineBuilder, rows_inserted
 from ..io import Message, expand_paths, file_container, iter_sources, looks_like_payload
+from ..io.kafka import KafkaSpec
 from . import workers
 from .capture import new_report
 from .pairing import PAIRED, Pairer, identity, unpaired_reason
 from .progress import Progress, bar_of_read
 from .sinks import FrameSink
 from .source_decoding import SourceVerdict, decode_file_range, decode_source, source_verdict
+from .topic_progress import TopicProgress, bar_of_topic
 
 __all__ = ["ReadJob"]
 
@@ -102,7 +104,10 @@ class ReadJob(FrameSink):
             yield from self._tables(source, size)
 
     def _progress_of(self, source: Any) -> Progress:
-        """The progress bar of reading ``source`` (see :func:`cdckit.reading.progress.bar_of_read`)."""
+        """The progress bar of reading ``source`` (see :func:`cdckit.reading.progress.bar_of_read`; a live topic's:
+        :mod:`cdckit.reading.topic_progress`)."""
+        if isinstance(source, KafkaSpec):
+            return bar_of_topic(self.show)
         sized = isinstance(source, Sized) and not isinstance(source, (str, bytes, bytearray, dict))
         return bar_of_read(
             lambda: _paths_of(source), lambda: len(source) if sized else None, lambda: self.messages, self.show
@@ -114,8 +119,9 @@ class ReadJob(FrameSink):
         if files:
             yield from self._files_in_workers(files, size)
         else:
+            counts = self.progress.counts if isinstance(self.progress, TopicProgress) else None
             for name, messages in iter_sources(
-                source, container=self.container, key_separator=self.options.key_separator
+                source, container=self.container, key_separator=self.options.key_separator, counts=counts
             ):
                 self.progress.started(name)
                 head = list(itertools.islice(messages, self.sample))
