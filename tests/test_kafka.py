@@ -180,6 +180,24 @@ def test_the_bar_counts_the_records_of_each_partition(broker, topic, monkeypatch
     assert framed <= set(positions) and {p for p, _ in framed} <= set(shown)
 
 
+def test_an_automatic_bar_shows_only_for_a_large_sample(broker, topic, monkeypatch):
+    from test_progress import FakeTerminal, Recorded
+
+    from cdckit.reading import progress as progress_bars
+
+    monkeypatch.setattr(sys, "stderr", FakeTerminal())  # a place to draw it
+    monkeypatch.setattr(progress_bars, "bar_class", lambda: Recorded)
+    monkeypatch.setattr(progress_bars, "DELAY", 1e-6)  # tqdm draws a bar of no delay when it is made
+    shown = []
+    for automatic in (len(topic) + 1, len(topic)):  # just more than the topic holds, then all of it
+        monkeypatch.setattr(progress_bars, "AUTOMATIC_MESSAGES", automatic)
+        Recorded.made = []
+        cdckit.read(broker.url(TOPIC))
+        (bar,) = Recorded.made
+        shown.append(bool(bar.drawn))
+    assert shown == [False, True]
+
+
 def test_the_lines_are_those_kcat_prints(broker, topic):
     from cdckit.io.kafka import parse_kafka_url, topic_lines
 

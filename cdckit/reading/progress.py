@@ -216,7 +216,12 @@ class Progress:
             self.bar.refresh()
 
     def _due(self) -> bool:
-        return time.time() >= self.bar.start_t + self.delay
+        return time.time() >= self.bar.start_t + self.delay and self.worth_showing()
+
+    def worth_showing(self) -> bool:
+        """Whether the work is large enough for the bar to show (one whose size is known only as it goes, an
+        automatic bar of a live topic, says so itself)."""
+        return True
 
     def _run(self) -> None:
         while not self._stop.wait(PROGRESS_TICK):

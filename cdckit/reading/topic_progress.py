@@ -6,7 +6,8 @@ towards the partitions' ends minus their starts where the broker tells them (a b
 lags its last records makes that total short: the bar's total then grows to what was read). Whether it is
 drawn follows :mod:`cdckit.reading.progress`: ``progress=True`` always, False never, None (automatic)
 where there is a place to draw it, once the read has taken :data:`~cdckit.reading.progress.DELAY` seconds
-(a topic's size is known only once it is read from).
+and the sample is large (:data:`~cdckit.reading.progress.AUTOMATIC_MESSAGES` records, read or to come: a
+topic's size is known only once it is read from).
 
 >>> bar_of_topic(False).bar.disable
 True
@@ -25,19 +26,25 @@ def bar_of_topic(progress: bool | None) -> bars.Progress:
     and counts nothing."""
     if progress is False or (progress is None and not bars.place_to_draw()):
         return bars.CountProgress(None, int, show=False)
-    return TopicProgress(PartitionCounts(), delay=bars.DELAY if progress is None else 0.0)
+    return TopicProgress(PartitionCounts(), automatic=progress is None)
 
 
 class TopicProgress(bars.Progress):
     """A bar of the records a topic's read has taken (``counts``, told by the client's loop), each
-    partition's shown in its postfix."""
+    partition's shown in its postfix; ``automatic``: shown only for a large sample, after a delay."""
 
-    def __init__(self, counts: PartitionCounts, desc: str = "reading", delay: float = 0.0) -> None:
+    def __init__(self, counts: PartitionCounts, desc: str = "reading", automatic: bool = False) -> None:
         self.counts = counts
-        super().__init__(None, "msg", desc, show=True, delay=delay)
+        self.automatic = automatic
+        super().__init__(None, "msg", desc, show=True, delay=bars.DELAY if automatic else 0.0)
 
     def done(self) -> int:
         return self.counts.read()
+
+    def worth_showing(self) -> bool:
+        """Always when asked for; automatic: once the sample is large (read, or to come)."""
+        big = max(self.counts.total or 0, self.counts.read()) >= bars.AUTOMATIC_MESSAGES
+        return not self.automatic or big
 
     def tick(self) -> None:
         """Take the total the partitions' ends give (never under what was read), the counts, and redraw."""
