@@ -226,6 +226,14 @@ def test_start_at_the_end_reads_only_what_arrives(broker):
     assert _read(broker.url("one.by.one")) == [(0, 0), (0, 1), (1, 0), (1, 1)]
 
 
+def test_an_offset_past_a_partitions_end_reads_nothing_of_it_at_once(broker, topic):
+    ends = {p: max(o for q, o in topic if q == p) + 1 for p, _ in topic}
+    started = time.monotonic()
+    got = _read(broker.url(TOPIC, offsets=f"0:{ends[0] + 5},1:{ends[1]},2:{ends[2] - 1}", timeout=5))
+    assert got == [(2, ends[2] - 1)]  # partitions 0 and 1 have caught up: nothing of them, no error
+    assert time.monotonic() - started < 5
+
+
 def _read(url: str) -> list[tuple[int, int]]:
     from cdckit.io.kafka import parse_kafka_url, topic_lines
 

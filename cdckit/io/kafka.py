@@ -259,13 +259,31 @@ def topic_lines(spec: KafkaSpec, counts: PartitionCounts | None = None) -> Itera
     consumer = kafka.Consumer(_client_config(spec))
     try:
         partitions = _partitions(consumer, spec, kafka)
-        starts = _start_offsets(consumer, spec, partitions, kafka)
+        starts = _within_the_log(consumer, spec, _start_offsets(consumer, spec, partitions, kafka), kafka)
         if counts is not None:
             counts.expect(_remaining(consumer, spec, starts, kafka), spec.max)
         consumer.assign(starts)
         yield from _batches(consumer, spec, set(partitions), kafka, None if counts is None else counts.seen)
     finally:
         consumer.close()
+
+
+def _within_the_log(consumer: Any, spec: KafkaSpec, starts: list[Any], kafka: Any) -> list[Any]:
+    """``starts`` with each given offset moved inside its partition's log: one below the first record kept (the
+    rest was deleted) starts at that record; one past the last record starts at the end, where the partition has
+    caught up at once. Records before a given offset are still left out (:func:`_batches`): a broker whose high
+    watermark lags its last records makes the end too early."""
+    placed = []
+    for start in starts:
+        if start.offset < 0:  # the beginning, the end, or no record at or after the start time
+            placed.append(start)
+            continue
+        try:
+            low, high = consumer.get_watermark_offsets(start, timeout=spec.timeout, cached=False)
+        except kafka.KafkaException as err:
+            raise KafkaSourceError(f"cannot find where {spec.name} partition {start.partition} ends: {err}") from None
+        placed.append(kafka.TopicPartition(spec.topic, start.partition, max(low, min(start.offset, high))))
+    return placed
 
 
 def _remaining(consumer: Any, spec: KafkaSpec, starts: list[Any], kafka: Any) -> dict[int, int] | None:
@@ -345,6 +363,7 @@ def _batches(
     """Batches of lines until every partition of ``open_`` reached its end or ``spec.max`` records were read."""
     eof = kafka.KafkaError._PARTITION_EOF
     after = spec.start if isinstance(spec.start, int) else None
+    given = spec.offsets
     left = spec.max
     last = time.monotonic()
     while open_ and (left is None or left > 0):
@@ -360,6 +379,8 @@ def _batches(
                 if err.fatal() or err.code() in (kafka.KafkaError.UNKNOWN_TOPIC_OR_PART, kafka.KafkaError._TRANSPORT):
                     raise KafkaSourceError(f"reading {spec.name} failed: {err.str()}")
                 continue
+            if msg.offset() < given.get(msg.partition(), 0):
+                continue  # before the offset asked for (the start was moved back to where the log ends)
             stamp = msg.timestamp()
             if after is not None and stamp[0] in _TSTYPES and stamp[1] < after:
                 continue  # older than the start time (a broker may answer offsets_for_times loosely)
