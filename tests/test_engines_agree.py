@@ -64,7 +64,7 @@ def _cut(events: pd.DataFrame):
     return times.iloc[len(times) // 2] if len(times) else None
 
 
-SETTINGS = settings(max_examples=40, deadline=None,
+SETTINGS = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

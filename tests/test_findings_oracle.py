@@ -146,7 +146,7 @@ DENSE_ROW = st.tuples(ROW, st.sampled_from(["begin", "commit", None]), st.sample
                        op=drawn[1] or drawn[0]["op"], txn_id=drawn[2] if drawn[1] else drawn[0]["txn_id"]))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.lists(ROW, max_size=40), max_gap=st.integers(1, 12), factor=st.sampled_from([1.5, 3.0]))
 def test_random_frames_match_the_oracle(rows, max_gap, factor):
     events = events_of(rows)
@@ -154,7 +154,7 @@ def test_random_frames_match_the_oracle(rows, max_gap, factor):
         assert_same_report(events, by, max_gap=max_gap, heartbeat_factor=factor)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.lists(DENSE_ROW, max_size=30), max_gap=st.integers(1, 12))
 def test_random_dense_frames_match_the_oracle(rows, max_gap):
     events = events_of(rows)
