@@ -2,7 +2,7 @@
 (:data:`MAIN_EXAMPLES`) and the examples under each ``cdckit COMMAND --help`` (:data:`COMMAND_EXAMPLES`).
 
 >>> sorted(COMMAND_EXAMPLES)[:3]
-['compare', 'convert', 'detect']
+['capture', 'compare', 'convert']
 >>> all(text.startswith("examples:") for text in COMMAND_EXAMPLES.values())
 True
 """
