@@ -310,3 +310,24 @@ def test_a_malformed_url_is_refused_before_any_connection():
     with pytest.raises(ValueError, match="unknown option 'colour'"):
         cdckit.read("kafka://127.0.0.1:9/t?colour=red")
     assert main(["read", "kafka://127.0.0.1:9/t?max=0"]) == 2
+
+
+def test_a_topic_of_values_only_reads_as_its_values_only_file(broker, tmp_path):
+    import orjson
+
+    saved = [orjson.loads(line) for line in cdckit.samples.raw("debezium/postgres_kcat").splitlines()]
+    values = [r["payload"] for r in saved if r["payload"] is not None][:60]
+    broker.create("values.only", 2)
+    broker.produce("values.only", [{"value": v.encode(), "partition": n % 2} for n, v in enumerate(values)])
+    live = cdckit.read(broker.url("values.only"), capture=True)
+    assert live.events["key"].isna().all() and len(live.quarantine) == 0
+    by_offset = live.events.sort_values(["partition", "offset"], ignore_index=True)
+    path = tmp_path / "values.jsonl"  # the same values, as kafka-console-consumer saves them (no keys)
+    order = sorted(range(len(values)), key=lambda n: (n % 2, n // 2))
+    path.write_text("".join(values[n] + "\n" for n in order))
+    from_file = cdckit.read(path)
+    columns = ["op", "table", "before", "after", "seq"]
+    assert by_offset[columns].equals(from_file[columns])
+    keyed = cdckit.read(broker.url("values.only"), keys={"public.customers": ["id"]})
+    customers = keyed[keyed["table"] == "customers"]
+    assert len(customers) and customers["key"].notna().all()
