@@ -158,7 +158,9 @@ def keyless_state(
 _UNLIKE = """
 WITH failing AS (
     SELECT DISTINCT _table, json_keys(t) AS names,
-        [e.key FOR e IN map_entries(json_transform(t, '"MAP(VARCHAR, JSON)"')) IF e.value::VARCHAR = 'null'] AS nulls
+        -- a JSON null comes out of json_transform as SQL NULL (DuckDB 2), as the text 'null' before
+        [e.key FOR e IN map_entries(json_transform(t, '"MAP(VARCHAR, JSON)"'))
+         IF e.value IS NULL OR e.value::VARCHAR = 'null'] AS nulls
     FROM kl_text WHERE failed
 ), added AS (
     SELECT DISTINCT _table, json_keys(t) AS names FROM kl_text
