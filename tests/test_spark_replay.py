@@ -385,3 +385,23 @@ def test_keyless_tables_of_whole_images_are_counted_not_walked(spark, name, monk
         cdcspark.materialize(_on_spark(spark, _keyless_events(KEYLESS_CASES["mixed and truncated"])))
     with pytest.raises(Exception, match="went to the Python walk"):
         cdcspark.materialize(_on_spark(spark, _keyless_events(PARTIAL_CASES["partial, merged"], "shareplex")))
+
+
+#: Spark's own plan settings, which tests/spark/spark-defaults.conf turns off for the rest of the run.
+SPARK_PLAN_DEFAULTS = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codegen.factoryMode": "FALLBACK",
+                       "spark.sql.adaptive.enabled": "true"}
+
+
+@pytest.mark.parametrize("name", ["mixed", "keyless"])
+def test_compiled_adaptive_plans_agree_as_well(spark, captures, name):
+    """The run interprets its plans (tests/spark/spark-defaults.conf); an analyst's Spark compiles and adapts
+    them: the read, the order report and the replay agree there too."""
+    session = spark.newSession()  # the same Spark, its own SQL settings
+    for setting, value in SPARK_PLAN_DEFAULTS.items():
+        session.conf.set(setting, value)
+    assert spark.conf.get("spark.sql.codegen.wholeStage") == "false"  # the run's own, for the other tests
+    events, on_spark = _events(session, captures[name])
+    assert on_spark.sparkSession.conf.get("spark.sql.codegen.wholeStage") == "true"
+    _assert_reports_agree(cdcspark.order_report(on_spark, cdcspark.quarantine(on_spark)), oracle.order_report(events),
+                          name)
+    _assert_states_agree(cdcspark.materialize(on_spark), oracle.materialize(events), name)
