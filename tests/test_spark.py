@@ -23,15 +23,18 @@ def normal_rows(frame: pd.DataFrame) -> list[tuple]:
 
 
 def test_read_gives_the_pandas_frame_for_every_sample(spark):
-    events = cdcspark.read(spark, cdckit.samples.DATA, split_messages=40)  # the shop files in eight tasks or more
+    # the shop files in eight tasks or more; the capture's combined frame cached, so that the events, the report
+    # and the quarantine below come from one decode
+    capture = cdcspark.read(spark, cdckit.samples.DATA, split_messages=40, capture=True)
+    capture.combined.cache()
     expected = cdckit.read(cdckit.samples.DATA)
-    got = events.toPandas()
+    got = capture.events.toPandas()
     assert list(got.columns) == COLUMN_NAMES
     assert normal_rows(got) == normal_rows(expected)
-    report = cdcspark.report(events)
     want = {k: v for k, v in expected.attrs["report"].items() if k not in ("sources", "detection", "inferred_keys")}
-    assert report == want
-    assert cdcspark.quarantine(events).count() == 0
+    assert capture.report == want
+    assert capture.quarantine.count() == 0
+    capture.combined.unpersist()
 
 
 @pytest.mark.parametrize("sample", ["datahub_blob/examples_split.jsonl", "datahub_tuple/examples_split.jsonl",
