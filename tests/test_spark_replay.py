@@ -100,7 +100,9 @@ def captures(tmp_path_factory):
 
 
 def _events(spark, path):
-    return cdckit.read(path), cdcspark.read(spark, str(path))
+    """The capture read by both engines; the Spark events cached, as an analyst caches them: each check below
+    runs several Spark jobs over them."""
+    return cdckit.read(path), cdcspark.read(spark, str(path)).cache()
 
 
 def _assert_reports_agree(got, want, label):
