@@ -192,18 +192,28 @@ def test_ci_runs_make_test_and_make_knows_the_targets():
 
 
 def test_make_test_runs_the_suite_in_parallel_workers_file_by_file():
-    """`make test` runs pytest-xdist (from the dev extra) with a worker per core, and keeps each file in one
-    worker, in order: a notebook's cells run one after another in one kernel, and a module's server stays one."""
+    """`make test` runs pytest-xdist (from the dev extra) with a worker per core and one more (at most four), and
+    keeps each file in one worker, in order: a notebook's cells run one after another in one kernel, and a
+    module's server stays one. The files go out in collection order, the slowest first (tests/conftest.py)."""
     assert "pytest-xdist" in required(pyproject_groups()["dev"])
     makefile = (ROOT / "Makefile").read_text()
     recipe = makefile[makefile.index("\ntest:"):].split("\n\n")[0]
     assert "$(BIN)/python -m pytest $(PYTEST_PARALLEL)" in recipe
     parallel = re.search(r"^PYTEST_PARALLEL := (.*)$", makefile, re.M)[1].split()
     assert parallel[:2] == ["-n", "$(TEST_WORKERS)"] and "--dist loadfile" in " ".join(parallel)
+    assert "--no-loadscope-reorder" in parallel
     workers = subprocess.run(["make", "--no-print-directory", "-s", "-C", str(ROOT), "-f", "-", "show"],
                              input=makefile + "\nshow:\n\t@echo $(TEST_WORKERS)\n", capture_output=True,
                              text=True, check=True).stdout.strip()
-    assert 1 <= int(workers) <= min(4, os.cpu_count() or 1), workers
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1  # as nproc
+    assert int(workers) == min(4, cores + 1), workers
+
+
+def test_the_slowest_files_first_are_files_of_the_suite():
+    """The files conftest.py starts with exist (a renamed one would silently go back to its usual place)."""
+    from conftest import SLOWEST_FIRST
+
+    assert SLOWEST_FIRST and all((ROOT / path).is_file() for path in SLOWEST_FIRST), SLOWEST_FIRST
 
 
 def test_binder_writes_the_kernel_profile():
