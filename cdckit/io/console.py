@@ -141,7 +141,8 @@ def _key_and_value(raw: bytes, pos: int, sep: bytes, prefixed: bool) -> tuple[st
             plain = (key, cut + width) if whole and plain is None and start == pos else plain
             break
         if whole and (_closed(key) if start == pos else _json(key)):  # a longer key holds the separator:
-            return key.decode("utf-8"), _value_bytes(raw, cut + width), True  # it must be JSON to count
+            text = _utf8(key)  # it must be JSON to count
+            return None if text is None else (text, _value_bytes(raw, cut + width), True)
         if start == pos and whole:
             plain = (key, cut + width)  # text that opens like JSON: a plain key unless a longer JSON key fits
         start = cut + 1  # a JSON key may hold the separator in its quotes
@@ -151,13 +152,23 @@ def _key_and_value(raw: bytes, pos: int, sep: bytes, prefixed: bool) -> tuple[st
             return None, _value_bytes(raw, at), True
         if not key and not prefixed:
             return None
-        try:
-            return key.decode("utf-8"), _value_bytes(raw, at), True
-        except UnicodeDecodeError:
-            return None
+        text = _utf8(key)
+        return None if text is None else (text, _value_bytes(raw, at), True)
     if prefixed and _whole_value(raw, pos):
         return None, _value_bytes(raw, pos), False
     return None
+
+
+def _utf8(key: bytes) -> str | None:
+    r"""A printed key as text, or None where it is not UTF-8 (then the line is not a console line).
+
+    >>> _utf8(b'{"id":1}'), _utf8(b'{"id":"\xed"}')
+    ('{"id":1}', None)
+    """
+    try:
+        return key.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _whole_value(raw: bytes, pos: int) -> bool:
