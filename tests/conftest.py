@@ -9,7 +9,8 @@ import pytest
 
 # Every Spark the tests start (this session, the notebooks' kernels, the CLI and cluster subprocesses) reads
 # tests/spark/spark-defaults.conf: plans interpreted, not compiled, for data this small (the file says why).
-os.environ.setdefault("SPARK_CONF_DIR", str(Path(__file__).parent / "spark"))
+# Set, not defaulted: a developer's own SPARK_CONF_DIR would give the tests other settings than CI's.
+os.environ["SPARK_CONF_DIR"] = str(Path(__file__).parent / "spark")
 
 
 @pytest.fixture(scope="session")
