@@ -140,6 +140,9 @@ class Wal2Json(Dialect):
                 return Match(0.95 if found or change else 0.6, ("change is a list of kinds",) + found)
             return None
         action = value.get("action")
+        if action in ("B", "C") and len(value) == 1:
+            # format-version 2 with no include-xids, -lsn or -timestamp writes its begin and commit bare
+            return Match(0.6, (f"action {action} alone",))
         if action in ACTION_OPS and value.keys() <= V2_FIELDS and len(value) > 1:
             evidence = tuple(f for f in ("lsn", "xid", "schema", "table", "columns", "identity") if f in value)
             if action in "IUD" and not isinstance(value.get("columns", value.get("identity")), list):

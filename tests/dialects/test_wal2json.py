@@ -342,6 +342,18 @@ def test_detect_steals_nothing():
     assert wal2json.detect({"type": "INSERT", "data": [{}]}) is None
 
 
+def test_bare_begin_and_commit_of_default_options_are_wal2json():
+    # format-version 2 with default options writes a transaction's B and C with no other field; a capture of
+    # mostly such transactions (changes filtered out, or no replica identity for a delete) is still wal2json
+    lines = ['{"action":"B"}', '{"action":"C"}'] * 3
+    lines[3:3] = ['{"action":"I","schema":"s","table":"t","columns":[{"name":"id","type":"integer","value":7}]}']
+    assert cdckit.detect("\n".join(lines)).dialect == "wal2json"
+    events = read_clean("\n".join(lines))
+    assert events["op"].tolist() == ["begin", "commit", "begin", "insert", "commit", "begin", "commit"]
+    assert registry.create("wal2json").detect({"action": "I"}) is None
+    assert registry.create("wal2json").detect({"action": "B", "data": 1}) is None
+
+
 def test_bad_messages_are_quarantined(tmp_path):
     good = '{"action":"I","schema":"s","table":"t","columns":[{"name":"id","type":"integer","value":1}]}'
     assert_quarantined("wal2json", good, [
