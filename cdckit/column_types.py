@@ -161,9 +161,15 @@ def decimal_type(precision: int, scale: int) -> pa.DataType:
     """The Arrow type of exact decimals of ``precision`` digits, ``scale`` after the point: ``decimal128`` up to
     38 digits, ``decimal256`` up to 76, beyond (or a scale Arrow refuses) their exact text as ``string``.
 
+    A scale above the precision (PostgreSQL's ``numeric(5,6)``: values below 0.1) widens the precision to the
+    scale, as Arrow counts the zeros after the point as digits.
+
     >>> decimal_type(38, 10), decimal_type(76, 0), decimal_type(77, 0)
     (Decimal128Type(decimal128(38, 10)), Decimal256Type(decimal256(76, 0)), DataType(string))
+    >>> decimal_type(5, 6)
+    Decimal128Type(decimal128(6, 6))
     """
+    precision = max(precision, scale)
     try:
         if precision <= _MAX_PRECISION:
             return pa.decimal128(precision, scale)
@@ -401,7 +407,7 @@ def _decimal_array(
         cell: Decimal | str | None = None
         if value is not None:
             exact = _at_scale(value, scale)
-            if exact is None or _int_digits(exact) + max(scale, 0) > precision:
+            if exact is None or _significant_digits(exact, scale) > precision:
                 misfits.append((index, f"{_plain_text(value)[:40]} does not fit decimal({precision},{scale})"))
             else:
                 cell = exact if target != pa.string() else _plain_text(exact)
@@ -432,6 +438,18 @@ def _at_scale(value: Decimal, scale: int) -> Decimal | None:
 def _int_digits(value: Decimal) -> int:
     """Digits before the point (none for a value below 1)."""
     return max(value.adjusted() + 1, 0) if value else 0
+
+
+def _significant_digits(value: Decimal, scale: int) -> int:
+    """The digits ``value`` takes in a decimal of ``scale`` (what its precision counts): those of its unscaled
+    integer, so that ``decimal(5,6)`` holds ``0.023456``; before the point only, for a negative scale.
+
+    >>> _significant_digits(Decimal("0.023456"), 6), _significant_digits(Decimal("999.99"), 2)
+    (5, 5)
+    """
+    if scale < 0:
+        return _int_digits(value)
+    return len(str(abs(int(value.scaleb(scale))))) if value else 0
 
 
 def _plain_text(value: Decimal) -> str:

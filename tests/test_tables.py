@@ -117,6 +117,15 @@ def test_decimal_without_scale_takes_the_smallest_exact_scale():
     assert wider.type == pa.string() and wider.to_pylist() == ["1" + "0" * 80 + ".0", "0.5"]
 
 
+def test_decimal_with_a_scale_above_its_precision_holds_its_values():
+    # PostgreSQL's numeric(5,6) holds values below 0.1 with five digits; 0.1 and more do not fit
+    array, misfits = typed_array(["0.023456", 0.000001, "-0.099999", "0.1"], "decimal(5,6)")
+    assert array.to_pylist()[:3] == [Decimal("0.023456"), Decimal("0.000001"), Decimal("-0.099999")]
+    assert [index for index, _ in misfits] == [3]
+    exact, misfits = typed_array(["999.99", "1000.00"], "decimal(5,2)")  # as before where the scale is lower
+    assert exact.to_pylist()[0] == Decimal("999.99") and [index for index, _ in misfits] == [1]
+
+
 def test_before_columns_and_meta():
     events = _events([("insert", None, '{"id":1,"n":1}'), ("update", '{"id":1,"n":1}', '{"id":1,"n":3}'),
                       ("delete", '{"id":1,"n":3}', None)])
