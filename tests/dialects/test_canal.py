@@ -184,6 +184,22 @@ def test_sql_type_types_columns_mysql_type_does_not_name_and_no_type_keeps_the_s
                      "t": "QUI=", "u": "", "geo": 7, "over": "5", "untyped": "5"}
 
 
+def test_enum_and_set_sent_as_numbers_become_their_labels():
+    # Canal without the table's metadata sends an ENUM as its index and a SET as its bit mask (sqlType a number
+    # code); with a text sqlType the values are the labels already, and a number outside the labels is kept
+    mysql_type = {"id": "int(11)", "size": "enum('small','it''s big')", "tags": "set('red','green','blue')",
+                  "named": "enum('1','2')", "odd": "enum('x')"}
+    sql_type = {"id": 4, "size": 4, "tags": -7, "named": 12, "odd": 4}
+    rows = [{"id": "1", "size": "2", "tags": "5", "named": "2", "odd": "3"},
+            {"id": "2", "size": "0", "tags": "0", "named": "1", "odd": None}]
+    line = json.dumps(message(mysqlType=mysql_type, sqlType=sql_type, data=rows))
+    want = [{"id": 1, "size": "it's big", "tags": "red,blue", "named": "2", "odd": "3"},
+            {"id": 2, "size": "", "tags": "", "named": "1", "odd": None}]
+    assert [e["after"] for e in decoded(json.loads(line))] == want
+    [batch] = registry.create("canal").decode_lines([line.encode()])  # the batch decoder's path
+    assert [json.loads(row.after) for row in batch] == want
+
+
 def test_binary_arrives_as_latin1_text_becomes_base64_and_the_encoder_writes_it_back():
     raw = bytes(range(256))
     events = read_clean([json.dumps(message(mysqlType={"id": "bigint(20)", "blob": "longblob"},

@@ -21,13 +21,12 @@ from ...frame import Event, FastRow
 from ...io import Message
 from ..base import BadMessage, Dialect, SkipMessage, expect_object, require
 from .message import (
-    CONVERTERS,
     DDL_TYPES,
     DML_OPS,
     ROW_ZERO,
     WATERMARK,
     check_whole_row,
-    column_kinds,
+    column_converters,
     declared_columns,
     kind_name,
     tidb_ts,
@@ -190,7 +189,7 @@ class CanalDecoder(Dialect):
         if cached is not None and cached[0] == mysql_types and cached[1] == sql_types:
             return cached[2]
         found = (
-            {name: CONVERTERS[kind] for name, kind in column_kinds(mysql_types, sql_types).items()},
+            column_converters(mysql_types, sql_types),
             declared_columns(mysql_types, sql_types),
         )
         if len(self._types) >= 4096:

@@ -22,7 +22,7 @@ import orjson
 from ... import values
 from ...frame import FastRow
 from .decode import CanalDecoder
-from .message import CONVERTERS, DML_OPS, ROW_ZERO, column_kinds, declared_columns, to_int
+from .message import DML_OPS, ROW_ZERO, column_converters, declared_columns, to_int
 
 __all__ = ["CanalFastPath"]
 
@@ -188,7 +188,7 @@ class CanalFastPath(CanalDecoder):
             if len(self._by_text) >= 4096:
                 self._by_text.clear()
             mysql, sql = values.loads(ident[0]), values.loads(ident[1])
-            converters = {name: CONVERTERS[kind] for name, kind in column_kinds(mysql, sql).items()}
+            converters = column_converters(mysql, sql)
             found = self._by_text[ident] = (tuple(converters.items()), converters, declared_columns(mysql, sql))
         return found
 

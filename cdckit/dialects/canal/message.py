@@ -324,6 +324,82 @@ CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "bool": to_bool,
     "binary": latin1_to_base64,
 }
+#: java.sql.Types codes of text: an ENUM or SET sent with one of these holds its labels, not their numbers.
+_TEXT_CODES = frozenset({1, 12, -1, -9, -15, -16, 2005})
+_LABELS = re.compile(r"\s*(enum|set)\s*\((.*)\)\s*\Z", re.IGNORECASE | re.DOTALL)
+_LABEL = re.compile(r"'((?:[^']|'')*)'")
+
+
+@lru_cache(maxsize=1024)
+def _labels(declared: str) -> tuple[str, tuple[str, ...]] | None:
+    """``("enum" | "set", labels)`` of an ``enum('a','b')`` / ``set('a','b')`` mysqlType, else None."""
+    found = _LABELS.match(declared)
+    if found is None:
+        return None
+    return found.group(1).lower(), tuple(label.replace("''", "'") for label in _LABEL.findall(found.group(2)))
+
+
+def enum_label(labels: tuple[str, ...]) -> Callable[[Any], Any]:
+    """The converter of an ENUM whose values come as their number (1 the first label, 0 MySQL's empty error
+    value); a number out of range, or anything else, is kept as it came.
+
+    >>> enum_label(("small", "large"))("2"), enum_label(("small", "large"))("0"), enum_label(("a",))("7")
+    ('large', '', '7')
+    """
+
+    def convert(value: Any) -> Any:
+        number = _whole_number(value)
+        return value if number is None or number > len(labels) else ("" if number == 0 else labels[number - 1])
+
+    return convert
+
+
+def set_labels(labels: tuple[str, ...]) -> Callable[[Any], Any]:
+    """The converter of a SET whose values come as their bit mask (bit 0 the first label): the labels of the set
+    bits joined by commas, as MySQL writes a SET; a mask with bits beyond the labels is kept as it came.
+
+    >>> set_labels(("a", "b", "c", "d"))("3"), set_labels(("a", "b"))(0), set_labels(("a",))("2")
+    ('a,b', '', '2')
+    """
+
+    def convert(value: Any) -> Any:
+        mask = _whole_number(value)
+        if mask is None or mask >> len(labels):
+            return value
+        return ",".join(label for bit, label in enumerate(labels) if mask >> bit & 1)
+
+    return convert
+
+
+def _whole_number(value: Any) -> int | None:
+    if value.__class__ is int:
+        return value if value >= 0 else None
+    return int(value) if value.__class__ is str and value.isascii() and value.isdigit() else None
+
+
+def column_converters(mysql_types: Any, sql_types: Any) -> dict[str, Callable[[Any], Any]]:
+    """``{column: converter}`` of a message: its typed columns (:func:`column_kinds`), and its ENUM and SET
+    columns that Canal sent as numbers (a ``sqlType`` that is not text: Canal without the table's metadata
+    writes an ENUM's index and a SET's bit mask) turned into their labels.
+
+    >>> convert = column_converters({"size": "enum('s','m','l')", "tags": "set('a','b')"}, {"size": 4, "tags": -7})
+    >>> convert["size"]("3"), convert["tags"]("2")
+    ('l', 'b')
+    >>> column_converters({"size": "enum('s','m')"}, {"size": 12})
+    {}
+    """
+    converters = {name: CONVERTERS[kind] for name, kind in column_kinds(mysql_types, sql_types).items()}
+    if isinstance(mysql_types, dict) and isinstance(sql_types, dict):
+        for name, declared in mysql_types.items():
+            code = sql_types.get(name)
+            if isinstance(code, str) and code.lstrip("-").isdigit():
+                code = int(code)
+            if not isinstance(declared, str) or not isinstance(code, int) or code in _TEXT_CODES:
+                continue
+            found = _labels(declared)
+            if found is not None:
+                converters[name] = (enum_label if found[0] == "enum" else set_labels)(found[1])
+    return converters
 
 
 def typed_row(row: dict[str, Any], converters: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:
