@@ -426,6 +426,10 @@ def test_a_weak_verdict_is_unknown_below_the_floor_and_flagged_above_it(tmp_path
      "encrypted Maxwell message"),
     ({"encrypted": {"iv": "aa==", "bytes": "bb=="}}, "encrypted Maxwell message"),
     ({"id": 1, "name": "x", "price": 2.5}, "no change metadata"),
+    # a record key on its own line: a key printed apart from its value, or a tombstone printed without its null
+    ({"schema": {"type": "struct", "name": "shop.public.items.Key", "fields": [{"field": "id", "type": "int32"}]},
+      "payload": {"id": 4}}, "Kafka record key alone (schema shop.public.items.Key)"),
+    ({"id": '{"$oid": "64b0c0ffee"}'}, "Kafka record key alone (a MongoDB document id)"),
 ])
 @pytest.mark.parametrize("dialect", [None, "debezium", "maxwell"])
 def test_known_but_unsupported_shapes_are_named(message, words, dialect):

@@ -38,6 +38,33 @@ def unsupported_reason(value: Any) -> str | None:
     encrypted = value.get("encrypted")
     if isinstance(encrypted, dict) and "iv" in encrypted and "bytes" in encrypted:
         return "an encrypted Maxwell message (Maxwell's encrypt option): decrypt it with the secret key first"
+    key = _record_key(value)
+    if key is not None:
+        return (
+            f"a Kafka record key alone ({key}), not a change: a printer wrote the key on its own line, or this is a "
+            "tombstone whose null value it left out; read the records with their keys (kcat -J, or "
+            "kafka-console-consumer with print.key=true) so that each key stays with its value"
+        )
+    return None
+
+
+def _record_key(value: dict[str, Any]) -> str | None:
+    """What names a message as a record key of Kafka Connect (a struct schema named ``*.Key`` and its payload) or
+    of Debezium MongoDB (only ``id``, the document's id as extended JSON text), or None.
+
+    >>> _record_key({"schema": {"type": "struct", "name": "srv.inv.t.Key"}, "payload": {"id": 1}})
+    'schema srv.inv.t.Key'
+    >>> _record_key({"id": '{"$oid": "5f05a9a9"}'}), _record_key({"id": "7"})
+    ('a MongoDB document id', None)
+    """
+    schema = value.get("schema")
+    if value.keys() == {"schema", "payload"} and isinstance(schema, dict):
+        name = schema.get("name")
+        if schema.get("type") == "struct" and isinstance(name, str) and name.endswith(".Key"):
+            return f"schema {name}"
+    ident = value.get("id")
+    if value.keys() == {"id"} and isinstance(ident, str) and ident.lstrip().startswith('{"$'):
+        return "a MongoDB document id"
     return None
 
 
