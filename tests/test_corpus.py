@@ -179,6 +179,10 @@ def test_read_whole(corpus: Corpus, entry: dict[str, Any]) -> None:
     assert (report["decoded"], messages) == (entry["expect"]["decoded"], entry["expect"]["quarantined"]), (
         quarantine[["offset", "reason_code", "reason"]].head(5).to_string()
     )
+    says = entry["expect"].get("quarantine_says")
+    if says:  # the reason names what the quarantined messages are
+        reasons = quarantine.loc[quarantine["raw"].map(_json_object), "reason"]
+        assert reasons.str.contains(says, regex=False).all(), reasons.tolist()
 
 
 @pytest.mark.parametrize("entry", entries("detect"))

@@ -54,8 +54,8 @@ def _record_key(value: dict[str, Any]) -> str | None:
 
     >>> _record_key({"schema": {"type": "struct", "name": "srv.inv.t.Key"}, "payload": {"id": 1}})
     'schema srv.inv.t.Key'
-    >>> _record_key({"id": '{"$oid": "5f05a9a9"}'}), _record_key({"id": "7"})
-    ('a MongoDB document id', None)
+    >>> _record_key({"id": '{"$oid": "5f05a9a9"}'}), _record_key({"id": '"sku-7"'}), _record_key({"id": "7"})
+    ('a MongoDB document id', 'a MongoDB document id', None)
     """
     schema = value.get("schema")
     if value.keys() == {"schema", "payload"} and isinstance(schema, dict):
@@ -63,8 +63,8 @@ def _record_key(value: dict[str, Any]) -> str | None:
         if schema.get("type") == "struct" and isinstance(name, str) and name.endswith(".Key"):
             return f"schema {name}"
     ident = value.get("id")
-    if value.keys() == {"id"} and isinstance(ident, str) and ident.lstrip().startswith('{"$'):
-        return "a MongoDB document id"
+    if value.keys() == {"id"} and isinstance(ident, str) and ident.lstrip().startswith(('{"$', '"')):
+        return "a MongoDB document id"  # (an ObjectId, a number type or a string id, as extended JSON text)
     return None
 
 
