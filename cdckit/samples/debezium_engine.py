@@ -123,8 +123,9 @@ def wait_snapshot(process: subprocess.Popen, folder: Path, styles: Mapping[str, 
         if not pending:
             return
         if process.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"the Debezium snapshot of {', '.join(pending)} did not end; the log ends:\n"
-                               f"{_log_tail(folder)}")
+            raise RuntimeError(
+                f"the Debezium snapshot of {', '.join(pending)} did not end; the log ends:\n{_log_tail(folder)}"
+            )
         time.sleep(0.2)
 
 

@@ -31,7 +31,8 @@ import pandas as pd
 
 from ..debezium_engine import missing as engine_missing
 from . import debezium as dbz
-from .server import Server, missing as server_missing
+from .server import Server
+from .server import missing as server_missing
 from .workload import KEYS, TABLES, Workload
 
 __all__ = ["Capture", "capture", "snapshot", "time_text", "missing"]

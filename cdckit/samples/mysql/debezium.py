@@ -34,7 +34,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..debezium_engine import Style, finish as _finish, run_engines, start as _start, wait_snapshot
+from ..debezium_engine import Style, run_engines, wait_snapshot
+from ..debezium_engine import finish as _finish
+from ..debezium_engine import start as _start
 from .workload import DATABASE, END
 
 __all__ = ["STYLES", "properties", "start", "wait_ready", "finish"]

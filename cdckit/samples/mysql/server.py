@@ -55,7 +55,9 @@ def missing() -> str | None:
     lacking = [str(p) for p in (MARIADBD, INSTALL_DB) if not p.exists()]
     if not lacking:
         return None
-    return f"MariaDB is not installed (missing {', '.join(lacking)}); on Debian or Ubuntu: sudo apt-get install {PACKAGES}"
+    return (
+        f"MariaDB is not installed (missing {', '.join(lacking)}); on Debian or Ubuntu: sudo apt-get install {PACKAGES}"
+    )
 
 
 def _free_port() -> int:
@@ -103,17 +105,33 @@ class Server:
             raise RuntimeError(problem)
         user = ["--user=root"]  # mariadbd refuses to run as root unless told; harmless for another user
         subprocess.run(
-            [str(INSTALL_DB), "--no-defaults", f"--datadir={self.data}", "--auth-root-authentication-method=normal",
-             "--skip-test-db", *user],
+            [
+                str(INSTALL_DB),
+                "--no-defaults",
+                f"--datadir={self.data}",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+                *user,
+            ],
             check=True,
             capture_output=True,
         )
         self.version = f"5.5.5-{real_version()}-log"
         options = [f"--{name}={value}" for name, value in SETTINGS.items()]
         self._process = subprocess.Popen(
-            [str(MARIADBD), "--no-defaults", f"--datadir={self.data}", f"--socket={self.socket}",
-             f"--pid-file={self.root / 'mariadbd.pid'}", f"--port={self.port}", f"--log-bin={self.data / 'binlog'}",
-             f"--log-error={self.root / 'server.log'}", f"--version={self.version}", *options, *user],
+            [
+                str(MARIADBD),
+                "--no-defaults",
+                f"--datadir={self.data}",
+                f"--socket={self.socket}",
+                f"--pid-file={self.root / 'mariadbd.pid'}",
+                f"--port={self.port}",
+                f"--log-bin={self.data / 'binlog'}",
+                f"--log-error={self.root / 'server.log'}",
+                f"--version={self.version}",
+                *options,
+                *user,
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -107,7 +107,10 @@ Statement = tuple[str, tuple]
 
 
 def _log(rnd: random.Random, actor: str) -> Statement:
-    return (f"INSERT INTO {DATABASE}.log VALUES (%s, %s, %s)", (f"2024-05-0{rnd.randint(1, 3)} 09:30:00", actor, "same"))
+    return (
+        f"INSERT INTO {DATABASE}.log VALUES (%s, %s, %s)",
+        (f"2024-05-0{rnd.randint(1, 3)} 09:30:00", actor, "same"),
+    )
 
 
 def snapshot_rows(seed: int) -> list[Statement]:
@@ -115,8 +118,9 @@ def snapshot_rows(seed: int) -> list[Statement]:
     rnd = random.Random(seed * 7919)
     rows = [(_INSERT_TYPES, edge_row(rnd, i)) for i in range(1, 9)]
     rows += [_log(random.Random(0), "snapshot") for _ in range(3)]  # three equal rows, no key
-    rows += [(f"INSERT INTO {DATABASE}.accounts VALUES (%s, %s, %s)", (i, f"acct {i}", Decimal(i) * 10)) for i in
-             range(1, 6)]
+    rows += [
+        (f"INSERT INTO {DATABASE}.accounts VALUES (%s, %s, %s)", (i, f"acct {i}", Decimal(i) * 10)) for i in range(1, 6)
+    ]
     rows += [(f"INSERT INTO {DATABASE}.scratch VALUES (%s, %s)", (i, "before the truncate")) for i in range(1, 4)]
     return rows
 
@@ -165,8 +169,12 @@ class Workload:
             elif roll < 0.65:
                 plan.append(_log(rnd, "stream"))  # equal rows again, now from the binlog
             elif roll < 0.72:
-                plan.append((f"DELETE FROM {DATABASE}.log WHERE detail = 'same' AND actor = %s LIMIT 1",
-                             (rnd.choice(["snapshot", "stream"]),)))
+                plan.append(
+                    (
+                        f"DELETE FROM {DATABASE}.log WHERE detail = 'same' AND actor = %s LIMIT 1",
+                        (rnd.choice(["snapshot", "stream"]),),
+                    )
+                )
             elif roll < 0.82 and accounts:  # the primary key changes
                 old = rnd.choice(sorted(accounts))
                 next_account += 1
@@ -174,13 +182,21 @@ class Workload:
                 accounts.add(next_account)
                 plan.append((f"UPDATE {DATABASE}.accounts SET id = %s WHERE id = %s", (next_account, old)))
             elif roll < 0.92 and accounts:
-                plan.append((f"UPDATE {DATABASE}.accounts SET balance = balance + %s WHERE id = %s",
-                             (Decimal(rnd.randint(-5000, 5000)) / 100, rnd.choice(sorted(accounts)))))
+                plan.append(
+                    (
+                        f"UPDATE {DATABASE}.accounts SET balance = balance + %s WHERE id = %s",
+                        (Decimal(rnd.randint(-5000, 5000)) / 100, rnd.choice(sorted(accounts))),
+                    )
+                )
             else:
                 next_account += 1
                 accounts.add(next_account)
-                plan.append((f"INSERT INTO {DATABASE}.accounts (id, name, balance) VALUES (%s, %s, %s)",
-                             (next_account, rnd.choice(_LABELS), Decimal("0.01"))))
+                plan.append(
+                    (
+                        f"INSERT INTO {DATABASE}.accounts (id, name, balance) VALUES (%s, %s, %s)",
+                        (next_account, rnd.choice(_LABELS), Decimal("0.01")),
+                    )
+                )
         return plan
 
     def prepare(self, connection: Any) -> None:

@@ -38,7 +38,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..debezium_engine import INSTALL, Style, finish as _finish, kcat_line, missing, run_engines, start as _start
+from ..debezium_engine import INSTALL, Style, kcat_line, missing, run_engines
+from ..debezium_engine import finish as _finish
+from ..debezium_engine import start as _start
 from .workload import END
 
 __all__ = ["STYLES", "Style", "missing", "INSTALL", "prepare", "start", "finish", "kcat_line", "properties"]
