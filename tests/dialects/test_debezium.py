@@ -451,3 +451,34 @@ def test_mysql_bits_are_numbers_and_a_time_outside_a_day_is_a_duration_text():
     assert state.loc[1, "clock"] == dt.timedelta(hours=-838, minutes=-59, seconds=-59)  # a duration column
     assert state.loc[2, "clock"] == dt.timedelta(hours=12, minutes=34, seconds=56, microseconds=1)
     assert state.loc[1, "ms"] == dt.timedelta(hours=25) and state.loc[2, "ms"] == dt.timedelta(milliseconds=-1)
+
+
+def test_the_report_says_what_the_connector_settings_lost_from_the_propagated_source_types(capsys):
+    from cdckit.cli.summary import summary
+    from cdckit.reading.capture import Capture
+    from cdckit.viz.report import _accounting_section
+
+    def source(kind, length=None):
+        found = {"__debezium.source.column.type": kind}
+        return found if length is None else {**found, "__debezium.source.column.length": length}
+
+    fields = [{"type": "int32", "field": "id"},
+              {"type": "int64", "field": "big", "parameters": source("BIGINT UNSIGNED", "20")},
+              {"type": "int64", "field": "signed", "parameters": source("BIGINT", "20")},
+              {"type": "int32", "name": "org.apache.kafka.connect.data.Time", "field": "fine", "parameters": source("TIME", "6")},
+              {"type": "int64", "name": "org.apache.kafka.connect.data.Timestamp", "field": "at",
+               "parameters": source("DATETIME", "3")},  # milliseconds hold a DATETIME(3) whole
+              {"type": "int64", "name": "io.debezium.time.MicroTime", "field": "exact", "parameters": source("TIME", "6")}]
+    image = {"type": "struct", "fields": fields}
+    schema = {"type": "struct", "fields": [dict(image, field="before", optional=True),
+                                           dict(image, field="after", optional=True)]}
+    line = json.dumps({"schema": schema, "payload": {"op": "c", "before": None, "after": {"id": 1}, "ts_ms": 1,
+                       "source": {"connector": "mysql", "db": "d", "table": "t", "file": "b.1", "pos": 4, "row": 0}}})
+    events = read_clean(line, dialect="debezium")
+    losses = events.attrs["report"]["producer_losses"]
+    assert [(x["table"], x["column"]) for x in losses] == [("d.t", "big"), ("d.t", "fine"), ("d.t", "fine")]
+    assert "negative" in losses[0]["what"] and "null" in losses[1]["what"] and "floored" in losses[2]["what"]
+    assert "producer_losses" not in read_clean(_mysql_capture([{"id": 1}]), dialect="debezium").attrs["report"]
+    summary("c.jsonl", events.attrs["report"], None)
+    assert "producer loss: d.t.big: values above 9223372036854775807 arrive as negative numbers" in capsys.readouterr().err
+    assert "d.t" in _accounting_section(Capture.of(events)) and "floored" in _accounting_section(Capture.of(events))

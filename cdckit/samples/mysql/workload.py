@@ -102,6 +102,8 @@ def edge_row(rnd: random.Random, row_id: int) -> tuple:
     )
 
 
+#: How many equal rows of the keyless log the snapshot reads; the stream deletes at most two of them.
+_SNAPSHOT_LOG = 5
 #: A statement and its arguments, as PyMySQL runs it.
 Statement = tuple[str, tuple]
 
@@ -117,7 +119,7 @@ def snapshot_rows(seed: int) -> list[Statement]:
     """The statements whose rows are in the tables before the connector starts (its snapshot reads them)."""
     rnd = random.Random(seed * 7919)
     rows = [(_INSERT_TYPES, edge_row(rnd, i)) for i in range(1, 9)]
-    rows += [_log(random.Random(0), "snapshot") for _ in range(3)]  # three equal rows, no key
+    rows += [_log(random.Random(0), "snapshot") for _ in range(_SNAPSHOT_LOG)]  # equal rows, no key
     rows += [
         (f"INSERT INTO {DATABASE}.accounts VALUES (%s, %s, %s)", (i, f"acct {i}", Decimal(i) * 10)) for i in range(1, 6)
     ]
@@ -142,6 +144,7 @@ class Workload:
         types = set(range(1, 9))
         accounts = set(range(1, 6))
         next_type, next_account = 100, 100
+        snapshot_log = _SNAPSHOT_LOG
         plan: list[Statement] = []
         for number in range(self.changes):
             if number == self.changes // 3:
@@ -169,12 +172,9 @@ class Workload:
             elif roll < 0.65:
                 plan.append(_log(rnd, "stream"))  # equal rows again, now from the binlog
             elif roll < 0.72:
-                plan.append(
-                    (
-                        f"DELETE FROM {DATABASE}.log WHERE detail = 'same' AND actor = %s LIMIT 1",
-                        (rnd.choice(["snapshot", "stream"]),),
-                    )
-                )
+                actor = rnd.choice(["snapshot", "stream"]) if snapshot_log > _SNAPSHOT_LOG - 2 else "stream"
+                snapshot_log -= actor == "snapshot"
+                plan.append((f"DELETE FROM {DATABASE}.log WHERE detail = 'same' AND actor = %s LIMIT 1", (actor,)))
             elif roll < 0.82 and accounts:  # the primary key changes
                 old = rnd.choice(sorted(accounts))
                 next_account += 1
