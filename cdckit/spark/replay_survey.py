@@ -94,9 +94,9 @@ def _prepared(changes: DataFrame, fill: bool) -> DataFrame:
     ``fill``: some change has no ``seq``; ``_seq`` is then filled from the
     previous arrival in its source, after the redeliveries are gone.
     """
-    copies = Window.partitionBy(
-        "_table", "key", "dialect", "database", "schema", *redelivery_identity()
-    ).orderBy("source", "_partition", "offset", "_row")
+    copies = Window.partitionBy("_table", "key", "dialect", "database", "schema", *redelivery_identity()).orderBy(
+        "source", "_partition", "offset", "_row"
+    )
     frame = changes.repartition("_table", "key")
     frame = (
         frame.withColumn("_copy", F.row_number().over(copies))

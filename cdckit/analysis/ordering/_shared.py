@@ -49,7 +49,7 @@ REDELIVERY_IDENTITY = ("seq", SNAPSHOT_PLACE, *CHANGE_IDENTITY)
 #: :data:`SNAPSHOT_PLACE` as a DuckDB expression over the event frame's columns.
 SNAPSHOT_PLACE_SQL = (
     "CASE WHEN op = 'read' THEN concat_ws(':', coalesce(source, ''), coalesce(CAST(\"partition\" AS VARCHAR), ''),"
-    " CAST(\"offset\" AS VARCHAR)) END"
+    ' CAST("offset" AS VARCHAR)) END'
 )
 
 #: A heartbeat gap is this many times the usual (median) interval, or longer.
