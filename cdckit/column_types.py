@@ -318,10 +318,14 @@ def _time_or_duration_ns(value: Any, unit: str) -> int:
             return values.time_of_day_ns(value)
         except InvalidValue:
             try:
-                return times.duration_ns(value)
+                ns = times.duration_ns(value)
             except InvalidValue:
                 raise Misfit(f"text {value[:40]!r} is not a time of day or a duration") from None
-    return _timestamp_ns(value, unit)
+    else:
+        ns = _timestamp_ns(value, unit)
+    if not values.INT64_MIN <= ns <= values.INT64_MAX:  # beyond 292 years: no time of day, no duration
+        raise Misfit(f"{_shown(value)} is not a time of day or a duration")
+    return ns
 
 
 def _json_kind(value: Any) -> str:
