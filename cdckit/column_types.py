@@ -27,6 +27,13 @@ kind                    values in the images
 ``time(us)``            ... microseconds when a number (``(ms)``, ``(ns)`` likewise)
 ======================  ======================================================
 
+A ``time`` column with a value outside a day (MySQL's ``TIME`` is a duration
+from -838:59:59 to 838:59:59: a negative number, one beyond 24 hours, or the
+duration text ``-838:59:59.000000`` that :func:`cdckit.times.duration_text`
+writes) is typed as a duration (Arrow ``duration``, pandas ``timedelta64``)
+rather than a time of day, every value of the column alike; 24:00:00 is a
+duration only in such a column, a misfit of a time of day otherwise.
+
 A read keeps the declarations it met in ``cdckit.column_types_of(events)``: a
 DataFrame with one row per column each time a table's declared types change
 (the first time a table is seen included), columns ``table`` (``"db.table"``
@@ -54,7 +61,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from . import values
+from . import times, values
 from .errors import InvalidValue
 from .frame import PANDAS_TYPES
 
@@ -308,18 +315,22 @@ def _timestamp_ns(value: Any, unit: str) -> int:
     return int(number)
 
 
-def _time_ns(value: Any, unit: str) -> int:
+def _time_or_duration_ns(value: Any, unit: str) -> int:
     """A time of day as nanoseconds after midnight: ``HH:MM[:SS[.f]]`` text (with an offset: the UTC time of
-    day it names), or a number of ``unit``."""
+    day it names), or a number of ``unit``; or a duration outside a day (negative, a day or more: the number,
+    or its text ``[-]H:MM:SS[.f]``) as signed nanoseconds (:func:`_nanos_array` tells them apart)."""
     if isinstance(value, str) and not _NUMBER_TEXT.match(value):
         try:
-            ns = values.time_of_day_ns(value)
+            return values.time_of_day_ns(value)
         except InvalidValue:
-            raise Misfit(f"text {value[:40]!r} is not a time of day") from None
+            try:
+                ns = times.duration_ns(value)
+            except InvalidValue:
+                raise Misfit(f"text {value[:40]!r} is not a time of day or a duration") from None
     else:
         ns = _timestamp_ns(value, unit)
-    if not 0 <= ns < _DAY_NS:
-        raise Misfit(f"{_shown(value)} is not a time of day")
+    if not values.INT64_MIN <= ns <= values.INT64_MAX:  # beyond 292 years: no time of day, no duration
+        raise Misfit(f"{_shown(value)} is not a time of day or a duration")
     return ns
 
 
@@ -343,6 +354,8 @@ def typed_array(column: Sequence[Any], kind: str) -> tuple[pa.Array, list[tuple[
     [(3, "'x' is not a number")]
     >>> typed_array([18000, "2024-05-01"], "date")[0].to_pylist()
     [datetime.date(2019, 4, 14), datetime.date(2024, 5, 1)]
+    >>> typed_array(["-838:59:59", 3_600_000_000], "time(us)")[0].to_pylist()  # MySQL's TIME: durations
+    [datetime.timedelta(days=-35, seconds=3601), datetime.timedelta(seconds=3600)]
     """
     name, args = parse_kind(kind)
     unit = args[0] if args and args[0] in _UNITS else "ms"
@@ -353,7 +366,7 @@ def typed_array(column: Sequence[Any], kind: str) -> tuple[pa.Array, list[tuple[
         "bool": _bool,
         "date": _date_days,
         "timestamp": lambda v: _timestamp_ns(v, unit),
-        "time": lambda v: _time_ns(v, unit),
+        "time": lambda v: _time_or_duration_ns(v, unit),
     }.get(name, _text)
     typed: list[Any] = []
     misfits: list[tuple[int, str]] = []
@@ -481,6 +494,13 @@ def _nanos_array(
         misfits.sort()
         return pa.array(kept, pa.int64()).cast(pa.timestamp(unit, tz="UTC")), misfits
     scaled = [v if v is None or fine else v // 1000 for v in typed]
+    if any(v is not None and not 0 <= v <= _DAY_NS for v in typed):  # a duration (MySQL's TIME), not a time of day
+        return pa.array(scaled, pa.int64()).cast(pa.duration(unit)), misfits
+    for index, v in enumerate(typed):
+        if v == _DAY_NS:  # 24:00:00 (PostgreSQL's end of the day): no time of day holds it
+            misfits.append((index, "24:00:00 is not a time of day"))
+            scaled[index] = None
+    misfits.sort()
     return pa.array(scaled, pa.int64()).cast(pa.time64(unit)), misfits
 
 

@@ -31,6 +31,9 @@ __all__ = [
     "instant_ns",
     "date_days",
     "time_of_day_ns",
+    "DAY_NS",
+    "duration_text",
+    "duration_ns",
     "ns_to_ms",
     "ns_to_iso",
 ]
@@ -127,6 +130,9 @@ _BC = r"(\s+BC)?"
 _INSTANT_TEXT = re.compile(rf"\s*{_DATE_PART}(?:[T ]{_CLOCK_PART}\s*{_OFFSET}?)?{_BC}\s*\Z")
 _CLOCK_TEXT = re.compile(rf"\s*(\d{{1,2}}):(\d{{2}})(?::(\d{{2}})(?:[.,](\d{{1,9}}))?)?\s*{_OFFSET}?\s*\Z")
 _DAY_NS = 86_400_000_000_000
+#: Nanoseconds in a day: a time of day lies in ``0 <= ns < DAY_NS``.
+DAY_NS = _DAY_NS
+_DURATION_TEXT = re.compile(r"\s*(-)?(\d+):([0-5]\d):([0-5]\d)(?:\.(\d{1,9}))?\s*\Z")
 
 
 def _civil_days(year: int, month: int, day: int) -> int:
@@ -256,6 +262,36 @@ def time_of_day_ns(text: str) -> int:
         raise InvalidValue(f"{text[:40]!r} is not a time of day")
     offset = _offset_ns(zone)
     return ns if offset is None else (ns - offset) % _DAY_NS
+
+
+def duration_text(ns: int) -> str:
+    """A duration (a MySQL ``TIME`` outside a day: negative, or 24 hours and more) as MySQL writes it:
+    ``[-]HH:MM:SS``, hours beyond 24, then six digits of fraction when there is one (nine when finer than a
+    microsecond).
+
+    >>> duration_text(-3_020_399 * 10**9), duration_text(90_000 * 10**9 + 1_000), duration_text(-1)
+    ('-838:59:59', '25:00:00.000001', '-00:00:00.000000001')
+    """
+    sign = "-" if ns < 0 else ""
+    seconds, fraction = divmod(abs(ns), 1_000_000_000)
+    text = f"{sign}{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    if fraction % 1000:
+        return f"{text}.{fraction:09d}"
+    return f"{text}.{fraction // 1000:06d}" if fraction else text
+
+
+def duration_ns(text: str) -> int:
+    """A duration text (:func:`duration_text`'s form, MySQL's ``TIME``) as signed nanoseconds.
+
+    >>> duration_ns("-838:59:59.000000"), duration_ns("25:00:00.5")
+    (-3020399000000000, 90000500000000)
+    """
+    match = _DURATION_TEXT.match(text) if isinstance(text, str) else None
+    if match is None:
+        raise InvalidValue(f"{str(text)[:40]!r} is not a duration")
+    sign, hours, minutes, seconds, fraction = match.groups()
+    ns = _clock_ns(hours, minutes, seconds, fraction)
+    return -ns if sign else ns
 
 
 def ns_to_ms(ns: Any) -> int | None:

@@ -93,7 +93,9 @@ def key_findings(frame: pd.DataFrame, snapshot_tables: frozenset = frozenset(), 
         for event in events:
             image = (event["op"], event["before"], event["after"])
             if event["seq"] is not None:
-                position = (event["seq"], *image)
+                # a snapshot row's place in the capture tells it apart: a snapshot gives all its rows one seq
+                place = (event["source"], event["partition"], event["offset"]) if event["op"] == "read" else None
+                position = (event["seq"], place, *image)
                 if position in by_position:
                     out.append(_finding("redeliveries", event, by_position[position]))
                     continue
@@ -272,10 +274,14 @@ _REPLAY_COLUMNS = ["dialect", "_table", "key", "key_columns", "op", "before", "a
 
 
 def drop_redeliveries(events: pd.DataFrame) -> pd.DataFrame:
-    """The events without exact redeliveries (same dialect, table, key, seq, op and images; seq set)."""
+    """The events without exact redeliveries (same dialect, table, key, seq, op and images; seq set; a snapshot
+    row, also at the same place in the capture)."""
     subset = ["dialect", "database", "schema", "table", "key", "seq", "op", "before", "after"]
     arrival = sort_events(events, by="arrival")  # the copy that arrived first is the one kept
     text = arrival[subset].astype(object).where(arrival[subset].notna(), "\x00")
+    reads = arrival["op"] == "read"
+    text["_place"] = [f"{s}|{p}|{o}" if r else "\x00" for s, p, o, r in
+                      zip(arrival["source"], arrival["partition"], arrival["offset"], reads)]
     duplicated = text.duplicated(keep="first").to_numpy() & arrival["seq"].notna().to_numpy()
     kept = arrival.index[~duplicated]
     return events[events.index.isin(kept)]

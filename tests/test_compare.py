@@ -262,6 +262,16 @@ def test_times_of_day_compare_by_the_time_they_name():
     assert same("24:00:00", "24:00:00") and not same("12:00:00", 43200)
 
 
+def test_durations_compare_by_their_length_and_within_a_day_as_the_time_they_reach():
+    # MySQL's TIME: a typed state holds timedelta, the live table's text is MySQL's -838:59:59.000000 form
+    state = pd.DataFrame({"id": [1, 2, 3], "clock": [pd.Timedelta(hours=-838, minutes=-59, seconds=-59),
+                                                     pd.Timedelta(hours=25, microseconds=1), pd.Timedelta(hours=1)]})
+    snapshot = pd.DataFrame({"id": [1, 2, 3], "clock": ["-838:59:59.000000", "25:00:00.000001", "01:00:00"]})
+    assert cdckit.reconcile(state, snapshot, key="id").ok
+    assert same(dt.timedelta(hours=1), dt.time(1, 0)) and same("-00:00:01", dt.timedelta(seconds=-1))
+    assert not same("25:00:00", dt.timedelta(hours=1)) and not same("-01:00:00", "01:00:00")
+
+
 def test_columns_on_one_side_only_are_reported(states):
     snapshot = states["shop.customers"].drop(columns=["note"]).assign(region="eu")
     result = cdckit.reconcile(states, snapshot, table="customers")

@@ -189,6 +189,30 @@ def test_spark_problems_at_one_place_keep_the_replay_order(spark):
     assert plain(cdcspark.materialize(_to_spark(spark, events)).problems) == plain(want)
 
 
+def test_spark_takes_equal_snapshot_rows_at_one_position_for_distinct_rows(spark):
+    """A snapshot gives every row one seq: equal rows of a keyless table are distinct by their offsets, while a
+    change sent again and a snapshot row read twice at one place are redeliveries, in Spark as in pandas."""
+    from cdckit import spark as cdcspark
+    from cdckit.frame import Event
+    from cdckit.frame_builders import FrameBuilder
+
+    builder = FrameBuilder()
+    rows = [("read", "s:4", '{"v":1}', 0), ("read", "s:4", '{"v":1}', 1), ("read", "s:4", '{"v":1}', 2),
+            ("insert", "s:9", '{"v":2}', 3), ("insert", "s:9", '{"v":2}', 4), ("read", "s:4", '{"v":1}', 1)]
+    for op, seq, after, offset in rows:
+        builder.add(Event(op=op, op_raw=op[0], database="shop", table="log", seq=seq, after=after),
+                    "debezium", "c.jsonl", offset, 0)
+    events = builder.to_pandas()
+    events.attrs["quarantine"] = cdckit.reading.capture.Attached(cdckit.frame.empty_quarantine(), "none")
+    want = cdckit.materialize(events)["shop.log"]
+    assert sorted(want["v"].tolist()) == [1, 1, 1, 2]
+    frame = _to_spark(spark, events)
+    assert row_texts(cdcspark.materialize(frame)["shop.log"]) == row_texts(want)
+    found = cdcspark.order_report(frame, None, by="capture")["redeliveries"]
+    assert sorted(found["offset"].tolist()) == [1, 4]
+    assert plain(found) == plain(cdckit.order_report(events, by="capture")["redeliveries"])
+
+
 @pytest.mark.parametrize("name", sorted(IMAGE_SETS))
 def test_images_frame_types_like_parsed_rows(name):
     """The one-pass Arrow reading of images gives what parsing them one by one gives, or declines."""

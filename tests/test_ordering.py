@@ -209,7 +209,7 @@ def test_the_package_exports_only_the_public_functions():
 def test_a_redelivery_is_the_same_seq_op_and_images_and_a_new_seq_makes_it_a_duplicate():
     from cdckit.analysis.ordering._shared import REDELIVERY_IDENTITY
 
-    assert set(REDELIVERY_IDENTITY) == {"seq", "op", "before", "after"}
+    assert set(REDELIVERY_IDENTITY) == {"seq", "_snapshot_place", "op", "before", "after"}
     first = canal_line(1)
     later = json.loads(first)  # the same change under a later message id and time: another seq
     later.update(id=99, es=later["es"] + 1000, ts=later["ts"] + 1000)

@@ -56,7 +56,7 @@ from .. import values
 from ..dialects.postgres import IdentityEvidence
 from ..python_columns import object_columns
 from .ordering import sort_events
-from .ordering._shared import CHANGE_OPS, REDELIVERY_IDENTITY, table_names
+from .ordering._shared import CHANGE_OPS, REDELIVERY_IDENTITY, SNAPSHOT_PLACE, snapshot_place, table_names
 from .replayer import known_values
 
 __all__ = ["infer_keys", "InferredKeys", "EVIDENCE_COLUMNS", "MAX_WIDTH", "MAX_COLUMNS"]
@@ -128,6 +128,7 @@ def infer_keys(events: pd.DataFrame, by: str = "seq") -> InferredKeys:
     names = table_names(events)
     changes = events["op"].isin(CHANGE_OPS + ("truncate",)).to_numpy() & names.notna().to_numpy()
     frame = events.loc[changes].assign(_table=names[changes])
+    frame[SNAPSHOT_PLACE] = snapshot_place(frame)
     frame = sort_events(frame, by=by)
     identity = ["dialect", "_table", *REDELIVERY_IDENTITY]
     redelivered = frame["seq"].notna() & frame.duplicated(identity)

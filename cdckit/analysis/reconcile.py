@@ -14,6 +14,10 @@ serves here and in :func:`cdckit.compare`:
   (``"05:44:35.183"``, PostgreSQL's ``24:00:00``); one with a zone (a
   ``time with time zone``) by the UTC time of day it names, as Debezium
   writes it;
+- durations (MySQL's ``TIME``, -838:59:59 to 838:59:59) compare by their
+  length: ``timedelta``, pandas ``Timedelta`` and the text MySQL writes
+  (``"-838:59:59.000000"``, ``"25:00:00"``); one within a day equals the time
+  of day it reaches (``Timedelta("01:00:00")`` equals ``"01:00:00"``);
 - JSON text of an object or an array equals the object or list it spells;
   objects and lists compare member by member under the same rule;
 - any other text compares exactly (so ``"007"`` equals ``7``: a number text
@@ -48,7 +52,7 @@ import os
 import re
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
@@ -57,7 +61,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from .. import values
+from .. import times, values
 from ..errors import CdcError
 from ..export.engines import is_spark, spark_export
 from ..python_columns import object_columns
@@ -85,6 +89,7 @@ SUMMARY_COLUMNS = [
 
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
 _CLOCK = re.compile(r"\d\d:\d\d(:\d\d(\.\d+)?)?\s*(Z|[+-]\d\d(:?\d\d(:?\d\d)?)?)?\Z")
+_DURATION = re.compile(r"-?\d+:[0-5]\d:[0-5]\d(\.\d{1,9})?\Z")
 _TIME = re.compile(r"-?\d{4,}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?)?\s*(Z|[+-]\d\d(:?\d\d(:?\d\d)?)?)?( BC)?\Z")
 
 
@@ -122,6 +127,8 @@ def normal(value: Any) -> Hashable:
         return _instant(value)
     if isinstance(value, time):
         return _time_of_day(value)
+    if isinstance(value, (timedelta, np.timedelta64)):
+        return _duration(pd.Timedelta(value).value)
     if isinstance(value, dict):
         return ("{}",) + tuple(sorted(((str(k), normal(v)) for k, v in value.items()), key=lambda kv: kv[0]))
     if isinstance(value, (list, tuple, np.ndarray)):
@@ -147,8 +154,10 @@ def _normal_text(text: str) -> Hashable:
     if _CLOCK.match(text):
         try:
             return ("time of day", values.time_of_day_ns(text))
-        except ValueError:  # 25:00 and the like: the text itself
-            return text
+        except ValueError:  # 25:00 and the like: a duration below
+            pass
+    if _DURATION.match(text):
+        return _duration(times.duration_ns(text))
     if text[:1] in "{[" and text[-1:] in "}]":
         try:
             parsed = values.loads(text)
@@ -157,6 +166,17 @@ def _normal_text(text: str) -> Hashable:
         if isinstance(parsed, (dict, list)):
             return normal(parsed)
     return text
+
+
+def _duration(ns: int) -> Hashable:
+    """A duration's normal: within a day, the time of day it reaches; else its length.
+
+    >>> _duration(3_600_000_000_000) == normal("01:00:00"), normal("-00:00:01") == normal(timedelta(seconds=-1))
+    (True, True)
+    """
+    if 0 <= ns < times.DAY_NS:
+        return ("time of day", ns)
+    return ("duration", ns)
 
 
 def _text_instant(text: str) -> Hashable:

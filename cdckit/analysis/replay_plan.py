@@ -33,7 +33,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .. import values
-from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS, none_if_missing
+from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS, SNAPSHOT_PLACE, SNAPSHOT_PLACE_SQL, none_if_missing
 from .replay_keyless import keyless_state
 from .replayer import Replayer, Step, canonical_text, is_partial, old_key, parse_image, problem_rows, replay_rows
 
@@ -75,7 +75,8 @@ _READ_NAMES = "list_concat(coalesce(key_columns, []), coalesce(_before_names, []
 
 _CHANGES = "op IN (" + ", ".join(f"'{op}'" for op in REPLAY_OPS) + ") {cut}"
 _IDENTITY = ", ".join(
-    ["dialect", "database", "schema", '"table"', "key", *REDELIVERY_IDENTITY]
+    ["dialect", "database", "schema", '"table"', "key"]
+    + [SNAPSHOT_PLACE_SQL if c == SNAPSHOT_PLACE else c for c in REDELIVERY_IDENTITY]
 )  # ordering's rule, per row
 
 #: Exact redeliveries (same identity, position and images; seq set): every copy after the first to arrive.

@@ -69,6 +69,9 @@ def summary(
             "messages read so far, not of the whole input (--head 0 reads it all)"
         )
     print(printable(line), file=sys.stderr)
+    for loss in report.get("producer_losses") or ():  # what the capture cannot know (its producer's settings)
+        where = f"{loss['table']}.{loss['column']}"
+        print(printable(f"  producer loss: {where}: {loss['what']} ({loss['why']})"), file=sys.stderr)
     if quarantine is not None and len(quarantine):
         for row in quarantine.head(QUARANTINE_SHOWN).itertuples():
             where = f"{row.source}, message {row.offset}"

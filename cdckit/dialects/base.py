@@ -121,6 +121,17 @@ class Dialect:
         self._declarations: list[tuple[str, Columns, int | None]] = []
 
     @classmethod
+    def producer_losses(cls, types: pd.DataFrame) -> list[dict[str, Any]]:
+        """What the producer wrote with less than the database held, told by the read's column declarations
+        (``types``: :func:`cdckit.column_types_of`): ``[{table, column, what, why}]`` for the read's report
+        (``producer_losses``). None known here.
+
+        >>> Dialect.producer_losses(pd.DataFrame())
+        []
+        """
+        return []
+
+    @classmethod
     def configured(cls, options: DialectOptions) -> Dialect:
         """An instance that follows ``options`` (``__init__`` takes only ``tz``, so that subclasses and
         plug-in dialects keep their constructor).

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -65,11 +65,16 @@ def new_report(
     detection: Mapping[str, Any] | None = None,
     pending: int = 0,
     inferred_keys: Mapping[str, Any] | None = None,
+    producer_losses: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """A read's report: every message is decoded or quarantined, and ``skipped`` says why a decoded
     message gave no row. ``inferred_keys`` (only when a dialect inferred any: test_decoding) says which
     tables got key columns from the capture's own evidence, ``{table: {"columns", "evidence",
-    "sources"}}`` (see :func:`merged_keys`).
+    "sources"}}`` (see :func:`merged_keys`). ``producer_losses`` (only when a dialect found any) says what
+    the capture cannot know because its producer wrote less than the database held, from the schema the
+    messages carry: a list of ``{"table", "column", "what", "why"}`` (Debezium's: an unsigned BIGINT written
+    as a signed int64, a TIME or DATETIME written in milliseconds; see
+    :meth:`cdckit.dialects.base.Dialect.producer_losses`).
 
     >>> new_report(messages=3, decoded=2, events=2, quarantined=1)["skipped"]
     {}
@@ -88,6 +93,8 @@ def new_report(
         report["pending"] = pending
     if inferred_keys:
         report["inferred_keys"] = {table: dict(found) for table, found in inferred_keys.items()}
+    if producer_losses:
+        report["producer_losses"] = [dict(loss) for loss in producer_losses]
     return report
 
 
@@ -101,6 +108,7 @@ def added_reports(reports: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     total = new_report()
     tallies: dict[str, Counter[str]] = {name: Counter() for name in TALLIES}
     keys: list[Mapping[str, Any]] = []
+    losses: list[dict[str, Any]] = []
     for report in reports:
         for name in COUNTS + ("pending",):
             total[name] = total.get(name, 0) + report.get(name, 0)
@@ -109,6 +117,9 @@ def added_reports(reports: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         for name in BY_SOURCE:
             total[name].update(report.get(name) or {})
         keys.append(report.get("inferred_keys") or {})
+        for loss in report.get("producer_losses") or ():
+            if loss not in losses:
+                losses.append(dict(loss))
     for name in TALLIES:
         total[name] = dict(tallies[name])
     if not total["pending"]:
@@ -116,6 +127,8 @@ def added_reports(reports: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     found = merged_keys(keys)
     if found:
         total["inferred_keys"] = found
+    if losses:
+        total["producer_losses"] = losses
     return total
 
 

@@ -376,4 +376,16 @@ class ReadJob(FrameSink):
             self.detection,
             self.pending,
             self.keys_found,
+            self.producer_losses(),
         )
+
+    def producer_losses(self) -> list[dict[str, Any]]:
+        """What the dialects read tell of their producers' losses, from the column declarations so far."""
+        losses: list[dict[str, Any]] = []
+        if not self.declarations:
+            return losses
+        types = self.column_types()
+        for name in self.by_dialect:
+            if name in registry.names():
+                losses += [loss for loss in registry.get(name).producer_losses(types) if loss not in losses]
+        return losses

@@ -26,6 +26,7 @@ from ..analysis.ordering._shared import (
     HEARTBEAT_FACTOR,
     REDELIVERY_IDENTITY,
     ROW_KEY,
+    SNAPSHOT_PLACE,
     STREAMS,
     stream_columns,
 )
@@ -34,7 +35,16 @@ from ..analysis.ordering.report import OrderReport, report_from_rows
 from ..dialects import registry
 from .columns import table_name_column
 
-__all__ = ["sort_events", "order_report", "narrow", "filled_seq", "dialect_flags", "STREAMS"]
+__all__ = [
+    "sort_events",
+    "order_report",
+    "narrow",
+    "filled_seq",
+    "dialect_flags",
+    "snapshot_place",
+    "redelivery_identity",
+    "STREAMS",
+]
 
 _SPARK_TYPES = {"string": T.StringType(), "Int64": T.LongType(), "float64": T.DoubleType()}
 #: Extra columns finding frames carry to the driver, where the detail texts are written.
@@ -78,6 +88,23 @@ def sort_events(events: DataFrame, by: str = "seq") -> DataFrame:
     if by == "event_time":
         return frame.orderBy(F.col("event_time").asc_nulls_last(), *arrival).select(*columns)
     return frame.orderBy(*arrival).select(*columns)
+
+
+def snapshot_place() -> Column:
+    """:data:`cdckit.analysis.ordering._shared.SNAPSHOT_PLACE` (a snapshot row's source, partition and offset;
+    null for other ops), from the event frame's columns (``source`` as given or coalesced to "")."""
+    place = F.concat_ws(
+        ":",
+        F.coalesce(F.col("source"), F.lit("")),
+        F.coalesce(F.col("partition").cast("string"), F.lit("")),
+        F.col("offset").cast("string"),
+    )
+    return F.when(F.col("op") == "read", place)
+
+
+def redelivery_identity() -> list[Column]:
+    """The columns of :data:`~cdckit.analysis.ordering._shared.REDELIVERY_IDENTITY`, the snapshot place computed."""
+    return [snapshot_place() if c == SNAPSHOT_PLACE else F.col(c) for c in REDELIVERY_IDENTITY]
 
 
 def _digest(column: str) -> Column:
@@ -172,7 +199,7 @@ def key_findings(changes: DataFrame, snapshot: DataFrame, stream: list[str]) -> 
         F.broadcast(snapshot.select(*[F.col(c).alias(f"_snap_{c}") for c in [*stream, "_table"]])), on, "left"
     )
     arrival = arrival_order()
-    position = Window.partitionBy(*group, *REDELIVERY_IDENTITY).orderBy(*arrival)
+    position = Window.partitionBy(*group, *redelivery_identity()).orderBy(*arrival)
     frame = frame.withColumn("_position_first", F.first(_pointer()).over(position)).withColumn(
         "_copy", F.col("seq").isNotNull() & (F.row_number().over(position) > 1)
     )

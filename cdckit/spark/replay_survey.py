@@ -26,7 +26,7 @@ from ..analysis import replay
 from ..analysis.ordering._shared import REPLAY_OPS
 from ..analysis.replayer import is_partial
 from .columns import table_name_column
-from .ordering import filled_seq
+from .ordering import filled_seq, redelivery_identity
 from .tables import kinds_given, typed_json
 
 __all__ = ["ORDERS", "Table", "survey", "rekeyed_tables", "object_fields", "plan", "effective", "key_moved"]
@@ -94,9 +94,9 @@ def _prepared(changes: DataFrame, fill: bool) -> DataFrame:
     ``fill``: some change has no ``seq``; ``_seq`` is then filled from the
     previous arrival in its source, after the redeliveries are gone.
     """
-    copies = Window.partitionBy(
-        "_table", "key", "dialect", "database", "schema", "seq", "op", "before", "after"
-    ).orderBy("source", "_partition", "offset", "_row")
+    copies = Window.partitionBy("_table", "key", "dialect", "database", "schema", *redelivery_identity()).orderBy(
+        "source", "_partition", "offset", "_row"
+    )
     frame = changes.repartition("_table", "key")
     frame = (
         frame.withColumn("_copy", F.row_number().over(copies))

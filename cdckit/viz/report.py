@@ -201,6 +201,10 @@ def _accounting_section(capture: Capture) -> str:
         ]
     )
     parts = [report_table(counts, "accounting")]
+    losses = report.get("producer_losses") or []
+    if losses:
+        parts.append("<p>What the capture cannot know (its producer wrote less than the database held):</p>")
+        parts.append(report_table(pd.DataFrame(losses, columns=["table", "column", "what", "why"]), "producer losses"))
     skipped = report.get("skipped") or {}
     if skipped:
         parts.append("<p>Skipped messages (they rightly produce no row):</p>")

@@ -9,6 +9,9 @@ import pytest
 from validator import assert_round_trip, assert_rows, assert_shop, read_clean, row
 
 import cdckit
+from cdckit.dialects import registry
+from cdckit.frame import EVENT_FIELDS
+from cdckit.io.message import Message
 
 SRC = "mysql-bin.000003"
 TXN = "file=mysql-bin.000003,pos=154"
@@ -405,3 +408,77 @@ def test_an_unchanged_toast_placeholder_in_any_shape_leaves_its_column_out_of_th
         assert json.loads(decoded.loc[0, "after"]) == {"id": 1}
     kept = dict(message, after={"id": 1, "bio": PLACEHOLDER + " and more", "tags": [PLACEHOLDER, "x"]})
     assert json.loads(read_clean([json.dumps(kept)], dialect="debezium").loc[0, "after"]) == kept["after"]
+
+
+# ---------------------------------------------------------------- MySQL's BIT(n) and TIME outside a day
+
+
+def _mysql_capture(rows: list[dict]) -> list[bytes]:
+    """Debezium MySQL records (wrapped) of a table with BIT(10), BIT(64) and TIME/TIME(6) columns."""
+    fields = [{"type": "int32", "field": "id"},
+              {"type": "bytes", "name": "io.debezium.data.Bits", "parameters": {"length": "10"}, "field": "bits"},
+              {"type": "bytes", "name": "io.debezium.data.Bits", "parameters": {"length": "64"}, "field": "wide"},
+              {"type": "int64", "name": "io.debezium.time.MicroTime", "optional": True, "field": "clock"},
+              {"type": "int32", "name": "io.debezium.time.Time", "optional": True, "field": "ms"}]
+    image = {"type": "struct", "fields": fields}
+    schema = {"type": "struct", "fields": [dict(image, field="before", optional=True),
+                                           dict(image, field="after", optional=True)]}
+    return [json.dumps({"schema": schema, "payload": {
+        "op": "c", "before": None, "after": after, "ts_ms": 1,
+        "source": {"connector": "mysql", "db": "d", "table": "t", "file": "b.000001", "pos": 4 + i, "row": 0}}}).encode()
+        for i, after in enumerate(rows)]
+
+
+def test_mysql_bits_are_numbers_and_a_time_outside_a_day_is_a_duration_text():
+    import datetime as dt
+
+    rows = [{"id": 1, "bits": "qgI=", "wide": "//////////8=", "clock": -3_020_399_000_000, "ms": 90_000_000},
+            {"id": 2, "bits": "AAA=", "wide": "AQAAAAAAAAA=", "clock": 45_296_000_001, "ms": -1}]
+    lines = _mysql_capture(rows)
+    dialect = registry.create("debezium")
+    per_message = [json.loads(e.after) for i, line in enumerate(lines)
+                   for e in dialect.decode(Message(json.loads(line), "t", i, raw=line))]
+    batch = [json.loads(r[EVENT_FIELDS.index("after")]) for r in dialect.decode_lines(lines)]
+    expected = [{"id": 1, "bits": 682, "wide": 18446744073709551615, "clock": "-838:59:59", "ms": "25:00:00"},
+                {"id": 2, "bits": 0, "wide": 1, "clock": 45_296_000_001, "ms": "-00:00:00.001000"}]
+    assert per_message == batch == expected
+    events = read_clean(b"\n".join(lines), dialect="debezium")
+    assert [json.loads(a) for a in events["after"]] == expected
+    states = cdckit.materialize(events)
+    state = states["d.t"].set_index("id")
+    assert states.type_problems.empty
+    assert state.loc[1, "wide"] == 2**64 - 1 and state.loc[1, "bits"] == 682
+    assert state.loc[1, "clock"] == dt.timedelta(hours=-838, minutes=-59, seconds=-59)  # a duration column
+    assert state.loc[2, "clock"] == dt.timedelta(hours=12, minutes=34, seconds=56, microseconds=1)
+    assert state.loc[1, "ms"] == dt.timedelta(hours=25) and state.loc[2, "ms"] == dt.timedelta(milliseconds=-1)
+
+
+def test_the_report_says_what_the_connector_settings_lost_from_the_propagated_source_types(capsys):
+    from cdckit.cli.summary import summary
+    from cdckit.reading.capture import Capture
+    from cdckit.viz.report import _accounting_section
+
+    def source(kind, length=None):
+        found = {"__debezium.source.column.type": kind}
+        return found if length is None else {**found, "__debezium.source.column.length": length}
+
+    fields = [{"type": "int32", "field": "id"},
+              {"type": "int64", "field": "big", "parameters": source("BIGINT UNSIGNED", "20")},
+              {"type": "int64", "field": "signed", "parameters": source("BIGINT", "20")},
+              {"type": "int32", "name": "org.apache.kafka.connect.data.Time", "field": "fine", "parameters": source("TIME", "6")},
+              {"type": "int64", "name": "org.apache.kafka.connect.data.Timestamp", "field": "at",
+               "parameters": source("DATETIME", "3")},  # milliseconds hold a DATETIME(3) whole
+              {"type": "int64", "name": "io.debezium.time.MicroTime", "field": "exact", "parameters": source("TIME", "6")}]
+    image = {"type": "struct", "fields": fields}
+    schema = {"type": "struct", "fields": [dict(image, field="before", optional=True),
+                                           dict(image, field="after", optional=True)]}
+    line = json.dumps({"schema": schema, "payload": {"op": "c", "before": None, "after": {"id": 1}, "ts_ms": 1,
+                       "source": {"connector": "mysql", "db": "d", "table": "t", "file": "b.1", "pos": 4, "row": 0}}})
+    events = read_clean(line, dialect="debezium")
+    losses = events.attrs["report"]["producer_losses"]
+    assert [(x["table"], x["column"]) for x in losses] == [("d.t", "big"), ("d.t", "fine"), ("d.t", "fine")]
+    assert "negative" in losses[0]["what"] and "null" in losses[1]["what"] and "floored" in losses[2]["what"]
+    assert "producer_losses" not in read_clean(_mysql_capture([{"id": 1}]), dialect="debezium").attrs["report"]
+    summary("c.jsonl", events.attrs["report"], None)
+    assert "producer loss: d.t.big: values above 9223372036854775807 arrive as negative numbers" in capsys.readouterr().err
+    assert "d.t" in _accounting_section(Capture.of(events)) and "floored" in _accounting_section(Capture.of(events))

@@ -5,12 +5,15 @@ delivered message. Other modules import these names
 from here; :mod:`cdckit.analysis.ordering` exports only the public functions.
 
 >>> REDELIVERY_IDENTITY
-('seq', 'op', 'before', 'after')
+('seq', '_snapshot_place', 'op', 'before', 'after')
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
+import pandas as pd
 
 from ...frame import table_names  # noqa: F401  (the frame's rule, named here for the ordering modules)
 from ...values import is_missing
@@ -33,11 +36,42 @@ STREAMS: dict[str, list[str]] = {
 ROW_KEY = ("_table", "key")
 #: What makes two changes of one row the same change (a semantic duplicate when they are at different positions).
 CHANGE_IDENTITY = ("op", "before", "after")
+#: Where a snapshot row (op ``read``) sits in the capture: its source, partition and offset; null for every
+#: other op. A snapshot gives each of its rows one source position (Debezium's MySQL connector: the binlog file
+#: and position it started from; PostgreSQL: one LSN), so equal rows of a table without a key differ only by
+#: their place in the capture: they are distinct rows, not copies. A change's place does not count: the same
+#: change delivered again sits elsewhere and is a redelivery all the same. Each engine computes the column
+#: from this rule: :func:`snapshot_place` (pandas), :data:`SNAPSHOT_PLACE_SQL` (DuckDB) and
+#: ``cdckit.spark.ordering.snapshot_place`` (Spark).
+SNAPSHOT_PLACE = "_snapshot_place"
 #: What makes two changes of one row the same delivered message (a redelivery; only rows with a ``seq``).
-REDELIVERY_IDENTITY = ("seq", *CHANGE_IDENTITY)
+REDELIVERY_IDENTITY = ("seq", SNAPSHOT_PLACE, *CHANGE_IDENTITY)
+#: :data:`SNAPSHOT_PLACE` as a DuckDB expression over the event frame's columns.
+SNAPSHOT_PLACE_SQL = (
+    "CASE WHEN op = 'read' THEN concat_ws(':', coalesce(source, ''), coalesce(CAST(\"partition\" AS VARCHAR), ''),"
+    ' CAST("offset" AS VARCHAR)) END'
+)
 
 #: A heartbeat gap is this many times the usual (median) interval, or longer.
 HEARTBEAT_FACTOR = 3.0
+
+
+def snapshot_place(frame: pd.DataFrame) -> pd.Series:
+    """:data:`SNAPSHOT_PLACE` of each row of ``frame`` (its ``op``, ``source``, ``partition``, ``offset``).
+
+    >>> frame = pd.DataFrame({"op": ["read", "insert"], "source": ["f", "f"],
+    ...                       "partition": pd.array([None, 1], "Int64"), "offset": [3, 4]})
+    >>> snapshot_place(frame).tolist()
+    ['f::3', None]
+    """
+    reads = (frame["op"] == "read").to_numpy()
+    place = np.full(len(frame), None, dtype=object)
+    if reads.any():
+        rows = frame.loc[reads]
+        partition = rows["partition"].astype("string").fillna("") if "partition" in rows else ""
+        text = rows["source"].astype("string").fillna("") + ":" + partition + ":" + rows["offset"].astype("string")
+        place[reads] = text.to_numpy(dtype=object)
+    return pd.Series(place, index=frame.index, dtype=object)
 
 
 def stream_columns(by: str) -> list[str]:

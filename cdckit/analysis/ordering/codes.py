@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._shared import CHANGE_IDENTITY
+from ._shared import CHANGE_IDENTITY, SNAPSHOT_PLACE, snapshot_place
 
 __all__ = [
     "Codes",
@@ -73,7 +73,7 @@ class Codes:
 
     def __call__(self, column: str, rows: np.ndarray | None = None) -> np.ndarray:
         if column not in self.done:
-            values = self.frame[column]
+            values = snapshot_place(self.frame) if column == SNAPSHOT_PLACE else self.frame[column]
             if column in _NUMBERS:
                 self.done[column] = values.to_numpy("int64", na_value=MISSING)
             else:

