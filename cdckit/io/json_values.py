@@ -213,8 +213,8 @@ def _value_end(buf: bytes, start: int, eof: bool, resync: bool) -> tuple[int | N
     """End index of the JSON value starting at ``start`` (None: need more bytes)."""
     first = buf[start : start + 1]
     if resync and first not in (b"{", b"["):  # between messages, text that starts no object: its line is one piece
-        end = buf.find(b"\n", start)
-        return (end, False) if end >= 0 else ((len(buf), False) if eof else (None, False))
+        line_end = buf.find(b"\n", start)
+        return (line_end, False) if line_end >= 0 else ((len(buf), False) if eof else (None, False))
     if first == b'"':
         end = _string_end(buf, start + 1)
         return end, False
