@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .collector import gc_paused
 from .python_columns import object_column
@@ -313,12 +314,19 @@ def _utf8_array(values: list) -> pa.Array:
 def arrow_array(values: Any, typ: pa.DataType) -> pa.Array:
     """A column of the frame as Arrow: ``values`` (a list) of the column's type ``typ``.
 
-    >>> arrow_array([0, 1_000], TIME_TYPE).to_pylist()[1].microsecond
-    1
+    A time of 0 (the epoch itself) is no time: producers write ``ts_ms: 0`` (or ``ts: 0``, ``es: 0``) where
+    they know none, so it becomes null, never 1970-01-01; every dialect's times pass here, pandas and Spark.
+
+    >>> times = arrow_array([0, 1_000, None], TIME_TYPE)
+    >>> times.null_count, times.cast(pa.int64()).to_pylist()
+    (2, [None, 1000, None])
     """
     # Python ints become timestamps some twenty times faster through int64 than directly.
     if typ == TIME_TYPE:
-        return pa.array(values, pa.int64()).cast(typ)
+        numbers = pa.array(values, pa.int64())
+        if pc.any(pc.equal(numbers, 0)).as_py():
+            numbers = pc.if_else(pc.equal(numbers, 0), pa.scalar(None, pa.int64()), numbers)
+        return numbers.cast(typ)
     if typ == pa.string() and len(values) > 1 and values.count(values[0]) == len(values):
         return pa.repeat(pa.scalar(values[0], typ), len(values))  # a block's one table: no text read per row
     return pa.array(values, typ)

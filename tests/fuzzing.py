@@ -74,7 +74,9 @@ class Case:
     (``data`` is a list of Python items, fed as ``source_as``: list, tuple or
     iterator). ``expected_messages`` is the message count the fuzzer knows
     independently (None: it cannot know); ``damaged`` containers may add up to
-    that many quarantine entries for the damage itself.
+    that many quarantine entries for the damage itself. ``positions_unique``: every message has its own
+    position (source, partition, offset) in the frame (no Kafka records, whose offsets may repeat), so
+    the messages with events can be counted.
     """
 
     family: str
@@ -92,6 +94,7 @@ class Case:
     note: str = ""
     saved_problems: list[str] = field(default_factory=list)
     name: str = ""
+    positions_unique: bool = False
 
     def describe(self) -> str:
         """One line naming the case, for test output and the campaign log."""
@@ -504,9 +507,27 @@ def count_lines_if_sure(data: bytes) -> int | None:
         return 0
     if all(ln[:1] == b"{" and ln[-1:] == b"}" for ln in lines):
         return len(lines)
-    if lines[0][:1] not in (b"{", b"[", b'"'):
+    rest = _after_the_header(lines)
+    if not rest or rest[0][:1] not in (b"{", b"[", b'"'):
         return len(lines)
+    if all(ln[:1] == b"{" and ln[-1:] == b"}" for ln in rest):
+        return len(lines)  # JSON Lines after a header: every line is a message, the header's quarantined
     return None
+
+
+def _after_the_header(lines: list[bytes]) -> list[bytes]:
+    """The non-blank lines from the first that may be a message on, as a peer's capture is read: comment
+    lines (``#``, ``--``, ``//``, ``/*``, ``*``) and at most one other line before a JSON line are its header."""
+    others = 0
+    for index, line in enumerate(lines):
+        if line.startswith((b"#", b"--", b"//", b"/*", b"*")):
+            continue
+        if line[:1] in (b"{", b"[") or (not others and line[:1] == b'"'):
+            return lines[index:]
+        others += 1
+        if others > 1:
+            return lines
+    return lines
 
 
 # ---------------------------------------------------------------- the generators, one per family
@@ -813,11 +834,18 @@ def gen_directory(rng: random.Random) -> Case:
     return case
 
 
-def gen_mixed(rng: random.Random) -> Case:
-    """Lines of two samples of different dialects interleaved in one file."""
-    first, second = rng.sample([s for s in seeds() if s.layout in ("jsonl", "text")], 2)
-    while second.dialect == first.dialect:
-        second = rng.choice([s for s in seeds() if s.layout in ("jsonl", "text")])
+def mixed_dialects() -> list[str]:
+    """The dialects with a JSON Lines or text sample, whose lines :func:`gen_mixed` interleaves."""
+    return sorted({s.dialect for s in seeds() if s.layout in ("jsonl", "text")})
+
+
+def gen_mixed(rng: random.Random, pair: tuple[str, str] | None = None) -> Case:
+    """Lines of two samples of different dialects (``pair``, or two at random) interleaved in one file,
+    with damage: lines mutated, comment lines and a cut record among them."""
+    if pair is None:
+        pair = tuple(rng.sample(mixed_dialects(), 2))  # type: ignore[assignment]
+    first, second = (rng.choice([s for s in seeds() if s.layout in ("jsonl", "text") and s.dialect == d])
+                     for d in pair)
 
     def lines_of(seed: Seed) -> list[bytes]:
         plain = gzip.decompress(seed.raw) if seed.raw[:2] == b"\x1f\x8b" else seed.raw
@@ -830,10 +858,33 @@ def gen_mixed(rng: random.Random) -> Case:
     while one or two:
         source = one if (one and (not two or rng.random() < 0.5)) else two
         mixed.append(source.pop(0))
+    damage = rng.random() < 0.7
+    if damage:
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(mixed) + 1)
+            roll = rng.random()
+            if roll < 0.4 and mixed:
+                line = mixed[at % len(mixed)]
+                mixed[at % len(mixed)] = (mutate_bytes if line[:1] == b"{" else mutate_text_line)(rng, line)
+            elif roll < 0.7:
+                mixed.insert(at, rng.choice([b"# a comment", b"-- a comment", b"// a comment", b" * a licence"]))
+            elif mixed:
+                line = mixed[at % len(mixed)]
+                mixed.insert(at, line[len(line) // 2 :] if rng.random() < 0.5 else line[: len(line) // 2])
     data = b"\n".join(mixed) + b"\n"
     case = Case("mixed", "payload_bytes", seeds=[first.name, second.name], expected_messages=count_lines_if_sure(data),
-                dialect=_dialect_choice(rng, first.dialect))
+                dialect=_dialect_choice(rng, first.dialect), note="damaged" if damage else "")
+    case.positions_unique = not any(_kafka_record(line) for line in mixed)
     return _feed_text(rng, case, data, "mixed.jsonl")
+
+
+def _kafka_record(line: bytes) -> bool:
+    """True for a line that is a saved Kafka record (kcat ``-J``, a Kafka-shaped frame): its offset is Kafka's."""
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return b"\t" in line  # a console-consumer line may carry its own position
+    return isinstance(value, dict) and "offset" in value and ("payload" in value or "value" in value)
 
 
 def deep_dict(depth: int) -> dict[str, Any]:
@@ -1183,6 +1234,12 @@ def check_accounting(case: Case, events: pd.DataFrame) -> list[str]:
         problems.append(f"[accounting: events != report] {len(events)} != {report.get('events')}")
     if report.get("pending"):
         problems.append(f"[accounting: pending halves left] {report['pending']}")
+    if case.positions_unique and quarantine is not None and not problems:
+        with_events = len(set(zip(events["source"].tolist(), events["partition"].fillna(-1).tolist(),
+                                  events["offset"].tolist())))
+        if with_events + quarantined + skipped != messages:
+            problems.append(f"[accounting: messages with events + quarantined + skipped != messages] "
+                            f"{with_events} + {quarantined} + {skipped} != {messages}")
     expected = case.expected_messages
     if expected is not None and not expected <= messages <= expected + case.damaged:
         allowed = f"{expected}" + (f"..{expected + case.damaged}" if case.damaged else "")
@@ -1254,7 +1311,7 @@ def save(case: Case, problems: list[str], root: Path | str = CASES_DIR) -> Path:
         "family": case.family, "kind": case.kind, "dialect": case.dialect, "container": case.container,
         "expected_messages": case.expected_messages, "damaged": case.damaged, "names_no_file": case.names_no_file,
         "source_as": case.source_as, "seeds": case.seeds, "note": case.note, "unreadable": case.unreadable,
-        "problems": problems,
+        "problems": problems, "positions_unique": case.positions_unique,
     }
     if case.kind == "payload_bytes":
         (folder / "payload.bin").write_bytes(case.data)
@@ -1304,7 +1361,8 @@ def load_case(folder: Path) -> Case:
     case = Case(meta["family"], meta["kind"], dialect=meta["dialect"], container=meta["container"],
                 expected_messages=meta["expected_messages"], damaged=meta["damaged"],
                 names_no_file=meta["names_no_file"], source_as=meta["source_as"], seeds=meta["seeds"],
-                note=meta["note"], unreadable=meta["unreadable"], saved_problems=meta["problems"], name=folder.name)
+                note=meta["note"], unreadable=meta["unreadable"], saved_problems=meta["problems"], name=folder.name,
+                positions_unique=meta.get("positions_unique", False))
     if case.kind == "payload_bytes":
         case.data = (folder / "payload.bin").read_bytes()
     elif case.kind == "payload_str":

@@ -433,3 +433,38 @@ def test_notebook_05_leaves_nothing_in_the_temp_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     exec(compile(cell, "notebook-05", "exec"), {"cdckit": cdckit, "viz": viz, "print": lambda *a: None})
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_every_view_takes_two_reads_joined_with_repeated_labels_and_row_columns_named_as_history_columns():
+    """pd.concat of two reads of different dialects (index labels 0.. twice), one table's columns named
+    version, source and op as the history's own are: every view works, the explorer shows each event."""
+    from cdckit.viz.report import build_report
+
+    lines = "".join(
+        json.dumps({"op": op, "ts_ms": 1_700_000_000_000 + i, "source": {"db": "shop", "table": "runs", "pos": i},
+                    "before": None if op == "c" else {"id": 1, "version": i, "source": "old", "op": "x"},
+                    "after": None if op == "d" else {"id": 1, "version": i + 1, "source": "web", "op": "y"}})
+        + "\n"
+        for i, op in enumerate(["c", "u", "u", "d"])
+    )
+    events = pd.concat([cdckit.samples.load("canal/shop"), cdckit.read(lines, dialect="debezium")])
+    assert not events.index.is_unique
+    runs = events[events["table"] == "runs"]
+    runs = runs.assign(key_columns=[["id"]] * len(runs), key="[1]")
+    events = pd.concat([events[events["table"] != "runs"], runs])
+    history = cdckit.history(events, "shop.runs", 1)
+    assert history["version"].tolist() == [1, 2, 3, 4]
+    assert history["version (row)"].tolist()[:3] == [1, 2, 3] and history["op"].tolist()[0] == "insert"
+    assert history["source (row)"].tolist()[:3] == ["web"] * 3
+    ex = explore(events)
+    for label in ex.filtered().index[-6:]:
+        ex.select(label)
+        assert "<table" in ex.details.value
+    ex.table.value = "shop.runs"
+    assert len(ex.filtered()) == 4
+    viz.timeline(events), viz.diff(events[events["op"] == "update"].iloc[[0]]), viz.lag(events)
+    viz.ordering(events)
+    assert len(cdckit.materialize(events)["shop.customers"]) > 0
+    cdckit.order_report(events), cdckit.scd2(events), cdckit.profile(events), cdckit.table(events, "shop.runs")
+    assert "shop.runs" in build_report(events)

@@ -14,6 +14,7 @@ A failure prints the case and the line that reproduces it, e.g.
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 from collections import Counter
@@ -177,3 +178,19 @@ def test_spark_decode_agrees_with_pandas_on_fuzzed_kafka_records(spark):
     want = cdckit.read(records).attrs["report"]
     got = cdcspark.report(cdcspark.decode(frame))
     assert {k: got[k] for k in TOTALS} == {k: want[k] for k in TOTALS}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # low-confidence detection of mixed files
+def test_mixed_files_of_every_pair_of_dialects_account_for_every_message():
+    """Lines of two dialects in one file, damaged or not: each message has events, is skipped or quarantined."""
+    pairs = list(itertools.combinations(fuzzing.mixed_dialects(), 2))
+    assert len(pairs) >= 100
+    found = {}
+    for first, second in pairs:
+        for number in range(2):
+            rng = random.Random(f"mixed/{first}/{second}/{number}")
+            case = fuzzing.gen_mixed(rng, (first, second) if number == 0 else (second, first))
+            problems = fuzzing.check(case)
+            if problems:
+                found[case.describe()] = problems
+    assert not found, "\n".join(f"{k}\n  {v}" for k, v in list(found.items())[:5])

@@ -200,7 +200,7 @@ def test_row_problem_refuses_what_arrow_refuses_or_would_change():
 
     Arrow itself refuses most of these; some it would take and change (a
     float time truncated, a text taken as a list of characters)."""
-    good = ("insert", "c", "db", None, "t", 0, 5, "1", "x", ["id"], "[1]", None, '{"id":1}', None)
+    good = ("insert", "c", "db", None, "t", 7, 5, "1", "x", ["id"], "[1]", None, '{"id":1}', None)  # 0 is no time
     assert row_problem(good) is None
     table = event_table([good])
     assert [table.column(i).cast("int64").to_pylist()[0] if i in (5, 6) else table.column(i).to_pylist()[0]

@@ -250,3 +250,23 @@ def test_offsets_and_lines_across_byte_ranges_equal_the_pandas_read(spark, tmp_p
     assert quarantined[["offset", "line"]].values.tolist() == expected.quarantine[["offset", "line"]].values.tolist()
     assert quarantined["line"].tolist() == [len(path.read_bytes().splitlines()) - 5]
     assert found.report == {k: v for k, v in expected.report.items() if k not in ("sources", "detection", "inferred_keys")}
+
+
+@pytest.mark.parametrize("shape", ["jsonl", "pretty", "kcat", "console"])
+def test_a_peer_capture_with_a_licence_header_and_cut_records_reads_as_in_pandas(spark, tmp_path, shape):
+    from peer_captures import peer_capture
+
+    path, bad = peer_capture(tmp_path / "capture.txt", shape, "block", count=40)
+    if shape == "jsonl":  # and a change at time 0: no time in either engine
+        lines = path.read_text().split("\n")
+        lines.insert(len(lines) // 2, json.dumps({"op": "c", "ts_ms": 0, "after": {"id": 99},
+                                                  "source": {"db": "shop", "table": "items", "ts_ms": 0}}))
+        path.write_text("\n".join(lines))
+    expected = cdckit.read(path)
+    events = cdcspark.read(spark, path, split_messages=7)
+    assert normal_rows(events.toPandas()) == normal_rows(expected)
+    want = {k: v for k, v in expected.attrs["report"].items() if k not in ("sources", "detection", "inferred_keys")}
+    assert cdcspark.report(events) == want and want["quarantined"] == bad
+    assert sorted(cdcspark.quarantine(events).toPandas()["line"]) == sorted(cdckit.quarantine(expected)["line"])
+    if shape == "jsonl":
+        assert events.filter("after LIKE '%99%'").toPandas()["event_time"].isna().tolist() == [True]

@@ -506,6 +506,10 @@ def problem_rows(table: str, steps: Iterable[Step]) -> list[dict[str, Any]]:
 _ABSENT = object()
 
 
+#: The columns of a row's history before the row's own.
+HISTORY_COLUMNS = ("version", "op", "event_time", "seq", "source", "offset", "changed", "problem")
+
+
 def history_frame(steps: Iterable[Step], wanted: str, columns: list[str]) -> pd.DataFrame:
     """One row's history from walked steps: a line per change of key ``wanted``, the row after it, what changed.
 
@@ -514,7 +518,16 @@ def history_frame(steps: Iterable[Step], wanted: str, columns: list[str]) -> pd.
     ...                   "event_time": None, "seq": "1", "source": "f", "offset": 0})]
     >>> history_frame(steps, "[1]", ["id", "a"])[["version", "op", "changed", "a"]].values.tolist()
     [[1, 'insert', ['id', 'a'], 2]]
+
+    A row column named as one of the history's own (a table with a ``version`` or ``source`` column) comes
+    with the suffix ``" (row)"``, never in their place:
+
+    >>> steps = [Replayer().apply({"op": "insert", "key": "[1]", "key_columns": ["id"], "after": '{"id":1,"version":7}',
+    ...                            "event_time": None, "seq": "1", "source": "f", "offset": 0})]
+    >>> history_frame(steps, "[1]", ["id", "version"])[["version", "version (row)"]].values.tolist()
+    [[1, 7]]
     """
+    labels = {c: f"{c} (row)" if c in HISTORY_COLUMNS else c for c in columns}
     lines = []
     old: dict[str, Any] | None
     new: dict[str, Any] | None
@@ -539,13 +552,11 @@ def history_frame(steps: Iterable[Step], wanted: str, columns: list[str]) -> pd.
                 "offset": step.event["offset"],
                 "changed": changed,
                 "problem": step.problem,
-                **{f"{c}": (new or {}).get(c) for c in columns},
+                **{labels[c]: (new or {}).get(c) for c in columns},
             }
         )
-    out = object_columns(
-        pd.DataFrame(lines, columns=["op", "event_time", "seq", "source", "offset", "changed", "problem", *columns])
-    )
-    for column in columns:  # whole numbers stay whole where a version has none (a delete, a key moved away)
+    out = object_columns(pd.DataFrame(lines, columns=[*HISTORY_COLUMNS[1:], *labels.values()]))
+    for column in labels.values():  # whole numbers stay whole where a version has none (a delete, a key moved away)
         whole = whole_numbers([line[column] for line in lines])
         if whole is not None:
             out[column] = whole

@@ -58,7 +58,9 @@ def json_value_pieces(
     out by scanning brackets and strings value by value, so a broken value
     is quarantined on its own. Outside an array, a ``{`` at the start of a
     line inside an unfinished value is taken as the start of the next
-    message (the unfinished one was truncated).
+    message (the unfinished one was truncated), and text between values that
+    starts no object or array (a comment, a licence header, the cut tail of
+    a record) is taken a line at a time, each line one quarantined message.
     """
     buf = stream.read(BLOCK)
     buf = without_bom(buf)
@@ -210,6 +212,9 @@ def _line_numbers(buf: bytes, pos: int, starts: list[int], first_line: int) -> l
 def _value_end(buf: bytes, start: int, eof: bool, resync: bool) -> tuple[int | None, bool]:
     """End index of the JSON value starting at ``start`` (None: need more bytes)."""
     first = buf[start : start + 1]
+    if resync and first not in (b"{", b"["):  # between messages, text that starts no object: its line is one piece
+        line_end = buf.find(b"\n", start)
+        return (line_end, False) if line_end >= 0 else ((len(buf), False) if eof else (None, False))
     if first == b'"':
         end = _string_end(buf, start + 1)
         return end, False

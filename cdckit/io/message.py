@@ -30,6 +30,9 @@ class Message:
     ``topic`` is the Kafka topic of a record that names it (kcat ``-J``, a client's record);
     ``layout`` names the layout the message was unwrapped from when detection should say so
     (a ``kafka-console-consumer`` line, :mod:`cdckit.io.console`).
+    A text line (:mod:`cdckit.io.text`) keeps what the reader took off, so that a value running over
+    several lines can be put back byte for byte: ``line_end`` the carriage returns before its line feed,
+    ``gap`` the blank or whitespace-only lines just before it, each with its line feed (None: none).
     """
 
     value: Any
@@ -43,6 +46,8 @@ class Message:
     code: str | None = None
     topic: str | None = None
     layout: str | None = None
+    line_end: str | None = None
+    gap: str | None = None
 
     def raw_text(self) -> str:
         """The message as text, for quarantine and error messages."""

@@ -31,6 +31,10 @@ def parse_line(raw: bytes, name: str, offset: int, line: int | None) -> Message:
 
     >>> parse_line(b'{"a": 1,}', "<bytes>", 0, 1).code
     'invalid_json'
+    >>> parse_line(b'# Licensed to the ASF', "<bytes>", 0, 1).error[:29], parse_line(b'1}}', "<bytes>", 0, 1).code
+    ('a comment line, not a message', 'truncated_json')
+    >>> parse_line(b'  "op": "c",', "<bytes>", 0, 1).error[:34]
+    'a piece of a cut record, not a who'
     """
     try:
         value = values.loads(raw)
@@ -49,6 +53,13 @@ def _json_error(err: Exception, raw: bytes) -> tuple[str, str]:
         return f"nested deeper than the JSON parser allows: {text}", "too_deep"
     if raw.strip() and raw.count(b"{") + raw.count(b"[") > raw.count(b"}") + raw.count(b"]"):
         return f"truncated JSON: {text}", "truncated_json"
+    start = raw.lstrip(b"\xef\xbb\xbf \t\r\n")[:2]
+    if start[:1] in (b"#", b"*") or start in (b"--", b"//", b"/*"):
+        return f"a comment line, not a message (invalid JSON: {text})", "invalid_json"
+    if (start[:1] not in (b"{", b"[", b'"') and raw.rstrip()[-1:] in (b"}", b"]")) or (
+        start[:1] == b'"' and b'":' in raw
+    ):
+        return f"a piece of a cut record, not a whole message (invalid JSON: {text})", "truncated_json"
     return f"invalid JSON: {text}", "invalid_json"
 
 

@@ -13,7 +13,7 @@ from .console import console_head
 from .message import Message, error_message
 from .streams import HEAD, open_file
 
-__all__ = ["CONTAINERS", "sniff_container", "file_container", "is_binary"]
+__all__ = ["CONTAINERS", "sniff_container", "file_container", "is_binary", "is_comment_line", "messages_start"]
 
 CONTAINERS = ("jsonl", "json", "text", "csv", "parquet")
 
@@ -76,11 +76,20 @@ def sniff_container(head: bytes, key_separator: str | None = None) -> str:
     ('text', 'binary')
     >>> sniff_container(b'Offset:0\\tnull\\t{"a": 1}\\n')
     'jsonl'
+
+    Lines before the first message (a licence header, blank lines, the cut tail of a record) do not count
+    (:func:`messages_start`): the reader quarantines each of them.
+
+    >>> sniff_container(b'# Licensed to the ASF\\n\\n{"a": 1}\\n{"a": 2}\\n')
+    'jsonl'
+    >>> sniff_container(b'/*\\n * x\\n */\\n{\\n "a": 1\\n}\\n')
+    'json'
     """
     if head.startswith(b"PAR1"):
         return "parquet"
     if is_binary(head):
         return "binary"
+    head = messages_start(head, key_separator)
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not text:
         return "jsonl"
@@ -94,6 +103,47 @@ def sniff_container(head: bytes, key_separator: str | None = None) -> str:
     if complete * 2 >= len(lines) or console_head(text, key_separator):
         return "jsonl"
     return "json"
+
+
+#: How a comment line starts: ``#``, ``--``, ``//`` and the lines of a ``/* ... */`` block.
+_COMMENT_STARTS = (b"#", b"--", b"//", b"/*", b"*")
+#: Lines of the head looked at for the first message.
+_LINES_LOOKED_AT = 64
+
+
+def is_comment_line(line: bytes) -> bool:
+    r"""True for a line that is a comment (a licence header's): it starts with ``#``, ``--``, ``//``, ``/*``
+    or ``*`` (inside a ``/* ... */`` block), spaces aside.
+
+    >>> is_comment_line(b"# Licensed to the ASF"), is_comment_line(b" * under the License."), is_comment_line(b"{}")
+    (True, True, False)
+    """
+    return line.lstrip(b"\xef\xbb\xbf \t").startswith(_COMMENT_STARTS)
+
+
+def messages_start(head: bytes, key_separator: str | None = None) -> bytes:
+    r"""``head`` from its first line that may be a message on, past what a peer's test capture puts before
+    it: blank and comment lines (a licence header), and at most one other line (a title, or the cut tail
+    of a record where the capture started mid-message) when a JSON or console line follows. ``head``
+    itself when no such line is there (a text capture).
+
+    >>> messages_start(b'# licence\n\n--\n{"a": 1}\n')
+    b'{"a": 1}\n'
+    >>> messages_start(b'e": 2}\n{"a": 1}\n'), messages_start(b"BEGIN 5\ntable t: INSERT: id[integer]:1\n")
+    (b'{"a": 1}\n', b'BEGIN 5\ntable t: INSERT: id[integer]:1\n')
+    """
+    pos, other = 0, 0
+    for line in head.split(b"\n")[:_LINES_LOOKED_AT]:
+        text = line.lstrip(b"\xef\xbb\xbf \t\r")
+        if text and not is_comment_line(text):
+            rest = head[pos:]
+            if text[:1] in (b"{", b"[") or (not other and text[:1] == b'"') or console_head(rest, key_separator):
+                return rest
+            other += 1
+            if other > 1:
+                return head
+        pos += len(line) + 1
+    return head
 
 
 def _one_line_value(line: bytes) -> bool:

@@ -6,6 +6,13 @@ UTF-8; a line that does not decode is quarantined on its own.
 >>> import io
 >>> [(m.offset, m.line, m.value) for m in text_messages(io.BytesIO(b"op=c\n\nop=d\n"), "<bytes>", "utf-8")]
 [(0, 1, 'op=c'), (1, 3, 'op=d')]
+
+A line keeps what the reader took off (a value running over lines is put back byte for byte):
+
+>>> [(m.value, m.line_end, m.gap) for m in text_messages(io.BytesIO(b"a'\r\n \r\nb'\n"), "<bytes>", "utf-8")]
+[("a'", '\r', None), ("b'", None, ' \r\n')]
+>>> [m.line_end for m in text_messages(io.BytesIO(b"x\ny\r\nz\r"), "<bytes>", "utf-8")]
+[None, '\r', '\r']
 >>> head_encoding("src=cssþ\n".encode("latin-1"))
 'latin-1'
 
@@ -53,16 +60,25 @@ def text_messages(
 ) -> Iterator[Message]:
     """The messages of a text stream (one per non-blank line), as :func:`cdckit.io.iter_sources` gives them."""
     offset = first_offset
-    for number, raw in enumerate(stream, start=first_line):
-        raw = raw.rstrip(b"\r\n")
+    gap: list[bytes] = []  # the blank lines since the last message, as they were
+    for number, whole in enumerate(stream, start=first_line):
+        raw = whole.rstrip(b"\r\n")
+        end = whole[len(raw) :].removesuffix(b"\n")  # the carriage returns before the line feed
         if number == 1:
             raw = without_bom(raw)
         if not raw.strip():
+            gap.append(whole)
             continue
         try:
             text = raw.decode(encoding)
         except UnicodeDecodeError as err:
             yield error_message(name, offset, f"invalid UTF-8: {err}", "invalid_utf8", raw, number)
         else:
-            yield Message(text, name, offset, raw=text, line=number)
+            message = Message(text, name, offset, raw=text, line=number)
+            if end:
+                message.line_end = end.decode("latin-1")
+            if gap:
+                message.gap = b"".join(gap).decode(encoding, "replace")
+            yield message
+        gap = []
         offset += 1

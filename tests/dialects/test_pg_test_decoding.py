@@ -413,3 +413,13 @@ def test_a_full_table_whose_columns_are_never_null_is_not_taken_for_keyed():
     capture = cdckit.read(lines, dialect=NAME, capture=True)
     assert "inferred_keys" not in capture.report
     assert capture.events["key_columns"].isna().all()
+
+
+@pytest.mark.parametrize("value", ["a\r\nb", "a\r\n\r\n  \r\nb\rc\r", "\r\n", "x\r\r\n\ty", " \n \n"])
+def test_a_value_over_several_lines_is_byte_exact(tmp_path, value):
+    quoted = value.replace("'", "''")
+    path = tmp_path / "capture.txt"
+    path.write_bytes(f"BEGIN 5\ntable public.t: INSERT: id[integer]:1 v[text]:'{quoted}'\nCOMMIT 5\n".encode())
+    events = cdckit.read(path, dialect="pg_test_decoding")
+    assert events.attrs["report"]["quarantined"] == 0
+    assert [json.loads(a)["v"] for a in events["after"].dropna()] == [value]

@@ -73,6 +73,20 @@ class _Held:
     last_line: int | None
 
 
+def _gap(message: Message, last_line: int | None) -> str:
+    """The lines between a held line and ``message``, its next line, as they were: the reader's own record of
+    the blank lines it left out, or as many empty lines as the line numbers show.
+
+    >>> _gap(Message("b'", "<s>", 1, line=4, gap=" \\r\\n"), 2), _gap(Message("b'", "<s>", 1, line=4), 2)
+    (' \\r\\n', '\\n')
+    """
+    if message.gap is not None:
+        return message.gap
+    if message.line is None or last_line is None:
+        return ""
+    return "\n" * max(message.line - last_line - 1, 0)
+
+
 @register
 class PgTestDecoding(Dialect):
     """PostgreSQL test_decoding text lines, as pg_recvlogical writes them or as COPY of the SQL functions."""
@@ -107,9 +121,9 @@ class PgTestDecoding(Dialect):
         "image (a partial image, merged onto the row when replayed).",
         "Only COMMIT lines carry a time (with include-timestamp): the commit event has it, changes have none.",
         "pg_recvlogical files: a value holding a line feed runs over several lines, joined here; the first lines "
-        "are counted as skipped ('continues on the next line'). The text reader drops blank lines and trailing "
-        "carriage returns: blank lines inside a value are put back from the line numbers, but a line of only "
-        "spaces comes back empty and a carriage return before a line feed is lost.",
+        "are counted as skipped ('continues on the next line'). The value comes back byte for byte: the text "
+        "reader keeps the carriage returns before each line feed and the blank or whitespace-only lines it "
+        "leaves out, and the joined value puts them back (CR LF, a lone CR, a line of spaces).",
         "A value still open when a line that is a whole test_decoding line on its own comes, or when the input "
         "ends, is quarantined (its lines were counted as skipped).",
         "The txn_id of a pg_recvlogical line is the xid of the BEGIN before it (none with include-xids=0); "
@@ -178,13 +192,12 @@ class PgTestDecoding(Dialect):
             return self._copy_line(copy)
         held, self._held = self._held, None
         if held is not None:
-            gap = message.line - held.last_line if message.line is not None and held.last_line is not None else 1
-            joined = held.text + "\n" * max(gap, 1) + line
+            joined = held.text + "\n" + _gap(message, held.last_line) + line
             try:
                 return self._plain_line(joined, message)
             except Unfinished:
                 if not _whole_line(line):
-                    self._held = _Held(joined, held.messages + [message], message.line)
+                    self._held = _Held(joined + (message.line_end or ""), held.messages + [message], message.line)
                     raise SkipMessage(CONTINUES) from None
                 self._give_up(held, "a quoted value never ended: the next line is a test_decoding line of its own")
                 return self.decode(message)
@@ -196,7 +209,7 @@ class PgTestDecoding(Dialect):
         try:
             return self._plain_line(line, message)
         except Unfinished:
-            self._held = _Held(line, [message], message.line)
+            self._held = _Held(line + (message.line_end or ""), [message], message.line)
             raise SkipMessage(CONTINUES) from None
 
     def finish(self) -> None:
