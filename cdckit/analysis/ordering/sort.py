@@ -4,8 +4,17 @@
   message in what was captured.
 - **seq order** is ``(seq, source, partition, offset)``. An event without a
   ``seq`` of its own (a transaction marker, a tombstone, every Lindorm event)
-  takes the ``seq`` of the event that arrived before it in the same source,
-  so it stays just after it (:func:`filled_seq`).
+  takes the ``seq`` of the event that arrived before it in the same source
+  and partition, so it stays just after it (:func:`filled_seq`).
+- **a position shared by partitions**: a topic partitioned by key sends the two
+  halves of a primary-key change (a delete of the old key, a create of the new
+  one, at one LSN or binlog position) to different partitions, and the
+  partitions' interleaving says nothing about their order. Where events of
+  several partitions of one source share a ``seq``, the deletes (and their
+  tombstones) that open each partition's run at that ``seq`` go first: the rest
+  of the run takes the ``seq`` with :data:`TIE_MARK` appended, which sorts just
+  after it and before every longer position. Within one partition the capture's
+  order is never changed; a capture in one partition keeps ``seq`` as it is.
 
 >>> import cdckit
 >>> events = cdckit.read(cdckit.samples.path("canal/examples"))
@@ -17,22 +26,40 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["sort_events", "filled_seq"]
+__all__ = ["sort_events", "filled_seq", "TIE_MARK", "FIRST_AT_A_TIE"]
+
+#: Appended to the filled ``seq`` of the events that follow the deletes at a position several partitions
+#: share (see the module notes): below every character a position is written with.
+TIE_MARK = "\x01"
+#: The ops that open a position several partitions share: the old key's delete and its tombstone.
+FIRST_AT_A_TIE = ("delete", "tombstone")
 
 
 def filled_seq(events: pd.DataFrame) -> pd.Series:
-    """``seq`` with each missing value taken from the event that arrived before it in the same source ('' first).
+    """``seq`` with each missing value taken from the event that arrived before it in the same source and
+    partition ('' first), and :data:`TIE_MARK` after a position several partitions share (module notes).
 
     >>> filled_seq(pd.DataFrame({"source": ["s"] * 3, "partition": [None] * 3, "offset": [0, 1, 2],
-    ...                          "seq": [None, "5", None]})).tolist()
+    ...                          "seq": [None, "5", None], "op": "insert"})).tolist()
     ['', '5', '5']
+    >>> filled_seq(pd.DataFrame({"source": "s", "partition": [0, 1, 1], "offset": [0, 0, 1],
+    ...                          "seq": ["7", "7", None], "op": ["insert", "delete", "tombstone"]})).tolist()
+    ['7\\x01', '7', '7']
     """
-    arrival = events[["source", "partition", "offset"]].sort_values(
-        ["source", "partition", "offset"], kind="stable", na_position="first"
-    )
+    source = events["source"].astype(object).fillna("")
+    partition = events["partition"].astype("Int64").fillna(-1).astype("int64")
+    arrival = pd.DataFrame({"source": source, "partition": partition, "offset": events["offset"]})
+    arrival = arrival.sort_values(["source", "partition", "offset"], kind="stable")
     seq = events["seq"].astype(object).where(events["seq"].notna(), None).reindex(arrival.index)
-    filled = seq.groupby(arrival["source"].astype(object).fillna(""), sort=False).ffill()
-    return filled.where(filled.notna(), "").reindex(events.index)
+    filled = seq.groupby([arrival["source"], arrival["partition"]], sort=False).ffill()
+    filled = filled.where(filled.notna(), "")
+    if "op" not in events.columns or (arrival["partition"].groupby(arrival["source"]).nunique() < 2).all():
+        return filled.reindex(events.index)
+    position = [arrival["source"], filled]
+    shared = (filled != "") & (arrival["partition"].groupby(position).transform("nunique") > 1)
+    later = ~events["op"].reindex(arrival.index).isin(FIRST_AT_A_TIE)
+    later = later.astype("int8").groupby([arrival["source"], arrival["partition"], filled]).cummax().astype(bool)
+    return filled.where(~(shared & later), filled + TIE_MARK).reindex(events.index)
 
 
 def sort_events(events: pd.DataFrame, by: str = "seq") -> pd.DataFrame:
