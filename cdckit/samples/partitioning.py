@@ -66,9 +66,7 @@ def kafka_partition(key: bytes, partitions: int) -> int:
     return (murmur2(key) & 0x7FFFFFFF) % partitions
 
 
-def spread_by_key(
-    lines: Iterable[str], partitions: int, interleave: str = "random", seed: int = 0
-) -> list[str]:
+def spread_by_key(lines: Iterable[str], partitions: int, interleave: str = "random", seed: int = 0) -> list[str]:
     """``kcat -J`` lines re-partitioned by their key, offsets renumbered per topic and partition.
 
     Each partition keeps its records in their original order. ``interleave``
