@@ -198,11 +198,13 @@ def _key_rows(codes: Codes, snapshot: frozenset[tuple], stream: Sequence[str]) -
         _rows("semantic_duplicates", frame, rows[duplicate], rows[alike]),
     ]
 
-    # inversions: arrival order against the highest seq so far (seq == _seq where seq is set), within one
-    # partition: the partitions of a topic have no arrival order between them
+    # inversions: arrival order against the highest seq so far (seq == _seq where seq is set), among the events
+    # of one partition (or of none): the partitions of a topic have no arrival order between them
     ranked = firsts[codes.known("seq", rows[firsts])]
-    runs = run_starts([number[ranked], codes("partition", rows[ranked])])
-    below, top = running_top(runs, codes("_seq", rows[ranked]))
+    partition = codes("partition", rows[ranked])
+    by_partition = stable_order([number[ranked], partition])
+    ranked, partition = ranked[by_partition], partition[by_partition]
+    below, top = running_top(run_starts([number[ranked], partition]), codes("_seq", rows[ranked]))
     out.append(_rows("inversions", frame, rows[ranked[below]], rows[ranked[top[below]]]))
     out.append(_transition_rows(codes, rows[firsts[codes.known("key", rows[firsts])]], snapshot, stream))
     return out
