@@ -177,3 +177,18 @@ def test_a_missing_seq_is_filled_within_its_partition():
     events = pd.DataFrame({"source": "t", "partition": [0, 0, 1, 1], "offset": [0, 1, 0, 1],
                            "seq": ["5", "6", None, "3"], "op": ["insert", "insert", "begin", "insert"]})
     assert filled_seq(events).tolist() == ["5", "6", "", "3"]  # not partition 0's last position
+
+
+def test_a_redelivery_at_a_position_partitions_share_is_a_redelivery():
+    # partition 0 holds a key change (delete of 4, create of 2) and then the delete again (redelivered); partition 1
+    # a change at the same position: the copy is a redelivery although the tie mark (ordering.sort) differs
+    records = [dict(record) for record in binlog_records()]
+    delete, create, other = records[3], records[5], records[6]
+    placed = [(delete, 0, 0), (create, 0, 1), (delete, 0, 2), ({**other, "payload": other["payload"].replace(
+        '"pos": 500', '"pos": 400')}, 1, 0)]
+    lines = [json.dumps({**record, "partition": partition, "offset": offset}) for record, partition, offset in placed]
+    events = cdckit.read(lines, dialect="debezium")
+    assert events["seq"].nunique() == 1
+    report = cdckit.order_report(events)
+    assert report["redeliveries"][["key", "offset"]].values.tolist() == [["[4]", 2]]
+    assert report["semantic_duplicates"].empty
