@@ -34,7 +34,7 @@ import pyarrow as pa
 
 from .. import values
 from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS, none_if_missing
-from .ordering.sort import FIRST_AT_A_TIE, TIE_MARK
+from .ordering.sort import FIRST_AT_A_TIE, IN_MESSAGE, TIE_MARK, row_in_message_dialects
 from .replay_keyless import keyless_state
 from .replayer import Replayer, Step, canonical_text, is_partial, old_key, parse_image, problem_rows, replay_rows
 
@@ -93,9 +93,19 @@ WHERE copy > 1
 
 #: ``seq``, or where it is missing the ``seq`` of the change that arrived before it in the same source and
 #: partition (see :func:`cdckit.analysis.ordering.sort.filled_seq`); a plain ``seq`` when no change lacks one.
-_FILLED_SEQ = """coalesce(last_value(seq IGNORE NULLS) OVER (
+_FILLED_SEQ = """coalesce(last_value({position} IGNORE NULLS) OVER (
     PARTITION BY coalesce(source, ''), coalesce("partition", -1) ORDER BY "offset", _row
     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), '')"""
+
+
+def _message_position() -> str:
+    """SQL: ``seq`` without the place in its message where the dialect writes one
+    (:func:`cdckit.analysis.ordering.sort.message_positions`)."""
+    names = ", ".join(f"'{name}'" for name in row_in_message_dialects())
+    if not names:
+        return "seq"
+    return f"CASE WHEN dialect IN ({names}) THEN regexp_replace(seq, '{IN_MESSAGE}', '') ELSE seq END"
+
 
 #: The filled seq (``_fill``) with the tie mark after the deletes at a position several partitions of one
 #: source share (see :mod:`cdckit.analysis.ordering.sort`); ``_fill`` as it is when no source has two partitions.
@@ -270,7 +280,7 @@ class ReplayPlan:
         self.con.execute(
             _PREPARE.format(
                 changes=changes,
-                filled_seq=_FILLED_SEQ if gaps else "coalesce(seq, '')",
+                filled_seq=(_FILLED_SEQ if gaps else "coalesce({position}, '')").format(position=_message_position()),
                 tied_seq=_TIED_SEQ if shared else "_fill",
                 arrival=_ARRIVAL,
                 table_name=_TABLE_NAME,

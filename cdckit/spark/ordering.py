@@ -31,7 +31,7 @@ from ..analysis.ordering._shared import (
 )
 from ..analysis.ordering.catalogue import FINDING_COLUMNS, LAG_COLUMNS, keyless_detail
 from ..analysis.ordering.report import OrderReport, report_from_rows
-from ..analysis.ordering.sort import FIRST_AT_A_TIE, TIE_MARK
+from ..analysis.ordering.sort import FIRST_AT_A_TIE, IN_MESSAGE, TIE_MARK, row_in_message_dialects
 from ..dialects import registry
 from .columns import table_name_column
 
@@ -40,6 +40,7 @@ __all__ = [
     "order_report",
     "narrow",
     "filled_seq",
+    "message_position",
     "tied_seq",
     "split_sources",
     "dialect_flags",
@@ -51,15 +52,24 @@ _SPARK_TYPES = {"string": T.StringType(), "Int64": T.LongType(), "float64": T.Do
 _EXTRAS = {"_dialect": T.StringType(), "_usual": T.DoubleType()}
 
 
+def message_position() -> Column:
+    """``seq`` without the place in its message where the dialect writes one, as the pandas
+    ``message_positions``."""
+    names = row_in_message_dialects()
+    if not names:
+        return F.col("seq")
+    return F.when(F.col("dialect").isin(*names), F.regexp_replace("seq", IN_MESSAGE, "")).otherwise(F.col("seq"))
+
+
 def filled_seq() -> Column:
-    """``seq`` filled from the previous arrival in the same source and partition ('' first), as the pandas
-    ``filled_seq`` fills it (:func:`tied_seq` adds its tie mark)."""
+    """``seq`` (its message position) filled from the previous arrival in the same source and partition
+    ('' first), as the pandas ``filled_seq`` fills it (:func:`tied_seq` adds its tie mark)."""
     arrival = (
         Window.partitionBy(F.coalesce("source", F.lit("")), F.coalesce("partition", F.lit(-1)))
         .orderBy("offset", "_row")
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )
-    return F.coalesce(F.last("seq", ignorenulls=True).over(arrival), F.lit(""))
+    return F.coalesce(F.last(message_position(), ignorenulls=True).over(arrival), F.lit(""))
 
 
 def tied_seq() -> Column:
@@ -141,7 +151,7 @@ def narrow(events: DataFrame, fill: bool = True, split: bool = True) -> DataFram
         _digest("after").alias("after"),
         F.monotonically_increasing_id().alias("_row"),
     )
-    frame = frame.withColumn("_seq", filled_seq() if fill else F.coalesce("seq", F.lit("")))
+    frame = frame.withColumn("_seq", filled_seq() if fill else F.coalesce(message_position(), F.lit("")))
     return frame.withColumn("_seq", tied_seq()) if split else frame
 
 

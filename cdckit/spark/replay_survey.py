@@ -26,7 +26,7 @@ from ..analysis import replay
 from ..analysis.ordering._shared import REPLAY_OPS
 from ..analysis.replayer import is_partial
 from .columns import table_name_column
-from .ordering import filled_seq, split_sources, tied_seq
+from .ordering import filled_seq, message_position, split_sources, tied_seq
 from .tables import kinds_given, typed_json
 
 __all__ = ["ORDERS", "Table", "survey", "rekeyed_tables", "object_fields", "plan", "effective", "key_moved"]
@@ -84,7 +84,7 @@ def _changes(events: DataFrame, as_of: Any) -> DataFrame:
         F.coalesce("partition", F.lit(-1)).alias("_partition"),
         F.col("event_time").isNull().alias("_untimed"),
         F.coalesce("event_time", F.lit(0).cast("timestamp")).alias("_time"),
-        F.coalesce("seq", F.lit("")).alias("_seq"),
+        F.coalesce(message_position(), F.lit("")).alias("_seq"),
     )
 
 
