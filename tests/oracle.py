@@ -105,14 +105,16 @@ def key_findings(frame: pd.DataFrame, snapshot_tables: frozenset = frozenset(), 
             else:
                 by_image[image] = event
             firsts.append(event)
-        top = None
+        tops: dict[Any, dict] = {}  # per partition (or none): a topic's partitions have no arrival order between them
         for event in firsts:
             if event["seq"] is None:
                 continue
+            place = None if pd.isna(event["partition"]) else int(event["partition"])
+            top = tops.get(place)
             if top is not None and event["_seq"] < top["_seq"]:
                 out.append(_finding("inversions", event, top))
             elif top is None or event["_seq"] >= top["_seq"]:
-                top = event
+                tops[place] = event
         if key is not None:
             out.extend(_transitions(firsts, (*where, table) in snapshot_tables))
     return finding_frame(out)

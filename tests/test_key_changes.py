@@ -120,3 +120,75 @@ def test_a_keyless_before_image_is_found_by_its_columns_not_by_reading_every_row
     assert cut.problem is None and reads == [] and '{"id":500}' not in replay.bag
     partial = replay.apply({"op": "delete", "before": {"id": 7}, "after": None})  # a partial image: rows are read
     assert partial.problem is None and reads and '{"id":7,"note":null}' not in replay.bag
+
+
+def binlog_records() -> list[dict]:
+    """Debezium on MySQL as kcat -J saves a one-partition topic: positions ``file:pos:row``; the primary key
+    of row 4 changes to 2 (a delete, its tombstone and a create at one binlog position), the create leaving
+    ``bio`` out as the connector's placeholder; row 1 is deleted. Spread over three partitions by key (see
+    :func:`cdckit.samples.partitioning.spread_by_key`), row 4 lands in partition 2 and row 2 in partition 0."""
+    records: list[dict] = []
+
+    def add(id_: int, op: str | None, pos: int, before: dict | None = None, after: dict | None = None) -> None:
+        source = {"version": "2.7.0.Final", "connector": "mysql", "name": "shop", "ts_ms": 1_714_554_000_000 + pos,
+                  "db": "shop", "table": "docs", "server_id": 1, "file": "mysql-bin.000003", "pos": pos, "row": 0}
+        value = None if op is None else {"before": before, "after": after, "source": source, "op": op,
+                                         "ts_ms": 1_714_554_000_050 + pos}
+        records.append({"topic": "shop.shop.docs", "partition": 0, "offset": len(records),
+                        "key": json.dumps({"id": id_}), "payload": None if value is None else json.dumps(value)})
+
+    four, one = {"id": 4, "name": "Dee", "bio": "long text"}, {"id": 1, "name": "Al", "bio": "short"}
+    add(4, "c", 100, after=four)
+    add(1, "c", 200, after=one)
+    add(4, "u", 300, before=four, after={**four, "name": "Dee B"})
+    add(4, "d", 400, before={**four, "name": "Dee B"})
+    add(4, None, 400)
+    add(2, "c", 400, after={"id": 2, "name": "Dee C", "bio": "__debezium_unavailable_value"})
+    add(9, "c", 500, after={"id": 9, "name": "Nine", "bio": "x"})
+    add(1, "d", 600, before=one)
+    add(1, None, 600)
+    return records
+
+
+@pytest.mark.parametrize("interleave", ["whole", "reversed", "random"])
+def test_a_key_change_split_over_partitions_replays_as_in_one_partition(interleave):
+    from cdckit.samples.partitioning import spread_by_key
+
+    lines = [json.dumps(record) for record in binlog_records()]
+    one = cdckit.read(lines, dialect="debezium")
+    spread = cdckit.read(spread_by_key(lines, 3, interleave=interleave, seed=3), dialect="debezium")
+    assert sorted(set(spread["partition"])) == [0, 1, 2]
+    at = spread[spread["seq"] == one.loc[one["op"] == "delete", "seq"].iloc[0]]
+    assert at.set_index("key")["partition"].to_dict() == {"[4]": 2, "[2]": 0}  # the two halves apart
+    ordered = cdckit.sort_events(spread)
+    steps = ordered.loc[ordered["key"].isin(["[4]", "[2]"]), ["op", "key"]].agg(" ".join, axis=1).tolist()
+    assert steps == ["insert [4]", "update [4]", "delete [4]", "tombstone [4]", "insert [2]"]  # the old key first
+    want = [{"id": 2, "name": "Dee C", "bio": "long text"}, {"id": 9, "name": "Nine", "bio": "x"}]
+    for events in (one, spread):
+        state = cdckit.materialize(events, typed=False)
+        assert state.problems.empty
+        assert state["shop.docs"].to_dict("records") == want
+        assert cdckit.order_report(events).problems() == 0
+
+
+def test_a_missing_seq_is_filled_within_its_partition():
+    from cdckit.analysis.ordering.sort import filled_seq
+
+    events = pd.DataFrame({"source": "t", "partition": [0, 0, 1, 1], "offset": [0, 1, 0, 1],
+                           "seq": ["5", "6", None, "3"], "op": ["insert", "insert", "begin", "insert"]})
+    assert filled_seq(events).tolist() == ["5", "6", "", "3"]  # not partition 0's last position
+
+
+def test_a_redelivery_at_a_position_partitions_share_is_a_redelivery():
+    # partition 0 holds a key change (delete of 4, create of 2) and then the delete again (redelivered); partition 1
+    # a change at the same position: the copy is a redelivery although the tie mark (ordering.sort) differs
+    records = [dict(record) for record in binlog_records()]
+    delete, create, other = records[3], records[5], records[6]
+    placed = [(delete, 0, 0), (create, 0, 1), (delete, 0, 2), ({**other, "payload": other["payload"].replace(
+        '"pos": 500', '"pos": 400')}, 1, 0)]
+    lines = [json.dumps({**record, "partition": partition, "offset": offset}) for record, partition, offset in placed]
+    events = cdckit.read(lines, dialect="debezium")
+    assert events["seq"].nunique() == 1
+    report = cdckit.order_report(events)
+    assert report["redeliveries"][["key", "offset"]].values.tolist() == [["[4]", 2]]
+    assert report["semantic_duplicates"].empty

@@ -53,6 +53,14 @@ def _toast_records():
     return toast_records()
 
 
+def _spread_binlog():
+    from test_key_changes import binlog_records
+
+    from cdckit.samples.partitioning import spread_by_key
+
+    return spread_by_key([orjson.dumps(r).decode() for r in binlog_records()], 3, interleave="random", seed=3)
+
+
 def _lindorm_messages():
     import sys
     from pathlib import Path
@@ -86,10 +94,12 @@ def captures(tmp_path_factory):
         ("update", {"id": 1, "name": "old", "qty": 0}, {"id": 1, "qty": 6}), ("update", {"id": 3}, None)])
     toast = folder / "toast.jsonl"  # Debezium PostgreSQL as kcat -J saves it: unchanged TOAST placeholders
     toast.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in _toast_records()))
+    spread = folder / "spread.jsonl"  # Debezium MySQL over three partitions, a key change's halves apart
+    spread.write_text("\n".join(_spread_binlog()) + "\n", encoding="utf-8")
     lindorm = folder / "lindorm.jsonl"  # no key anywhere, a column delete, key changes
     lindorm.write_bytes(b"".join(orjson.dumps(m) + b"\n" for m in _lindorm_messages()))
     return {
-        "toast": toast, "lindorm_keyless": lindorm,
+        "toast": toast, "lindorm_keyless": lindorm, "spread": spread,
         "canal": _written(folder, "canal", [0, 2, 1, 6, 3, 5, 4, 7], [(2, 1), (5, 0)]),
         "datahub_blob": _written(folder, "datahub_blob", [1, 0, 3, 2, 5, 4, 7, 6], [(3, 2)]),
         "shareplex": cdckit.samples.path("shareplex/examples"),
@@ -128,7 +138,7 @@ def _assert_states_agree(got, want, label):
 
 
 NAMES = ["canal", "datahub_blob", "shareplex", "debezium", "canal_samples", "mixed", "moved", "keyless", "partial",
-         "toast", "lindorm_keyless"]
+         "toast", "lindorm_keyless", "spread"]
 
 
 @pytest.mark.parametrize("name", NAMES)

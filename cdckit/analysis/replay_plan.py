@@ -34,6 +34,7 @@ import pyarrow as pa
 
 from .. import values
 from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS, SNAPSHOT_PLACE, SNAPSHOT_PLACE_SQL, none_if_missing
+from .ordering.sort import FIRST_AT_A_TIE, IN_MESSAGE, TIE_MARK, row_in_message_dialects
 from .replay_keyless import keyless_state
 from .replayer import Replayer, Step, canonical_text, is_partial, old_key, parse_image, problem_rows, replay_rows
 
@@ -91,11 +92,31 @@ SELECT _row FROM (
 WHERE copy > 1
 """
 
-#: ``seq``, or where it is missing the ``seq`` of the change that arrived before it in the same source
-#: (see :func:`cdckit.analysis.ordering.sort.filled_seq`); a plain ``seq`` when no change lacks one.
-_FILLED_SEQ = """coalesce(last_value(seq IGNORE NULLS) OVER (
-    PARTITION BY coalesce(source, '') ORDER BY "partition" NULLS FIRST, "offset", _row
+#: ``seq``, or where it is missing the ``seq`` of the change that arrived before it in the same source and
+#: partition (see :func:`cdckit.analysis.ordering.sort.filled_seq`); a plain ``seq`` when no change lacks one.
+_FILLED_SEQ = """coalesce(last_value({position} IGNORE NULLS) OVER (
+    PARTITION BY coalesce(source, ''), coalesce("partition", -1) ORDER BY "offset", _row
     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), '')"""
+
+
+def _message_position() -> str:
+    """SQL: ``seq`` without the place in its message where the dialect writes one
+    (:func:`cdckit.analysis.ordering.sort.message_positions`)."""
+    names = ", ".join(f"'{name}'" for name in row_in_message_dialects())
+    if not names:
+        return "seq"
+    return f"CASE WHEN dialect IN ({names}) THEN regexp_replace(seq, '{IN_MESSAGE}', '') ELSE seq END"
+
+
+#: The filled seq (``_fill``) with the tie mark after the deletes at a position several partitions of one
+#: source share (see :mod:`cdckit.analysis.ordering.sort`); ``_fill`` as it is when no source has two partitions.
+_TIED_SEQ = f"""CASE WHEN _fill <> ''
+    AND min(coalesce("partition", -1)) OVER (PARTITION BY coalesce(source, ''), _fill)
+        < max(coalesce("partition", -1)) OVER (PARTITION BY coalesce(source, ''), _fill)
+    AND bool_or(op NOT IN {tuple(FIRST_AT_A_TIE)}) OVER (
+        PARTITION BY coalesce(source, ''), coalesce("partition", -1), _fill ORDER BY "offset", _row
+        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+    THEN _fill || chr({ord(TIE_MARK)}) ELSE _fill END"""
 
 _PREPARE = """
 CREATE TEMP TABLE prep AS
@@ -107,13 +128,15 @@ WITH kept AS (  -- narrow from here on: windows sort whole rows, so the images s
     FROM (SELECT *, try(json_keys(before)) AS _before_names, try(json_keys(after)) AS _after_names  -- parsed once
           FROM events WHERE {changes} AND _row NOT IN (SELECT _row FROM redelivered))
 ), filled AS (  -- an update may move its row when an image names a whole key other than the event's
-    SELECT * EXCLUDE (_before_key, _after_key), {filled_seq} AS _seq,
+    SELECT * EXCLUDE (_before_key, _after_key), {filled_seq} AS _fill,
         {before_moves} OR {after_moves} AS may_move
     FROM kept
+), tied AS (
+    SELECT * EXCLUDE (_fill), {tied_seq} AS _seq FROM filled
 ), placed AS (
     SELECT _row, dialect, _table, key, op, has_after, _seq, source, "partition", "offset", _sig, may_move,
         _before_shape, _after_shape, row_number() OVER (ORDER BY {order}) AS _pos, false AS _cleared
-    FROM filled WHERE _table IS NOT NULL
+    FROM tied WHERE _table IS NOT NULL
 ), cleared AS (  -- a truncate deletes every key of its table changed before it: a delete of each, in its place
     SELECT t._row, t.dialect, t._table, k.key, 'delete' AS op, false AS has_after, t._seq, t.source,
         t."partition", t."offset", t._sig, false AS may_move, t._before_shape, t._after_shape, t._pos,
@@ -155,8 +178,8 @@ SELECT _table, previous_key, key FROM (
     FROM prep WHERE list_contains($partial, _table)
     WINDOW w AS (PARTITION BY _table ORDER BY _pos, key NULLS LAST))
 WHERE op = 'insert' AND previous_op = 'delete' AND NOT previous_cleared AND previous_key <> key
-    AND previous_seq = _seq AND _seq <> ''
-"""
+    AND rtrim(previous_seq, chr({mark})) = rtrim(_seq, chr({mark})) AND _seq <> ''
+""".format(mark=ord(TIE_MARK))  # the create of the new key may carry the tie mark (ordering.sort)
 
 #: The names (key columns, before image, after image) of one change of each distinct signature.
 _SIGNATURES = """
@@ -251,11 +274,15 @@ class ReplayPlan:
         cut = "" if as_of is None else f"AND _time IS NOT NULL AND _time <= {_timestamp(as_of).value}"
         changes = _CHANGES.format(cut=cut)
         self.con.execute(_REDELIVERED.format(identity=_IDENTITY, arrival=_ARRIVAL, changes=changes))
-        ((gaps,),) = self.con.execute(f"SELECT bool_or(seq IS NULL) FROM events WHERE {changes}").fetchall()  # one row
+        ((gaps, shared),) = self.con.execute(  # one row: whether some change lacks a seq, some source is split
+            f"SELECT bool_or(seq IS NULL), count(DISTINCT (coalesce(source, ''), coalesce(\"partition\", -1))) "
+            f"> count(DISTINCT coalesce(source, '')) FROM events WHERE {changes}"
+        ).fetchall()
         self.con.execute(
             _PREPARE.format(
                 changes=changes,
-                filled_seq=_FILLED_SEQ if gaps else "seq",
+                filled_seq=(_FILLED_SEQ if gaps else "coalesce({position}, '')").format(position=_message_position()),
+                tied_seq=_TIED_SEQ if shared else "_fill",
                 arrival=_ARRIVAL,
                 table_name=_TABLE_NAME,
                 names=_READ_NAMES,

@@ -166,6 +166,11 @@ class Dialect:
     #: replay merges it onto the row's current state instead of replacing the row.
     partial_updates: ClassVar[bool] = False
 
+    #: True when the last ``:`` part of ``seq`` is the event's place in its message (Canal's row index in
+    #: ``data``), not a position of the source: messages may share the rest (one batch, one millisecond), and the
+    #: capture's order then decides between them (see :mod:`cdckit.analysis.ordering.sort`).
+    seq_row_in_message: ClassVar[bool] = False
+
     #: True when ``seq`` numbers are meant to be contiguous (each message one more
     #: than the last), so a missing number is a lost message.
     contiguous_seq: ClassVar[bool] = False

@@ -22,7 +22,7 @@ from .options import DialectOptions, resolved
 __all__ = ["register", "get", "create", "names", "writable", "all_dialects", "flag", "FLAGS"]
 
 #: The class flags of a dialect that :func:`flag` reads (see :class:`~cdckit.dialects.base.Dialect`).
-FLAGS = ("partial_updates", "whole_files", "splits_updates", "contiguous_seq")
+FLAGS = ("partial_updates", "whole_files", "splits_updates", "contiguous_seq", "seq_row_in_message")
 
 _REGISTRY: dict[str, type[Dialect]] = {}
 _plugins_loaded = False

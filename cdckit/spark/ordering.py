@@ -32,6 +32,7 @@ from ..analysis.ordering._shared import (
 )
 from ..analysis.ordering.catalogue import FINDING_COLUMNS, LAG_COLUMNS, keyless_detail
 from ..analysis.ordering.report import OrderReport, report_from_rows
+from ..analysis.ordering.sort import FIRST_AT_A_TIE, IN_MESSAGE, TIE_MARK, row_in_message_dialects
 from ..dialects import registry
 from .columns import table_name_column
 
@@ -40,6 +41,9 @@ __all__ = [
     "order_report",
     "narrow",
     "filled_seq",
+    "message_position",
+    "tied_seq",
+    "split_sources",
     "dialect_flags",
     "snapshot_place",
     "redelivery_identity",
@@ -51,14 +55,45 @@ _SPARK_TYPES = {"string": T.StringType(), "Int64": T.LongType(), "float64": T.Do
 _EXTRAS = {"_dialect": T.StringType(), "_usual": T.DoubleType()}
 
 
+def message_position() -> Column:
+    """``seq`` without the place in its message where the dialect writes one, as the pandas
+    ``message_positions``."""
+    names = row_in_message_dialects()
+    if not names:
+        return F.col("seq")
+    return F.when(F.col("dialect").isin(*names), F.regexp_replace("seq", IN_MESSAGE, "")).otherwise(F.col("seq"))
+
+
 def filled_seq() -> Column:
-    """``seq`` filled from the previous arrival in the same source ('' first), as the pandas ``filled_seq``."""
+    """``seq`` (its message position) filled from the previous arrival in the same source and partition
+    ('' first), as the pandas ``filled_seq`` fills it (:func:`tied_seq` adds its tie mark)."""
     arrival = (
-        Window.partitionBy(F.coalesce("source", F.lit("")))
-        .orderBy(F.col("partition").asc_nulls_first(), "offset", "_row")
+        Window.partitionBy(F.coalesce("source", F.lit("")), F.coalesce("partition", F.lit(-1)))
+        .orderBy("offset", "_row")
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )
-    return F.coalesce(F.last("seq", ignorenulls=True).over(arrival), F.lit(""))
+    return F.coalesce(F.last(message_position(), ignorenulls=True).over(arrival), F.lit(""))
+
+
+def tied_seq() -> Column:
+    """``_seq`` (filled) with :data:`~cdckit.analysis.ordering.sort.TIE_MARK` after the deletes that open a
+    position several partitions of one source share, as the pandas ``filled_seq`` marks it. Needs ``op``, ``_row``."""
+    source, partition = F.coalesce("source", F.lit("")), F.coalesce("partition", F.lit(-1))
+    position = Window.partitionBy(source, "_seq")
+    run = (
+        Window.partitionBy(source, partition, "_seq")
+        .orderBy("offset", "_row")
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
+    shared = (F.col("_seq") != "") & (F.min(partition).over(position) < F.max(partition).over(position))
+    later = F.max((~F.col("op").isin(*FIRST_AT_A_TIE)).cast("int")).over(run) == 1
+    return F.when(shared & later, F.concat("_seq", F.lit(TIE_MARK))).otherwise(F.col("_seq"))
+
+
+def split_sources() -> Column:
+    """An aggregate: whether some source has events in more than one partition."""
+    source = F.coalesce("source", F.lit(""))
+    return F.count_distinct(source, F.coalesce("partition", F.lit(-1))) > F.count_distinct(source)
 
 
 def arrival_order() -> list[Column]:
@@ -84,7 +119,8 @@ def sort_events(events: DataFrame, by: str = "seq") -> DataFrame:
         F.col("_row").asc(),
     ]
     if by == "seq":
-        return frame.withColumn("_seq", filled_seq()).orderBy(F.col("_seq").asc(), *arrival).select(*columns)
+        frame = frame.withColumn("_seq", filled_seq()).withColumn("_seq", tied_seq())
+        return frame.orderBy(F.col("_seq").asc(), *arrival).select(*columns)
     if by == "event_time":
         return frame.orderBy(F.col("event_time").asc_nulls_last(), *arrival).select(*columns)
     return frame.orderBy(*arrival).select(*columns)
@@ -112,11 +148,12 @@ def _digest(column: str) -> Column:
     return F.when(F.col(column).isNull(), F.lit(None)).otherwise(F.struct(F.xxhash64(column), F.hash(column)))
 
 
-def narrow(events: DataFrame, fill: bool = True) -> DataFrame:
+def narrow(events: DataFrame, fill: bool = True, split: bool = True) -> DataFrame:
     """The narrow frame of :func:`cdckit.analysis.ordering.narrow.narrow`, with ``_row`` (frame order) and the images
     (``before``, ``after``) as fingerprints.
 
-    ``fill=False`` when no event lacks a ``seq``: ``_seq`` is then ``seq``, and no window over sources is needed.
+    ``fill=False`` when no event lacks a ``seq``: ``_seq`` is then ``seq``, and no window over sources is needed;
+    ``split=False`` when no source has two partitions: no position is then shared by partitions (:func:`tied_seq`).
     """
     frame = events.select(
         "dialect",
@@ -134,7 +171,8 @@ def narrow(events: DataFrame, fill: bool = True) -> DataFrame:
         _digest("after").alias("after"),
         F.monotonically_increasing_id().alias("_row"),
     )
-    return frame.withColumn("_seq", filled_seq() if fill else F.coalesce("seq", F.lit("")))
+    frame = frame.withColumn("_seq", filled_seq() if fill else F.coalesce(message_position(), F.lit("")))
+    return frame.withColumn("_seq", tied_seq()) if split else frame
 
 
 def dialect_flags(dialects: list[Any], flag: str) -> list[str]:
@@ -209,7 +247,9 @@ def key_findings(changes: DataFrame, snapshot: DataFrame, stream: list[str]) -> 
         .withColumn("_duplicate", ~F.col("_copy") & (F.row_number().over(image) > 1))
         .withColumn("_ranked", ~F.col("_copy") & F.col("seq").isNotNull())
     )
-    before = Window.partitionBy(*group, "_ranked").orderBy(*arrival).rowsBetween(Window.unboundedPreceding, -1)
+    before = (  # inversions within one partition: the partitions of a topic have no arrival order between them
+        Window.partitionBy(*group, "_ranked", "partition").orderBy(*arrival).rowsBetween(Window.unboundedPreceding, -1)
+    )
     frame = frame.withColumn(
         "_top", F.max(F.struct("_seq", "source", "partition", "offset", "_row", "seq")).over(before)
     )
@@ -495,9 +535,10 @@ def order_report(
     (meta,) = events.agg(
         F.collect_set("dialect").alias("dialects"),  # one row: an aggregate of the whole frame
         F.sum(F.col("seq").isNull().cast("long")).alias("unsequenced"),
+        split_sources().alias("split"),
     ).collect()
     dialects = list(meta["dialects"])
-    frame = narrow(events, fill=bool(meta["unsequenced"])).cache()
+    frame = narrow(events, fill=bool(meta["unsequenced"]), split=bool(meta["split"])).cache()
     try:
         changes = frame.filter(F.col("op").isin(*CHANGE_OPS))
         snapshot = (

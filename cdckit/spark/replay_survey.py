@@ -26,7 +26,7 @@ from ..analysis import replay
 from ..analysis.ordering._shared import REPLAY_OPS
 from ..analysis.replayer import is_partial
 from .columns import table_name_column
-from .ordering import filled_seq, redelivery_identity
+from .ordering import filled_seq, message_position, redelivery_identity, split_sources, tied_seq
 from .tables import kinds_given, typed_json
 
 __all__ = ["ORDERS", "Table", "survey", "rekeyed_tables", "object_fields", "plan", "effective", "key_moved"]
@@ -84,15 +84,17 @@ def _changes(events: DataFrame, as_of: Any) -> DataFrame:
         F.coalesce("partition", F.lit(-1)).alias("_partition"),
         F.col("event_time").isNull().alias("_untimed"),
         F.coalesce("event_time", F.lit(0).cast("timestamp")).alias("_time"),
-        F.coalesce("seq", F.lit("")).alias("_seq"),
+        F.coalesce(message_position(), F.lit("")).alias("_seq"),
     )
 
 
-def _prepared(changes: DataFrame, fill: bool) -> DataFrame:
+def _prepared(changes: DataFrame, fill: bool, split: bool = False) -> DataFrame:
     """The changes without exact redeliveries (first arrival kept), partitioned by table and key.
 
     ``fill``: some change has no ``seq``; ``_seq`` is then filled from the
-    previous arrival in its source, after the redeliveries are gone.
+    previous arrival in its source and partition, after the redeliveries are gone.
+    ``split``: some source has two partitions; ``_seq`` then takes the tie mark
+    (:func:`cdckit.spark.ordering.tied_seq`).
     """
     copies = Window.partitionBy("_table", "key", "dialect", "database", "schema", *redelivery_identity()).orderBy(
         "source", "_partition", "offset", "_row"
@@ -103,8 +105,10 @@ def _prepared(changes: DataFrame, fill: bool) -> DataFrame:
         .filter(F.col("seq").isNull() | (F.col("_copy") == 1))
         .drop("_copy")
     )
-    if fill:
-        frame = frame.withColumn("_seq", filled_seq()).repartition("_table", "key")
+    if fill or split:
+        frame = frame.withColumn("_seq", filled_seq()) if fill else frame
+        frame = frame.withColumn("_seq", tied_seq()) if split else frame
+        frame = frame.repartition("_table", "key")
     return frame.filter(F.col("_table").isNotNull())
 
 
@@ -341,8 +345,10 @@ def plan(events: DataFrame, as_of: Any, order: str, types: Any) -> tuple[DataFra
     position = _position(order)
     changes = _changes(events, as_of)
     tables = survey(changes.withColumn("_position", position), order)
-    unsequenced = any(t.unsequenced for t in tables.values())
-    prepared = _prepared(changes, unsequenced).withColumn("_position", position)
+    fill = any(t.unsequenced for t in tables.values())
+    ((split,),) = changes.agg(split_sources()).collect()  # one row: a position may be shared by partitions
+    prepared = _prepared(changes, fill, bool(split)).withColumn("_position", position)
+    unsequenced = fill or bool(split)  # _seq is then not seq: filled and tie-marked as the pandas engine does
     if unsequenced:  # ranks and first dialects follow the filled seq
         tables = survey(prepared, order)
     for name, table in tables.items():

@@ -52,9 +52,6 @@ __all__ = [
     "lag_summary",
 ]
 
-#: Columns read through their filled twin, equal to them wherever they are set (its codes are made anyway).
-_FILLED = {"seq": "_seq"}
-
 # --------------------------------------------------------------------------- finding rows
 
 
@@ -176,8 +173,9 @@ def _key_rows(codes: Codes, snapshot: frozenset[tuple], stream: Sequence[str]) -
     number = np.cumsum(start)
     with_seq = np.flatnonzero(codes.known("seq", rows))
     # an event with the REDELIVERY_IDENTITY of an earlier arrival is a redelivery of it: the same columns beyond
-    # the change's own (seq, read as _seq: equal where seq is set) and the same image code (CHANGE_IDENTITY)
-    position = [codes(_FILLED.get(c, c), rows[with_seq]) for c in REDELIVERY_IDENTITY if c not in CHANGE_IDENTITY]
+    # the change's own (seq as the capture gives it: _seq may carry the tie mark, ordering.sort) and the same
+    # image code (CHANGE_IDENTITY)
+    position = [codes(c, rows[with_seq]) for c in REDELIVERY_IDENTITY if c not in CHANGE_IDENTITY]
     for exact in (False, True):
         image = codes.images(exact)[rows]
         first = with_seq[first_alike([number[with_seq], *position, image[with_seq]])]
@@ -198,9 +196,13 @@ def _key_rows(codes: Codes, snapshot: frozenset[tuple], stream: Sequence[str]) -
         _rows("semantic_duplicates", frame, rows[duplicate], rows[alike]),
     ]
 
-    # inversions: arrival order against the highest seq so far (seq == _seq where seq is set)
+    # inversions: arrival order against the highest seq so far (seq == _seq where seq is set), among the events
+    # of one partition (or of none): the partitions of a topic have no arrival order between them
     ranked = firsts[codes.known("seq", rows[firsts])]
-    below, top = running_top(run_starts([number[ranked]]), codes("_seq", rows[ranked]))
+    partition = codes("partition", rows[ranked])
+    by_partition = stable_order([number[ranked], partition])
+    ranked, partition = ranked[by_partition], partition[by_partition]
+    below, top = running_top(run_starts([number[ranked], partition]), codes("_seq", rows[ranked]))
     out.append(_rows("inversions", frame, rows[ranked[below]], rows[ranked[top[below]]]))
     out.append(_transition_rows(codes, rows[firsts[codes.known("key", rows[firsts])]], snapshot, stream))
     return out

@@ -27,6 +27,7 @@ class Canal(CanalFastPath, CanalEncoder):
     name = "canal"
     title = "Canal flat JSON"
     spec = "oceanbase-oms-formats.txt"
+    seq_row_in_message = True  # es:id tie across the messages of a batch: the capture's order decides
     quirks = (
         "One message carries all rows of a statement: each element of data is one event.",
         "old holds only the changed columns' previous values: the before image is data[i] overlaid with old[i].",
@@ -36,7 +37,8 @@ class Canal(CanalFastPath, CanalEncoder):
         "Binary columns arrive as the ISO-8859-1 string of their bytes and become Base64 of those bytes.",
         "es is when the change happened and ts when Canal wrote the message, both epoch milliseconds.",
         "seq is es:id:row (event time, batch id, row index), not a true log position: messages of one batch "
-        "in the same millisecond tie, and OceanBase's Canal writes no id.",
+        "in the same millisecond tie (the capture's order then decides; the row index orders only the rows "
+        "of one message), and OceanBase's Canal writes no id.",
         "A DDL message (isDdl true) has no rows: its statement is in sql and its type (CREATE, ALTER, ERASE...) "
         "in op_raw.",
         "A primary-key change is an UPDATE whose old holds the key column: before has the old key, after and "
