@@ -1,11 +1,9 @@
 """Column types: what each dialect says a source column holds, in one small vocabulary.
 
-A dialect that knows its columns' types (Canal's MySQL types and JDBC codes,
-OceanBase Extend's type map, DataWorks and DataHub Blob column types,
-Debezium's Kafka Connect schema with its logical types, ...) declares them for
-each table as ``{column: (raw, kind)}``: ``raw`` is the type exactly as the
-dialect wrote it (``"decimal(10,2)"``, ``"int32 io.debezium.time.Date"``),
-``kind`` is one of these canonical kinds:
+A dialect that knows its columns' types (Canal's MySQL types and JDBC codes, OceanBase Extend's type map,
+DataWorks and DataHub Blob column types, Debezium's Kafka Connect schema with its logical types, ...) declares
+them for each table as ``{column: (raw, kind)}``: ``raw`` is the type exactly as the dialect wrote it
+(``"decimal(10,2)"``, ``"int32 io.debezium.time.Date"``), ``kind`` is one of these canonical kinds:
 
 ======================  ======================================================
 kind                    values in the images
@@ -27,19 +25,14 @@ kind                    values in the images
 ``time(us)``            ... microseconds when a number (``(ms)``, ``(ns)`` likewise)
 ======================  ======================================================
 
-A ``time`` column with a value outside a day (MySQL's ``TIME`` is a duration
-from -838:59:59 to 838:59:59: a negative number, one beyond 24 hours, or the
-duration text ``-838:59:59.000000`` that :func:`cdckit.times.duration_text`
-writes) is typed as a duration (Arrow ``duration``, pandas ``timedelta64``)
-rather than a time of day, every value of the column alike; 24:00:00 is a
-duration only in such a column, a misfit of a time of day otherwise.
+A ``time`` column with a value outside a day (MySQL's ``TIME``, -838:59:59 to 838:59:59, as a number or
+as :func:`cdckit.times.duration_text`) is a duration (Arrow ``duration``, pandas ``timedelta64``), every
+value alike; 24:00:00 is a duration only there, a misfit of a time of day otherwise.
 
-A read keeps the declarations it met in ``cdckit.column_types_of(events)``: a
-DataFrame with one row per column each time a table's declared types change
-(the first time a table is seen included), columns ``table`` (``"db.table"``
-as :func:`cdckit.frame.table_names` names it), ``column``, ``type`` (raw),
-``kind``, ``source`` and ``offset`` (the message that declared it), in input
-order.
+A read keeps the declarations it met in ``cdckit.column_types_of(events)``: a DataFrame with one row per column
+each time a table's declared types change (the first time a table is seen included), columns ``table``
+(``"db.table"`` as :func:`cdckit.frame.table_names` names it), ``column``, ``type`` (raw), ``kind``, ``source``
+and ``offset`` (the message that declared it), in input order.
 
 >>> parse_kind("decimal(10,2)")
 ('decimal', ('10', '2'))
@@ -168,8 +161,7 @@ def decimal_type(precision: int, scale: int) -> pa.DataType:
     """The Arrow type of exact decimals of ``precision`` digits, ``scale`` after the point: ``decimal128`` up to
     38 digits, ``decimal256`` up to 76, beyond (or a scale Arrow refuses) their exact text as ``string``.
 
-    A scale above the precision (PostgreSQL's ``numeric(5,6)``: values below 0.1) widens the precision to the
-    scale, as Arrow counts the zeros after the point as digits.
+    A scale above the precision (PostgreSQL's ``numeric(5,6)``) widens the precision to it, as Arrow needs.
 
     >>> decimal_type(38, 10), decimal_type(76, 0), decimal_type(77, 0)
     (Decimal128Type(decimal128(38, 10)), Decimal256Type(decimal256(76, 0)), DataType(string))
@@ -454,12 +446,7 @@ def _int_digits(value: Decimal) -> int:
 
 
 def _significant_digits(value: Decimal, scale: int) -> int:
-    """The digits ``value`` takes in a decimal of ``scale`` (what its precision counts): those of its unscaled
-    integer, so that ``decimal(5,6)`` holds ``0.023456``; before the point only, for a negative scale.
-
-    >>> _significant_digits(Decimal("0.023456"), 6), _significant_digits(Decimal("999.99"), 2)
-    (5, 5)
-    """
+    """The digits of ``value``'s unscaled integer at ``scale`` (before the point only, for a negative scale)."""
     if scale < 0:
         return _int_digits(value)
     return len(str(abs(int(value.scaleb(scale))))) if value else 0
