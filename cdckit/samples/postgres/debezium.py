@@ -31,14 +31,13 @@ connectors' samples (:mod:`cdckit.samples.debezium_engine`).
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from ..debezium_engine import INSTALL, Style, kcat_line, missing, run_engines
+from ..debezium_engine import INSTALL, Style, engine_main, kcat_line, missing
 from ..debezium_engine import finish as _finish
 from ..debezium_engine import start as _start
 from .workload import END
@@ -135,14 +134,7 @@ def finish(process: subprocess.Popen, folder: Path, timeout: float = 240) -> dic
 
 def main(argv: list[str] | None = None) -> int:
     """Run the engines until each has written the workload's end (``END``), then stop them."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--timeout", type=float, default=600)
-    parser.add_argument("styles", nargs="*", default=list(STYLES))
-    args = parser.parse_args(argv)
-    configs = {style: properties(style, args.port) for style in args.styles}
-    return run_engines(configs, STYLES, args.out, END, args.timeout)
+    return engine_main(__doc__, STYLES, properties, END, argv)
 
 
 if __name__ == "__main__":
