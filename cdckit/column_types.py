@@ -446,10 +446,8 @@ def _int_digits(value: Decimal) -> int:
 
 
 def _significant_digits(value: Decimal, scale: int) -> int:
-    """The digits of ``value``'s unscaled integer at ``scale`` (before the point only, for a negative scale)."""
-    if scale < 0:
-        return _int_digits(value)
-    return len(str(abs(int(value.scaleb(scale))))) if value else 0
+    """The digits of the unscaled integer of ``value`` as :func:`_at_scale` gives it (no context to round)."""
+    return _int_digits(value) if scale < 0 or not value else len(value.as_tuple().digits)
 
 
 def _plain_text(value: Decimal) -> str:

@@ -126,6 +126,14 @@ def test_decimal_with_a_scale_above_its_precision_holds_its_values():
     assert exact.to_pylist()[0] == Decimal("999.99") and [index for index, _ in misfits] == [1]
 
 
+def test_decimals_of_more_digits_than_a_default_context_fit_their_declared_precision():
+    # 38 and 65 digits: counted exactly, never rounded by Python's 28-digit default context into one digit more
+    big, misfits = typed_array(["9999999999999999999999999999.9999999999", "-1" + "0" * 37], "decimal(38,10)")
+    assert big.to_pylist()[0] == Decimal("9999999999999999999999999999.9999999999") and [i for i, _ in misfits] == [1]
+    widest, misfits = typed_array(["-" + "9" * 35 + "." + "9" * 30], "decimal(65,30)")
+    assert widest.to_pylist() == [Decimal("-" + "9" * 35 + "." + "9" * 30)] and not misfits
+
+
 def test_before_columns_and_meta():
     events = _events([("insert", None, '{"id":1,"n":1}'), ("update", '{"id":1,"n":1}', '{"id":1,"n":3}'),
                       ("delete", '{"id":1,"n":3}', None)])
