@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from .. import values
+from .. import times, values
 from ..frame import ARROW_SCHEMA, COLUMN_NAMES
 from ..reading.capture import plain
 
@@ -106,9 +106,13 @@ def _plain(value: Any) -> Any:
 
     >>> values.dumps([_plain(Decimal("12345678901234567890.123456789")), _plain(pd.Timestamp("2024-01-01", tz="UTC"))])
     '[12345678901234567890.123456789,"2024-01-01T00:00:00+00:00"]'
+    >>> _plain(pd.Timedelta(hours=-838, minutes=-59, seconds=-59))
+    '-838:59:59'
     """
     if isinstance(value, pd.Timestamp):
         return value.isoformat()
+    if isinstance(value, pd.Timedelta):  # a duration (MySQL's TIME) as the text its images hold
+        return times.duration_text(value.value)
     if isinstance(value, Decimal):
         return orjson.Fragment(format(value, "f")) if value.is_finite() else str(value)
     if hasattr(value, "tolist"):  # numpy scalars and arrays
