@@ -108,6 +108,13 @@ def test_parquet_rows(tmp_path):
     assert [m.value for m in messages(path)] == [{"id": 1, "name": "a"}, {"id": 2, "name": None}]
 
 
+def test_a_parquet_file_under_another_name_is_read_as_parquet(tmp_path):
+    # its content says Parquet (as file_container, workers and Spark already judge it), whatever its suffix
+    path = tmp_path / "rows.jsonl"
+    pq.write_table(pa.table({"id": [1, 2], "name": ["a", None]}), path)
+    assert [m.value for m in messages(path)] == [{"id": 1, "name": "a"}, {"id": 2, "name": None}]
+
+
 def test_kcat_records_are_unwrapped():
     line = json.dumps({"topic": "t", "partition": 3, "offset": 99, "tstype": "create", "ts": 1, "broker": 0,
                        "key": json.dumps({"id": 1}), "payload": json.dumps({"op": "c"})})

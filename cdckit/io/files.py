@@ -121,16 +121,20 @@ def _messages_in(piece: Any) -> int:
 def _stream_messages(
     stream: IO[bytes], name: str, container: str | None, delimiter: str, key_separator: str | None
 ) -> Iterator[Message]:
+    head = b""
+    if container is None:  # sniffed first: a Parquet file under another name is still Parquet
+        head = stream.read(HEAD)
+        stream.seek(0)
+        container = sniff_container(head, key_separator)
     if container == "parquet":
         yield from parquet_messages(stream, name)
         return
     if container == "csv":
         yield from csv_messages(stream, name, delimiter)
         return
-    head = stream.read(HEAD)
-    stream.seek(0)
-    if container is None:
-        container = sniff_container(head, key_separator)
+    if not head:
+        head = stream.read(HEAD)
+        stream.seek(0)
     if container == "binary":
         yield binary_message(head, name)
         return
