@@ -12,12 +12,12 @@ with the command that installs what is missing, and fail in CI (``CDCKIT_REQUIRE
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 
 import pandas as pd
 import pytest
 from postgres_tables import assert_reconciled
+from real_parts import require
 
 import cdckit
 from cdckit.samples.mysql import capture as my_capture
@@ -81,10 +81,7 @@ def assert_same(state, tables):
 @pytest.fixture(scope="module")
 def captured(tmp_path_factory):
     problem = my_capture.missing()
-    if problem:
-        if os.environ.get("CDCKIT_REQUIRE_MYSQL"):
-            pytest.fail(problem)
-        pytest.skip(problem)
+    require(problem, "CDCKIT_REQUIRE_MYSQL")
     with Server() as server:
         yield my_capture.capture(server, tmp_path_factory.mktemp("mysql"), Workload(seed=5, changes=160))
 

@@ -10,12 +10,11 @@ that installs what is missing, and fail in CI (``CDCKIT_REQUIRE_POSTGRES=1``).
 
 from __future__ import annotations
 
-import os
-
 import pandas as pd
 import pytest
 from comparable import row_texts
 from postgres_tables import AUDIT_KEY, assert_reconciled
+from real_parts import require
 
 import cdckit
 from cdckit.frame import table_names
@@ -35,10 +34,7 @@ LIMITS = {"flat": frozenset({"public.sessions", "public.audit"})}
 @pytest.fixture(scope="module")
 def captured(tmp_path_factory):
     problem = pg_server.missing() or debezium.missing()
-    if problem:
-        if os.environ.get("CDCKIT_REQUIRE_POSTGRES"):
-            pytest.fail(problem)
-        pytest.skip(problem)
+    require(problem, "CDCKIT_REQUIRE_POSTGRES")
     with pg_server.Server() as server:
         yield pg_capture.capture(server, tmp_path_factory.mktemp("dbz"), Workload(seed=11, transactions=900),
                                  debezium=sorted(DIALECTS))

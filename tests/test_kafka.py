@@ -9,13 +9,13 @@ the command that installs them, and fail in CI (``CDCKIT_REQUIRE_KAFKA=1``).
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 
 import pandas as pd
 import pytest
 from debezium_pg import Capture
+from real_parts import require
 
 import cdckit
 from cdckit.cli.main import main
@@ -35,10 +35,7 @@ DAMAGED = [b'{"schema": {"type": "struct", "fields": [', b"not json at all", b'{
 @pytest.fixture(scope="module")
 def broker():
     problem = kafka_broker.missing()
-    if problem:
-        if os.environ.get("CDCKIT_REQUIRE_KAFKA"):
-            pytest.fail(problem)
-        pytest.skip(problem)
+    require(problem, "CDCKIT_REQUIRE_KAFKA")
     with kafka_broker.Broker() as running:
         yield running
 

@@ -8,11 +8,10 @@ message, and fail in CI (``CDCKIT_REQUIRE_POSTGRES=1``).
 
 from __future__ import annotations
 
-import os
-
 import pandas as pd
 import pytest
 from postgres_tables import assert_reconciled
+from real_parts import require
 
 import cdckit
 from cdckit.samples.postgres import capture as pg_capture
@@ -26,10 +25,7 @@ DIALECTS = {"w2j1": "wal2json", "w2j2": "wal2json", "tdtext": "pg_test_decoding"
 @pytest.fixture(scope="module")
 def captured(tmp_path_factory):
     problem = missing()
-    if problem:
-        if os.environ.get("CDCKIT_REQUIRE_POSTGRES"):
-            pytest.fail(problem)
-        pytest.skip(problem)
+    require(problem, "CDCKIT_REQUIRE_POSTGRES")
     with Server() as server:
         yield pg_capture.capture(server, tmp_path_factory.mktemp("pg"), Workload(seed=7, transactions=900))
 
@@ -172,10 +168,7 @@ class _LineBreaks:
 
 def test_test_decoding_values_with_carriage_returns_are_byte_exact(tmp_path):
     problem = missing()
-    if problem:
-        if os.environ.get("CDCKIT_REQUIRE_POSTGRES"):
-            pytest.fail(problem)
-        pytest.skip(problem)
+    require(problem, "CDCKIT_REQUIRE_POSTGRES")
     with Server() as server:
         captured = pg_capture.capture(server, tmp_path, _LineBreaks())
     titles = dict(zip(captured.final["public.documents"]["id"], captured.final["public.documents"]["title"]))
