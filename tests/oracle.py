@@ -71,17 +71,21 @@ def _groups(frame: pd.DataFrame, by: list[str], order: list[str], columns: list[
     yield from ((k, list(g)) for k, g in itertools.groupby(rows, key=lambda r: tuple(r[c] for c in by)))
 
 
-_KEY_COLUMNS = ["dialect", "_table", "key", "source", "offset", "partition", "op", "seq", "_seq", "before", "after"]
+_KEY_COLUMNS = ["dialect", "_table", "key", "source", "offset", "partition", "op", "seq", "_seq", "before", "after",
+                "txn_id", "_row"]
+
+#: The semantic duplicate's cause, by whether replay refuses it (the words are cdckit's own: the oracle checks
+#: which rows get which).
+from cdckit.analysis.ordering.kernels import REPEAT_CAUSES  # noqa: E402
 
 
-def key_findings(frame: pd.DataFrame, snapshot_tables: frozenset = frozenset(), stream: Sequence[str] = ("dialect",)
+def key_findings(frame: pd.DataFrame, refused: frozenset = frozenset(), stream: Sequence[str] = ("dialect",)
                  ) -> pd.DataFrame:
-    """Redeliveries, semantic duplicates, inversions and impossible transitions, per row key.
+    """Redeliveries, semantic duplicates and inversions, per row key.
 
-    Events without a key form one group per table (inversions and duplicates
-    are then judged per table; transitions are not). ``snapshot_tables``:
-    tables whose capture has snapshot (``read``) rows, where a change of a
-    key never inserted is impossible.
+    Events without a key form one group per table; their inversions are
+    judged per row (the before image, else the after image). ``refused``:
+    the ``_row`` of every change replay refuses.
     """
     changes = frame[frame["op"].isin(CHANGE_OPS)]
     out: list[dict[str, Any]] = []
@@ -89,7 +93,6 @@ def key_findings(frame: pd.DataFrame, snapshot_tables: frozenset = frozenset(), 
         *where, table, key = group
         firsts = []
         by_position: dict[tuple, dict] = {}
-        by_image: dict[tuple, dict] = {}
         for event in events:
             image = (event["op"], event["before"], event["after"])
             if event["seq"] is not None:
@@ -100,42 +103,51 @@ def key_findings(frame: pd.DataFrame, snapshot_tables: frozenset = frozenset(), 
                     out.append(_finding("redeliveries", event, by_position[position]))
                     continue
                 by_position[position] = event
-            if image in by_image:
-                out.append(_finding("semantic_duplicates", event, by_image[image]))
-            else:
-                by_image[image] = event
             firsts.append(event)
-        tops: dict[Any, dict] = {}  # per partition (or none): a topic's partitions have no arrival order between them
+        previous = None  # in seq order: a change equal to the one just before it, at another seq, in no other txn
+        for event in sorted(firsts, key=lambda e: (e["_seq"], e["source"], e["partition"] or -1, e["offset"])):
+            if previous is not None and (event["op"], event["before"], event["after"]) == (
+                    previous["op"], previous["before"], previous["after"]) and not (
+                    event["seq"] is not None and event["seq"] == previous["seq"]) and not (
+                    event["txn_id"] is not None and previous["txn_id"] is not None
+                    and event["txn_id"] != previous["txn_id"]):
+                out.append(_finding("semantic_duplicates", event, previous,
+                                    detail=REPEAT_CAUSES[event["_row"] in refused]))
+            previous = event
+        tops: dict[Any, dict] = {}  # per partition (or none), and per row where the table has no key
         for event in firsts:
             if event["seq"] is None:
                 continue
             place = None if pd.isna(event["partition"]) else int(event["partition"])
+            if key is None:
+                place = (place, event["before"] if event["before"] is not None else event["after"])
             top = tops.get(place)
             if top is not None and event["_seq"] < top["_seq"]:
                 out.append(_finding("inversions", event, top))
             elif top is None or event["_seq"] >= top["_seq"]:
                 tops[place] = event
-        if key is not None:
-            out.extend(_transitions(firsts, (*where, table) in snapshot_tables))
     return finding_frame(out)
 
 
-def _transitions(events: list[dict[str, Any]], snapshot: bool) -> Iterator[dict[str, Any]]:
-    """Impossible steps in one key's history, in seq order."""
-    state, previous = None, None
-    for event in sorted(events, key=lambda e: (e["_seq"], e["source"], e["partition"] or -1, e["offset"])):
-        op = event["op"]
-        problem = None
-        if op == "insert" and state == "live":
-            problem = "insert of a live key"
-        elif op in ("update", "delete") and state == "dead":
-            problem = f"{op} after the key was deleted"
-        elif op in ("update", "delete") and state is None and snapshot:
-            problem = f"{op} of a key the snapshot did not have"
-        if problem:
-            yield _finding("impossible_transitions", event, previous, detail=problem)
-        state = "dead" if op == "delete" else "live"
-        previous = event
+def replayed_findings(events: pd.DataFrame, frame: pd.DataFrame, stream: Sequence[str]
+                      ) -> tuple[pd.DataFrame, frozenset]:
+    """The changes each stream's replay (the Replayer's walk, change by change) refuses: impossible transitions
+    (keyed rows, pointing at the change of the row before) and unmatched rows (rows without a key)."""
+    numbered = events.reset_index(drop=True).assign(_row=np.arange(len(events)))
+    at = {r["_row"]: r for r in _records(frame.assign(_row=np.arange(len(frame))), [*frame.columns, "_row"])}
+    out, refused = [], set()
+    keys = [numbered[c].astype(object).where(numbered[c].notna(), "\x00") for c in stream]
+    for _, part in numbered.groupby(keys, sort=False, dropna=False):
+        for table, _, steps, _ in replay_rows(_prepared(part, None, "seq")):
+            for problem in problem_rows(table, steps):
+                event = at[problem["_row"]]
+                refused.add(problem["_row"])
+                if problem["key"] is None:
+                    out.append(_finding("unmatched_rows", event, detail=problem["problem"]))
+                else:
+                    other = None if problem["_previous_row"] is None else at[problem["_previous_row"]]
+                    out.append(_finding("impossible_transitions", event, other, detail=problem["problem"]))
+    return finding_frame(out), frozenset(refused)
 
 
 def time_findings(frame: pd.DataFrame, stream: Sequence[str] = ("dialect",)) -> pd.DataFrame:
@@ -203,23 +215,26 @@ def offset_gap_findings(frame: pd.DataFrame) -> pd.DataFrame:
 def transaction_findings(frame: pd.DataFrame) -> pd.DataFrame:
     """Transactions with a begin and no commit, per dialect, source and partition, in seq order.
 
-    A begin with a ``txn_id`` waits for a commit with the same id; a begin
-    without one is closed by the next commit.
+    A begin with a ``txn_id`` waits for a commit with the same id anywhere in the group; a begin without one
+    is closed by the next commit that closes no named begin.
     """
     markers = frame[frame["op"].isin(("begin", "commit"))]
     out = []
     for _, events in _groups(markers, ["dialect", "source", "partition"], ["_seq", "offset"], ["op", "txn_id", "seq"]):
+        begun = {e["txn_id"] for e in events if e["op"] == "begin" and e["txn_id"] is not None}
+        committed = {e["txn_id"] for e in events if e["op"] != "begin" and e["txn_id"] is not None}
         named: dict[str, dict] = {}
         anonymous: list[dict] = []
         for event in events:
             txn = event["txn_id"]
             if event["op"] == "begin":
                 if txn is not None:
-                    named[txn] = event
+                    if txn not in committed:
+                        named[txn] = event
                 else:
                     anonymous.append(event)
-            elif txn is not None and txn in named:
-                named.pop(txn)
+            elif txn is not None and txn in begun:
+                pass
             elif anonymous:
                 anonymous.pop()
         for event in sorted([*named.values(), *anonymous], key=lambda e: e["offset"]):
@@ -411,9 +426,9 @@ def order_report(events: pd.DataFrame, by: str = "source", max_gap: int = 1000,
     """The ordering report, finding by finding, one event at a time."""
     stream = STREAMS[by]
     frame = narrow(events)
-    reads = frame[frame["op"] == "read"].dropna(subset=["_table"])
-    snapshot_tables = frozenset(tuple(r[c] for c in [*stream, "_table"]) for r in _records(reads, [*stream, "_table"]))
-    rows = pd.concat([key_findings(frame, snapshot_tables, stream), time_findings(frame, stream),
+    replayed, refused = replayed_findings(events, frame, stream)
+    rows = pd.concat([replayed, key_findings(frame.assign(_row=np.arange(len(frame))), refused, stream),
+                      time_findings(frame, stream),
                       sequence_gap_findings(frame, max_gap, stream), offset_gap_findings(frame),
                       transaction_findings(frame), heartbeat_findings(frame, heartbeat_factor),
                       keyless_findings(frame), unpaired_findings(cdckit.quarantine(events))])

@@ -162,21 +162,24 @@ def test_random_dense_frames_match_the_oracle(rows, max_gap):
         assert_same_report(events, by, max_gap=max_gap)
 
 
-def test_keyless_rows_are_judged_per_table_and_ties_keep_arrival_order():
+def test_keyless_rows_are_judged_per_row_and_ties_keep_arrival_order():
     events = events_of([
         {"op": "insert", "seq": "2", "after": '{"v":1}'},
-        {"op": "insert", "seq": "1", "after": '{"v":2}'},          # inversion (keyless: per table)
-        {"op": "insert", "seq": "2", "after": '{"v":3}'},          # tie with the top: no inversion
-        {"op": "insert", "seq": "1", "after": '{"v":4}'},          # below the latest top (offset 2)
-        {"op": "insert", "seq": "3", "after": '{"v":1}'},          # semantic duplicate of offset 0
+        {"op": "delete", "seq": "1", "before": '{"v":1}'},         # inversion: the same row, a later change before
+        {"op": "insert", "seq": "2", "after": '{"v":3}'},
+        {"op": "insert", "seq": "1", "after": '{"v":4}'},          # another row: changes of two rows in any order
+        {"op": "insert", "seq": "3", "after": '{"v":1}'},
         {"op": "insert", "seq": "3", "after": '{"v":1}'},          # redelivery of offset 4
+        {"op": "insert", "seq": "4", "after": '{"v":1}'},          # the same change just after offset 4's
     ])
     report = assert_same_report(events, "source")
-    assert report["inversions"][["offset", "other_offset"]].values.tolist() == [[1, 0], [3, 2]]
-    assert report["semantic_duplicates"][["offset", "other_offset"]].values.tolist() == [[4, 0]]
+    assert report["inversions"][["offset", "other_offset"]].values.tolist() == [[1, 0]]
+    assert report["semantic_duplicates"][["offset", "other_offset"]].values.tolist() == [[6, 4]]
+    assert report["semantic_duplicates"]["detail"].str.contains("cannot tell").all()
     assert report["redeliveries"][["offset", "other_offset"]].values.tolist() == [[5, 4]]
     assert report["impossible_transitions"].empty
-    assert report["keyless_tables"]["count"].tolist() == [6]
+    assert report["unmatched_rows"][["offset", "detail"]].values.tolist() == [[1, "delete of a row not in the table"]]
+    assert report["keyless_tables"]["count"].tolist() == [7]
 
 
 def test_equal_snapshot_rows_at_one_position_are_distinct_rows_and_a_change_delivered_again_is_a_redelivery():
@@ -194,18 +197,49 @@ def test_equal_snapshot_rows_at_one_position_are_distinct_rows_and_a_change_deli
 
 def test_transitions_follow_seq_order_and_key_changes():
     events = events_of([
-        {"op": "read", "key": "[1]", "seq": "1", "table": "t"},
-        {"op": "update", "key": "[2]", "seq": "2", "table": "t"},  # a key the snapshot did not have
+        {"op": "read", "key": "[1]", "seq": "1", "table": "t", "after": '{"v":1}'},
+        {"op": "update", "key": "[2]", "seq": "2", "table": "t", "after": '{"v":2}'},  # the snapshot did not have it
         {"op": "delete", "key": "[1]", "seq": "4", "table": "t"},
-        {"op": "update", "key": "[1]", "seq": "5", "table": "t"},  # after the delete
-        {"op": "insert", "key": "[1]", "seq": "3", "table": "t"},  # in seq order: insert of a live key
+        {"op": "update", "key": "[1]", "seq": "5", "table": "t", "after": '{"v":3}'},  # after the delete
+        {"op": "insert", "key": "[1]", "seq": "3", "table": "t", "after": '{"v":4}'},  # in seq order: a live key
     ])
     report = assert_same_report(events, "capture")
     found = report["impossible_transitions"]
     assert [list(r.values()) for r in records(found[["offset", "other_offset", "detail"]])] == [
         [1, None, "update of a key the snapshot did not have"], [3, 2, "update after the key was deleted"],
-        [4, 0, "insert of a live key"]]
+        [4, 0, "insert of a live key (row replaced)"]]
     assert report["inversions"]["offset"].tolist() == [4]
+    assert_refusals_are_the_errors(events, report)
+
+
+def test_a_truncate_empties_the_table_and_a_key_change_moves_the_row():
+    move = {"key_columns": ["id"], "table": "t"}
+    events = events_of([
+        {"op": "insert", "key": "[1]", "seq": "1", "after": '{"id":1}', **move},
+        {"op": "insert", "key": "[2]", "seq": "2", "after": '{"id":2}', **move},
+        {"op": "truncate", "key": None, "seq": "3", "table": "t"},
+        {"op": "insert", "key": "[1]", "seq": "4", "after": '{"id":1}', **move},   # not live: truncated
+        {"op": "delete", "key": "[2]", "seq": "5", "before": '{"id":2}', **move},  # gone with the truncate
+        {"op": "update", "key": "[3]", "seq": "6", "before": '{"id":1}', "after": '{"id":3}', **move},  # 1 -> 3
+        {"op": "insert", "key": "[1]", "seq": "7", "after": '{"id":1}', **move},   # 1 moved away: free again
+        {"op": "update", "key": "[3]", "seq": "8", "before": '{"id":3}', "after": '{"id":3,"v":1}', **move},
+    ])
+    for by in ("capture", "source", "partition"):
+        report = assert_same_report(events, by)
+        found = report["impossible_transitions"]
+        assert found[["offset", "other_offset", "detail"]].values.tolist() == [
+            [4, 2, "delete after the key was deleted"]], by
+        assert_refusals_are_the_errors(events, report)
+
+
+def assert_refusals_are_the_errors(events, report):
+    """Every change replay refuses is a finding of the report, and every error finding is one replay refuses."""
+    problems = cdckit.materialize(events, typed=False).problems
+    refused = {(r["source"], r["offset"], r["problem"]) for r in records(problems)}
+    errors = report["impossible_transitions"]
+    keyless = report["unmatched_rows"]
+    found = {(r["source"], r["offset"], r["detail"]) for frame in (errors, keyless) for r in records(frame)}
+    assert refused == found
 
 
 def test_transactions_with_and_without_ids():

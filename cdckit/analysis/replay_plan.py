@@ -24,7 +24,7 @@ falls in one of three lanes:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import duckdb
@@ -37,8 +37,9 @@ from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS, SNAPSHOT_PLACE, S
 from .ordering.sort import FIRST_AT_A_TIE, IN_MESSAGE, TIE_MARK, row_in_message_dialects
 from .replay_keyless import keyless_state
 from .replayer import Replayer, Step, canonical_text, is_partial, old_key, parse_image, problem_rows, replay_rows
+from .transitions import problem_sql
 
-__all__ = ["plan_replay", "ReplayPlan", "ORDERS"]
+__all__ = ["plan_replay", "ReplayPlan", "ORDERS", "stream_table"]
 
 _ARRIVAL = 'coalesce(source, \'\'), "partition" NULLS FIRST, "offset"'
 
@@ -147,11 +148,37 @@ WITH kept AS (  -- narrow from here on: windows sort whole rows, so the images s
 ), every AS (
     SELECT * FROM placed UNION ALL SELECT * FROM cleared
 )
-SELECT *,  -- whether the key was live before the change (1), dead (0) or never seen (NULL)
+SELECT *,  -- whether the key was live before the change (1), dead (0) or never seen (NULL); the change before
     last_value(CASE WHEN op = 'delete' THEN 0 WHEN has_after THEN 1 END IGNORE NULLS) OVER (
-        PARTITION BY _table, key ORDER BY _pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS live_before
+        PARTITION BY _table, key ORDER BY _pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS live_before,
+    lag(_row) OVER (PARTITION BY _table, key ORDER BY _pos) AS _previous_row,
+    coalesce(bool_or(op = 'read') OVER (  -- whether a snapshot row of the table came before (transitions.RULES)
+        PARTITION BY _table ORDER BY _pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false) AS _snapshot_before
 FROM every
 """
+
+
+def _streamed_table_name(stream: Sequence[str]) -> str:
+    """SQL: the name a change's table goes by: ``database.table``, or, given the columns of a ``stream``
+    (the ordering report's ``by=``), those columns' values and it joined by the unit separator (U+001F), so that
+    each stream replays on its own (see :func:`stream_table`).
+
+    >>> _streamed_table_name([]) == _TABLE_NAME
+    True
+    """
+    if not stream:
+        return _TABLE_NAME
+    parts = ", ".join(f'coalesce(CAST("{c}" AS VARCHAR), \'\')' for c in stream)
+    return f"CASE WHEN ({_TABLE_NAME}) IS NULL THEN NULL ELSE concat_ws(chr(31), {parts}, {_TABLE_NAME}) END"
+
+
+def stream_table(name: str) -> str:
+    """The table's own name in a table name qualified by its stream (see :func:`_streamed_table_name`).
+
+    >>> stream_table("debezium\x1fpg.jsonl\x1fpublic.t"), stream_table("public.t")
+    ('public.t', 'public.t')
+    """
+    return name.rpartition("\x1f")[2]
 
 
 def _image_shape(names: str) -> str:
@@ -194,14 +221,10 @@ SELECT * FROM prep
 WHERE key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM chain_keys c WHERE c._table = prep._table AND c.key = prep.key)
 """
 
-_PROBLEMS = """
+_PROBLEMS = f"""
 SELECT k.*, e.source, e."offset", e.seq FROM (
-SELECT _row, _pos, _table, key, op, CASE
-    WHEN op IN ('insert', 'read', 'update') AND NOT has_after THEN op || ' without an after image (ignored)'
-    WHEN op = 'insert' AND live_before = 1 THEN 'insert of a live key (row replaced)'
-    WHEN op = 'delete' AND coalesce(live_before, 0) = 0 THEN 'delete of a key not in the table'
-    WHEN op = 'update' AND coalesce(live_before, 0) = 0 THEN 'update of a key not in the table'
-    END AS problem
+SELECT _row, _pos, _table, key, op, _previous_row,
+    {problem_sql('op', 'live_before', 'has_after', '_snapshot_before')} AS problem
 FROM keyed WHERE problem IS NOT NULL AND NOT _cleared) k JOIN events e USING (_row) ORDER BY _pos
 """
 
@@ -264,7 +287,9 @@ def _timestamp(value: Any) -> pd.Timestamp:
 class ReplayPlan:
     """The prepared changes of one capture (see the module notes); use through :func:`plan_replay`."""
 
-    def __init__(self, events: pd.DataFrame, as_of: Any = None, order: str = "seq") -> None:
+    def __init__(
+        self, events: pd.DataFrame, as_of: Any = None, order: str = "seq", stream: Sequence[str] = ()
+    ) -> None:
         if order not in ORDERS:
             raise ValueError(f"order must be 'seq', 'event_time' or 'arrival', not {order!r}")
         self.events = events
@@ -284,7 +309,7 @@ class ReplayPlan:
                 filled_seq=(_FILLED_SEQ if gaps else "coalesce({position}, '')").format(position=_message_position()),
                 tied_seq=_TIED_SEQ if shared else "_fill",
                 arrival=_ARRIVAL,
-                table_name=_TABLE_NAME,
+                table_name=_streamed_table_name(stream),
                 names=_READ_NAMES,
                 before_shape=_image_shape("_before_names"),
                 after_shape=_image_shape("_after_names"),
@@ -402,8 +427,12 @@ class ReplayPlan:
                 "op": op,
                 "problem": problem,
                 "_pos": pos,
+                "_row": row,
+                "_previous_row": previous,
             }
-            for _, pos, table, key, op, problem, source, offset, seq in self.con.execute(_PROBLEMS).fetchall()
+            for row, pos, table, key, op, previous, problem, source, offset, seq in self.con.execute(
+                _PROBLEMS
+            ).fetchall()
         ]
 
     def keyless_rows(self) -> tuple[dict[str, list[Any]], list[dict[str, Any]]]:
@@ -428,8 +457,10 @@ class ReplayPlan:
                 "op": op,
                 "problem": problem,
                 "_pos": pos,
+                "_row": row,
+                "_previous_row": None,
             }
-            for (_, pos, table, op, problem), source, offset, seq in zip(wanting, sources, offsets, seqs)
+            for (row, pos, table, op, problem), source, offset, seq in zip(wanting, sources, offsets, seqs)
         ]
         for table, replayer, steps in self._walk_keyless(walked):
             bags[table] = [values.loads(text) for text, n in sorted(replayer.bag.items()) for _ in range(n)]
@@ -449,6 +480,7 @@ class ReplayPlan:
         frame["_table"] = [r[2] for r in found]
         frame["_seq"] = [r[3] for r in found]
         frame["_pos"] = [r[1] for r in found]
+        frame["_row"] = [r[0] for r in found]
         for table, replayer, steps, _ in replay_rows(frame, self.partial):
             yield table, replayer, steps
 
@@ -512,7 +544,8 @@ class ReplayPlan:
             condition = "_table = $table AND list_contains($keys, key)"
             params = {"table": table, "keys": keys}
         found = self.con.execute(
-            f"SELECT _row, _pos, _table, _seq, _cleared, key FROM prep WHERE {condition} ORDER BY _pos, key NULLS LAST",
+            f"SELECT _row, _pos, _table, _seq, _cleared, key, _snapshot_before FROM prep WHERE {condition} "
+            "ORDER BY _pos, key NULLS LAST",
             params,
         ).fetchall()
         if not found:
@@ -522,6 +555,8 @@ class ReplayPlan:
         frame["_table"] = [r[2] for r in found]
         frame["_seq"] = [r[3] for r in found]
         frame["_pos"] = [r[1] for r in found]
+        frame["_row"] = rows
+        frame["_snapshot_before"] = [r[6] for r in found]  # the walk sees these keys' changes only
         if any(r[4] for r in found):  # a truncate's delete of one key: the truncate, naming that key
             frame["key"] = pd.array(
                 [r[5] if r[4] else k for r, k in zip(found, frame["key"])], dtype=frame["key"].dtype
@@ -538,6 +573,10 @@ class ReplayPlan:
         self.close()
 
 
-def plan_replay(events: pd.DataFrame, as_of: Any = None, order: str = "seq") -> ReplayPlan:
-    """The changes of ``events`` prepared for replay (a context manager: the DuckDB connection closes after)."""
-    return ReplayPlan(events, as_of, order)
+def plan_replay(events: pd.DataFrame, as_of: Any = None, order: str = "seq", stream: Sequence[str] = ()) -> ReplayPlan:
+    """The changes of ``events`` prepared for replay (a context manager: the DuckDB connection closes after).
+
+    ``stream``: columns whose values keep changes apart, as if each stream were a capture of its own (the
+    ordering report replays each ``by=`` stream so); the plan's table names are then qualified by them
+    (:func:`stream_table` gives the table's own)."""
+    return ReplayPlan(events, as_of, order, stream)

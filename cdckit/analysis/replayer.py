@@ -6,7 +6,8 @@ what came before in a way windows cannot express cheaply: rows whose primary
 key changes (followed as chains) and tables without a key (a multiset of
 rows). Both engines call it, on those rows only.
 
-Rules (one change at a time, in replay order):
+Rules (one change at a time, in replay order; which change does not fit is the state machine of
+:mod:`cdckit.analysis.transitions`, the one every engine follows):
 
 - ``insert`` and ``read`` (snapshot) rows set the row; an insert of a live key
   replaces it and is reported;
@@ -44,6 +45,7 @@ from .. import values
 from ..dialects import registry
 from ..python_columns import object_columns
 from .ordering._shared import none_if_missing
+from .transitions import GONE, LIVE, NEVER, problem
 
 __all__ = [
     "Step",
@@ -67,7 +69,8 @@ __all__ = [
 @dataclass
 class Step:
     """What one change did to one table: the row under its old key before, under its new key after
-    (for a truncate of the whole table, ``cleared``: the keyed rows it removed)."""
+    (for a truncate of the whole table, ``cleared``: the keyed rows it removed); ``previous``: the change that
+    last changed the row under its old key (None for a key not seen before, and for rows without a key)."""
 
     event: dict[str, Any]
     old_key: str | None
@@ -76,6 +79,7 @@ class Step:
     new_row: dict[str, Any] | None
     problem: str | None = None
     cleared: dict[str, dict[str, Any]] | None = None
+    previous: dict[str, Any] | None = None
 
 
 def parse_image(text: Any) -> dict[str, Any] | None:
@@ -135,6 +139,13 @@ class Replayer:
         #: those columns (as text) -> the rows' texts; built on first use, then kept up to date.
         self._index: dict[tuple[frozenset, tuple[str, ...]], dict[str, set[str]]] = {}
         self._deleted: tuple[Any, str, dict[str, Any]] | None = None  # the last step, when a delete: seq, key, row
+        #: Keys removed (deleted, truncated, moved away) and not set since: ``GONE`` rather than ``NEVER``.
+        self.gone: set[str] = set()
+        #: The change that last changed each key's row (the ``previous`` of the next step of the key).
+        self.last: dict[str, dict[str, Any]] = {}
+        #: Whether a snapshot row of the table has been walked (an event's ``_snapshot_before`` says it instead
+        #: where the walk does not see the whole table).
+        self.snapshot = False
 
     def apply(self, event: dict[str, Any]) -> Step:
         """Apply one change; returns what it did."""
@@ -142,7 +153,29 @@ class Replayer:
         step = self._apply(event, deleted)
         if step.event["op"] == "delete" and step.old_row is not None and step.old_key is not None:
             self._deleted = (none_if_missing(event.get("seq")), step.old_key, step.old_row)
+        if step.event["op"] == "read":
+            self.snapshot = True
+        for key in (step.old_key, step.new_key, *(step.cleared or ())):
+            if key is not None:
+                self.last[key] = event
         return step
+
+    def state(self, key: str) -> int | None:
+        """Where ``key``'s row is now: :data:`~cdckit.analysis.transitions.LIVE`, ``GONE`` or ``NEVER``."""
+        return LIVE if key in self.rows else GONE if key in self.gone else NEVER
+
+    def _problem(self, event: dict[str, Any], key: str, has_after: bool) -> str | None:
+        snapshot = event.get("_snapshot_before")
+        snapshot = self.snapshot if snapshot is None else bool(snapshot)
+        return problem(event["op"], self.state(key), has_after, snapshot)
+
+    def _remove(self, key: str) -> dict[str, Any] | None:
+        self.gone.add(key)
+        return self.rows.pop(key, None)
+
+    def _set(self, key: str, row: dict[str, Any]) -> None:
+        self.gone.discard(key)
+        self.rows[key] = row
 
     def _apply(self, event: dict[str, Any], deleted: tuple[Any, str, dict[str, Any]] | None) -> Step:
         op = event["op"]
@@ -151,9 +184,10 @@ class Replayer:
         key = none_if_missing(event.get("key"))
         if op == "truncate":
             if key is not None:  # one key's part of a truncate
-                old = self.rows.pop(key, None)
+                old = self._remove(key)
                 return Step(event, key, None, old, None) if old is not None else Step(event, None, None, None, None)
             cleared, self.rows = self.rows, {}
+            self.gone.update(cleared)
             self.bag.clear()
             self.shapes.clear()
             self._index.clear()
@@ -162,21 +196,25 @@ class Replayer:
             return self._apply_keyless(event, op, before, after)
         if op in ("insert", "read"):
             old = self.rows.get(key)
-            problem = "insert of a live key (row replaced)" if op == "insert" and old is not None else None
+            found = self._problem(event, key, after is not None)
             if after is None:
-                return Step(event, key, key, old, old, f"{op} without an after image (ignored)")
+                return Step(event, key, key, old, old, found, previous=self.last.get(key))
             if self.partial and op == "insert" and deleted is not None:
                 after = moved_row(after, key, event.get("seq"), deleted)
-            self.rows[key] = after
-            return Step(event, key, key, old, after, problem)
+            step = Step(event, key, key, old, after, found, previous=self.last.get(key))
+            self._set(key, after)
+            return step
         if op == "delete":
-            old = self.rows.pop(key, None)
-            return Step(event, key, None, old, None, None if old is not None else "delete of a key not in the table")
+            found = self._problem(event, key, after is not None)
+            previous = self.last.get(key)
+            old = self._remove(key)
+            return Step(event, key, None, old, None, found, previous=previous)
         start = _key_of(before, columns) or key
         current = self.rows.get(start)
-        problem = None if current is not None else "update of a key not in the table"
+        found = self._problem(event, start, after is not None)
+        previous = self.last.get(start)
         if after is None:
-            return Step(event, start, start, current, current, "update without an after image (ignored)")
+            return Step(event, start, start, current, current, found, previous=previous)
         if self.partial:
             base = current if current is not None else (before or {})
             new_row = {**base, **after}
@@ -184,9 +222,9 @@ class Replayer:
             new_row = after
         end = _key_of(new_row, columns) or key
         if end != start:
-            self.rows.pop(start, None)
-        self.rows[end] = new_row
-        return Step(event, start, end, current, new_row, problem)
+            self._remove(start)
+        self._set(end, new_row)
+        return Step(event, start, end, current, new_row, found, previous=previous)
 
     def _apply_keyless(self, event: dict[str, Any], op: str, before: dict | None, after: dict | None) -> Step:
         """A change to a table without a key: the multiset of rows."""
@@ -497,6 +535,8 @@ def problem_rows(table: str, steps: Iterable[Step]) -> list[dict[str, Any]]:
             "op": s.event["op"],
             "problem": s.problem,
             "_pos": s.event.get("_pos"),
+            "_row": s.event.get("_row"),
+            "_previous_row": None if s.previous is None else s.previous.get("_row"),
         }
         for s in steps
         if s.problem

@@ -175,6 +175,11 @@ class Dialect:
     #: than the last), so a missing number is a lost message.
     contiguous_seq: ClassVar[bool] = False
 
+    #: Where a producer writes one transaction's id differently in its records, a regular expression whose first
+    #: group is the part that names the transaction (Debezium for PostgreSQL writes ``txId:LSN``, and the LSN part
+    #: differs between BEGIN, the changes and END); None: the whole id.
+    transaction_key: ClassVar[str | None] = None
+
     #: True when a message's meaning depends on the messages before it in its file (a transaction's
     #: BEGIN line gives the id its changes lack; a value may run over several lines): such files are
     #: decoded in one piece, in order, never cut into ranges for worker processes or Spark tasks.

@@ -19,7 +19,7 @@ from ..errors import UnknownDialectError
 from .base import Dialect
 from .options import DialectOptions, resolved
 
-__all__ = ["register", "get", "create", "names", "writable", "all_dialects", "flag", "FLAGS"]
+__all__ = ["register", "get", "create", "names", "writable", "all_dialects", "flag", "FLAGS", "transaction_keys"]
 
 #: The class flags of a dialect that :func:`flag` reads (see :class:`~cdckit.dialects.base.Dialect`).
 FLAGS = ("partial_updates", "whole_files", "splits_updates", "contiguous_seq", "seq_row_in_message")
@@ -85,6 +85,15 @@ def writable() -> list[str]:
     True
     """
     return [name for name in names() if get(name).can_encode()]
+
+
+def transaction_keys() -> dict[str, str]:
+    r"""Each registered dialect whose transaction ids need cutting, and its ``transaction_key`` expression.
+
+    >>> print(transaction_keys()["debezium"])
+    ^(\d+):\d+$
+    """
+    return {name: get(name).transaction_key for name in names() if get(name).transaction_key}
 
 
 def flag(name: str | None, which: str) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...dialects import registry
 from ...frame import table_names  # noqa: F401  (the frame's rule, named here for the ordering modules)
 from ...values import is_missing
 
@@ -72,6 +73,25 @@ def snapshot_place(frame: pd.DataFrame) -> pd.Series:
         text = rows["source"].astype("string").fillna("") + ":" + partition + ":" + rows["offset"].astype("string")
         place[reads] = text.to_numpy(dtype=object)
     return pd.Series(place, index=frame.index, dtype=object)
+
+
+def transaction_keys(events: pd.DataFrame) -> pd.Series:
+    """Each event's ``txn_id`` cut to the part that names its transaction, by its dialect's ``transaction_key``
+    (Debezium for PostgreSQL: ``txId`` of ``txId:LSN``); None where it has none.
+
+    >>> frame = pd.DataFrame({"dialect": ["debezium", "debezium", "maxwell"], "txn_id": ["729:2215", "u-1:7", "9:1"]})
+    >>> transaction_keys(frame).tolist()
+    ['729', 'u-1:7', '9:1']
+    """
+    ids = events["txn_id"].astype(object).where(events["txn_id"].notna(), None)
+    for name, pattern in registry.transaction_keys().items():
+        rows = (events["dialect"] == name).to_numpy() & ids.notna().to_numpy()
+        if rows.any():
+            named = ids[rows].astype(str)
+            cut = named.str.extract(pattern, expand=False)
+            ids = ids.copy()
+            ids[rows] = cut.where(cut.notna(), named).to_numpy(dtype=object)
+    return ids
 
 
 def stream_columns(by: str) -> list[str]:

@@ -82,9 +82,11 @@ FINDINGS: dict[str, FindingSpec] = {
     ),
     "semantic_duplicates": FindingSpec(
         "info",
-        "A different position carries the same change (same key, op and images): a retry or replayed batch "
-        "upstream, harmless for the state but not for event counts.",
-        ("table", "key", *_AT, *_OTHER),
+        "The same change (same key, op and images) as the change of its row just before it, at another position: "
+        "harmless for the state but not for event counts. Each detail says what the capture tells of its cause: "
+        "a retry or replayed batch upstream, or the source writing it again. An equal change after other changes "
+        "of its row, or in another transaction, is the source's own and not listed.",
+        ("table", "key", *_AT, *_OTHER, "detail"),
     ),
     "sequence_gaps": FindingSpec(
         "error",
@@ -111,9 +113,17 @@ FINDINGS: dict[str, FindingSpec] = {
     ),
     "impossible_transitions": FindingSpec(
         "error",
-        "In seq order this row's history cannot happen (insert of a live key, a change after a delete, a "
-        "change of a key the snapshot never had): events are missing or keys were reused.",
+        "Replay refuses these changes: in seq order this row's history cannot happen (insert of a live key, a "
+        "change after a delete, a change of a key the snapshot never had, a change without its after image): "
+        "events are missing or keys were reused. Truncates and key changes are followed as replay follows them.",
         ("table", "key", *_AT, *_OTHER, "detail"),
+    ),
+    "unmatched_rows": FindingSpec(
+        "warning",
+        "Changes of a table without a key that replay cannot place: no live row is their before image, or they "
+        "have none. The capture may have begun after these rows were written, or the table has a key the capture "
+        "does not name (give it: the keyless_tables detail says how).",
+        ("table", *_AT, "detail"),
     ),
     "heartbeat_gaps": FindingSpec(
         "warning",

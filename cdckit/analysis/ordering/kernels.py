@@ -33,13 +33,14 @@ import pandas as pd
 from ...dialects import registry
 from ._shared import CHANGE_IDENTITY, CHANGE_OPS, HEARTBEAT_FACTOR, REDELIVERY_IDENTITY, ROW_KEY, none_if_missing
 from .catalogue import FINDING_COLUMNS, LAG_COLUMNS, keyless_detail
-from .codes import MISSING, Codes, first_alike, previous_in_group, run_starts, running_top, sorted_groups, stable_order
+from .codes import MISSING, Codes, ranks, first_alike, previous_in_group, run_starts, running_top, sorted_groups, stable_order
 from .narrow import ARRIVAL, SEQ_ORDER
 
 __all__ = [
     "finding_frames",
     "finding_frame",
-    "snapshot_tables",
+    "finding_rows",
+    "REPEAT_CAUSES",
     "key_findings",
     "time_findings",
     "sequence_gap_findings",
@@ -86,7 +87,7 @@ def _take(frame: pd.DataFrame, column: str, rows: np.ndarray) -> Any:
     return frame[column].array.take(rows, allow_fill=True)
 
 
-def _rows(
+def finding_rows(
     name: str, frame: pd.DataFrame, at: np.ndarray, other: np.ndarray | None = None, **extra: Any
 ) -> pd.DataFrame:
     """Finding rows pointing at events ``at`` and ``other`` (positions in ``frame``; -1 for none).
@@ -114,17 +115,6 @@ def _rows(
 # --------------------------------------------------------------------------- the finding functions
 
 
-def snapshot_tables(frame: pd.DataFrame, stream: Sequence[str]) -> frozenset[tuple]:
-    """``(*stream, table)`` of every stream and table with snapshot (``read``) rows.
-
-    >>> frame = pd.DataFrame({"dialect": ["d", "d"], "_table": ["a", "b"], "op": ["read", "insert"]})
-    >>> sorted(snapshot_tables(frame, ["dialect"]))
-    [('d', 'a')]
-    """
-    reads = frame.loc[(frame["op"] == "read") & frame["_table"].notna(), [*stream, "_table"]].drop_duplicates()
-    return frozenset(tuple(none_if_missing(v) for v in row) for row in reads.itertuples(index=False))
-
-
 def _in(codes: Codes, rows: np.ndarray, columns: list[str], wanted: frozenset[tuple]) -> np.ndarray:
     """Whether each row's ``columns`` are a tuple in ``wanted`` (looked up once per distinct tuple)."""
     if not wanted or len(rows) == 0:
@@ -148,25 +138,37 @@ def _same_images(frame: pd.DataFrame, at: np.ndarray, other: np.ndarray) -> bool
 
 
 def key_findings(
-    frame: pd.DataFrame, snapshot: frozenset[tuple] = frozenset(), stream: Sequence[str] = ("dialect",)
+    frame: pd.DataFrame, refused: np.ndarray | None = None, stream: Sequence[str] = ("dialect",)
 ) -> pd.DataFrame:
-    """Redeliveries, semantic duplicates, inversions and impossible transitions, per row key of a stream.
+    """Redeliveries, semantic duplicates and inversions, per row key of a stream.
 
-    Events without a key form one group per table (inversions and duplicates
-    are then judged per table; transitions are not). ``snapshot``: the
-    ``(*stream, table)`` with snapshot rows (:func:`snapshot_tables`), where a
-    change of a key never inserted is impossible.
+    Events without a key form one group per table; their inversions are
+    judged per row (the before image, else the after image). ``refused``:
+    the positions of the changes replay refuses (the impossible transitions
+    of :mod:`cdckit.analysis.ordering.replayed`), which tell a retry from the
+    source's own repeat.
 
     >>> frame = pd.DataFrame({"dialect": "d", "_table": "t", "key": "[1]", "source": "s", "offset": [0, 1, 2],
     ...     "partition": pd.array([None] * 3, "Int64"), "op": "insert", "seq": ["2", "1", "2"],
-    ...     "_seq": ["2", "1", "2"], "before": None, "after": ["x", "y", "x"]})
+    ...     "_seq": ["2", "1", "2"], "before": None, "after": ["x", "y", "x"], "txn_id": None})
     >>> key_findings(frame)[["finding", "offset", "other_offset"]].values.tolist()
-    [['redeliveries', 2, 0], ['inversions', 1, 0], ['impossible_transitions', 0, 1]]
+    [['redeliveries', 2, 0], ['inversions', 1, 0]]
     """
-    return pd.concat(_key_rows(Codes(frame), snapshot, stream), ignore_index=True)
+    return pd.concat(_key_rows(Codes(frame), stream, refused), ignore_index=True)
 
 
-def _key_rows(codes: Codes, snapshot: frozenset[tuple], stream: Sequence[str]) -> list[pd.DataFrame]:
+#: Why a change equal to the one before it (no change of the row between them) is there, by whether replay
+#: refuses it: the row's history cannot hold it twice, or it can (the capture cannot tell a retry from the
+#: source writing it again).
+REPEAT_CAUSES = {
+    True: "the row's history cannot repeat it here: a retry or replayed batch upstream, or the changes between "
+    "them were lost",
+    False: "no change of the row between them: the source wrote the same change again (an update to the same "
+    "values, equal rows of a table without a key) or a retry upstream sent it again; the capture cannot tell which",
+}
+
+
+def _key_rows(codes: Codes, stream: Sequence[str], refused: np.ndarray | None = None) -> list[pd.DataFrame]:
     frame = codes.frame
     group = [*stream, *ROW_KEY]
     rows, start = sorted_groups(codes, np.flatnonzero(codes.op_is(CHANGE_OPS)), group, ARRIVAL)
@@ -184,63 +186,67 @@ def _key_rows(codes: Codes, snapshot: frozenset[tuple], stream: Sequence[str]) -
         kept = np.ones(len(rows), bool)
         kept[redelivered] = False
         firsts = np.flatnonzero(kept)
-        # among the rest, an event with the op and images of an earlier one is a semantic duplicate of it
-        first = firsts[first_alike([number[firsts], image[firsts]])]
-        again = first != firsts
-        duplicate, alike = firsts[again], first[again]
+        duplicate, alike = _repeats(codes, rows, number, firsts, image)
         at, other = np.concatenate([redelivered, duplicate]), np.concatenate([original, alike])
         if exact or _same_images(frame, rows[at], rows[other]):
             break
+    is_refused = np.zeros(len(frame), bool)
+    if refused is not None:
+        is_refused[refused] = True
     out = [
-        _rows("redeliveries", frame, rows[redelivered], rows[original]),
-        _rows("semantic_duplicates", frame, rows[duplicate], rows[alike]),
+        finding_rows("redeliveries", frame, rows[redelivered], rows[original]),
+        finding_rows(
+            "semantic_duplicates",
+            frame,
+            rows[duplicate],
+            rows[alike],
+            detail=[REPEAT_CAUSES[bool(r)] for r in is_refused[rows[duplicate]]],
+        ),
     ]
 
     # inversions: arrival order against the highest seq so far (seq == _seq where seq is set), among the events
-    # of one partition (or of none): the partitions of a topic have no arrival order between them
+    # of one partition (or of none): the partitions of a topic have no arrival order between them; a table
+    # without a key per row (its image): changes of different rows may come in any order
     ranked = firsts[codes.known("seq", rows[firsts])]
     partition = codes("partition", rows[ranked])
-    by_partition = stable_order([number[ranked], partition])
-    ranked, partition = ranked[by_partition], partition[by_partition]
-    below, top = running_top(run_starts([number[ranked], partition]), codes("_seq", rows[ranked]))
-    out.append(_rows("inversions", frame, rows[ranked[below]], rows[ranked[top[below]]]))
-    out.append(_transition_rows(codes, rows[firsts[codes.known("key", rows[firsts])]], snapshot, stream))
+    row = _row_codes(codes, rows[ranked])
+    by_partition = stable_order([number[ranked], row, partition])
+    ranked, partition, row = ranked[by_partition], partition[by_partition], row[by_partition]
+    below, top = running_top(run_starts([number[ranked], row, partition]), codes("_seq", rows[ranked]))
+    out.append(finding_rows("inversions", frame, rows[ranked[below]], rows[ranked[top[below]]]))
     return out
 
 
-def _transition_rows(codes: Codes, rows: np.ndarray, snapshot: frozenset[tuple], stream: Sequence[str]) -> pd.DataFrame:
-    """Impossible steps in each key's history (``rows`` in arrival order), in seq order."""
-    frame = codes.frame
-    group = [*stream, *ROW_KEY]
-    partition = codes("partition", rows)
+def _row_codes(codes: Codes, rows: np.ndarray) -> np.ndarray:
+    """Per event, 0 where it names a key; else a code of the row it changes (its before image, else its after)."""
+    keyless = ~codes.known("key", rows)
+    out = np.zeros(len(rows), np.int64)
+    if keyless.any():
+        at = rows[keyless]
+        before, after = codes.frame["before"].iloc[at], codes.frame["after"].iloc[at]
+        image = pd.Series(np.where(before.notna().to_numpy(), before.to_numpy(object), after.to_numpy(object)))
+        out[keyless] = ranks(image)  # one ranking: a row's before image and its after image meet
+    return out
+
+
+def _repeats(
+    codes: Codes, rows: np.ndarray, number: np.ndarray, firsts: np.ndarray, image: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Semantic duplicates among ``firsts`` (positions in ``rows``, grouped by ``number``): each change equal (op
+    and images) to the change of its row just before it in seq order, at another position (a seq of its own),
+    unless the two are in different transactions (the source wrote it again). Returns them and those before."""
+    partition = codes("partition", rows[firsts])
     partition = np.where((partition == MISSING) | (partition == 0), -1, partition)  # `partition or -1`
-    order = stable_order(
-        [*(codes(c, rows) for c in group), codes("_seq", rows), codes("source", rows), partition, codes("offset", rows)]
-    )
-    rows = rows[order]
-    start = run_starts([codes(c, rows) for c in group])
-    previous = previous_in_group(start)
-    op = frame["op"].iloc[rows].to_numpy(object)
-    insert, delete = op == "insert", op == "delete"
-    change = (op == "update") | delete
-    after_delete = ~start & np.concatenate([[False], delete[:-1]])
-    live, snapshot_key = ~start & ~after_delete, _in(codes, rows, [*stream, "_table"], snapshot)
-    problems = [
-        (insert & live, "insert of a live key"),
-        (change & after_delete, "{op} after the key was deleted"),
-        (change & start & snapshot_key, "{op} of a key the snapshot did not have"),
-    ]
-    found = np.zeros(len(rows), bool)
-    detail = np.empty(len(rows), object)
-    for where, text in problems:
-        where &= ~found
-        found |= where
-        detail[where] = [text.format(op=o) for o in op[where]]
-    hits = np.flatnonzero(found)
-    other = previous[hits]
-    return _rows(
-        "impossible_transitions", frame, rows[hits], np.where(other >= 0, rows[other], -1), detail=detail[hits]
-    )
+    keys = [number[firsts], *(codes(c, rows[firsts]) for c in ("_seq", "source")), partition]
+    order = firsts[stable_order([*keys, codes("offset", rows[firsts])])]
+    previous = previous_in_group(run_starts([number[order]]))
+    has = previous >= 0
+    at, before = order[has], order[previous[has]]
+    seq_at, seq_before = codes("seq", rows[at]), codes("seq", rows[before])
+    txn_at, txn_before = codes("txn_id", rows[at]), codes("txn_id", rows[before])
+    same = (image[at] == image[before]) & ~((seq_at == seq_before) & (seq_at > 0))
+    same &= ~((txn_at > 0) & (txn_before > 0) & (txn_at != txn_before))
+    return at[same], before[same]
 
 
 def time_findings(frame: pd.DataFrame, stream: Sequence[str] = ("dialect",)) -> pd.DataFrame:
@@ -262,7 +268,7 @@ def _time_rows(codes: Codes, stream: Sequence[str]) -> pd.DataFrame:
     below, top = running_top(start, when)
     at, other = rows[below], rows[top[below]]
     back = ((codes("_event_us", other) - codes("_event_us", at)) / 1e6).tolist()
-    return _rows(
+    return finding_rows(
         "time_inversions",
         codes.frame,
         at,
@@ -322,7 +328,7 @@ def _sequence_gap_rows(codes: Codes, max_gap: int, stream: Sequence[str]) -> pd.
     at, other = rows[hits], rows[hits - 1]
     counts, afters = missing[hits].tolist(), number[hits - 1].tolist()
     dialects = frame["dialect"].iloc[at].tolist()
-    return _rows(
+    return finding_rows(
         "sequence_gaps",
         frame,
         at,
@@ -357,7 +363,7 @@ def _offset_gap_rows(codes: Codes) -> pd.DataFrame:
     offset = codes("offset", rows)
     step = np.concatenate([[0], offset[1:] - offset[:-1]]) if len(rows) else np.zeros(0, np.int64)
     hits = np.flatnonzero(~start & (step > 1))
-    return _rows(
+    return finding_rows(
         "offset_gaps",
         frame,
         rows[hits],
@@ -374,10 +380,10 @@ def _offset_gap_rows(codes: Codes) -> pd.DataFrame:
 def transaction_findings(frame: pd.DataFrame) -> pd.DataFrame:
     """Transactions with a begin and no commit, per dialect, source and partition, in seq order.
 
-    A begin with a ``txn_id`` waits for a commit with the same id (the last
-    begin of an id is open when no commit of that id follows it); a begin
-    without one is closed by the next commit that closes no begin of its own
-    id (the latest such begin first).
+    A begin with a ``txn_id`` waits for a commit with the same id, wherever
+    it is (the last begin of an id is open when no commit has that id); a
+    begin without one is closed by the next commit that closes no begin of
+    its own id (the latest such begin first).
 
     >>> frame = pd.DataFrame({"dialect": "d", "source": "s", "offset": [0, 1, 2, 3],
     ...     "partition": pd.array([None] * 4, "Int64"), "op": ["begin", "begin", "commit", "begin"],
@@ -396,15 +402,24 @@ def _transaction_rows(codes: Codes) -> pd.DataFrame:
     group = np.cumsum(start)
     begin = codes.op_is(("begin",), rows)
     named = codes.known("txn_id", rows)
-    # per group and id, in order: a commit closes a begin when the id's event before it is a begin
+    # per group and id, in any order (a producer may write its transaction records apart from the changes, and
+    # their positions need not sort with them): a commit of an id that begins closes it; the last begin of an id
+    # without a commit is open
     ids = np.flatnonzero(named)
     by_id = ids[stable_order([group[ids], codes("txn_id", rows[ids])])]
     id_start = run_starts([group[by_id], codes("txn_id", rows[by_id])])
     id_end = np.concatenate([id_start[1:], [True]]) if len(by_id) else id_start
+    run = np.cumsum(id_start) - 1
+    begins = np.bincount(run, weights=begin[by_id], minlength=int(id_start.sum())) > 0
+    commits = np.bincount(run, weights=~begin[by_id], minlength=int(id_start.sum())) > 0
     closes = np.zeros(len(rows), bool)
-    closes[by_id[~id_start & np.concatenate([[False], begin[by_id][:-1]])]] = True
-    closes &= ~begin
-    open_begins = [by_id[id_end & begin[by_id]]]
+    closes[by_id[~begin[by_id] & begins[run]]] = True
+    last_begin = np.zeros(len(by_id), bool)  # the last begin of each id
+    begin_at = np.flatnonzero(begin[by_id])
+    if len(begin_at):
+        later = np.append(run[begin_at][1:] != run[begin_at][:-1], True)
+        last_begin[begin_at[later]] = True
+    open_begins = [by_id[last_begin & ~commits[run]]]
     # begins without an id: a stack per group, pushed by each of them and popped (when not empty) by each
     # commit that closes no named begin; a begin stays open when the stack never drops below its depth again
     moves = np.flatnonzero((begin & ~named) | (~begin & ~closes))
@@ -421,7 +436,7 @@ def _transaction_rows(codes: Codes) -> pd.DataFrame:
     at = rows[found]
     txns = frame["txn_id"].iloc[at].tolist()
     labels = [f"transaction {t}" if none_if_missing(t) else "a transaction without an id" for t in txns]
-    return _rows(
+    return finding_rows(
         "open_transactions",
         frame,
         at,
@@ -475,7 +490,7 @@ def _heartbeat_rows(codes: Codes, factor: float) -> pd.DataFrame:
             between.append(
                 int(np.searchsorted(others, beats[i + 1], "left") - np.searchsorted(others, beats[i], "right"))
             )
-    return _rows(
+    return finding_rows(
         "heartbeat_gaps",
         frame,
         np.array(at, np.int64),
@@ -560,11 +575,17 @@ def lag_summary(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def finding_frames(
-    frame: pd.DataFrame, stream: Sequence[str], max_gap: int = 1000, heartbeat_factor: float = HEARTBEAT_FACTOR
+    frame: pd.DataFrame,
+    stream: Sequence[str],
+    max_gap: int = 1000,
+    heartbeat_factor: float = HEARTBEAT_FACTOR,
+    refused: np.ndarray | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """The finding rows of the narrow ``frame`` by finding, except unpaired halves (from the quarantine) and lag.
+    """The finding rows of the narrow ``frame`` by finding, except those replay gives (impossible transitions and
+    unmatched rows: :mod:`cdckit.analysis.ordering.replayed`), unpaired halves (from the quarantine) and lag.
 
-    ``stream``: the columns of one stream (``STREAMS`` of :mod:`cdckit.analysis.ordering._shared`).
+    ``stream``: the columns of one stream (``STREAMS`` of :mod:`cdckit.analysis.ordering._shared`);
+    ``refused``: the positions of the changes replay refuses.
 
     >>> import cdckit
     >>> from cdckit.analysis.ordering.narrow import narrow
@@ -575,7 +596,7 @@ def finding_frames(
     """
     codes = Codes(frame)
     parts = [
-        *_key_rows(codes, snapshot_tables(frame, stream), stream),
+        *_key_rows(codes, stream, refused),
         _time_rows(codes, stream),
         _sequence_gap_rows(codes, max_gap, stream),
         _offset_gap_rows(codes),

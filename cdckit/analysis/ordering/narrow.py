@@ -14,7 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...frame import utc_nanoseconds
-from ._shared import table_names
+from ._shared import table_names, transaction_keys
 from .sort import filled_seq
 
 __all__ = ["narrow", "ARRIVAL", "SEQ_ORDER"]
@@ -43,7 +43,7 @@ def narrow(events: pd.DataFrame) -> pd.DataFrame:
             "_seq": filled_seq(events),
             "_event_us": _micros(events["event_time"]),
             "_emit_us": _micros(events["emit_time"]),
-            "txn_id": events["txn_id"].astype(object).where(events["txn_id"].notna(), None),
+            "txn_id": transaction_keys(events),  # the part of the id that names the transaction
             "before": events["before"],
             "after": events["after"],
         }

@@ -26,6 +26,7 @@ from . import kernels
 from ._shared import HEARTBEAT_FACTOR, stream_columns
 from .catalogue import FINDINGS
 from .narrow import narrow
+from .replayed import replayed_findings
 
 __all__ = ["order_report", "OrderReport", "Finding", "report_from_rows"]
 
@@ -164,7 +165,9 @@ def order_report(
     capture = Capture.of(events)
     stream = stream_columns(by)
     frame = narrow(capture.events)
-    frames = kernels.finding_frames(frame, stream, max_gap, heartbeat_factor)
+    replayed, refused = replayed_findings(capture.events, frame, stream)
+    frames = kernels.finding_frames(frame, stream, max_gap, heartbeat_factor, refused)
+    frames.update(replayed)
     frames["unpaired_halves"] = kernels.unpaired_findings(capture.quarantine)
     frames["lag"] = kernels.lag_summary(frame)
     return OrderReport(frames, by)

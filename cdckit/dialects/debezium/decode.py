@@ -74,6 +74,10 @@ class DebeziumDecoder(Dialect):
     :mod:`.unavailable`); a column holding it is left out of the image.
     """
 
+    #: Debezium for PostgreSQL names a transaction ``txId:LSN`` (the LSN of BEGIN, of each change, of END):
+    #: the ``txId`` names it. Other connectors' ids (a binlog position, a GTID ``uuid:n``) are whole.
+    transaction_key = r"^(\d+):\d+$"
+
     @functools.cached_property
     def unavailable(self) -> Unavailable:
         """The placeholders of this read: the default one and those of ``options.unavailable_value``."""

@@ -15,7 +15,8 @@ The styles:
 - ``values``: the values as ``kafka-console-consumer`` prints them (one JSON
   value a line, schemas on, a tombstone prints ``null``), exact decimals
   (``decimal.handling.mode=precise``) and ``time.precision.mode=adaptive``;
-- ``kcat``: the same records as ``kcat -J`` prints them, with their keys;
+- ``kcat``: the same records as ``kcat -J`` prints them, with their keys, and the transaction topic
+  (``provide.transaction.metadata=true``: a BEGIN and an END record per transaction) beside the data topics;
 - ``string``: values, with ``decimal.handling.mode=string`` and
   ``time.precision.mode=connect``;
 - ``flat``: rows flattened by ``ExtractNewRecordState``
@@ -62,7 +63,9 @@ STYLES = {
         "debezium_values.jsonl", {"decimal.handling.mode": "precise", "time.precision.mode": "adaptive"}, "values"
     ),
     "kcat": Style(
-        "debezium_kcat.jsonl", {"decimal.handling.mode": "precise", "time.precision.mode": "adaptive"}, "kcat"
+        "debezium_kcat.jsonl",
+        {"decimal.handling.mode": "precise", "time.precision.mode": "adaptive", "provide.transaction.metadata": "true"},
+        "kcat",
     ),
     "string": Style(
         "debezium_string.jsonl", {"decimal.handling.mode": "string", "time.precision.mode": "connect"}, "values"
