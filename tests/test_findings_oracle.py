@@ -248,7 +248,7 @@ def test_transactions_with_and_without_ids():
         {"op": "begin", "seq": "2"},
         {"op": "begin", "seq": "3"},
         {"op": "commit", "txn_id": "t1", "seq": "4"},   # closes t1
-        {"op": "commit", "txn_id": "t1", "seq": "5"},   # t1 is closed: closes the latest anonymous begin (offset 2)
+        {"op": "commit", "txn_id": "t1", "seq": "5"},   # t1 again (an END repeated): no anonymous begin closes
         {"op": "begin", "txn_id": "t2", "seq": "6"},
         {"op": "begin", "txn_id": "t2", "seq": "7"},    # the last begin of t2, never committed
         {"op": "begin", "txn_id": "", "seq": "8", "partition": 3},  # an empty id is an id, shown as none
@@ -256,6 +256,7 @@ def test_transactions_with_and_without_ids():
     found = assert_same_report(events, "source")["open_transactions"]
     assert found[["offset", "detail"]].values.tolist() == [
         [1, "a transaction without an id begins here; no commit follows"],
+        [2, "a transaction without an id begins here; no commit follows"],
         [6, "transaction t2 begins here; no commit follows"],
         [7, "a transaction without an id begins here; no commit follows"]]
 
