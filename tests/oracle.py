@@ -193,20 +193,28 @@ def sequence_gap_findings(frame: pd.DataFrame, max_gap: int = 1000, stream: Sequ
     return finding_frame(out)
 
 
-def offset_gap_findings(frame: pd.DataFrame) -> pd.DataFrame:
-    """Holes in Kafka offsets per source and partition (frames with a partition only).
+def offset_gap_findings(frame: pd.DataFrame, quarantine: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Holes in Kafka offsets per source and partition (frames with a partition only); a quarantined record
+    holds its offset.
 
     Dialects that send an update as two messages are left out: the update row
     keeps one of the two offsets.
     """
+    held = set()
+    if quarantine is not None and not quarantine.empty:
+        placed = quarantine[quarantine["partition"].notna() & quarantine["offset"].notna()]
+        held = {(s, int(p), int(o)) for s, p, o in zip(placed["source"], placed["partition"], placed["offset"])}
     split = {name for name in frame["dialect"].dropna().unique() if _dialect_flag(name, "splits_updates")}
     kafka = frame[frame["partition"].notna() & ~frame["dialect"].isin(split)]
     out = []
     for _, events in _groups(kafka, ["source", "partition"], ["offset"], ["seq"]):
         previous = None
         for event in events:
-            if previous is not None and event["offset"] - previous["offset"] > 1:
-                out.append(_finding("offset_gaps", event, previous, count=event["offset"] - previous["offset"] - 1,
+            missing = 0 if previous is None else sum(
+                (event["source"], int(event["partition"]), o) not in held
+                for o in range(previous["offset"] + 1, event["offset"]))
+            if missing:
+                out.append(_finding("offset_gaps", event, previous, count=missing,
                                     table=None, key=None, seq=None, op=None, other_seq=None))
             previous = event
     return finding_frame(out)
@@ -429,7 +437,8 @@ def order_report(events: pd.DataFrame, by: str = "source", max_gap: int = 1000,
     replayed, refused = replayed_findings(events, frame, stream)
     rows = pd.concat([replayed, key_findings(frame.assign(_row=np.arange(len(frame))), refused, stream),
                       time_findings(frame, stream),
-                      sequence_gap_findings(frame, max_gap, stream), offset_gap_findings(frame),
+                      sequence_gap_findings(frame, max_gap, stream),
+                      offset_gap_findings(frame, cdckit.quarantine(events)),
                       transaction_findings(frame), heartbeat_findings(frame, heartbeat_factor),
                       keyless_findings(frame), unpaired_findings(cdckit.quarantine(events))])
     return report_from_rows(rows, lag_summary(frame), by)

@@ -15,6 +15,7 @@ import pytest
 from comparable import row_texts
 from postgres_tables import AUDIT_KEY, assert_reconciled
 from real_parts import require
+from report_truth import assert_a_lost_message_shows, assert_only_true_findings
 
 import cdckit
 from cdckit.frame import table_names
@@ -120,6 +121,30 @@ def test_the_ordering_report_finds_no_inversions_although_transactions_interleav
     changes = events[events["op"].isin(["insert", "update", "delete"])]
     lsn = changes["seq"].str.split(":").str[-1]
     assert not lsn.is_monotonic_increasing  # the change LSNs alone are out of commit order here
+
+
+#: The warnings true of each style's capture, and why.
+TRUE_WARNINGS = {
+    "kcat": {"keyless_tables": "public.audit has no key"},
+    "values": {"keyless_tables": "values saved without their Kafka keys name no key",
+               "unmatched_rows": "so an update without a before image (REPLICA IDENTITY DEFAULT) finds no row"},
+    "flat": {"keyless_tables": "public.audit has no key",
+             "unmatched_rows": "ExtractNewRecordState keeps no before image: public.audit's updates find no row"},
+}
+TRUE_WARNINGS["string"] = TRUE_WARNINGS["values"]
+
+
+@pytest.mark.parametrize("style", sorted(DIALECTS))
+def test_the_ordering_report_says_nothing_false_and_shows_a_lost_message(style, decoded):
+    # truncates, key changes sent as a delete and a create, keys deleted and inserted again with the same values,
+    # and (kcat) the transaction topic's BEGIN and END ids (txId:LSN, the LSN differing) are the workload's own
+    events = decoded[style]
+    assert_only_true_findings(events, TRUE_WARNINGS[style])
+    if style in ("values", "string"):  # given the keys, only the table without one is left
+        assert_only_true_findings(keyed(events), {"keyless_tables": "public.audit has no key"})
+    assert_a_lost_message_shows(keyed(events))
+    if style == "kcat":
+        assert {"begin", "commit"} <= set(events["op"])  # provide.transaction.metadata=true
 
 
 def test_spark_reads_the_same_events(spark, captured, decoded):

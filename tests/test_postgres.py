@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from postgres_tables import assert_reconciled
 from real_parts import require
+from report_truth import assert_a_lost_message_shows, assert_only_true_findings
 
 import cdckit
 from cdckit.samples.postgres import capture as pg_capture
@@ -108,9 +109,11 @@ def test_test_decoding_up_to_the_transactions_of_the_first_half_equals_the_table
 
 
 @pytest.mark.parametrize("slot", sorted(DIALECTS))
-def test_the_ordering_report_finds_no_inversions(slot, decoded):
-    summary = cdckit.order_report(decoded[slot]).summary().set_index("finding")["rows"]
-    assert summary["inversions"] == 0
+def test_the_ordering_report_says_nothing_false_and_shows_a_lost_message(slot, decoded):
+    # truncates, key changes and keys deleted and inserted again with the same values are the workload's own:
+    # no error, no retry; the only warning is true (tables without a replica identity key name no key)
+    assert_only_true_findings(decoded[slot], {"keyless_tables": "public.audit and friends have no key"})
+    assert_a_lost_message_shows(decoded[slot])
 
 
 def test_seq_sorts_in_commit_order_although_transactions_interleave(decoded):

@@ -40,8 +40,30 @@ def parse_line(raw: bytes, name: str, offset: int, line: int | None) -> Message:
         value = values.loads(raw)
     except (ValueError, RecursionError) as err:
         reason, code = _json_error(err, raw)
-        return error_message(name, offset, reason, code, raw, line)
+        return _placed(error_message(name, offset, reason, code, raw, line), raw)
     return unwrap_record(Message(value, name, offset, raw=raw, line=line))
+
+
+def _placed(msg: Message, raw: bytes) -> Message:
+    """A kcat ``-J`` line whose key or payload bytes are not UTF-8 (kcat writes them as they are) quarantined at
+    its record's partition and Kafka offset, read from the rest of the line: the record arrived there.
+
+    >>> line = b'{"topic":"t","partition":2,"offset":7,"key":null,"payload":"' + bytes([255]) + b'"}'
+    >>> msg = parse_line(line, "f", 5, 5)
+    >>> msg.code, msg.partition, msg.offset
+    ('invalid_utf8', 2, 7)
+    """
+    if msg.code != "invalid_utf8" or not raw.lstrip()[:9] == b'{"topic":':
+        return msg
+    try:
+        record = values.loads(raw.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return msg
+    if not isinstance(record, dict) or record.get("offset") is None:
+        return msg
+    if _position_problem(record.get("offset"), record.get("partition")) is None:
+        msg.offset, msg.partition = record["offset"], record.get("partition")
+    return msg
 
 
 def _json_error(err: Exception, raw: bytes) -> tuple[str, str]:

@@ -45,6 +45,7 @@ __all__ = [
     "time_findings",
     "sequence_gap_findings",
     "offset_gap_findings",
+    "quarantined_offsets",
     "transaction_findings",
     "heartbeat_findings",
     "keyless_findings",
@@ -340,21 +341,38 @@ def _sequence_gap_rows(codes: Codes, max_gap: int, stream: Sequence[str]) -> pd.
     )
 
 
-def offset_gap_findings(frame: pd.DataFrame) -> pd.DataFrame:
+def offset_gap_findings(frame: pd.DataFrame, held: dict[tuple[str, int], np.ndarray] | None = None) -> pd.DataFrame:
     """Holes in Kafka offsets per source and partition (events with a partition only).
 
     Dialects that send an update as two messages are left out: the update row
-    keeps one of the two offsets.
+    keeps one of the two offsets. ``held``: the offsets quarantined records
+    hold (:func:`quarantined_offsets`), which are no hole.
 
     >>> frame = pd.DataFrame({"dialect": "x", "source": "t", "offset": [0, 3],
     ...     "partition": pd.array([0, 0], "Int64"), "seq": None})
     >>> offset_gap_findings(frame)[["offset", "other_offset", "count"]].values.tolist()
     [[3, 0, 2]]
     """
-    return _offset_gap_rows(Codes(frame))
+    return _offset_gap_rows(Codes(frame), held)
 
 
-def _offset_gap_rows(codes: Codes) -> pd.DataFrame:
+def quarantined_offsets(quarantine: pd.DataFrame | None) -> dict[tuple[str, int], np.ndarray]:
+    """The Kafka offsets the quarantine holds, sorted, per source and partition (records whose place is known).
+
+    >>> quarantined_offsets(pd.DataFrame({"source": ["t", "t"], "partition": pd.array([0, None], "Int64"),
+    ...                                   "offset": [4, 5]}))
+    {('t', 0): array([4])}
+    """
+    if quarantine is None or quarantine.empty:
+        return {}
+    placed = quarantine[quarantine["partition"].notna() & quarantine["offset"].notna()]
+    return {
+        (str(source), int(partition)): np.unique(group["offset"].to_numpy("int64"))
+        for (source, partition), group in placed.groupby(["source", "partition"])
+    }
+
+
+def _offset_gap_rows(codes: Codes, held: dict[tuple[str, int], np.ndarray] | None = None) -> pd.DataFrame:
     frame = codes.frame
     kafka = np.flatnonzero(
         codes.known("partition") & ~frame["dialect"].isin(_dialects_with(frame, "splits_updates")).to_numpy()
@@ -363,12 +381,21 @@ def _offset_gap_rows(codes: Codes) -> pd.DataFrame:
     offset = codes("offset", rows)
     step = np.concatenate([[0], offset[1:] - offset[:-1]]) if len(rows) else np.zeros(0, np.int64)
     hits = np.flatnonzero(~start & (step > 1))
+    missing = step[hits] - 1
+    if held:  # a quarantined record holds its offset: it arrived, it is not lost
+        for n, hit in enumerate(hits):
+            place = (frame["source"].iat[rows[hit]], int(frame["partition"].iat[rows[hit]]))
+            offsets = held.get(place)
+            if offsets is not None:
+                low, high = offset[hit - 1], offset[hit]
+                missing[n] -= np.searchsorted(offsets, high, "left") - np.searchsorted(offsets, low, "right")
+        hits, missing = hits[missing > 0], missing[missing > 0]
     return finding_rows(
         "offset_gaps",
         frame,
         rows[hits],
         rows[hits - 1],
-        count=step[hits] - 1,
+        count=missing,
         table=None,
         key=None,
         seq=None,
@@ -580,12 +607,14 @@ def finding_frames(
     max_gap: int = 1000,
     heartbeat_factor: float = HEARTBEAT_FACTOR,
     refused: np.ndarray | None = None,
+    quarantine: pd.DataFrame | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The finding rows of the narrow ``frame`` by finding, except those replay gives (impossible transitions and
     unmatched rows: :mod:`cdckit.analysis.ordering.replayed`), unpaired halves (from the quarantine) and lag.
 
     ``stream``: the columns of one stream (``STREAMS`` of :mod:`cdckit.analysis.ordering._shared`);
-    ``refused``: the positions of the changes replay refuses.
+    ``refused``: the positions of the changes replay refuses; ``quarantine``: the capture's quarantine (its
+    records hold their Kafka offsets).
 
     >>> import cdckit
     >>> from cdckit.analysis.ordering.narrow import narrow
@@ -599,7 +628,7 @@ def finding_frames(
         *_key_rows(codes, stream, refused),
         _time_rows(codes, stream),
         _sequence_gap_rows(codes, max_gap, stream),
-        _offset_gap_rows(codes),
+        _offset_gap_rows(codes, quarantined_offsets(quarantine)),
         _transaction_rows(codes),
         _heartbeat_rows(codes, heartbeat_factor),
         keyless_findings(frame),

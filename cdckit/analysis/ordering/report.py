@@ -166,7 +166,7 @@ def order_report(
     stream = stream_columns(by)
     frame = narrow(capture.events)
     replayed, refused = replayed_findings(capture.events, frame, stream)
-    frames = kernels.finding_frames(frame, stream, max_gap, heartbeat_factor, refused)
+    frames = kernels.finding_frames(frame, stream, max_gap, heartbeat_factor, refused, capture.quarantine)
     frames.update(replayed)
     frames["unpaired_halves"] = kernels.unpaired_findings(capture.quarantine)
     frames["lag"] = kernels.lag_summary(frame)
