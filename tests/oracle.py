@@ -76,7 +76,7 @@ _KEY_COLUMNS = ["dialect", "_table", "key", "source", "offset", "partition", "op
 
 #: The semantic duplicate's cause, by whether replay refuses it (the words are cdckit's own: the oracle checks
 #: which rows get which).
-from cdckit.analysis.ordering.kernels import REPEAT_CAUSES  # noqa: E402
+from cdckit.analysis.ordering.catalogue import REPEAT_CAUSES  # noqa: E402
 
 
 def key_findings(frame: pd.DataFrame, refused: frozenset = frozenset(), stream: Sequence[str] = ("dialect",)

@@ -346,7 +346,7 @@ def test_a_delete_image_of_type_defaults_compares_by_its_key_only():
 
 
 def test_known_values_of_real_delete_images_with_and_without_key_columns():
-    from cdckit.analysis.replayer import known_values
+    from cdckit.analysis.connector_defaults import known_values
 
     # Debezium 3.6 on PostgreSQL 15 (REPLICA IDENTITY DEFAULT): a Connect Decimal zero, a VariableScaleDecimal
     # zero, a ZonedTimestamp at epoch 0, io.debezium.time types at 0, decimal.handling.mode=string's zero

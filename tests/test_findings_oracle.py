@@ -284,8 +284,8 @@ def test_a_hash_collision_falls_back_to_the_texts(monkeypatch):
     """Every image hashes alike: the pairs found are checked on the texts, and exact codes give the answer."""
     monkeypatch.setattr(codes, "image_hashes", lambda images: np.zeros(len(images), np.uint64))
     events = events_of([{"op": "insert", "key": "[1]", "seq": "1", "after": '{"v":1}'},
-                        {"op": "insert", "key": "[1]", "seq": "1", "after": '{"v":2}'},
-                        {"op": "insert", "key": "[1]", "seq": "2", "after": '{"v":1}'}])
+                        {"op": "insert", "key": "[1]", "seq": "1", "after": '{"v":2}'},   # no copy of offset 0
+                        {"op": "insert", "key": "[1]", "seq": "2", "after": '{"v":2}'}])  # offset 1's again
     report = assert_same_report(events, "source")
     assert report["redeliveries"].empty and report["semantic_duplicates"]["offset"].tolist() == [2]
 

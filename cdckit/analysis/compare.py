@@ -19,7 +19,7 @@ one connector before and after an upgrade, should tell the same story.
   ``note`` of an unmatched change says when it is a repeat of another change
   of its key or present on the other side at another place. A delete's
   before image counts by what it tells of the row
-  (:func:`cdckit.analysis.replayer.known_values`): the key and type defaults Debezium
+  (:func:`cdckit.analysis.connector_defaults.known_values`): the key and type defaults Debezium
   writes under PostgreSQL's ``REPLICA IDENTITY DEFAULT`` tell its key only,
   as wal2json's key-only image does;
 - transaction markers, heartbeats, DDL and the other ops are set aside and
@@ -49,11 +49,11 @@ from .. import values
 from ..export.engines import is_spark, pandas_events
 from ..python_columns import object_columns
 from ..reading.capture import events_of
+from .connector_defaults import known_values
 from .ordering import sort_events
 from .ordering._shared import CHANGE_OPS, table_names
 from .reconcile import ReconcileError, diff_tables, html_table, json_text, key_text, normal, plain
 from .replay import key_columns_of, materialize
-from .replayer import known_values
 
 __all__ = ["compare", "Comparison"]
 
@@ -67,7 +67,7 @@ class _Change:
     same text are the same change, so the images are parsed and normalised
     (``signature``) only where the texts of a key's histories differ. A
     delete's ``before`` is the part of its image that tells the row's values
-    (:func:`~cdckit.analysis.replayer.known_values`, by ``key_columns``).
+    (:func:`~cdckit.analysis.connector_defaults.known_values`, by ``key_columns``).
     """
 
     __slots__ = ("row", "op", "key", "text", "n", "key_columns", "_parsed")

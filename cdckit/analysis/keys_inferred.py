@@ -12,7 +12,7 @@ shows, then at the data:
   rows', those are the key (the rule of
   :class:`cdckit.dialects.postgres.IdentityEvidence`, applied to the frame's
   images; a connector's nulls and type defaults filled into a delete's
-  image, :func:`cdckit.analysis.replayer.known_values`, are not held values);
+  image, :func:`cdckit.analysis.connector_defaults.known_values`, are not held values);
 - **pk-update pair**: a delete followed by a create of the same table at the
   same ``seq`` (a key change sent as two records, as Debezium sends it) must
   change a column of the key: a candidate both leave alike loses;
@@ -55,9 +55,9 @@ import pandas as pd
 from .. import values
 from ..dialects.postgres import IdentityEvidence
 from ..python_columns import object_columns
+from .connector_defaults import known_values
 from .ordering import sort_events
 from .ordering._shared import CHANGE_OPS, REDELIVERY_IDENTITY, SNAPSHOT_PLACE, snapshot_place, table_names
-from .replayer import known_values
 
 __all__ = ["infer_keys", "InferredKeys", "EVIDENCE_COLUMNS", "MAX_WIDTH", "MAX_COLUMNS"]
 

@@ -17,7 +17,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..analysis.replayer import is_partial, known_values
+from ..analysis.connector_defaults import known_values
+from ..analysis.replayer import is_partial
 from ..frame import table_names
 from ..python_columns import object_columns
 from ..values import is_missing

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ...errors import how_to_give_keys
 
-__all__ = ["FindingSpec", "FINDINGS", "FINDING_COLUMNS", "LAG_COLUMNS", "keyless_detail"]
+__all__ = ["FindingSpec", "FINDINGS", "FINDING_COLUMNS", "LAG_COLUMNS", "REPEAT_CAUSES", "keyless_detail"]
 
 #: Columns every finding row may fill, with their pandas dtypes.
 FINDING_COLUMNS: dict[str, str] = {
@@ -143,6 +143,17 @@ FINDINGS: dict[str, FindingSpec] = {
         "Capture lag (emit_time - event_time) per table in seconds; negative values mean the clocks disagree.",
         tuple(LAG_COLUMNS),
     ),
+}
+
+
+#: Why a change equal to the one before it (no change of the row between them) is there, by whether replay
+#: refuses it: the row's history cannot hold it twice, or it can (the capture cannot tell a retry from the
+#: source writing it again).
+REPEAT_CAUSES = {
+    True: "the row's history cannot repeat it here: a retry or replayed batch upstream, or the changes between "
+    "them were lost",
+    False: "no change of the row between them: the source wrote the same change again (an update to the same "
+    "values, equal rows of a table without a key) or a retry upstream sent it again; the capture cannot tell which",
 }
 
 

@@ -2,16 +2,13 @@
 
 Every finding function takes the narrow frame of
 :func:`cdckit.analysis.ordering.narrow.narrow` (all of it, or whole groups of it) and
-returns finding rows (:data:`cdckit.analysis.ordering.catalogue.FINDING_COLUMNS`). The
-findings are those of :mod:`cdckit.analysis.ordering.catalogue`; here they are
-comparisons of neighbouring or running values:
-
-- events are put in order, and grouped, by the integer codes of
-  :mod:`cdckit.analysis.ordering.codes`;
-- images are compared by one hash of ``(op, before, after)``
-  (``CHANGE_IDENTITY``) per event, and every pair found equal is checked on
-  the texts (a hash collision, were there one, falls back to exact codes);
-- texts (``detail``) are written in Python, for the finding rows only.
+returns finding rows (:mod:`cdckit.analysis.ordering.rows`). The findings are
+those of :mod:`cdckit.analysis.ordering.catalogue`; here they are comparisons
+of neighbouring or running values, events put in order and grouped by the
+integer codes of :mod:`cdckit.analysis.ordering.codes`; texts (``detail``) are
+written in Python, for the finding rows only. The findings about one row's
+changes are in :mod:`cdckit.analysis.ordering.row_changes`, those replay gives
+in :mod:`cdckit.analysis.ordering.replayed`; :func:`finding_frames` gathers the rest.
 
 >>> import cdckit
 >>> from cdckit.analysis.ordering.catalogue import FINDINGS
@@ -24,24 +21,21 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from ...dialects import registry
-from ._shared import CHANGE_IDENTITY, CHANGE_OPS, HEARTBEAT_FACTOR, REDELIVERY_IDENTITY, ROW_KEY, none_if_missing
-from .catalogue import FINDING_COLUMNS, LAG_COLUMNS, keyless_detail
-from .codes import MISSING, Codes, ranks, first_alike, previous_in_group, run_starts, running_top, sorted_groups, stable_order
-from .narrow import ARRIVAL, SEQ_ORDER
+from ._shared import CHANGE_OPS, HEARTBEAT_FACTOR, none_if_missing
+from .catalogue import LAG_COLUMNS, keyless_detail
+from .codes import Codes, run_starts, running_top, sorted_groups, stable_order
+from .narrow import SEQ_ORDER
+from .row_changes import key_rows
+from .rows import finding_frame, finding_rows
 
 __all__ = [
     "finding_frames",
-    "finding_frame",
-    "finding_rows",
-    "REPEAT_CAUSES",
-    "key_findings",
     "time_findings",
     "sequence_gap_findings",
     "offset_gap_findings",
@@ -53,65 +47,6 @@ __all__ = [
     "unpaired_findings",
     "lag_summary",
 ]
-
-# --------------------------------------------------------------------------- finding rows
-
-
-def finding_frame(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:
-    """Finding rows as a frame with exactly :data:`FINDING_COLUMNS`.
-
-    >>> finding_frame([{"finding": "lag", "count": 2}])[["finding", "count", "table"]].values.tolist()
-    [['lag', 2, <NA>]]
-    """
-    rows = list(rows)
-    return pd.DataFrame(
-        {name: pd.array([row.get(name) for row in rows], dtype=dtype) for name, dtype in FINDING_COLUMNS.items()}
-    )
-
-
-_AT_FIELDS = {
-    "table": "_table",
-    "key": "key",
-    "source": "source",
-    "offset": "offset",
-    "partition": "partition",
-    "seq": "seq",
-    "op": "op",
-}
-_OTHER_FIELDS = {"other_source": "source", "other_offset": "offset", "other_seq": "seq"}
-
-
-def _take(frame: pd.DataFrame, column: str, rows: np.ndarray) -> Any:
-    """Values of ``column`` at ``rows`` (missing where a row is -1 or the frame has no such column)."""
-    if column not in frame:
-        return np.full(len(rows), None, dtype=object)
-    return frame[column].array.take(rows, allow_fill=True)
-
-
-def finding_rows(
-    name: str, frame: pd.DataFrame, at: np.ndarray, other: np.ndarray | None = None, **extra: Any
-) -> pd.DataFrame:
-    """Finding rows pointing at events ``at`` and ``other`` (positions in ``frame``; -1 for none).
-
-    ``extra`` sets or overrides columns: a sequence per row, or None for no value.
-    """
-    if len(at) == 0:
-        return finding_frame([])
-    data: dict[str, Any] = {"finding": np.full(len(at), name, dtype=object)}
-    for column, field in _AT_FIELDS.items():
-        data[column] = _take(frame, field, at)
-    if other is not None:
-        for column, field in _OTHER_FIELDS.items():
-            data[column] = _take(frame, field, other)
-    for column, values in extra.items():
-        data[column] = np.full(len(at), None, dtype=object) if values is None else values
-    return pd.DataFrame(
-        {
-            column: pd.array(data.get(column, np.full(len(at), None, dtype=object)), dtype=dtype)
-            for column, dtype in FINDING_COLUMNS.items()
-        }
-    )
-
 
 # --------------------------------------------------------------------------- the finding functions
 
@@ -127,127 +62,6 @@ def _in(codes: Codes, rows: np.ndarray, columns: list[str], wanted: frozenset[tu
     out = np.empty(len(rows), bool)
     out[order] = hit[np.cumsum(start) - 1]
     return out
-
-
-def _same_images(frame: pd.DataFrame, at: np.ndarray, other: np.ndarray) -> bool:
-    """Whether the events ``at`` have the same op and images as the events ``other`` (checked on the texts)."""
-    for column in CHANGE_IDENTITY:
-        a, b = (pd.Series(np.asarray(_take(frame, column, rows), dtype=object)) for rows in (at, other))
-        if not ((a.isna() & b.isna()) | (a == b)).all():
-            return False
-    return True
-
-
-def key_findings(
-    frame: pd.DataFrame, refused: np.ndarray | None = None, stream: Sequence[str] = ("dialect",)
-) -> pd.DataFrame:
-    """Redeliveries, semantic duplicates and inversions, per row key of a stream.
-
-    Events without a key form one group per table; their inversions are
-    judged per row (the before image, else the after image). ``refused``:
-    the positions of the changes replay refuses (the impossible transitions
-    of :mod:`cdckit.analysis.ordering.replayed`), which tell a retry from the
-    source's own repeat.
-
-    >>> frame = pd.DataFrame({"dialect": "d", "_table": "t", "key": "[1]", "source": "s", "offset": [0, 1, 2],
-    ...     "partition": pd.array([None] * 3, "Int64"), "op": "insert", "seq": ["2", "1", "2"],
-    ...     "_seq": ["2", "1", "2"], "before": None, "after": ["x", "y", "x"], "txn_id": None})
-    >>> key_findings(frame)[["finding", "offset", "other_offset"]].values.tolist()
-    [['redeliveries', 2, 0], ['inversions', 1, 0]]
-    """
-    return pd.concat(_key_rows(Codes(frame), stream, refused), ignore_index=True)
-
-
-#: Why a change equal to the one before it (no change of the row between them) is there, by whether replay
-#: refuses it: the row's history cannot hold it twice, or it can (the capture cannot tell a retry from the
-#: source writing it again).
-REPEAT_CAUSES = {
-    True: "the row's history cannot repeat it here: a retry or replayed batch upstream, or the changes between "
-    "them were lost",
-    False: "no change of the row between them: the source wrote the same change again (an update to the same "
-    "values, equal rows of a table without a key) or a retry upstream sent it again; the capture cannot tell which",
-}
-
-
-def _key_rows(codes: Codes, stream: Sequence[str], refused: np.ndarray | None = None) -> list[pd.DataFrame]:
-    frame = codes.frame
-    group = [*stream, *ROW_KEY]
-    rows, start = sorted_groups(codes, np.flatnonzero(codes.op_is(CHANGE_OPS)), group, ARRIVAL)
-    number = np.cumsum(start)
-    with_seq = np.flatnonzero(codes.known("seq", rows))
-    # an event with the REDELIVERY_IDENTITY of an earlier arrival is a redelivery of it: the same columns beyond
-    # the change's own (seq as the capture gives it: _seq may carry the tie mark, ordering.sort) and the same
-    # image code (CHANGE_IDENTITY)
-    position = [codes(c, rows[with_seq]) for c in REDELIVERY_IDENTITY if c not in CHANGE_IDENTITY]
-    for exact in (False, True):
-        image = codes.images(exact)[rows]
-        first = with_seq[first_alike([number[with_seq], *position, image[with_seq]])]
-        again = first != with_seq
-        redelivered, original = with_seq[again], first[again]
-        kept = np.ones(len(rows), bool)
-        kept[redelivered] = False
-        firsts = np.flatnonzero(kept)
-        duplicate, alike = _repeats(codes, rows, number, firsts, image)
-        at, other = np.concatenate([redelivered, duplicate]), np.concatenate([original, alike])
-        if exact or _same_images(frame, rows[at], rows[other]):
-            break
-    is_refused = np.zeros(len(frame), bool)
-    if refused is not None:
-        is_refused[refused] = True
-    out = [
-        finding_rows("redeliveries", frame, rows[redelivered], rows[original]),
-        finding_rows(
-            "semantic_duplicates",
-            frame,
-            rows[duplicate],
-            rows[alike],
-            detail=[REPEAT_CAUSES[bool(r)] for r in is_refused[rows[duplicate]]],
-        ),
-    ]
-
-    # inversions: arrival order against the highest seq so far (seq == _seq where seq is set), among the events
-    # of one partition (or of none): the partitions of a topic have no arrival order between them; a table
-    # without a key per row (its image): changes of different rows may come in any order
-    ranked = firsts[codes.known("seq", rows[firsts])]
-    partition = codes("partition", rows[ranked])
-    row = _row_codes(codes, rows[ranked])
-    by_partition = stable_order([number[ranked], row, partition])
-    ranked, partition, row = ranked[by_partition], partition[by_partition], row[by_partition]
-    below, top = running_top(run_starts([number[ranked], row, partition]), codes("_seq", rows[ranked]))
-    out.append(finding_rows("inversions", frame, rows[ranked[below]], rows[ranked[top[below]]]))
-    return out
-
-
-def _row_codes(codes: Codes, rows: np.ndarray) -> np.ndarray:
-    """Per event, 0 where it names a key; else a code of the row it changes (its before image, else its after)."""
-    keyless = ~codes.known("key", rows)
-    out = np.zeros(len(rows), np.int64)
-    if keyless.any():
-        at = rows[keyless]
-        before, after = codes.frame["before"].iloc[at], codes.frame["after"].iloc[at]
-        image = pd.Series(np.where(before.notna().to_numpy(), before.to_numpy(object), after.to_numpy(object)))
-        out[keyless] = ranks(image)  # one ranking: a row's before image and its after image meet
-    return out
-
-
-def _repeats(
-    codes: Codes, rows: np.ndarray, number: np.ndarray, firsts: np.ndarray, image: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Semantic duplicates among ``firsts`` (positions in ``rows``, grouped by ``number``): each change equal (op
-    and images) to the change of its row just before it in seq order, at another position (a seq of its own),
-    unless the two are in different transactions (the source wrote it again). Returns them and those before."""
-    partition = codes("partition", rows[firsts])
-    partition = np.where((partition == MISSING) | (partition == 0), -1, partition)  # `partition or -1`
-    keys = [number[firsts], *(codes(c, rows[firsts]) for c in ("_seq", "source")), partition]
-    order = firsts[stable_order([*keys, codes("offset", rows[firsts])])]
-    previous = previous_in_group(run_starts([number[order]]))
-    has = previous >= 0
-    at, before = order[has], order[previous[has]]
-    seq_at, seq_before = codes("seq", rows[at]), codes("seq", rows[before])
-    txn_at, txn_before = codes("txn_id", rows[at]), codes("txn_id", rows[before])
-    same = (image[at] == image[before]) & ~((seq_at == seq_before) & (seq_at > 0))
-    same &= ~((txn_at > 0) & (txn_before > 0) & (txn_at != txn_before))
-    return at[same], before[same]
 
 
 def time_findings(frame: pd.DataFrame, stream: Sequence[str] = ("dialect",)) -> pd.DataFrame:
@@ -435,7 +249,6 @@ def _transaction_rows(codes: Codes) -> pd.DataFrame:
     ids = np.flatnonzero(named)
     by_id = ids[stable_order([group[ids], codes("txn_id", rows[ids])])]
     id_start = run_starts([group[by_id], codes("txn_id", rows[by_id])])
-    id_end = np.concatenate([id_start[1:], [True]]) if len(by_id) else id_start
     run = np.cumsum(id_start) - 1
     begins = np.bincount(run, weights=begin[by_id], minlength=int(id_start.sum())) > 0
     commits = np.bincount(run, weights=~begin[by_id], minlength=int(id_start.sum())) > 0
@@ -625,7 +438,7 @@ def finding_frames(
     """
     codes = Codes(frame)
     parts = [
-        *_key_rows(codes, stream, refused),
+        *key_rows(codes, stream, refused),
         _time_rows(codes, stream),
         _sequence_gap_rows(codes, max_gap, stream),
         _offset_gap_rows(codes, quarantined_offsets(quarantine)),

@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..replay_plan import plan_replay
 from ..replayer import problem_rows
-from .kernels import finding_rows
+from .rows import finding_rows
 
 __all__ = ["replayed_findings", "replay_problems"]
 
