@@ -168,7 +168,7 @@ def _streamed_table_name(stream: Sequence[str]) -> str:
     """
     if not stream:
         return _TABLE_NAME
-    parts = ", ".join(f'coalesce(CAST("{c}" AS VARCHAR), \'\')' for c in stream)
+    parts = ", ".join(f"coalesce(CAST(\"{c}\" AS VARCHAR), '')" for c in stream)
     return f"CASE WHEN ({_TABLE_NAME}) IS NULL THEN NULL ELSE concat_ws(chr(31), {parts}, {_TABLE_NAME}) END"
 
 
@@ -224,7 +224,7 @@ WHERE key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM chain_keys c WHERE c._table 
 _PROBLEMS = f"""
 SELECT k.*, e.source, e."offset", e.seq FROM (
 SELECT _row, _pos, _table, key, op, _previous_row,
-    {problem_sql('op', 'live_before', 'has_after', '_snapshot_before')} AS problem
+    {problem_sql("op", "live_before", "has_after", "_snapshot_before")} AS problem
 FROM keyed WHERE problem IS NOT NULL AND NOT _cleared) k JOIN events e USING (_row) ORDER BY _pos
 """
 
@@ -287,9 +287,7 @@ def _timestamp(value: Any) -> pd.Timestamp:
 class ReplayPlan:
     """The prepared changes of one capture (see the module notes); use through :func:`plan_replay`."""
 
-    def __init__(
-        self, events: pd.DataFrame, as_of: Any = None, order: str = "seq", stream: Sequence[str] = ()
-    ) -> None:
+    def __init__(self, events: pd.DataFrame, as_of: Any = None, order: str = "seq", stream: Sequence[str] = ()) -> None:
         if order not in ORDERS:
             raise ValueError(f"order must be 'seq', 'event_time' or 'arrival', not {order!r}")
         self.events = events

@@ -93,7 +93,12 @@ def transaction_keys() -> dict[str, str]:
     >>> print(transaction_keys()["debezium"])
     ^(\d+):\d+$
     """
-    return {name: get(name).transaction_key for name in names() if get(name).transaction_key}
+    found: dict[str, str] = {}
+    for name in names():
+        pattern = get(name).transaction_key
+        if pattern:
+            found[name] = pattern
+    return found
 
 
 def flag(name: str | None, which: str) -> bool:
