@@ -173,14 +173,15 @@ IMAGE_SETS = {
 
 
 def test_spark_problems_at_one_place_keep_the_replay_order(spark):
-    """Two problems at one source and offset (two partitions) come in replay (seq) order, as pandas gives them."""
+    """Two problems at one source and offset (two partitions) come in replay (seq) order, as pandas gives them
+    (updates without an after image: refused whatever the row's state)."""
     from cdckit import spark as cdcspark
     from cdckit.frame import Event
     from cdckit.frame_builders import FrameBuilder
 
     builder = FrameBuilder()
     for partition, seq, key in ((0, "000003", 5), (1, "000001", 6)):  # the later seq first in the frame
-        builder.add(Event(op="delete", op_raw="DELETE", database="shop", table="t", seq=seq, key_columns=["id"],
+        builder.add(Event(op="update", op_raw="UPDATE", database="shop", table="t", seq=seq, key_columns=["id"],
                           key=f"[{key}]", before=f'{{"id":{key}}}'), "canal", "b.jsonl", 1, partition)
     events = builder.to_pandas()
     events.attrs["quarantine"] = cdckit.reading.capture.Attached(cdckit.frame.empty_quarantine(), "none")
