@@ -288,12 +288,12 @@ def _walked_problem(problem: dict[str, Any], places: dict[Any, tuple]) -> dict[s
     }
 
 
-def _walk(changes: DataFrame, tables: dict[str, Table], order: str) -> DataFrame:
+def _walk(changes: DataFrame, tables: dict[str, Table], order: str, persist: bool = True) -> DataFrame:
     """The walked tables replayed by the Python replayer (one group per table).
 
-    Persisted when there are any (their rows, problems and versions are
-    read several times; such tables are rare and their output is no larger
-    than their changes).
+    Persisted when there are any and ``persist`` (their rows, problems and
+    versions are read several times; such tables are rare and their output
+    is no larger than their changes).
     """
     walked = [name for name, t in tables.items() if t.walked]
     if not walked:
@@ -301,7 +301,8 @@ def _walk(changes: DataFrame, tables: dict[str, Table], order: str) -> DataFrame
     check_workers(changes.sparkSession)
     partial = {name: t.partial for name, t in tables.items()}
     frame = changes.filter(F.col("_table").isin(*walked)).select(*_WALK_COLUMNS)
-    return frame.groupBy("_table").applyInPandas(_walker(order, partial), _WALK_SCHEMA).persist()
+    walked = frame.groupBy("_table").applyInPandas(_walker(order, partial), _WALK_SCHEMA)
+    return walked.persist() if persist else walked
 
 
 def _parsed(rows: DataFrame, table: Table) -> DataFrame:
@@ -391,7 +392,7 @@ def problems(events: DataFrame, stream: Sequence[str] = ()) -> DataFrame:
     per-table metadata reaches the driver (walked tables are replayed on the workers)."""
     _, prepared, tables = plan(events, None, "seq", None, stream)
     counts = _keyless_counts(prepared, tables)
-    walked = _walk(prepared, tables, "seq")
+    walked = _walk(prepared, tables, "seq", persist=False)  # read once, for its problems
     kept = [n for n, t in tables.items() if not t.walked]
     fields = [*_PROBLEM_FIELDS[:-1]]
     none = F.lit(None)
