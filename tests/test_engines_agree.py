@@ -173,14 +173,15 @@ IMAGE_SETS = {
 
 
 def test_spark_problems_at_one_place_keep_the_replay_order(spark):
-    """Two problems at one source and offset (two partitions) come in replay (seq) order, as pandas gives them."""
+    """Two problems at one source and offset (two partitions) come in replay (seq) order, as pandas gives them
+    (updates without an after image: refused whatever the row's state)."""
     from cdckit import spark as cdcspark
     from cdckit.frame import Event
     from cdckit.frame_builders import FrameBuilder
 
     builder = FrameBuilder()
     for partition, seq, key in ((0, "000003", 5), (1, "000001", 6)):  # the later seq first in the frame
-        builder.add(Event(op="delete", op_raw="DELETE", database="shop", table="t", seq=seq, key_columns=["id"],
+        builder.add(Event(op="update", op_raw="UPDATE", database="shop", table="t", seq=seq, key_columns=["id"],
                           key=f"[{key}]", before=f'{{"id":{key}}}'), "canal", "b.jsonl", 1, partition)
     events = builder.to_pandas()
     events.attrs["quarantine"] = cdckit.reading.capture.Attached(cdckit.frame.empty_quarantine(), "none")
@@ -231,3 +232,51 @@ def test_images_frame_types_like_parsed_rows(name):
     assert fast.dtypes.tolist() == slow.dtypes.tolist()
     assert plain(fast) == plain(slow)
     assert fast.map(type).equals(slow.map(type))
+
+
+def _replayed_report_events() -> pd.DataFrame:
+    """A capture with what the report now takes from replay (issue 38): a snapshot, then an insert of its live key
+    twice (refused: a semantic duplicate whose cause is the row's history), an update of a key the snapshot did not
+    have, a keyless delete that finds no row, equal keyless inserts (a duplicate replay takes), and Debezium
+    transaction ids ``txId:LSN`` whose begin and commit meet only once cut, one commit placed before its begin."""
+    from cdckit.frame import Event
+    from cdckit.frame_builders import FrameBuilder
+
+    def change(op, seq, table="t", key=None, before=None, after=None, txn=None):
+        return Event(op=op, op_raw=op, database="shop", table=table, seq=seq, txn_id=txn,
+                     key_columns=["id"] if key else None, key=key, before=before, after=after)
+
+    rows = [
+        change("begin", "01", table=None, txn="729:10"),
+        change("read", "02", key="[1]", after='{"id":1,"v":1}'),
+        change("insert", "03", key="[1]", after='{"id":1,"v":1}'),
+        change("insert", "04", key="[1]", after='{"id":1,"v":1}', txn="729:11"),
+        change("update", "05", key="[2]", before='{"id":2}', after='{"id":2,"v":3}'),
+        change("delete", "06", table="k", before='{"v":9}'),
+        change("insert", "07", table="k", after='{"v":1}'),
+        change("insert", "08", table="k", after='{"v":1}'),
+        change("commit", "09", table=None, txn="729:20"),
+        change("begin", "10", table=None, txn="800:1"),
+        change("commit", "005", table=None, txn="800:3"),
+    ]
+    builder = FrameBuilder()
+    for offset, event in enumerate(rows):
+        builder.add(event, "debezium", "a.jsonl", offset)
+    events = builder.to_pandas()
+    events.attrs["quarantine"] = cdckit.reading.capture.Attached(cdckit.frame.empty_quarantine(), "none")
+    return events
+
+
+def test_spark_report_takes_replays_refusals_as_pandas_does(spark):
+    """The Spark report's impossible transitions, unmatched rows, duplicate causes and open transactions are those
+    of pandas and the oracle on a capture made to have each."""
+    from cdckit import spark as cdcspark
+
+    events = _replayed_report_events()
+    want = cdckit.order_report(events)
+    assert set(want["impossible_transitions"]["detail"]) == {
+        "insert of a live key (row replaced)", "update of a key the snapshot did not have"}
+    assert len(want["unmatched_rows"]) == 1 and len(want["semantic_duplicates"]) == 2
+    assert len(want["open_transactions"]) == 0
+    assert_same_reports(want, oracle.order_report(events), "pandas")
+    assert_same_reports(cdcspark.order_report(_to_spark(spark, events)), want, "spark")

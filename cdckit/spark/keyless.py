@@ -17,7 +17,7 @@ removal that finds no image is a row not there: counted, and reported.
 
 >>> from cdckit.spark import keyless
 >>> keyless.ITEM_COLUMNS
-['_table', '_seg', '_last', 't', 'd', 'sub', '_position', 'op', 'source', 'offset', 'seq']
+['_table', '_seg', '_last', 't', 'd', 'sub', '_position', 'op', 'source', 'partition', 'offset', 'seq']
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ __all__ = ["KeylessCounts", "ITEM_COLUMNS"]
 #: The columns of one image a change adds or removes: its table, segment (truncates before it) and the table's
 #: last segment, its text, +1/-1, 0 for a removal (before its change's addition, 1), the change's position, and
 #: the change's op, source, offset and seq (for its problem).
-ITEM_COLUMNS = ["_table", "_seg", "_last", "t", "d", "sub", "_position", "op", "source", "offset", "seq"]
+ITEM_COLUMNS = ["_table", "_seg", "_last", "t", "d", "sub", "_position", "op", "source", "partition", "offset", "seq"]
 
 
 def _segments(changes: DataFrame, truncated: list[str]) -> DataFrame:
@@ -65,6 +65,7 @@ def _items(changes: DataFrame) -> DataFrame:
         "_position",
         "op",
         "source",
+        "partition",
         "offset",
         "seq",
     )
@@ -78,6 +79,7 @@ def _items(changes: DataFrame) -> DataFrame:
         "_position",
         "op",
         "source",
+        "partition",
         "offset",
         "seq",
     )
@@ -148,12 +150,13 @@ class KeylessCounts:
 
     def problems(self, tables: list[str]) -> DataFrame:
         """The updates and deletes of ``tables`` without a before image, as :func:`cdckit.spark.replay` problem rows
-        (``table``, ``key``, ``source``, ``offset``, ``seq``, ``op``, ``problem``, ``_position``)."""
+        (``table``, ``key``, ``source``, ``partition``, ``offset``, ``seq``, ``op``, ``problem``, ``_position``)."""
         frame = self._changes.filter(F.col("_table").isin(*tables)) if tables else self._changes.limit(0)
         unmatched = frame.filter(F.col("op").isin("update", "delete") & F.col("before").isNull()).select(
             F.col("_table").alias("table"),
             "key",
             "source",
+            "partition",
             "offset",
             "seq",
             "op",
@@ -168,6 +171,7 @@ class KeylessCounts:
                 F.col("_table").alias("table"),
                 F.lit(None).cast("string").alias("key"),
                 "source",
+                "partition",
                 "offset",
                 "seq",
                 "op",

@@ -21,20 +21,30 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..analysis.ordering._shared import (
-    CHANGE_IDENTITY,
     CHANGE_OPS,
     HEARTBEAT_FACTOR,
-    REDELIVERY_IDENTITY,
     ROW_KEY,
-    SNAPSHOT_PLACE,
     STREAMS,
+    none_if_missing,
     stream_columns,
 )
 from ..analysis.ordering.catalogue import FINDING_COLUMNS, LAG_COLUMNS, keyless_detail
+from ..analysis.ordering.kernels import REPEAT_CAUSES
 from ..analysis.ordering.report import OrderReport, report_from_rows
-from ..analysis.ordering.sort import FIRST_AT_A_TIE, IN_MESSAGE, TIE_MARK, row_in_message_dialects
 from ..dialects import registry
+from . import replay
 from .columns import table_name_column
+from .sorting import (
+    arrival_order,
+    filled_seq,
+    message_position,
+    redelivery_identity,
+    seq_order,
+    snapshot_place,
+    sort_events,
+    split_sources,
+    tied_seq,
+)
 
 __all__ = [
     "sort_events",
@@ -55,102 +65,24 @@ _SPARK_TYPES = {"string": T.StringType(), "Int64": T.LongType(), "float64": T.Do
 _EXTRAS = {"_dialect": T.StringType(), "_usual": T.DoubleType()}
 
 
-def message_position() -> Column:
-    """``seq`` without the place in its message where the dialect writes one, as the pandas
-    ``message_positions``."""
-    names = row_in_message_dialects()
-    if not names:
-        return F.col("seq")
-    return F.when(F.col("dialect").isin(*names), F.regexp_replace("seq", IN_MESSAGE, "")).otherwise(F.col("seq"))
-
-
-def filled_seq() -> Column:
-    """``seq`` (its message position) filled from the previous arrival in the same source and partition
-    ('' first), as the pandas ``filled_seq`` fills it (:func:`tied_seq` adds its tie mark)."""
-    arrival = (
-        Window.partitionBy(F.coalesce("source", F.lit("")), F.coalesce("partition", F.lit(-1)))
-        .orderBy("offset", "_row")
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    )
-    return F.coalesce(F.last(message_position(), ignorenulls=True).over(arrival), F.lit(""))
-
-
-def tied_seq() -> Column:
-    """``_seq`` (filled) with :data:`~cdckit.analysis.ordering.sort.TIE_MARK` after the deletes that open a
-    position several partitions of one source share, as the pandas ``filled_seq`` marks it. Needs ``op``, ``_row``."""
-    source, partition = F.coalesce("source", F.lit("")), F.coalesce("partition", F.lit(-1))
-    position = Window.partitionBy(source, "_seq")
-    run = (
-        Window.partitionBy(source, partition, "_seq")
-        .orderBy("offset", "_row")
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    )
-    shared = (F.col("_seq") != "") & (F.min(partition).over(position) < F.max(partition).over(position))
-    later = F.max((~F.col("op").isin(*FIRST_AT_A_TIE)).cast("int")).over(run) == 1
-    return F.when(shared & later, F.concat("_seq", F.lit(TIE_MARK))).otherwise(F.col("_seq"))
-
-
-def split_sources() -> Column:
-    """An aggregate: whether some source has events in more than one partition."""
-    source = F.coalesce("source", F.lit(""))
-    return F.count_distinct(source, F.coalesce("partition", F.lit(-1))) > F.count_distinct(source)
-
-
-def arrival_order() -> list[Column]:
-    """Arrival order (source, partition, offset), ties in frame order (``_row``)."""
-    return [F.col("source").asc(), F.col("partition").asc_nulls_first(), F.col("offset").asc(), F.col("_row").asc()]
-
-
-def seq_order() -> list[Column]:
-    """Seq order (``_seq``, source, partition, offset), ties in frame order."""
-    return [F.col("_seq").asc(), *arrival_order()]
-
-
-def sort_events(events: DataFrame, by: str = "seq") -> DataFrame:
-    """The events in canonical order (see :func:`cdckit.sort_events`); the same columns."""
-    if by not in ("seq", "event_time", "arrival"):
-        raise ValueError(f"by must be 'seq', 'event_time' or 'arrival', not {by!r}")
-    columns = events.columns
-    frame = events.withColumn("_row", F.monotonically_increasing_id())
-    arrival = [
-        F.coalesce(F.col("source"), F.lit("")).asc(),
-        F.col("partition").asc_nulls_first(),
-        F.col("offset").asc(),
-        F.col("_row").asc(),
-    ]
-    if by == "seq":
-        frame = frame.withColumn("_seq", filled_seq()).withColumn("_seq", tied_seq())
-        return frame.orderBy(F.col("_seq").asc(), *arrival).select(*columns)
-    if by == "event_time":
-        return frame.orderBy(F.col("event_time").asc_nulls_last(), *arrival).select(*columns)
-    return frame.orderBy(*arrival).select(*columns)
-
-
-def snapshot_place() -> Column:
-    """:data:`cdckit.analysis.ordering._shared.SNAPSHOT_PLACE` (a snapshot row's source, partition and offset;
-    null for other ops), from the event frame's columns (``source`` as given or coalesced to "")."""
-    place = F.concat_ws(
-        ":",
-        F.coalesce(F.col("source"), F.lit("")),
-        F.coalesce(F.col("partition").cast("string"), F.lit("")),
-        F.col("offset").cast("string"),
-    )
-    return F.when(F.col("op") == "read", place)
-
-
-def redelivery_identity() -> list[Column]:
-    """The columns of :data:`~cdckit.analysis.ordering._shared.REDELIVERY_IDENTITY`, the snapshot place computed."""
-    return [snapshot_place() if c == SNAPSHOT_PLACE else F.col(c) for c in REDELIVERY_IDENTITY]
-
-
 def _digest(column: str) -> Column:
     """A 96-bit fingerprint of an image text (null stays null): images are compared by it, not carried whole."""
     return F.when(F.col(column).isNull(), F.lit(None)).otherwise(F.struct(F.xxhash64(column), F.hash(column)))
 
 
+def transaction_key() -> Column:
+    """``txn_id`` cut to the part that names its transaction by its dialect's ``transaction_key`` (Debezium for
+    PostgreSQL: ``txId`` of ``txId:LSN``), as :func:`cdckit.analysis.ordering._shared.transaction_keys` cuts it."""
+    out = F.col("txn_id")
+    for name, pattern in sorted(registry.transaction_keys().items()):
+        cut = (F.col("dialect") == name) & F.col("txn_id").rlike(pattern)
+        out = F.when(F.coalesce(cut, F.lit(False)), F.regexp_extract("txn_id", pattern, 1)).otherwise(out)
+    return out
+
+
 def narrow(events: DataFrame, fill: bool = True, split: bool = True) -> DataFrame:
-    """The narrow frame of :func:`cdckit.analysis.ordering.narrow.narrow`, with ``_row`` (frame order) and the images
-    (``before``, ``after``) as fingerprints.
+    """The narrow frame of :func:`cdckit.analysis.ordering.narrow.narrow`, with ``_row`` (frame order), the images
+    (``before``, ``after``) as fingerprints and ``txn_id`` cut (:func:`transaction_key`).
 
     ``fill=False`` when no event lacks a ``seq``: ``_seq`` is then ``seq``, and no window over sources is needed;
     ``split=False`` when no source has two partitions: no position is then shared by partitions (:func:`tied_seq`).
@@ -166,7 +98,7 @@ def narrow(events: DataFrame, fill: bool = True, split: bool = True) -> DataFram
         "seq",
         F.unix_micros("event_time").alias("_event_us"),
         F.unix_micros("emit_time").alias("_emit_us"),
-        "txn_id",
+        transaction_key().alias("txn_id"),
         _digest("before").alias("before"),
         _digest("after").alias("after"),
         F.monotonically_increasing_id().alias("_row"),
@@ -222,80 +154,89 @@ def _pointer() -> Column:
 # --------------------------------------------------------------------------- findings
 
 
-def key_findings(changes: DataFrame, snapshot: DataFrame, stream: list[str]) -> DataFrame:
-    """Redeliveries, semantic duplicates, inversions and impossible transitions, per stream, table and key.
+def key_findings(changes: DataFrame, stream: list[str]) -> DataFrame:
+    """Redeliveries, semantic duplicates and inversions, per stream, table and key (impossible transitions and
+    unmatched rows are replay's: :func:`cdckit.spark.replay.problems`).
 
-    ``changes``: the narrow row changes; ``snapshot``: the distinct stream
-    and table of the snapshot rows. One pass: the events are partitioned by
-    row key once, and each window below partitions by the key and a flag
+    ``changes``: the narrow row changes. One pass: the events are partitioned
+    by row key once, and each window below partitions by the key and a flag
     that keeps the rows it must not see (redeliveries, events without seq)
-    apart; an event can give several findings.
+    apart; an event can give several findings. Events without a key form one
+    group per table; their inversions are judged per row (the before image,
+    else the after image). A semantic duplicate's ``detail`` is left null:
+    :func:`order_report` writes its cause once it knows what replay refuses.
     """
     group = [*stream, *ROW_KEY]
-    on = [F.col(c).eqNullSafe(F.col(f"_snap_{c}")) for c in [*stream, "_table"]]
-    frame = changes.repartition(*group).join(  # every window partitions by these columns and more: one shuffle
-        F.broadcast(snapshot.select(*[F.col(c).alias(f"_snap_{c}") for c in [*stream, "_table"]])), on, "left"
-    )
+    frame = changes.repartition(*group)  # every window partitions by these columns and more: one shuffle
     arrival = arrival_order()
     position = Window.partitionBy(*group, *redelivery_identity()).orderBy(*arrival)
     frame = frame.withColumn("_position_first", F.first(_pointer()).over(position)).withColumn(
         "_copy", F.col("seq").isNotNull() & (F.row_number().over(position) > 1)
     )
-    image = Window.partitionBy(*group, "_copy", *CHANGE_IDENTITY).orderBy(*arrival)
-    frame = (
-        frame.withColumn("_image_first", F.first(_pointer()).over(image))
-        .withColumn("_duplicate", ~F.col("_copy") & (F.row_number().over(image) > 1))
-        .withColumn("_ranked", ~F.col("_copy") & F.col("seq").isNotNull())
+    partition = F.when(F.col("partition").isNull() | (F.col("partition") == 0), F.lit(-1)).otherwise(
+        F.col("partition")
+    )  # `partition or -1`, as the pandas engine orders a row's changes
+    steps = Window.partitionBy(*group, "_copy").orderBy("_seq", "source", partition, "offset", "_row")
+    previous = F.lag(F.struct("op", "before", "after", "seq", "txn_id", "source", "offset")).over(steps)
+    frame = frame.withColumn("_previous", previous)
+    last = F.col("_previous")
+    duplicate = (  # the change of its row just before it, again: at another seq, in no other transaction
+        ~F.col("_copy")
+        & last.isNotNull()
+        & (F.col("op") == last["op"])
+        & F.col("before").eqNullSafe(last["before"])
+        & F.col("after").eqNullSafe(last["after"])
+        & ~F.coalesce(F.col("seq") == last["seq"], F.lit(False))
+        & ~F.coalesce(F.col("txn_id") != last["txn_id"], F.lit(False))
     )
-    before = (  # inversions within one partition: the partitions of a topic have no arrival order between them
-        Window.partitionBy(*group, "_ranked", "partition").orderBy(*arrival).rowsBetween(Window.unboundedPreceding, -1)
+    frame = frame.withColumn("_ranked", ~F.col("_copy") & F.col("seq").isNotNull()).withColumn(
+        "_image_row", F.when(F.col("key").isNull(), F.coalesce("before", "after"))
+    )
+    before = (  # inversions within one partition (the partitions of a topic have no arrival order between them)
+        Window.partitionBy(*group, "_ranked", "partition", "_image_row")  # and per row where there is no key
+        .orderBy(*arrival)
+        .rowsBetween(Window.unboundedPreceding, -1)
     )
     frame = frame.withColumn(
         "_top", F.max(F.struct("_seq", "source", "partition", "offset", "_row", "seq")).over(before)
     )
-    partition = F.when(F.col("partition").isNull() | (F.col("partition") == 0), F.lit(-1)).otherwise(
-        F.col("partition")
-    )  # `partition or -1`, as the pandas engine orders a key's steps
-    steps = Window.partitionBy(*group, "_copy").orderBy("_seq", "source", partition, "offset", "_row")
-    frame = frame.withColumn("_previous", F.lag(F.struct("op", "source", "offset", "seq")).over(steps))
-    previous_op = F.col("_previous")["op"]
-    detail = (
-        F.when(
-            (F.col("op") == "insert") & previous_op.isNotNull() & (previous_op != "delete"),
-            F.lit("insert of a live key"),
-        )
-        .when(
-            F.col("op").isin("update", "delete") & (previous_op == "delete"),
-            F.concat("op", F.lit(" after the key was deleted")),
-        )
-        .when(
-            F.col("op").isin("update", "delete") & previous_op.isNull() & F.col("_snap__table").isNotNull(),
-            F.concat("op", F.lit(" of a key the snapshot did not have")),
-        )
-    )
 
-    def found(name: str, when: Column, other: str, text: Column | None = None) -> Column:
-        text = F.lit(None) if text is None else text
+    def found(name: str, when: Column, other: str) -> Column:
         pointer = F.struct(*[F.col(other)[c].alias(c) for c in ("source", "offset", "seq")])
-        return F.when(
-            when, F.struct(F.lit(name).alias("finding"), pointer.alias("other"), text.cast("string").alias("detail"))
-        )
+        return F.when(when, F.struct(F.lit(name).alias("finding"), pointer.alias("other")))
 
     findings = F.array_compact(
         F.array(
             found("redeliveries", F.col("_copy"), "_position_first"),
-            found("semantic_duplicates", F.col("_duplicate"), "_image_first"),
+            found("semantic_duplicates", duplicate, "_previous"),
             found("inversions", F.col("_ranked") & (F.col("_seq") < F.col("_top")["_seq"]), "_top"),
-            found(
-                "impossible_transitions",
-                ~F.col("_copy") & F.col("key").isNotNull() & detail.isNotNull(),
-                "_previous",
-                detail,
-            ),
         )
     )
     rows = frame.select("*", F.explode(findings).alias("_found")).withColumn("_other", F.col("_found")["other"])
-    return _rows(rows, F.col("_found")["finding"], **_at(), **_other("_other"), detail=F.col("_found")["detail"])
+    return _rows(rows, F.col("_found")["finding"], **_at(), **_other("_other"))
+
+
+def replayed_findings(events: DataFrame, stream: list[str]) -> DataFrame:
+    """``impossible_transitions`` (keyed rows, pointing at the change of the row before) and ``unmatched_rows``
+    (rows without a key): the changes replay refuses, each stream replayed on its own
+    (:func:`cdckit.spark.replay.problems`), as the pandas report's :mod:`cdckit.analysis.ordering.replayed`."""
+    refused = replay.problems(events, stream)
+    name = F.when(F.col("key").isNull(), F.lit("unmatched_rows")).otherwise(F.lit("impossible_transitions"))
+    return _rows(
+        refused,
+        name,
+        table=F.col("table"),
+        key=F.col("key"),
+        source=F.col("source"),
+        offset=F.col("offset"),
+        partition=F.col("partition"),
+        seq=F.col("seq"),
+        op=F.col("op"),
+        other_source=F.col("other_source"),
+        other_offset=F.col("other_offset"),
+        other_seq=F.col("other_seq"),
+        detail=F.col("problem"),
+    )
 
 
 def time_findings(changes: DataFrame, stream: list[str]) -> DataFrame:
@@ -360,25 +301,26 @@ def offset_gap_findings(frame: DataFrame, split: list[str]) -> DataFrame:
 def transaction_findings(frame: DataFrame) -> DataFrame:
     """Begins without a commit, per dialect, source and partition, in seq order.
 
-    A begin with a ``txn_id`` is open when no later marker has its id (the
-    last begin of an id is the one reported); a begin without one is closed
-    by the next commit that closes no named begin, last opened first: a
-    bracket matching, read from running sums.
+    A begin with a ``txn_id`` waits for a commit with the same id, wherever it
+    is (the last begin of an id is open when no commit has that id); a begin
+    without one is closed by the next commit that closes no named begin (a
+    commit whose id has no begin), last opened first: a bracket matching, read
+    from running sums.
     """
     group = ["dialect", "source", "partition"]
     order = ["_seq", "offset", "_row"]
     markers = frame.filter(F.col("op").isin("begin", "commit"))
-    same_id = Window.partitionBy(*group, "txn_id").orderBy(*order)
     named = F.col("txn_id").isNotNull()
-    markers = markers.withColumn("_next", F.when(named, F.lead("op").over(same_id))).withColumn(
-        "_previous", F.when(named, F.lag("op").over(same_id))
+    same_id = Window.partitionBy(*group, "txn_id")
+    begin = F.col("op") == "begin"
+    markers = markers.withColumn("_begun", F.when(named, F.max(begin.cast("int")).over(same_id) == 1)).withColumn(
+        "_committed", F.when(named, F.max((~begin).cast("int")).over(same_id) == 1)
     )
-    open_named = markers.filter(named & (F.col("op") == "begin") & F.col("_next").isNull())
-    step = F.when((F.col("op") == "begin"), F.lit(1)).otherwise(F.lit(-1))
-    anonymous = markers.filter(
-        ((F.col("op") == "begin") & ~named)
-        | ((F.col("op") == "commit") & (~named | F.coalesce(F.col("_previous") != "begin", F.lit(True))))
-    )
+    begins = markers.filter(named & begin)  # the last begin of each id
+    begins = begins.withColumn("_last", F.row_number().over(same_id.orderBy(*[F.col(c).desc() for c in order])) == 1)
+    open_named = begins.filter(F.col("_last") & ~F.col("_committed"))
+    step = F.when(begin, F.lit(1)).otherwise(F.lit(-1))
+    anonymous = markers.filter((begin & ~named) | (~begin & ~F.coalesce(F.col("_begun"), F.lit(False))))
     running = Window.partitionBy(*group).orderBy(*order).rowsBetween(Window.unboundedPreceding, Window.currentRow)
     later = Window.partitionBy(*group).orderBy(*order).rowsBetween(1, Window.unboundedFollowing)
     anonymous = (
@@ -386,9 +328,7 @@ def transaction_findings(frame: DataFrame) -> DataFrame:
         .withColumn("_depth", F.col("_sum") - F.least(F.min("_sum").over(running), F.lit(0)))
         .withColumn("_later", F.min("_depth").over(later))
     )
-    open_anonymous = anonymous.filter(
-        (F.col("op") == "begin") & (F.col("_later").isNull() | (F.col("_later") >= F.col("_depth")))
-    )
+    open_anonymous = anonymous.filter(begin & (F.col("_later").isNull() | (F.col("_later") >= F.col("_depth"))))
     found = open_named.select(*frame.columns).unionByName(open_anonymous.select(*frame.columns))
     label = F.when(
         F.col("txn_id").isNotNull() & (F.col("txn_id") != ""), F.concat(F.lit("transaction "), "txn_id")
@@ -517,6 +457,28 @@ def _details(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.drop(columns=list(_EXTRAS))
 
 
+#: The columns that name a change in a finding row (a change replay refuses is found by them).
+_CHANGE_AT = ["table", "key", "source", "partition", "offset", "seq", "op"]
+
+
+def _repeat_causes(rows: pd.DataFrame) -> pd.DataFrame:
+    """The finding rows with each semantic duplicate's cause written (:data:`REPEAT_CAUSES`, by whether replay
+    refuses the change: one of the impossible transitions or unmatched rows among ``rows``)."""
+    refused = rows["finding"].isin(["impossible_transitions", "unmatched_rows"]).to_numpy()
+    duplicate = (rows["finding"] == "semantic_duplicates").to_numpy()
+    if not duplicate.any():
+        return rows
+
+    def at(where: Any) -> list[tuple]:
+        picked = rows.loc[where, _CHANGE_AT].astype(object)
+        return [tuple(none_if_missing(v) for v in r) for r in picked.itertuples(index=False)]
+
+    known = set(at(refused))
+    rows = rows.copy()
+    rows.loc[duplicate, "detail"] = [REPEAT_CAUSES[change in known] for change in at(duplicate)]
+    return rows
+
+
 def order_report(
     events: DataFrame,
     quarantine: DataFrame | None = None,
@@ -541,11 +503,9 @@ def order_report(
     frame = narrow(events, fill=bool(meta["unsequenced"]), split=bool(meta["split"])).cache()
     try:
         changes = frame.filter(F.col("op").isin(*CHANGE_OPS))
-        snapshot = (
-            changes.filter((F.col("op") == "read") & F.col("_table").isNotNull()).select(*stream, "_table").distinct()
-        )
         parts = [
-            key_findings(changes, snapshot, stream),
+            replayed_findings(events, stream),
+            key_findings(changes, stream),
             time_findings(changes, stream),
             sequence_gap_findings(frame, dialect_flags(dialects, "contiguous_seq"), max_gap, stream),
             offset_gap_findings(frame, dialect_flags(dialects, "splits_updates")),
@@ -559,7 +519,7 @@ def order_report(
         for part in parts[1:]:
             rows = rows.unionByName(part)
         collected: pd.DataFrame = rows.toPandas()
-        found = collected.astype({**FINDING_COLUMNS, "_dialect": "string", "_usual": "float64"})
+        found = _repeat_causes(collected.astype({**FINDING_COLUMNS, "_dialect": "string", "_usual": "float64"}))
         return report_from_rows(_details(found), lag_summary(frame), by)
     finally:
         frame.unpersist()

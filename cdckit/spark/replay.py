@@ -30,26 +30,28 @@ the names of the tables to walk and problem rows reach the driver.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
 import pandas as pd
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..analysis import replay
 from ..analysis.keys import Keys
-from ..analysis.ordering._shared import REPLAY_OPS
+from ..analysis.ordering._shared import REPLAY_OPS, none_if_missing
 from ..analysis.replay_keyless import walked_tables
 from ..analysis.replayer import problem_rows
+from ..analysis.transitions import GONE, LIVE, RULES
 from .columns import table_name_column
 from .keyless import KeylessCounts
 from .keys import given_keys
 from .replay_survey import ORDERS, Table, effective, key_moved, plan
 from .session import check_workers
 
-__all__ = ["materialize", "scd2", "history", "ORDERS"]
+__all__ = ["materialize", "scd2", "history", "problems", "ORDERS"]
 
 
 # --------------------------------------------------------------------------- keyed tables, natively
@@ -128,25 +130,55 @@ def _versions(changes: DataFrame, table: Table) -> DataFrame:
     )
 
 
+def _problem_column(op: Column, state: Column, has_after: Column, snapshot: Column) -> Column:
+    """:func:`cdckit.analysis.transitions.problem` as a column, built from :data:`~cdckit.analysis.transitions.RULES`
+    (``state``: 1, 0 or null)."""
+    out: Column | None = None
+    for rule in RULES:
+        test = op.isin(*rule.ops)
+        if rule.no_after:
+            test = test & ~has_after
+        if rule.snapshot:
+            test = test & snapshot
+        if rule.state is None:
+            test = test & state.isNull()
+        elif rule.state != "any":
+            test = test & (state == F.lit(rule.state))
+        head, marked, tail = rule.text.partition("{op}")
+        text = F.concat(F.lit(head), op, F.lit(tail)) if marked else F.lit(head)
+        out = F.when(test, text) if out is None else out.when(test, text)
+    assert out is not None
+    return out
+
+
+#: The columns of a problem row of :func:`_problems` and :func:`problems`.
+_PROBLEM_FIELDS = ["table", "key", "source", "partition", "offset", "seq", "op", "problem", "_position"]
+
+
 def _problems(changes: DataFrame, tables: list[str]) -> DataFrame:
-    """The changes that name a key of ``tables`` that did not fit (the rules of
-    :class:`cdckit.analysis.replay.Replayer`)."""
-    frame = changes.filter(F.col("_table").isin(*tables) & F.col("key").isNotNull()) if tables else changes.limit(0)
-    before = Window.partitionBy("_table", "key").orderBy("_position").rowsBetween(Window.unboundedPreceding, -1)
-    previous = F.last(F.when(effective(), F.col("op")), ignorenulls=True).over(before)
-    frame = frame.withColumn("_live", F.coalesce(previous != "delete", F.lit(False)))
-    op, live, image = F.col("op"), F.col("_live"), F.col("after").isNotNull()
-    problem = (
-        F.when(op.isin("insert", "read") & ~image, F.concat(op, F.lit(" without an after image (ignored)")))
-        .when((op == "insert") & live, F.lit("insert of a live key (row replaced)"))
-        .when((op == "delete") & ~live, F.lit("delete of a key not in the table"))
-        .when((op == "update") & ~image, F.lit("update without an after image (ignored)"))
-        .when((op == "update") & ~live, F.lit("update of a key not in the table"))
+    """The changes that name a key of ``tables`` that did not fit (the state machine of
+    :mod:`cdckit.analysis.transitions`), with ``_previous`` (the source, offset and seq of the change of the row
+    before it; null for a key not seen before). ``tables`` have no key changes and no truncate of keyed rows
+    (those are walked), so a key's state is its previous effective change's."""
+    frame = changes.filter(F.col("_table").isin(*tables)) if tables else changes.limit(0)
+    first_read = (  # where each table's snapshot begins: a change after it has a snapshot before it
+        frame.filter(F.col("op") == "read").groupBy("_table").agg(F.min("_position").alias("_first_read"))
     )
+    by_key = Window.partitionBy("_table", "key").orderBy("_position")
+    before = by_key.rowsBetween(Window.unboundedPreceding, -1)
+    set_or_gone = F.when(F.col("op") == "delete", F.lit(GONE)).when(F.col("after").isNotNull(), F.lit(LIVE))
+    keyed = (
+        frame.filter(F.col("key").isNotNull())
+        .join(F.broadcast(first_read), "_table", "left")
+        .withColumn("_state", F.last(set_or_gone, ignorenulls=True).over(before))
+        .withColumn("_previous", F.lag(F.struct("source", "offset", "seq")).over(by_key))
+        .withColumn("_snapshot", F.coalesce(F.col("_first_read") < F.col("_position"), F.lit(False)))
+    )
+    problem = _problem_column(F.col("op"), F.col("_state"), F.col("after").isNotNull(), F.col("_snapshot"))
     return (
-        frame.withColumn("problem", problem)
+        keyed.withColumn("problem", problem)
         .filter(F.col("problem").isNotNull())
-        .select(F.col("_table").alias("table"), "key", "source", "offset", "seq", "op", "problem", "_position")
+        .select(F.col("_table").alias("table"), *_PROBLEM_FIELDS[1:], "_previous")
     )
 
 
@@ -159,11 +191,15 @@ _WALK_SCHEMA = T.StructType(
         T.StructField("key", T.StringType()),
         T.StructField("row", T.StringType()),
         T.StructField("source", T.StringType()),
+        T.StructField("partition", T.LongType()),
         T.StructField("offset", T.LongType()),
         T.StructField("seq", T.StringType()),
         T.StructField("op", T.StringType()),
         T.StructField("problem", T.StringType()),
         T.StructField("pos", T.LongType()),
+        T.StructField("other_source", T.StringType()),
+        T.StructField("other_offset", T.LongType()),
+        T.StructField("other_seq", T.StringType()),
         T.StructField("valid_from", T.TimestampType()),
         T.StructField("valid_to", T.TimestampType()),
     ]
@@ -199,15 +235,18 @@ def _walker(order: str, partial: dict[str, bool]):
         group = group.sort_values(ORDERS[order], kind="stable").reset_index(drop=True)
         group["key_columns"] = _listed(group["key_columns"])
         group["_pos"] = range(len(group))
+        places = {  # each change's partition, offset and seq, for the problems and the changes they follow
+            row: (source, _whole(partition), _whole(offset), seq)
+            for row, source, partition, offset, seq in zip(
+                group["_row"], group["source"], group["partition"], group["offset"], group["seq"]
+            )
+        }
         out: list[dict[str, Any]] = []
         for table, replayer, steps, _ in replay.replay_rows(group, partial):
             out.extend(
                 {"kind": "row", "table": table, "row": orjson.dumps(row).decode()} for row in replayer.state_rows()
             )
-            out.extend(
-                {"kind": "problem", **{k: v for k, v in p.items() if k != "_pos"}, "pos": p["_pos"]}
-                for p in problem_rows(table, steps)
-            )
+            out.extend(_walked_problem(p, places) for p in problem_rows(table, steps))
             out.extend(
                 {
                     "kind": "version",
@@ -229,12 +268,32 @@ def _walker(order: str, partial: dict[str, bool]):
     return walk
 
 
-def _walk(changes: DataFrame, tables: dict[str, Table], order: str) -> DataFrame:
+def _whole(value: Any) -> int | None:
+    """A whole number handed to pandas (maybe as a float, for a column with nulls) as an int; None for none."""
+    value = none_if_missing(value)
+    return None if value is None else int(value)
+
+
+def _walked_problem(problem: dict[str, Any], places: dict[Any, tuple]) -> dict[str, Any]:
+    """A problem row of the walk (:func:`cdckit.analysis.replayer.problem_rows`) as a row of the walk's output."""
+    previous = places.get(problem["_previous_row"])
+    return {
+        "kind": "problem",
+        **{k: v for k, v in problem.items() if not k.startswith("_")},
+        "partition": places[problem["_row"]][1],
+        "pos": problem["_pos"],
+        "other_source": None if previous is None else previous[0],
+        "other_offset": None if previous is None else previous[2],
+        "other_seq": None if previous is None else previous[3],
+    }
+
+
+def _walk(changes: DataFrame, tables: dict[str, Table], order: str, persist: bool = True) -> DataFrame:
     """The walked tables replayed by the Python replayer (one group per table).
 
-    Persisted when there are any (their rows, problems and versions are
-    read several times; such tables are rare and their output is no larger
-    than their changes).
+    Persisted when there are any and ``persist`` (their rows, problems and
+    versions are read several times; such tables are rare and their output
+    is no larger than their changes).
     """
     walked = [name for name, t in tables.items() if t.walked]
     if not walked:
@@ -242,7 +301,8 @@ def _walk(changes: DataFrame, tables: dict[str, Table], order: str) -> DataFrame
     check_workers(changes.sparkSession)
     partial = {name: t.partial for name, t in tables.items()}
     frame = changes.filter(F.col("_table").isin(*walked)).select(*_WALK_COLUMNS)
-    return frame.groupBy("_table").applyInPandas(_walker(order, partial), _WALK_SCHEMA).persist()
+    walked = frame.groupBy("_table").applyInPandas(_walker(order, partial), _WALK_SCHEMA)
+    return walked.persist() if persist else walked
 
 
 def _parsed(rows: DataFrame, table: Table) -> DataFrame:
@@ -308,7 +368,7 @@ def materialize(
             states[name] = table.typed(_state_of(changes, table, counts))
     kept = [n for n, t in tables.items() if not t.walked]
     counted = counts.problems([n for n in counts.tables if n in kept])
-    keyed: pd.DataFrame = _problems(prepared, kept).unionByName(counted).toPandas()
+    keyed: pd.DataFrame = _problems(prepared, kept).select(*_PROBLEM_FIELDS).unionByName(counted).toPandas()
     # toPandas gives a struct as a dict (with Arrow) or a Row: its values, in field order, are the position
     keyed["_sort"] = _places([tuple(p.values()) if isinstance(p, dict) else tuple(p) for p in keyed.pop("_position")])
     walked_problems: pd.DataFrame = walked.filter(F.col("kind") == "problem").toPandas()
@@ -321,6 +381,38 @@ def materialize(
     if said is not None:  # as pandas says it: changes of keyless rows that found no row
         warnings.warn(said, stacklevel=2)
     return states
+
+
+def problems(events: DataFrame, stream: Sequence[str] = ()) -> DataFrame:
+    """Every change replay refuses (in seq order), each stream (the values of the ``stream`` columns) replayed on
+    its own, as the pandas report's :func:`cdckit.analysis.ordering.replayed.replay_problems`: a Spark frame of
+    ``table`` (the table's own name), ``key`` (null for a row without a key), ``source``, ``partition``,
+    ``offset``, ``seq``, ``op``, ``problem`` and ``other_source``, ``other_offset``, ``other_seq`` (the change of
+    the row before it; null for a key not seen before and for rows without a key). Computed when used; only
+    per-table metadata reaches the driver (walked tables are replayed on the workers)."""
+    _, prepared, tables = plan(events, None, "seq", None, stream)
+    counts = _keyless_counts(prepared, tables)
+    walked = _walk(prepared, tables, "seq", persist=False)  # read once, for its problems
+    kept = [n for n, t in tables.items() if not t.walked]
+    fields = [*_PROBLEM_FIELDS[:-1]]
+    none = F.lit(None)
+    keyed = _problems(prepared, kept).select(
+        *fields,
+        F.col("_previous")["source"].alias("other_source"),
+        F.col("_previous")["offset"].alias("other_offset"),
+        F.col("_previous")["seq"].alias("other_seq"),
+    )
+    counted = counts.problems([n for n in counts.tables if n in kept]).select(
+        *fields,
+        none.cast("string").alias("other_source"),
+        none.cast("long").alias("other_offset"),
+        none.cast("string").alias("other_seq"),
+    )
+    walked_problems = walked.filter(F.col("kind") == "problem").select(
+        *fields, "other_source", "other_offset", "other_seq"
+    )
+    found = keyed.unionByName(counted).unionByName(walked_problems)
+    return found.withColumn("table", F.element_at(F.split("table", "\x1f"), -1))
 
 
 def _places(positions: list[Any]) -> list[int]:

@@ -14,6 +14,7 @@ Spark types from the JSON kinds seen, and whether it must be walked in Python
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,10 +27,20 @@ from ..analysis import replay
 from ..analysis.ordering._shared import REPLAY_OPS
 from ..analysis.replayer import is_partial
 from .columns import table_name_column
-from .ordering import filled_seq, message_position, redelivery_identity, split_sources, tied_seq
+from .sorting import filled_seq, message_position, redelivery_identity, split_sources, tied_seq
 from .tables import kinds_given, typed_json
 
-__all__ = ["ORDERS", "Table", "survey", "rekeyed_tables", "object_fields", "plan", "effective", "key_moved"]
+__all__ = [
+    "ORDERS",
+    "Table",
+    "survey",
+    "rekeyed_tables",
+    "object_fields",
+    "plan",
+    "effective",
+    "key_moved",
+    "streamed_table_name",
+]
 
 #: Replay orders: the fields of a change's position (all non-null, so positions compare in Python too).
 ORDERS: dict[str, list[str]] = {
@@ -59,8 +70,20 @@ def effective() -> Column:
 # --------------------------------------------------------------------------- preparing changes
 
 
-def _changes(events: DataFrame, as_of: Any) -> DataFrame:
-    """Row changes (cut at ``as_of``) with ``_table``, ``_row`` (frame order) and the position fields."""
+def streamed_table_name(stream: Sequence[str] = ()) -> Column:
+    """A change's table name, or, given the columns of a ``stream`` (the ordering report's ``by=``), those
+    columns' values and it joined by the unit separator (U+001F), so that each stream replays on its own (as
+    :func:`cdckit.analysis.replay_plan.stream_table` reads it back)."""
+    name = table_name_column()
+    if not stream:
+        return name
+    parts = [F.coalesce(F.col(c).cast("string"), F.lit("")) for c in stream]
+    return F.when(name.isNull(), F.lit(None)).otherwise(F.concat_ws("\x1f", *parts, name))
+
+
+def _changes(events: DataFrame, as_of: Any, stream: Sequence[str] = ()) -> DataFrame:
+    """Row changes (cut at ``as_of``) with ``_table`` (qualified by ``stream``: :func:`streamed_table_name`),
+    ``_row`` (frame order) and the position fields."""
     changes = events.filter(F.col("op").isin(*REPLAY_OPS))
     if as_of is not None:
         cut = _utc(as_of).to_pydatetime()
@@ -69,7 +92,7 @@ def _changes(events: DataFrame, as_of: Any) -> DataFrame:
         "dialect",
         "database",
         "schema",
-        table_name_column().alias("_table"),
+        streamed_table_name(stream).alias("_table"),
         "key",
         "key_columns",
         "op",
@@ -94,7 +117,7 @@ def _prepared(changes: DataFrame, fill: bool, split: bool = False) -> DataFrame:
     ``fill``: some change has no ``seq``; ``_seq`` is then filled from the
     previous arrival in its source and partition, after the redeliveries are gone.
     ``split``: some source has two partitions; ``_seq`` then takes the tie mark
-    (:func:`cdckit.spark.ordering.tied_seq`).
+    (:func:`cdckit.spark.sorting.tied_seq`).
     """
     copies = Window.partitionBy("_table", "key", "dialect", "database", "schema", *redelivery_identity()).orderBy(
         "source", "_partition", "offset", "_row"
@@ -339,11 +362,16 @@ def object_fields(text: str | None) -> dict[str, str]:
 # --------------------------------------------------------------------------- the plan
 
 
-def plan(events: DataFrame, as_of: Any, order: str, types: Any) -> tuple[DataFrame, DataFrame, dict[str, Table]]:
+def plan(
+    events: DataFrame, as_of: Any, order: str, types: Any, stream: Sequence[str] = ()
+) -> tuple[DataFrame, DataFrame, dict[str, Table]]:
     """``(changes for reading states, changes without redeliveries, tables)``, both with ``_position``;
-    each table's columns given a kind by ``types`` (see :func:`cdckit.spark.tables.kinds_given`)."""
+    each table's columns given a kind by ``types`` (see :func:`cdckit.spark.tables.kinds_given`).
+
+    ``stream``: columns whose values keep changes apart, each stream replayed as a capture of its own (the
+    ordering report's ``by=``); table names are then qualified by them (:func:`streamed_table_name`)."""
     position = _position(order)
-    changes = _changes(events, as_of)
+    changes = _changes(events, as_of, stream)
     tables = survey(changes.withColumn("_position", position), order)
     fill = any(t.unsequenced for t in tables.values())
     ((split,),) = changes.agg(split_sources()).collect()  # one row: a position may be shared by partitions
