@@ -28,8 +28,7 @@ from ..analysis.ordering._shared import (
     none_if_missing,
     stream_columns,
 )
-from ..analysis.ordering.catalogue import FINDING_COLUMNS, LAG_COLUMNS, keyless_detail
-from ..analysis.ordering.kernels import REPEAT_CAUSES
+from ..analysis.ordering.catalogue import FINDING_COLUMNS, LAG_COLUMNS, REPEAT_CAUSES, keyless_detail
 from ..analysis.ordering.report import OrderReport, report_from_rows
 from ..dialects import registry
 from . import replay

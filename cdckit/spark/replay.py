@@ -301,8 +301,8 @@ def _walk(changes: DataFrame, tables: dict[str, Table], order: str, persist: boo
     check_workers(changes.sparkSession)
     partial = {name: t.partial for name, t in tables.items()}
     frame = changes.filter(F.col("_table").isin(*walked)).select(*_WALK_COLUMNS)
-    walked = frame.groupBy("_table").applyInPandas(_walker(order, partial), _WALK_SCHEMA)
-    return walked.persist() if persist else walked
+    replayed = frame.groupBy("_table").applyInPandas(_walker(order, partial), _WALK_SCHEMA)
+    return replayed.persist() if persist else replayed
 
 
 def _parsed(rows: DataFrame, table: Table) -> DataFrame:
