@@ -148,14 +148,16 @@ WITH kept AS (  -- narrow from here on: windows sort whole rows, so the images s
 ), every AS (
     SELECT * FROM placed UNION ALL SELECT * FROM cleared
 )
-SELECT *,  -- whether the key was live before the change (1), dead (0) or never seen (NULL); the change before
+SELECT *,  -- whether the key was live before the change (1), dead (0) or never seen (NULL)
     last_value(CASE WHEN op = 'delete' THEN 0 WHEN has_after THEN 1 END IGNORE NULLS) OVER (
-        PARTITION BY _table, key ORDER BY _pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS live_before,
-    lag(_row) OVER (PARTITION BY _table, key ORDER BY _pos) AS _previous_row,
-    coalesce(bool_or(op = 'read') OVER (  -- whether a snapshot row of the table came before (transitions.RULES)
-        PARTITION BY _table ORDER BY _pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false) AS _snapshot_before
+        PARTITION BY _table, key ORDER BY _pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS live_before
 FROM every
 """
+
+#: Where each table's first snapshot row is: a change after it has a snapshot before it (transitions.RULES).
+_FIRST_READ = "(SELECT _table, min(_pos) AS _first_read FROM prep WHERE op = 'read' GROUP BY _table)"
+#: SQL: whether a snapshot row of the change's table came before it (a query joined with :data:`_FIRST_READ`).
+_SNAPSHOT_BEFORE = "coalesce(_first_read < _pos, false)"
 
 
 def _streamed_table_name(stream: Sequence[str]) -> str:
@@ -221,11 +223,18 @@ SELECT * FROM prep
 WHERE key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM chain_keys c WHERE c._table = prep._table AND c.key = prep.key)
 """
 
+#: The keyed changes that do not fit, each with the change of its row before it (``_previous_row``: found for
+#: these few rows only, by an as-of join).
 _PROBLEMS = f"""
-SELECT k.*, e.source, e."offset", e.seq FROM (
-SELECT _row, _pos, _table, key, op, _previous_row,
-    {problem_sql("op", "live_before", "has_after", "_snapshot_before")} AS problem
-FROM keyed WHERE problem IS NOT NULL AND NOT _cleared) k JOIN events e USING (_row) ORDER BY _pos
+WITH found AS (
+    SELECT _row, _pos, _table, key, op,
+        {problem_sql("op", "live_before", "has_after", _SNAPSHOT_BEFORE)} AS problem
+    FROM keyed LEFT JOIN {_FIRST_READ} USING (_table) WHERE problem IS NOT NULL AND NOT _cleared
+)
+SELECT k.*, p._row AS _previous_row, e.source, e."offset", e.seq
+FROM found k ASOF LEFT JOIN (SELECT _table, key, _pos, _row FROM prep) p
+    ON k._table = p._table AND k.key = p.key AND k._pos > p._pos
+JOIN events e ON e._row = k._row ORDER BY k._pos
 """
 
 #: The change that made each live row (full-image tables): the last change that counts, unless a delete.
@@ -428,7 +437,7 @@ class ReplayPlan:
                 "_row": row,
                 "_previous_row": previous,
             }
-            for row, pos, table, key, op, previous, problem, source, offset, seq in self.con.execute(
+            for row, pos, table, key, op, problem, previous, source, offset, seq in self.con.execute(
                 _PROBLEMS
             ).fetchall()
         ]
@@ -542,8 +551,8 @@ class ReplayPlan:
             condition = "_table = $table AND list_contains($keys, key)"
             params = {"table": table, "keys": keys}
         found = self.con.execute(
-            f"SELECT _row, _pos, _table, _seq, _cleared, key, _snapshot_before FROM prep WHERE {condition} "
-            "ORDER BY _pos, key NULLS LAST",
+            f"SELECT _row, _pos, _table, _seq, _cleared, key, {_SNAPSHOT_BEFORE} FROM prep "
+            f"LEFT JOIN {_FIRST_READ} USING (_table) WHERE {condition} ORDER BY _pos, key NULLS LAST",
             params,
         ).fetchall()
         if not found:
