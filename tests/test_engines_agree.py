@@ -8,6 +8,7 @@ and SCD2 row must be the same, and so must the columns and their order.
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import oracle
@@ -280,3 +281,31 @@ def test_spark_report_takes_replays_refusals_as_pandas_does(spark):
     assert len(want["open_transactions"]) == 0
     assert_same_reports(want, oracle.order_report(events), "pandas")
     assert_same_reports(cdcspark.order_report(_to_spark(spark, events)), want, "spark")
+
+
+def test_a_quarantined_record_holds_its_offset_in_both_engines(spark, tmp_path):
+    """A damaged Kafka record is quarantined at its partition and offset (kcat -J writes bytes that are not UTF-8
+    as they are): it arrived, so it is no hole in the offsets; a record that is missing is one, in both engines."""
+    from cdckit import spark as cdcspark
+
+    def line(offset: int, payload: bytes) -> bytes:
+        head = b'{"topic":"t","partition":1,"offset":%d,"tstype":"create","ts":1700000000000,"key":"{\\"id\\":%d}",'
+        return head % (offset, offset) + b'"payload":' + payload + b"}"
+
+    def value(offset: int) -> bytes:
+        body = {"op": "c", "before": None, "after": {"id": offset}, "ts_ms": 1700000000000,
+                "source": {"connector": "postgresql", "db": "d", "schema": "s", "table": "t", "lsn": 100 + offset}}
+        return json.dumps(json.dumps(body)).encode()
+
+    lines = [line(o, value(o)) for o in range(6)]
+    lines[2] = line(2, b'"' + bytes([255, 254]) + b'"')  # not UTF-8
+    lines[4] = line(4, b'"{\\"op\\": \\"c\\""')  # cut JSON
+    path = tmp_path / "topic.jsonl"
+    path.write_bytes(b"\n".join(lines[:5] + lines[6:]) + b"\n" + line(7, value(7)) + b"\n")  # offset 5, 6: lost
+    events = cdckit.read(path)
+    assert sorted(cdckit.quarantine(events)[["partition", "offset"]].values.tolist()) == [[1, 2], [1, 4]]
+    want = cdckit.order_report(events)
+    assert want["offset_gaps"][["offset", "other_offset", "count"]].values.tolist() == [[7, 3, 2]]
+    spark_events = cdcspark.read(spark, str(path))
+    got = cdcspark.order_report(spark_events, cdcspark.quarantine(spark_events))
+    assert_same_reports(got, want, "spark")

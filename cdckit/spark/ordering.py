@@ -221,21 +221,19 @@ def replayed_findings(events: DataFrame, stream: list[str]) -> DataFrame:
     (:func:`cdckit.spark.replay.problems`), as the pandas report's :mod:`cdckit.analysis.ordering.replayed`."""
     refused = replay.problems(events, stream)
     name = F.when(F.col("key").isNull(), F.lit("unmatched_rows")).otherwise(F.lit("impossible_transitions"))
-    return _rows(
-        refused,
-        name,
-        table=F.col("table"),
-        key=F.col("key"),
-        source=F.col("source"),
-        offset=F.col("offset"),
-        partition=F.col("partition"),
-        seq=F.col("seq"),
-        op=F.col("op"),
-        other_source=F.col("other_source"),
-        other_offset=F.col("other_offset"),
-        other_seq=F.col("other_seq"),
-        detail=F.col("problem"),
+    pointed = (
+        "table",
+        "key",
+        "source",
+        "offset",
+        "partition",
+        "seq",
+        "op",
+        "other_source",
+        "other_offset",
+        "other_seq",
     )
+    return _rows(refused, name, **{column: F.col(column) for column in pointed}, detail=F.col("problem"))
 
 
 def time_findings(changes: DataFrame, stream: list[str]) -> DataFrame:
@@ -278,13 +276,39 @@ def sequence_gap_findings(frame: DataFrame, contiguous: list[str], max_gap: int,
     )
 
 
-def offset_gap_findings(frame: DataFrame, split: list[str]) -> DataFrame:
-    """Holes in offsets per source and partition; dialects that split updates in two messages are left out."""
+def offset_gap_findings(frame: DataFrame, split: list[str], quarantine: DataFrame | None = None) -> DataFrame:
+    """Holes in offsets per source and partition; dialects that split updates in two messages are left out. A
+    quarantined record (``quarantine``) holds its offset: it arrived, and is no hole."""
     kafka = frame.filter(F.col("partition").isNotNull() & ~_isin("dialect", split))
     previous = F.lag(F.struct("source", "offset")).over(
         Window.partitionBy("source", "partition").orderBy("offset", "_row")
     )
     kafka = kafka.withColumn("_previous", previous).filter(F.col("offset") - F.col("_previous")["offset"] > 1)
+    kafka = kafka.withColumn("_missing", F.col("offset") - F.col("_previous")["offset"] - F.lit(1))
+    if quarantine is not None:  # the few gaps against the quarantined records between their ends
+        held = (
+            quarantine.filter(F.col("partition").isNotNull() & F.col("offset").isNotNull())
+            .select(
+                F.col("source").alias("_h_source"),
+                F.col("partition").alias("_h_partition"),
+                F.col("offset").alias("_h_offset"),
+            )
+            .distinct()
+        )
+        inside = (
+            (F.col("source") == F.col("_h_source"))
+            & (F.col("partition") == F.col("_h_partition"))
+            & (F.col("_h_offset") > F.col("_previous")["offset"])
+            & (F.col("_h_offset") < F.col("offset"))
+        )
+        kafka = (
+            kafka.withColumn("_gap", F.monotonically_increasing_id())
+            .join(held, inside, "left")
+            .groupBy("_gap", "source", "offset", "partition", "_previous", "_missing")
+            .agg(F.count("_h_offset").alias("_held"))
+            .withColumn("_missing", F.col("_missing") - F.col("_held"))
+            .filter(F.col("_missing") > 0)
+        )
     return _rows(
         kafka,
         "offset_gaps",
@@ -293,7 +317,7 @@ def offset_gap_findings(frame: DataFrame, split: list[str]) -> DataFrame:
         partition=F.col("partition"),
         other_source=F.col("_previous")["source"],
         other_offset=F.col("_previous")["offset"],
-        count=F.col("offset") - F.col("_previous")["offset"] - F.lit(1),
+        count=F.col("_missing"),
     )
 
 
@@ -507,7 +531,7 @@ def order_report(
             key_findings(changes, stream),
             time_findings(changes, stream),
             sequence_gap_findings(frame, dialect_flags(dialects, "contiguous_seq"), max_gap, stream),
-            offset_gap_findings(frame, dialect_flags(dialects, "splits_updates")),
+            offset_gap_findings(frame, dialect_flags(dialects, "splits_updates"), quarantine),
             transaction_findings(frame),
             heartbeat_findings(frame, heartbeat_factor),
             keyless_findings(changes),
