@@ -102,8 +102,13 @@ def deliver(cap: Capture, order: list[int], repeats: list[tuple[int, int]]) -> t
     return [cap.messages[i] for unit in arrival for i in cap.units[unit]], arrival
 
 
-def expected_inversions(cap: Capture, arrival: list[int], keyed: bool) -> int:
-    """Changes that arrive after a later change of the same row (of the table when keyless); copies skipped."""
+def expected_inversions(cap: Capture, arrival: list[int], clean: pd.DataFrame | None = None) -> int:
+    """Changes that arrive after a later change of the same row; copies skipped. ``clean``: the capture read in
+    its true order, one event per change, when its rows name no key: a row is then its image (the before image,
+    else the after image, as the capture writes them), and changes of different rows may come in any order."""
+    if clean is not None:
+        assert len(clean) == len(cap.history), "one event per change"
+        images = [b if isinstance(b, str) else a for b, a in zip(clean["before"], clean["after"])]
     seen: set[int] = set()
     top: dict[Any, int] = {}
     count = 0
@@ -112,7 +117,7 @@ def expected_inversions(cap: Capture, arrival: list[int], keyed: bool) -> int:
             continue
         seen.add(unit)
         change = cap.unit_change[unit]
-        group = cap.history["key"].iloc[change] if keyed else None
+        group = cap.history["key"].iloc[change] if clean is None else images[change]
         if group in top and change < top[group]:
             count += 1
         top[group] = max(top.get(group, -1), change)

@@ -41,16 +41,16 @@ def _line(op: str, table: str, pos: int, before: dict | None, after: dict | None
 def hostile_capture(path: Path) -> Path:
     """A Debezium capture whose values, a column name and a table name are HTML/JS injections.
 
-    It also has an update delivered before the update it follows (an inversion)
-    and one truncated line (quarantined, its raw text holding a script).
+    It also has an update delivered before the insert of the row it changes (an inversion: the rows name no
+    key, so a row is its image) and one truncated line (quarantined, its raw text holding a script).
     """
     t = 1_700_000_000_000
     lines = [
+        _line("u", "customers", 200, {"id": 1, "name": SCRIPT, "note": "plain"},
+              {"id": 1, "name": IMG, "note": "plain"}, t + 2000),
         _line("c", "customers", 100, None, {"id": 1, "name": SCRIPT, "note": "plain"}, t),
         _line("u", "customers", 300, {"id": 1, "name": IMG, "note": "plain"},
               {"id": 1, "name": "fixed", "note": "plain"}, t + 3000),
-        _line("u", "customers", 200, {"id": 1, "name": SCRIPT, "note": "plain"},
-              {"id": 1, "name": IMG, "note": "plain"}, t + 2000),
         _line("c", SCRIPT, 400, None, {"id": 7, IMG: "column name is hostile"}, t + 4000),
         _line("u", SCRIPT, 500, {"id": 7, IMG: "column name is hostile"}, {"id": 7, IMG: SCRIPT}, t + 5000),
         '{"before": null, "after": {"id": 9, "name": "' + SCRIPT.replace('"', "'") + '"',  # truncated
