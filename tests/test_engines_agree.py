@@ -191,6 +191,28 @@ def test_spark_problems_at_one_place_keep_the_replay_order(spark):
     assert plain(cdcspark.materialize(_to_spark(spark, events)).problems) == plain(want)
 
 
+def test_a_stream_fills_a_missing_seq_from_its_own_changes(spark):
+    """The report replays each stream as a capture of its own: a change without a seq takes its place from the
+    change before it in its stream, not from another dialect's change between them in the file (the first
+    insert again is the second of the two, in pandas, in Spark and in the oracle)."""
+    from cdckit import spark as cdcspark
+    from cdckit.frame import Event
+    from cdckit.frame_builders import FrameBuilder
+
+    builder = FrameBuilder()
+    for offset, dialect, seq, key in ((0, "maxwell", "000010", 2), (1, "canal", "000005", 9), (2, "maxwell", None, 2)):
+        builder.add(Event(op="insert", op_raw="insert", database="shop", table="t", seq=seq, key_columns=["id"],
+                          key=f"[{key}]", after=f'{{"id":{key}}}'), dialect, "a.jsonl", offset, None)
+    events = builder.to_pandas()
+    events.attrs["quarantine"] = cdckit.reading.capture.Attached(cdckit.frame.empty_quarantine(), "none")
+    for by in BYS:
+        want = oracle.order_report(events, by=by)["impossible_transitions"]
+        assert list(want["offset"]) == [2] and list(want["other_offset"]) == [0], by
+        assert plain(cdckit.order_report(events, by=by)["impossible_transitions"]) == plain(want), by
+        got = cdcspark.order_report(_to_spark(spark, events), None, by=by)["impossible_transitions"]
+        assert plain(got) == plain(want), by
+
+
 def test_spark_takes_equal_snapshot_rows_at_one_position_for_distinct_rows(spark):
     """A snapshot gives every row one seq: equal rows of a keyless table are distinct by their offsets, while a
     change sent again and a snapshot row read twice at one place are redeliveries, in Spark as in pandas."""

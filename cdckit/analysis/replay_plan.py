@@ -93,10 +93,10 @@ SELECT _row FROM (
 WHERE copy > 1
 """
 
-#: ``seq``, or where it is missing the ``seq`` of the change that arrived before it in the same source and
-#: partition (see :func:`cdckit.analysis.ordering.sort.filled_seq`); a plain ``seq`` when no change lacks one.
+#: ``seq``, or where it is missing the ``seq`` of the change that arrived before it in the same stream, source
+#: and partition (see :func:`cdckit.analysis.ordering.sort.filled_seq`); a plain ``seq`` when no change lacks one.
 _FILLED_SEQ = """coalesce(last_value({position} IGNORE NULLS) OVER (
-    PARTITION BY coalesce(source, ''), coalesce("partition", -1) ORDER BY "offset", _row
+    PARTITION BY {stream}coalesce(source, ''), coalesce("partition", -1) ORDER BY "offset", _row
     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), '')"""
 
 
@@ -112,10 +112,10 @@ def _message_position() -> str:
 #: The filled seq (``_fill``) with the tie mark after the deletes at a position several partitions of one
 #: source share (see :mod:`cdckit.analysis.ordering.sort`); ``_fill`` as it is when no source has two partitions.
 _TIED_SEQ = f"""CASE WHEN _fill <> ''
-    AND min(coalesce("partition", -1)) OVER (PARTITION BY coalesce(source, ''), _fill)
-        < max(coalesce("partition", -1)) OVER (PARTITION BY coalesce(source, ''), _fill)
+    AND min(coalesce("partition", -1)) OVER (PARTITION BY {{stream}}coalesce(source, ''), _fill)
+        < max(coalesce("partition", -1)) OVER (PARTITION BY {{stream}}coalesce(source, ''), _fill)
     AND bool_or(op NOT IN {tuple(FIRST_AT_A_TIE)}) OVER (
-        PARTITION BY coalesce(source, ''), coalesce("partition", -1), _fill ORDER BY "offset", _row
+        PARTITION BY {{stream}}coalesce(source, ''), coalesce("partition", -1), _fill ORDER BY "offset", _row
         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
     THEN _fill || chr({ord(TIE_MARK)}) ELSE _fill END"""
 
@@ -172,6 +172,16 @@ def _streamed_table_name(stream: Sequence[str]) -> str:
         return _TABLE_NAME
     parts = ", ".join(f"coalesce(CAST(\"{c}\" AS VARCHAR), '')" for c in stream)
     return f"CASE WHEN ({_TABLE_NAME}) IS NULL THEN NULL ELSE concat_ws(chr(31), {parts}, {_TABLE_NAME}) END"
+
+
+def _stream_partition(stream: Sequence[str]) -> str:
+    """SQL: the ``stream`` columns as the head of a window's PARTITION BY (a stream is a capture of its own: a
+    missing seq is filled, and a shared position tied, within it).
+
+    >>> _stream_partition([]), _stream_partition(["dialect"])
+    ('', 'dialect, ')
+    """
+    return "".join(f'"{c}", ' if c == "partition" else f"{c}, " for c in stream if c != "source")
 
 
 def stream_table(name: str) -> str:
@@ -313,8 +323,10 @@ class ReplayPlan:
         self.con.execute(
             _PREPARE.format(
                 changes=changes,
-                filled_seq=(_FILLED_SEQ if gaps else "coalesce({position}, '')").format(position=_message_position()),
-                tied_seq=_TIED_SEQ if shared else "_fill",
+                filled_seq=(_FILLED_SEQ if gaps else "coalesce({position}, '')").format(
+                    position=_message_position(), stream=_stream_partition(stream)
+                ),
+                tied_seq=_TIED_SEQ.format(stream=_stream_partition(stream)) if shared else "_fill",
                 arrival=_ARRIVAL,
                 table_name=_streamed_table_name(stream),
                 names=_READ_NAMES,

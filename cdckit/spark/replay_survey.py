@@ -111,11 +111,11 @@ def _changes(events: DataFrame, as_of: Any, stream: Sequence[str] = ()) -> DataF
     )
 
 
-def _prepared(changes: DataFrame, fill: bool, split: bool = False) -> DataFrame:
+def _prepared(changes: DataFrame, fill: bool, split: bool = False, stream: Sequence[str] = ()) -> DataFrame:
     """The changes without exact redeliveries (first arrival kept), partitioned by table and key.
 
     ``fill``: some change has no ``seq``; ``_seq`` is then filled from the
-    previous arrival in its source and partition, after the redeliveries are gone.
+    previous arrival in its stream, source and partition, after the redeliveries are gone.
     ``split``: some source has two partitions; ``_seq`` then takes the tie mark
     (:func:`cdckit.spark.sorting.tied_seq`).
     """
@@ -129,8 +129,8 @@ def _prepared(changes: DataFrame, fill: bool, split: bool = False) -> DataFrame:
         .drop("_copy")
     )
     if fill or split:
-        frame = frame.withColumn("_seq", filled_seq()) if fill else frame
-        frame = frame.withColumn("_seq", tied_seq()) if split else frame
+        frame = frame.withColumn("_seq", filled_seq(stream)) if fill else frame
+        frame = frame.withColumn("_seq", tied_seq(stream)) if split else frame
         frame = frame.repartition("_table", "key")
     return frame.filter(F.col("_table").isNotNull())
 
@@ -375,7 +375,7 @@ def plan(
     tables = survey(changes.withColumn("_position", position), order)
     fill = any(t.unsequenced for t in tables.values())
     ((split,),) = changes.agg(split_sources()).collect()  # one row: a position may be shared by partitions
-    prepared = _prepared(changes, fill, bool(split)).withColumn("_position", position)
+    prepared = _prepared(changes, fill, bool(split), stream).withColumn("_position", position)
     unsequenced = fill or bool(split)  # _seq is then not seq: filled and tie-marked as the pandas engine does
     if unsequenced:  # ranks and first dialects follow the filled seq
         tables = survey(prepared, order)

@@ -10,6 +10,8 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -38,24 +40,31 @@ def message_position() -> Column:
     return F.when(F.col("dialect").isin(*names), F.regexp_replace("seq", IN_MESSAGE, "")).otherwise(F.col("seq"))
 
 
-def filled_seq() -> Column:
-    """``seq`` (its message position) filled from the previous arrival in the same source and partition
+def _streamed(stream: Sequence[str]) -> list[Column]:
+    """The ``stream`` columns that head a window's partition (a stream is a capture of its own: a missing seq is
+    filled, and a shared position tied, within it); ``source`` comes coalesced after them."""
+    return [F.col(c) for c in stream if c != "source"]
+
+
+def filled_seq(stream: Sequence[str] = ()) -> Column:
+    """``seq`` (its message position) filled from the previous arrival in the same stream, source and partition
     ('' first), as the pandas ``filled_seq`` fills it (:func:`tied_seq` adds its tie mark)."""
     arrival = (
-        Window.partitionBy(F.coalesce("source", F.lit("")), F.coalesce("partition", F.lit(-1)))
+        Window.partitionBy(*_streamed(stream), F.coalesce("source", F.lit("")), F.coalesce("partition", F.lit(-1)))
         .orderBy("offset", "_row")
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )
     return F.coalesce(F.last(message_position(), ignorenulls=True).over(arrival), F.lit(""))
 
 
-def tied_seq() -> Column:
+def tied_seq(stream: Sequence[str] = ()) -> Column:
     """``_seq`` (filled) with :data:`~cdckit.analysis.ordering.sort.TIE_MARK` after the deletes that open a
-    position several partitions of one source share, as the pandas ``filled_seq`` marks it. Needs ``op``, ``_row``."""
+    position several partitions of one source (in one stream) share, as the pandas ``filled_seq`` marks it.
+    Needs ``op``, ``_row``."""
     source, partition = F.coalesce("source", F.lit("")), F.coalesce("partition", F.lit(-1))
-    position = Window.partitionBy(source, "_seq")
+    position = Window.partitionBy(*_streamed(stream), source, "_seq")
     run = (
-        Window.partitionBy(source, partition, "_seq")
+        Window.partitionBy(*_streamed(stream), source, partition, "_seq")
         .orderBy("offset", "_row")
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )
