@@ -307,6 +307,10 @@ class SchemaBook:
         self._known.setdefault(found.id, found)
         return found
 
+    def mark_used(self, ids: Iterable[int]) -> None:
+        """Count ``ids`` among the schemas :meth:`used` gives (a capture saves the schemas of its records)."""
+        self._used.update(ids)
+
     def used(self) -> list[RegisteredSchema]:
         """The schemas the book decoded records with, and those they refer to (what a saved capture needs)."""
         out = {i: self._known[i] for i in self._used if i in self._known}

@@ -16,9 +16,10 @@ starts with a zero byte, so a key or value that does is taken for a framed one
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 
-__all__ = ["MAGIC", "Framed", "framed", "message_indexes"]
+__all__ = ["MAGIC", "Framed", "framed", "message_indexes", "line_schema_ids"]
 
 #: The first byte of a framed key or value.
 MAGIC = 0
@@ -43,6 +44,24 @@ def framed(data: bytes | bytearray | memoryview | None) -> Framed | None:
         return None
     raw = bytes(data)
     return Framed(int.from_bytes(raw[1:_HEADER], "big"), raw[_HEADER:], raw)
+
+
+def line_schema_ids(line: bytes) -> list[int]:
+    """The schema ids of the framed key and value of one line of cdckit's binary capture layout
+    (:func:`cdckit.io.kafka.record_line`: ``key_base64`` and ``payload_base64``).
+
+    >>> line_schema_ids(b'{"topic":"t","partition":0,"offset":1,"key_base64":"AAAAAAEC","payload":null}')
+    [1]
+    """
+    ids = []
+    for name in (b'"key_base64":"', b'"payload_base64":"'):
+        at = line.find(name)
+        if at >= 0:
+            start = at + len(name)
+            head = base64.b64decode(line[start : start + 8] + b"==", validate=False)[:_HEADER]
+            if len(head) == _HEADER and head[0] == MAGIC:
+                ids.append(int.from_bytes(head[1:], "big"))
+    return ids
 
 
 def message_indexes(body: bytes) -> tuple[list[int], int]:
