@@ -175,12 +175,8 @@ def _streamed_table_name(stream: Sequence[str]) -> str:
 
 
 def _stream_partition(stream: Sequence[str]) -> str:
-    """SQL: the ``stream`` columns as the head of a window's PARTITION BY (a stream is a capture of its own: a
-    missing seq is filled, and a shared position tied, within it).
-
-    >>> _stream_partition([]), _stream_partition(["dialect"])
-    ('', 'dialect, ')
-    """
+    """SQL: the ``stream`` columns heading a window's PARTITION BY (a stream is a capture of its own: a missing
+    seq is filled, and a shared position tied, within it). ``_stream_partition(["dialect"])`` is ``'dialect, '``."""
     return "".join(f'"{c}", ' if c == "partition" else f"{c}, " for c in stream if c != "source")
 
 
