@@ -151,6 +151,7 @@ def compile_proto(text: str, imports: Mapping[str, str] | None = None, name: str
 def _compiled(text: str, imports: tuple[tuple[str, str], ...], name: str) -> bytes:
     grpc_tools = require("grpc_tools", "avro", what="reading Protobuf records")
     include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
+    more = [f"-I{root}" for root in _common_protos()]
     files = {**KNOWN_FILES, **dict(imports), name: text}
     with tempfile.TemporaryDirectory(prefix="cdckit-proto-") as folder:
         for path, content in files.items():
@@ -161,7 +162,7 @@ def _compiled(text: str, imports: tuple[tuple[str, str], ...], name: str) -> byt
             target.write_text(content, encoding="utf-8")
         out = os.path.join(folder, "out.pb")
         done = subprocess.run(
-            [sys.executable, "-m", "grpc_tools.protoc", f"-I{folder}", f"-I{include}", "--include_imports",
+            [sys.executable, "-m", "grpc_tools.protoc", f"-I{folder}", f"-I{include}", *more, "--include_imports",
              f"--descriptor_set_out={out}", name],
             cwd=folder, capture_output=True, text=True, check=False,
         )  # fmt: skip
@@ -171,11 +172,25 @@ def _compiled(text: str, imports: tuple[tuple[str, str], ...], name: str) -> byt
         return Path(out).read_bytes()
 
 
+def _common_protos() -> list[str]:
+    """The folder holding ``google/type/*.proto`` (datetime, money, latlng...) where googleapis-common-protos is
+    installed; none otherwise (Date and TimeOfDay are in :data:`KNOWN_FILES`)."""
+    try:
+        import google.type as common  # googleapis-common-protos
+    except ImportError:
+        return []
+    for folder in getattr(common, "__path__", ()):
+        if os.path.exists(os.path.join(folder, "datetime.proto")):
+            return [os.path.dirname(os.path.dirname(folder))]
+    return []
+
+
 class ProtobufDecoder:
     """The messages of one ``.proto`` text, read as ``{"schema": <Connect schema>, "payload": ...}``.
 
     ``imports``: the text of the files it imports, by import path. ``read(body)`` takes a framed body (message
-    indexes first); ``message_class(indexes)`` the generated class of a message (what tests serialize with).
+    indexes first); ``message_class(indexes)`` the generated class of a message (what tests serialize with);
+    ``messages`` the full names of the file's top-level messages, in order (index ``[i]`` names the i-th).
     """
 
     def __init__(self, text: str, imports: Mapping[str, str] | None = None, name: str = "schema.proto") -> None:
@@ -195,8 +210,8 @@ class ProtobufDecoder:
         if main is None:
             raise ValueError(f"protoc gave no descriptor of {name}")
         self._file = self._pool.FindFileByName(name)
-        self._top = [f"{main.package}.{m.name}" if main.package else m.name for m in main.message_type]
-        if not self._top:
+        self.messages = [f"{main.package}.{m.name}" if main.package else m.name for m in main.message_type]
+        if not self.messages:
             raise ValueError("the schema defines no message")
         self._factory = message_factory
         self._readers: dict[tuple[int, ...], tuple[Any, dict[str, Any], Convert]] = {}
@@ -253,9 +268,9 @@ class ProtobufDecoder:
         return found
 
     def _descriptor(self, indexes: tuple[int, ...]) -> Any:
-        if not indexes or not 0 <= indexes[0] < len(self._top):
+        if not indexes or not 0 <= indexes[0] < len(self.messages):
             raise ValueError(f"message indexes {list(indexes)} name no message of the schema")
-        descriptor = self._pool.FindMessageTypeByName(self._top[indexes[0]])
+        descriptor = self._pool.FindMessageTypeByName(self.messages[indexes[0]])
         for index in indexes[1:]:
             nested = descriptor.nested_types
             if not 0 <= index < len(nested):
@@ -522,7 +537,7 @@ class ProtobufBodies:
             self._decoder = ProtobufDecoder(schema.text, imports, _main_name(schema, imports))
         except ValueError as err:
             raise ValueError(f"the Protobuf schema of id {schema.id} cannot be compiled: {err}") from None
-        self.evidence = _evidence("Protobuf schema", schema, self._decoder._top[0])
+        self.evidence = _evidence("Protobuf schema", schema, self._decoder.messages[0])
 
     def decode(self, body: bytes) -> Any:
         return self._decoder.read(body)
