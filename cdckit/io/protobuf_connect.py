@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import importlib
 import os
 import subprocess
 import sys
@@ -150,7 +151,7 @@ def compile_proto(text: str, imports: Mapping[str, str] | None = None, name: str
 @lru_cache(maxsize=256)
 def _compiled(text: str, imports: tuple[tuple[str, str], ...], name: str) -> bytes:
     grpc_tools = require("grpc_tools", "avro", what="reading Protobuf records")
-    include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
+    include = os.path.join(os.path.dirname(str(grpc_tools.__file__)), "_proto")
     more = [f"-I{root}" for root in _common_protos()]
     files = {**KNOWN_FILES, **dict(imports), name: text}
     with tempfile.TemporaryDirectory(prefix="cdckit-proto-") as folder:
@@ -176,7 +177,7 @@ def _common_protos() -> list[str]:
     """The folder holding ``google/type/*.proto`` (datetime, money, latlng...) where googleapis-common-protos is
     installed; none otherwise (Date and TimeOfDay are in :data:`KNOWN_FILES`)."""
     try:
-        import google.type as common  # googleapis-common-protos
+        common = importlib.import_module("google.type")  # googleapis-common-protos
     except ImportError:
         return []
     for folder in getattr(common, "__path__", ()):
@@ -194,8 +195,9 @@ class ProtobufDecoder:
     """
 
     def __init__(self, text: str, imports: Mapping[str, str] | None = None, name: str = "schema.proto") -> None:
-        require("google.protobuf", "avro", what="reading Protobuf records")
-        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+        descriptor_pb2 = require("google.protobuf.descriptor_pb2", "avro", what="reading Protobuf records")
+        descriptor_pool = importlib.import_module("google.protobuf.descriptor_pool")
+        message_factory = importlib.import_module("google.protobuf.message_factory")
 
         files = descriptor_pb2.FileDescriptorSet.FromString(compile_proto(text, imports, name))
         self._pool = descriptor_pool.DescriptorPool()
@@ -219,7 +221,7 @@ class ProtobufDecoder:
     def _note_fields(self, file: Any) -> None:
         """Which fields have presence as scalars (proto3 ``optional``, proto2 ``optional``) and their
         ``confluent.field_meta`` parameters, by the field's full name."""
-        from google.protobuf import unknown_fields
+        unknown_fields = importlib.import_module("google.protobuf.unknown_fields")
 
         stack = [(file.package, m) for m in file.message_type]
         while stack:
@@ -311,7 +313,7 @@ class ProtobufDecoder:
                 presence.add(field.name)
             steps.append((field.name, field.name, convert))
 
-        def convert(message: Any) -> dict[str, Any]:
+        def convert_struct(message: Any) -> dict[str, Any]:
             out: dict[str, Any] = {}
             for name, read, step in steps:
                 if read is None:
@@ -322,12 +324,13 @@ class ProtobufDecoder:
                     out[name] = step(getattr(message, read))
             return out
 
-        holder["convert"] = convert
-        return {"type": "struct", "fields": fields, "optional": True, "name": descriptor.full_name}, convert
+        holder["convert"] = convert_struct
+        return {"type": "struct", "fields": fields, "optional": True, "name": descriptor.full_name}, convert_struct
 
     def _field(self, field: Any, seen: dict[str, Any], member: bool) -> tuple[dict[str, Any], Convert]:
         """A field's Connect schema and converter, as ``ProtobufData`` makes them."""
         tag = {_TAG: str(field.number)}
+        schema: dict[str, Any]
         if field.is_repeated and field.type == _MESSAGE and field.message_type.GetOptions().map_entry:
             entry = field.message_type
             keys, key = self._field(entry.fields_by_name["key"], seen, False)
@@ -339,14 +342,15 @@ class ProtobufDecoder:
             return schema, lambda m: [[key(k), value(v)] for k, v in m.items()]
         schema, convert = self._single(field, seen)
         if field.is_repeated:
-            item_schema = {**schema, "optional": True}
-            item_schema.get("parameters", {}).pop(_TAG, None)
-            schema = {"type": "array", "items": item_schema, "optional": True}
+            schema = {"type": "array", "items": {**schema, "optional": True}, "optional": True}
             item = convert
-            convert = lambda values: [item(v) for v in values]  # noqa: E731
+
+            def convert(values: Any) -> list[Any]:
+                return [item(v) for v in values]
+
         elif member or field.full_name in self._optional or field.type in (_MESSAGE, _ENUM_TYPE):
             schema["optional"] = True
-        schema["parameters"] = {**schema.get("parameters", {}), **tag}
+        schema["parameters"] = {**dict(schema.get("parameters") or {}), **tag}
         return schema, convert
 
     def _single(self, field: Any, seen: dict[str, Any]) -> tuple[dict[str, Any], Convert]:
@@ -361,7 +365,7 @@ class ProtobufDecoder:
                 schema: dict[str, Any] = {"type": kind, "optional": True, "name": name, "version": 1}
                 if full == "confluent.type.Decimal":
                     meta = self._metas.get(field.full_name, {})
-                    scale = _int(meta.get("scale"), 0)
+                    scale = _int(meta.get("scale"), 0) or 0
                     schema["parameters"] = {"scale": str(scale)}
                     if _int(meta.get("precision"), None) is not None:
                         schema["parameters"]["connect.decimal.precision"] = str(int(meta["precision"]))
@@ -530,14 +534,14 @@ class ProtobufBodies:
     kind = "Protobuf schema"
 
     def __init__(self, schema: RegisteredSchema, book: SchemaBook | None) -> None:
-        from .framed_decoders import _evidence
-
         imports = _imports(schema, book)
         try:
             self._decoder = ProtobufDecoder(schema.text, imports, _main_name(schema, imports))
         except ValueError as err:
             raise ValueError(f"the Protobuf schema of id {schema.id} cannot be compiled: {err}") from None
-        self.evidence = _evidence("Protobuf schema", schema, self._decoder.messages[0])
+        parts = [f"subject {schema.subject}"] if schema.subject else []
+        parts.append(f"record {self._decoder.messages[0]}")  # as framed_decoders' evidence of the other kinds
+        self.evidence = f"Confluent wire format, Protobuf schema id {schema.id} ({', '.join(parts)})"
 
     def decode(self, body: bytes) -> Any:
         return self._decoder.read(body)
