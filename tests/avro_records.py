@@ -18,7 +18,7 @@ from typing import Any
 import fastavro
 
 from cdckit.io.kafka import record_line
-from cdckit.io.schema_book import RegisteredSchema
+from cdckit.io.registered_schema import RegisteredSchema
 
 TOPIC = "pg.public.t"
 KEY_ID, VALUE_ID = 3, 8

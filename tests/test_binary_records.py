@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 import cdckit
-from cdckit.io.schema_book import SchemaBook, folder_schemas, save_schemas
+from cdckit.io.registered_schema import folder_schemas, save_schemas
+from cdckit.io.schema_book import SchemaBook
 from cdckit.io.wire_format import message_indexes
 
 pytest.importorskip("fastavro", reason="the avro extra: pip install 'cdckit[avro]'")
@@ -152,7 +153,7 @@ def test_avro_from_other_producers_takes_the_connect_meaning_of_its_logical_type
 
 def test_json_schema_framed_records_are_their_json_text(tmp_path):
     from cdckit.io.kafka import record_line
-    from cdckit.io.schema_book import RegisteredSchema
+    from cdckit.io.registered_schema import RegisteredSchema
 
     value = b"\x00\x00\x00\x00\x05" + json.dumps({"op": "c", "after": {"id": 1}, "source": {
         "connector": "mysql", "db": "d", "table": "t", "ts_ms": 1, "file": "f", "pos": 4, "row": 0}}).encode()

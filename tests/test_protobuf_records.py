@@ -11,7 +11,7 @@ import pytest
 
 import cdckit
 from cdckit.io.kafka import record_line
-from cdckit.io.schema_book import RegisteredSchema, save_schemas
+from cdckit.io.registered_schema import RegisteredSchema, save_schemas
 
 pytest.importorskip("grpc_tools")
 pytest.importorskip("google.protobuf")

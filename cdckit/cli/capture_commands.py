@@ -23,7 +23,8 @@ from typing import Any
 
 from ..export.atomic import atomic_path
 from ..io.kafka import PartitionCounts, topic_lines
-from ..io.schema_book import SCHEMAS_SUFFIX, book_for, save_schemas
+from ..io.registered_schema import save_schemas
+from ..io.schema_book import SCHEMAS_SUFFIX, book_for
 from ..io.wire_format import line_schema_ids
 from .exit_codes import EXIT_OK
 from .options import kafka_settings, kafka_topic, refuse_existing, schema_settings

@@ -1,6 +1,6 @@
 """The decoder of each kind of registered schema: Avro, JSON Schema and Protobuf bodies to message values.
 
->>> from cdckit.io.schema_book import RegisteredSchema
+>>> from cdckit.io.registered_schema import RegisteredSchema
 >>> decoder = decoder_for(RegisteredSchema(3, "JSON", '{"type": "object"}', "t-value"), None)
 >>> decoder.decode(b'{"id": 1}'), decoder.evidence
 ({'id': 1}, 'Confluent wire format, JSON Schema id 3 (subject t-value)')
@@ -15,7 +15,7 @@ from .. import values
 from .avro_connect import AvroDecoder
 
 if TYPE_CHECKING:
-    from .schema_book import RegisteredSchema, SchemaBook
+    from .registered_schema import References, RegisteredSchema
 
 __all__ = ["decoder_for", "AvroBodies", "JsonBodies"]
 
@@ -35,7 +35,7 @@ class AvroBodies:
 
     kind = "Avro schema"
 
-    def __init__(self, schema: RegisteredSchema, book: SchemaBook | None) -> None:
+    def __init__(self, schema: RegisteredSchema, book: References | None) -> None:
         try:
             parsed = json.loads(schema.text)
         except ValueError as err:
@@ -66,14 +66,14 @@ class JsonBodies:
 
     kind = "JSON Schema"
 
-    def __init__(self, schema: RegisteredSchema, book: SchemaBook | None) -> None:
+    def __init__(self, schema: RegisteredSchema, book: References | None) -> None:
         self.evidence = _evidence("JSON Schema", schema, None)
 
     def decode(self, body: bytes) -> Any:
         return values.loads(body)
 
 
-def decoder_for(schema: RegisteredSchema, book: SchemaBook | None) -> Any:
+def decoder_for(schema: RegisteredSchema, book: References | None) -> Any:
     """The decoder of ``schema``'s bodies (ValueError when the schema itself cannot be read)."""
     if schema.kind == "AVRO":
         return AvroBodies(schema, book)

@@ -58,7 +58,7 @@ from ..optional import require
 from .wire_format import message_indexes
 
 if TYPE_CHECKING:
-    from .schema_book import RegisteredSchema, SchemaBook
+    from .registered_schema import References, RegisteredSchema
 
 __all__ = ["ProtobufBodies", "ProtobufDecoder", "compile_proto"]
 
@@ -533,7 +533,7 @@ class ProtobufBodies:
 
     kind = "Protobuf schema"
 
-    def __init__(self, schema: RegisteredSchema, book: SchemaBook | None) -> None:
+    def __init__(self, schema: RegisteredSchema, book: References | None) -> None:
         imports = _imports(schema, book)
         try:
             self._decoder = ProtobufDecoder(schema.text, imports, _main_name(schema, imports))
@@ -554,7 +554,7 @@ def _main_name(schema: RegisteredSchema, imports: Mapping[str, str]) -> str:
     return name
 
 
-def _imports(schema: RegisteredSchema, book: SchemaBook | None) -> dict[str, str]:
+def _imports(schema: RegisteredSchema, book: References | None) -> dict[str, str]:
     """The text of every file ``schema`` refers to (and they refer to), by import path."""
     out: dict[str, str] = {}
     pending = [(schema, r) for r in schema.references]

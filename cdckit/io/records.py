@@ -171,11 +171,13 @@ def unwrap_record(msg: Message) -> Message:
         value = _base64_field(record, body)
         key = _base64_field(record, "key_base64") if "key_base64" in record else record.get("key")
     except ValueError as err:
-        bad = error_message(msg.source, msg.offset, str(err), "invalid_value", msg.raw or safe_repr(record), msg.line)
+        undecoded = error_message(
+            msg.source, msg.offset, str(err), "invalid_value", msg.raw or safe_repr(record), msg.line
+        )
         if _position_problem(record.get("offset"), record.get("partition")) is None:  # held at its record's place
-            bad.offset = msg.offset if record.get("offset") is None else record["offset"]
-            bad.partition = record.get("partition")
-        return bad
+            undecoded.offset = msg.offset if record.get("offset") is None else record["offset"]
+            undecoded.partition = record.get("partition")
+        return undecoded
     inner = value_message(value, msg.source, msg.offset, msg.line)
     if inner is None:
         return msg

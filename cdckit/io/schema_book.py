@@ -3,8 +3,8 @@
 A :class:`SchemaBook` finds a schema by its registry id in, in this order:
 
 - the schemas it has already read (a capture's own, given when it was saved);
-- folders of schemas exported from a registry (``schemas=FOLDER``; see :func:`folder_schemas` for the files
-  it reads);
+- folders of schemas exported from a registry (``schemas=FOLDER``; see
+  :func:`cdckit.io.registered_schema.folder_schemas` for the files it reads);
 - a schema registry (``schema_registry="https://..."``, its client settings, such as
   ``basic.auth.user.info``, given apart as ``schema_registry_config``), through confluent-kafka's registry
   client.
@@ -27,117 +27,22 @@ from __future__ import annotations
 
 import base64
 import glob
-import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from ..optional import require
+from .framed_decoders import decoder_for
 from .message import Message, error_message
+from .registered_schema import RegisteredSchema, folder_schemas
 from .sources import expand_paths
 from .wire_format import Framed
 
-__all__ = [
-    "RegisteredSchema",
-    "SchemaBook",
-    "folder_schemas",
-    "save_schemas",
-    "saved_schemas_folders",
-    "SCHEMAS_SUFFIX",
-    "book_for",
-    "unframed",
-]
+__all__ = ["SchemaBook", "book_for", "unframed", "saved_schemas_folders", "SCHEMAS_SUFFIX"]
 
 #: The folder beside a capture file that holds the schemas its records use (``capture.jsonl.schemas/``).
 SCHEMAS_SUFFIX = ".schemas"
-_KINDS = {"AVRO", "PROTOBUF", "JSON"}
-
-
-@dataclass(frozen=True)
-class RegisteredSchema:
-    """One schema of a registry: its id, kind (``AVRO``, ``PROTOBUF``, ``JSON``), text, where it is registered
-    (subject and version, when known) and the schemas it refers to (``{"name", "subject", "version"}``)."""
-
-    id: int
-    kind: str
-    text: str
-    subject: str | None = None
-    version: int | None = None
-    references: tuple[dict[str, Any], ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        """The schema as a file of a schemas folder holds it (the registry's own field names)."""
-        return {
-            "id": self.id,
-            "subject": self.subject,
-            "version": self.version,
-            "schemaType": self.kind,
-            "schema": self.text,
-            "references": list(self.references),
-        }
-
-
-def _registered(entry: Mapping[str, Any], schema_id: int | None, where: str) -> RegisteredSchema:
-    """A schema from a registry answer or a schemas file's object."""
-    if not isinstance(entry.get("schema"), str):
-        raise ValueError(f"{where}: no schema text (a 'schema' field)")
-    kind = str(entry.get("schemaType") or "AVRO").upper()
-    if kind not in _KINDS:
-        raise ValueError(f"{where}: schemaType {kind!r}, not one of AVRO, PROTOBUF, JSON")
-    found_id = entry.get("id", schema_id)
-    if not isinstance(found_id, int):
-        raise ValueError(f"{where}: no schema id (an 'id' field, or a file named <id>.json)")
-    version = entry.get("version")
-    return RegisteredSchema(
-        found_id,
-        kind,
-        entry["schema"],
-        entry.get("subject"),
-        version if isinstance(version, int) else None,
-        tuple(dict(r) for r in entry.get("references") or ()),
-    )
-
-
-def folder_schemas(folder: str | os.PathLike[str]) -> list[RegisteredSchema]:
-    """The schemas a folder holds: ``<id>.json`` files as ``GET /schemas/ids/{id}`` answers them, or any
-    ``.json`` file holding one such object with its ``id`` (``GET /subjects/{s}/versions/{v}`` answers
-    have one) or a list of them; and ``<id>.avsc`` (an Avro schema) and ``<id>.proto`` files.
-
-    A file that holds none of these raises ValueError naming it."""
-    found: list[RegisteredSchema] = []
-    for path in sorted(Path(folder).iterdir()):
-        if not path.is_file() or path.name.startswith("."):
-            continue
-        stem_id = int(path.stem) if path.stem.isdigit() else None
-        if path.suffix == ".json":
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except ValueError as err:
-                raise ValueError(f"{path}: not JSON: {err}") from None
-            entries = data if isinstance(data, list) else [data]
-            for entry in entries:
-                if not isinstance(entry, dict):
-                    raise ValueError(f"{path}: a schema is a JSON object, not {type(entry).__name__}")
-                found.append(_registered(entry, stem_id if len(entries) == 1 else None, str(path)))
-        elif path.suffix in (".avsc", ".proto") and stem_id is not None:
-            kind = "AVRO" if path.suffix == ".avsc" else "PROTOBUF"
-            found.append(RegisteredSchema(stem_id, kind, path.read_text(encoding="utf-8")))
-    return found
-
-
-def save_schemas(schemas: Iterable[RegisteredSchema], folder: str | os.PathLike[str]) -> list[Path]:
-    """Write each schema as ``<id>.json`` under ``folder`` (made when missing), as :func:`folder_schemas` reads
-    them back; the paths written."""
-    target = Path(folder)
-    target.mkdir(parents=True, exist_ok=True)
-    written = []
-    for schema in sorted(schemas, key=lambda s: s.id):
-        path = target / f"{schema.id}.json"
-        path.write_text(json.dumps(schema.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        written.append(path)
-    return written
 
 
 def saved_schemas_folders(source: Any) -> list[str]:
@@ -237,10 +142,7 @@ class SchemaBook:
         if found is not None:
             return found
         if not self._read_folders:
-            self._read_folders = True
-            for folder in self.folders:
-                for schema in folder_schemas(folder):
-                    self._known.setdefault(schema.id, schema)
+            self._load_folders()
             found = self._known.get(schema_id)
             if found is not None:
                 return found
@@ -253,6 +155,13 @@ class SchemaBook:
             return None
         self._known[schema_id] = found
         return found
+
+    def _load_folders(self) -> None:
+        """Read the schemas of every folder, once."""
+        self._read_folders = True
+        for folder in self.folders:
+            for schema in folder_schemas(folder):
+                self._known.setdefault(schema.id, schema)
 
     def missing_reason(self, schema_id: int) -> str:
         """Why ``schema_id`` was not found: where the book looked, and what the registry said."""
@@ -286,6 +195,8 @@ class SchemaBook:
     def referenced(self, reference: Mapping[str, Any]) -> RegisteredSchema | None:
         """The schema a reference names (by subject and version)."""
         subject, version = reference.get("subject"), reference.get("version")
+        if not self._read_folders:
+            self._load_folders()
         for schema in self._known.values():
             if schema.subject == subject and (schema.version == version or version in (None, -1)):
                 return schema
@@ -333,8 +244,6 @@ class SchemaBook:
             schema = self.lookup(item.schema_id)
             if schema is None:
                 raise LookupError(self.missing_reason(item.schema_id))
-            from .framed_decoders import decoder_for  # the decoders need the optional libraries
-
             decoder = self._decoders[item.schema_id] = decoder_for(schema, self)
         self._used.add(item.schema_id)
         try:
