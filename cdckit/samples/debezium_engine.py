@@ -273,7 +273,7 @@ def _engine(props: dict[str, str], handler: Any, style: Style) -> Any:
     options = ["-Xmx768m", "-XX:TieredStopAtLevel=1"]
     if style.format not in BINARY_FORMATS:
         return DebeziumEngine(props, handler, format="json", jvm_opts=options)
-    import jpype
+    import jpype  # type: ignore[import-untyped]
     from pydbzengine.engine.jvm import ensure_jvm_started
 
     ensure_jvm_started(jvm_opts=options)  # the format's class is only there once the JVM runs
