@@ -210,8 +210,9 @@ def test_the_schema_of_every_id_is_saved_beside_the_capture(captured, registry):
         assert saved["schema"] == registry.schemas[number - 1]["schema"]
         assert json.loads(saved["schema"])["type"] == "record"
         subjects.add(saved["subject"])
-    topics = {record["topic"] for record in avro}
-    assert subjects == {f"{topic}-{part}" for topic in topics for part in ("key", "value")}
+    named = {f"{record['topic']}-{part}" for record in avro for part, name in (("key", "key"), ("value", "payload"))
+             if raw(record, name) is not None}  # a table without a key has no key schema
+    assert subjects == named
     assert registry.unknown == []  # the converter made only calls the stand-in implements
 
 

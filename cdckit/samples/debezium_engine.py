@@ -47,6 +47,8 @@ __all__ = [
     "binary_line",
     "schema_id",
     "schemas_folder",
+    "registry_settings",
+    "BINARY_FORMATS",
     "start",
     "finish",
     "run_engines",
