@@ -42,6 +42,9 @@ REASON_CODES: dict[str, str] = {
     "invalid_value": "a field holds a value the frame cannot hold (a time out of range, a name that is not text)",
     "decoder_error": "the decoder failed on a shape it did not foresee",
     "unpaired_half": "half of an update whose other half never came",
+    "unknown_schema": "a framed record (Confluent's wire format) whose schema id no schema registry or schemas "
+    "folder given has",
+    "invalid_encoding": "a framed record whose body does not match its schema (Avro, Protobuf or JSON Schema)",
 }
 
 

@@ -31,6 +31,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "spark": ("pyspark",),
     "viz": ("plotly", "ipywidgets", "anywidget", "itables"),
     "kafka": ("confluent_kafka",),
+    "avro": ("fastavro", "google.protobuf", "grpc_tools"),
 }
 
 

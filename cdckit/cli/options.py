@@ -87,6 +87,8 @@ class Input:
     key_separator: str | None = None
     #: A live Kafka topic read instead of files (a ``kafka://`` PATH, read alone), with its ``-X`` settings.
     topic: KafkaSpec | None = None
+    #: Where the schemas of framed records are (:func:`schema_settings`: :func:`cdckit.read`'s arguments).
+    schemas: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -214,6 +216,28 @@ def kafka_settings(args: argparse.Namespace) -> dict[str, str]:
     return found
 
 
+def schema_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """``--schema-registry``, ``--schema-registry-config KEY=VALUE`` and ``--schemas``, as :func:`cdckit.read`
+    takes them (each checked).
+
+    >>> schema_settings(argparse.Namespace(schema_registry="http://r:8081", schema_registry_config=["a=b"]))
+    {'schema_registry': 'http://r:8081', 'schema_registry_config': {'a': 'b'}, 'schemas': None}
+    """
+    config: dict[str, str] = {}
+    for text in getattr(args, "schema_registry_config", None) or []:
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"--schema-registry-config {text}: write KEY=VALUE (basic.auth.user.info=USER:PASS)")
+        config[name.strip()] = value
+    registry = getattr(args, "schema_registry", None)
+    if config and not registry:
+        raise UsageError("--schema-registry-config sets the client of a --schema-registry URL: give it too")
+    folder = getattr(args, "schemas", None)
+    if folder is not None and not os.path.isdir(folder):
+        raise UsageError(f"--schemas {folder}: no such folder")
+    return {"schema_registry": registry, "schema_registry_config": config or None, "schemas": folder}
+
+
 def kafka_topic(url: str, kafka: dict[str, str] | None) -> KafkaSpec:
     """The topic and bounds a ``kafka://`` PATH names (a malformed one is a usage error)."""
     try:
@@ -240,4 +264,5 @@ def checked(args: argparse.Namespace, specs: list[str], **given: Any) -> tuple[I
     separator = getattr(args, "key_separator", None)
     if separator is not None and (not separator or "\n" in separator):
         raise UsageError("--key-separator takes a non-empty text without a line end")
-    return inputs(specs, args.dialect, separator, kafka_settings(args)), chosen
+    found = inputs(specs, args.dialect, separator, kafka_settings(args))
+    return dataclasses.replace(found, schemas=schema_settings(args)), chosen

@@ -233,6 +233,24 @@ def _add_kafka_config(sub: argparse.ArgumentParser) -> None:
         help="a Kafka client setting for a kafka:// PATH, as kcat takes it (repeat: -X security.protocol=SASL_SSL "
         "-X sasl.mechanism=PLAIN ...); the URL holds no secret",
     )
+    sub.add_argument(
+        "--schema-registry",
+        metavar="URL",
+        help="the schema registry of framed records (Avro, Protobuf or JSON Schema in Confluent's wire format)",
+    )
+    sub.add_argument(
+        "--schema-registry-config",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a setting of the schema registry's client (repeat: --schema-registry-config "
+        "basic.auth.user.info=USER:PASSWORD)",
+    )
+    sub.add_argument(
+        "--schemas",
+        metavar="DIR",
+        help="a folder of schemas exported from a registry (<id>.json, <id>.avsc, <id>.proto); a capture's own, "
+        "saved beside it by cdckit capture, are found without it",
+    )
 
 
 def _add_filters(sub: argparse.ArgumentParser, tables: bool = True, keys: bool = True) -> None:

@@ -20,7 +20,16 @@ from ..io import expand_paths
 from ..io.kafka import is_kafka_url
 from ..reading.detect import FLOOR, LOW, detect
 from .exit_codes import EXIT_INPUT, EXIT_OK
-from .options import checked, columns, given_keys, is_events_file, kafka_settings, kafka_topic, unavailable_values
+from .options import (
+    checked,
+    columns,
+    given_keys,
+    is_events_file,
+    kafka_settings,
+    kafka_topic,
+    schema_settings,
+    unavailable_values,
+)
 from .reading import read_counted
 from .summary import summary_of
 from .text import events_table, printable
@@ -48,7 +57,9 @@ def run_detect(args: argparse.Namespace) -> int:
                 rows.append((file, "(cdckit events)", "", "canonical events written by cdckit convert"))
                 continue
             try:
-                found = detect(kafka_topic(file, kafka_settings(args)) if is_kafka_url(file) else file)
+                found = detect(
+                    kafka_topic(file, kafka_settings(args)) if is_kafka_url(file) else file, **schema_settings(args)
+                )
             except UnknownDialectError as err:
                 print(f"cdckit: error: {printable(file)}: {printable(err)}", file=sys.stderr)
                 failed += 1

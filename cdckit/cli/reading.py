@@ -122,6 +122,7 @@ def read_counted(
             keys=keys,
             key_separator=source.key_separator,
             progress=read_progress(),
+            **source.schemas,
         )
         with contextlib.closing(chunks):  # a read stopped early takes its bar away before the summary
             for frame in chunks:

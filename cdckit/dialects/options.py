@@ -7,9 +7,12 @@
 - ``key_separator``: the ``key.separator`` ``kafka-console-consumer`` printed between its fields, when
   not a tab (see :mod:`cdckit.io.console`). The readers follow it, not the dialects; it travels here
   with the rest of a read's settings (to the worker processes and Spark tasks).
+- ``schemas``: where the schemas of framed records (Avro, Protobuf, JSON Schema in Confluent's wire format)
+  are found (:class:`cdckit.io.schema_book.SchemaBook`); the read path decodes such records with it before
+  any dialect sees them.
 
 >>> DialectOptions(unavailable_value="__unchanged__")
-DialectOptions(tz=None, unavailable_value=('__unchanged__',), key_separator=None)
+DialectOptions(tz=None, unavailable_value=('__unchanged__',), key_separator=None, schemas=None)
 >>> resolved(DialectOptions(unavailable_value=("a", "b")), tz="Asia/Tokyo").unavailable_value
 ('a', 'b')
 """
@@ -18,6 +21,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+
+from ..io.schema_book import SchemaBook
 
 __all__ = ["DialectOptions", "resolved"]
 
@@ -30,12 +35,14 @@ class DialectOptions:
     tz: str | None = None
     unavailable_value: tuple[str, ...] = ()
     key_separator: str | None = None
+    schemas: SchemaBook | None = None
 
     def __init__(
         self,
         tz: str | None = None,
         unavailable_value: str | Iterable[str] | None = (),
         key_separator: str | None = None,
+        schemas: SchemaBook | None = None,
     ) -> None:
         if key_separator is not None and (
             not isinstance(key_separator, str) or not key_separator or "\n" in key_separator
@@ -49,6 +56,7 @@ class DialectOptions:
         object.__setattr__(self, "tz", tz)
         object.__setattr__(self, "unavailable_value", texts)
         object.__setattr__(self, "key_separator", key_separator)
+        object.__setattr__(self, "schemas", schemas)
 
 
 def resolved(options: DialectOptions | None = None, tz: str | None = None) -> DialectOptions:

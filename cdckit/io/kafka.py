@@ -19,8 +19,11 @@ group: partitions are assigned, never subscribed, so exploring moves no one's po
 :func:`cdckit.read`, ``-X key=value`` on the command line, as kcat takes them): the URL holds no secret.
 
 Each record becomes the line kcat ``-J`` prints (topic, partition, offset, ``tstype``/``ts``, headers as
-``[name, value, ...]``, key, payload; bytes that are not UTF-8 kept as they are, as kcat does), so a topic is
-read exactly as the same records saved by kcat are (:mod:`cdckit.io.records` unwraps both).
+``[name, value, ...]``, key, payload), so a topic is read exactly as the same records saved by kcat are
+(:mod:`cdckit.io.records` unwraps both). A key or value that is not text, which kcat cannot hold in JSON text
+(a framed Avro or Protobuf record, :mod:`cdckit.io.wire_format`, or other bytes that are not UTF-8), is kept
+whole in Base64 as ``key_base64`` or ``payload_base64`` instead of ``key`` or ``payload``: cdckit's binary
+capture layout, which ``cdckit capture`` writes and every read takes back byte for byte.
 
 >>> spec = parse_kafka_url("kafka://localhost:9092/shop.orders?partitions=0,2&max=100")
 >>> spec.brokers, spec.topic, spec.partitions, spec.max
@@ -32,6 +35,7 @@ read exactly as the same records saved by kcat are (:mod:`cdckit.io.records` unw
 
 from __future__ import annotations
 
+import base64
 import time
 import uuid
 from collections import Counter
@@ -183,6 +187,22 @@ def _text(data: bytes | str | None) -> bytes:
         return b'"' + out + b'"'
 
 
+def _field(name: bytes, data: bytes | str | None) -> bytes:
+    """``"name":<text>``, or ``"name_base64":"<Base64>"`` for bytes that are not text: a framed key or value
+    (Confluent's wire format, its magic byte first) or bytes that are not UTF-8."""
+    if isinstance(data, (bytes, bytearray)) and data and (data[0] == 0 or not _is_utf8(data)):
+        return b'"%s_base64":"%s"' % (name, base64.b64encode(data))
+    return b'"%s":%s' % (name, _text(data))
+
+
+def _is_utf8(data: bytes | bytearray) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def record_line(
     topic: str,
     partition: int,
@@ -192,12 +212,17 @@ def record_line(
     value: bytes | None,
     headers: list[tuple[str, bytes | None]] | None,
 ) -> bytes:
-    """The kcat ``-J`` line of one record (``timestamp``: the client's ``(type, milliseconds)``)."""
+    """The kcat ``-J`` line of one record (``timestamp``: the client's ``(type, milliseconds)``); a key or value
+    that is not text is kept whole in Base64, as ``key_base64`` or ``payload_base64`` (the module notes).
+
+    >>> record_line("t", 0, 1, (0, 0), b"\\x00\\x00\\x00\\x00\\x01\\x02", None, None)
+    b'{"topic":"t","partition":0,"offset":1,"key_base64":"AAAAAAEC","payload":null}'
+    """
     kind, ms = timestamp
     stamp = b',"tstype":"%s","ts":%d' % (_TSTYPES[kind].encode(), ms) if kind in _TSTYPES else b""
     heads = b',"headers":[' + b",".join(_text(n) + b"," + _text(v) for n, v in headers) + b"]" if headers else b""
-    return b'{"topic":%s,"partition":%d,"offset":%d%s%s,"key":%s,"payload":%s}' % (
-        _text(topic), partition, offset, stamp, heads, _text(key), _text(value),
+    return b'{"topic":%s,"partition":%d,"offset":%d%s%s,%s,%s}' % (
+        _text(topic), partition, offset, stamp, heads, _field(b"key", key), _field(b"payload", value),
     )  # fmt: skip
 
 

@@ -16,12 +16,15 @@ modules of :mod:`cdckit.io` (not public).
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Annotated, Any, overload
 
 import msgspec
 
 from .. import values
 from .message import Message, error_message, safe_repr
+from .wire_format import framed
 
 __all__ = ["parse_line", "kafka_key", "record_message", "SavedRecord", "saved_records"]
 
@@ -100,7 +103,10 @@ def _payload_message(item: str | bytes, name: str, offset: int, **extra: Any) ->
                 extra.get("line"),
             )
     data = item.encode("utf-8") if isinstance(item, str) else item
-    if data.lstrip()[:1] in (b"{", b"[", b'"') or data.strip() in (b"null", b"true", b"false"):
+    found = framed(data) if isinstance(item, bytes) else None
+    if found is not None:  # Confluent's wire format: decoded with its schema (cdckit.io.schema_book)
+        msg = Message(found, name, offset, raw=data)
+    elif data.lstrip()[:1] in (b"{", b"[", b'"') or data.strip() in (b"null", b"true", b"false"):
         msg = parse_line(data.strip(), name, offset, None)
     elif isinstance(item, str):
         msg = Message(item.rstrip("\r\n"), name, offset, raw=item)
@@ -134,6 +140,8 @@ _RECORD_FIELDS = frozenset(
         "headers",
         "key_error",
         "payload_error",
+        "key_base64",
+        "payload_base64",
     }
 )
 
@@ -156,13 +164,18 @@ def unwrap_record(msg: Message) -> Message:
     record = msg.value
     if not isinstance(record, dict) or not record.keys() <= _RECORD_FIELDS:
         return msg
-    body = "payload" if "payload" in record else "value" if "value" in record else None
-    if body is None or not ({"key", "offset", "partition", "topic"} & record.keys()):
+    body = next((name for name in ("payload", "value", "payload_base64") if name in record), None)
+    if body is None or not ({"key", "key_base64", "offset", "partition", "topic"} & record.keys()):
         return msg
-    inner = value_message(record[body], msg.source, msg.offset, msg.line)
+    try:
+        value = _base64_field(record, body)
+        key = _base64_field(record, "key_base64") if "key_base64" in record else record.get("key")
+    except ValueError as err:
+        return error_message(msg.source, msg.offset, str(err), "invalid_value", msg.raw or safe_repr(record), msg.line)
+    inner = value_message(value, msg.source, msg.offset, msg.line)
     if inner is None:
         return msg
-    inner.key = kafka_key(record.get("key"))
+    inner.key = kafka_key(key)
     bad = _position_problem(record.get("offset"), record.get("partition"))
     if bad is not None:
         return error_message(msg.source, msg.offset, bad, "invalid_value", msg.raw or safe_repr(record), msg.line)
@@ -175,6 +188,20 @@ def unwrap_record(msg: Message) -> Message:
     if msg.raw is not None:
         inner.raw = msg.raw
     return inner
+
+
+def _base64_field(record: dict[str, Any], name: str) -> Any:
+    """A record's field; the bytes of a ``*_base64`` field (cdckit's binary capture layout,
+    :mod:`cdckit.io.kafka`), or ValueError saying why they are not Base64."""
+    value = record[name]
+    if not name.endswith("_base64") or value is None:
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"the record's {name} is a {type(value).__name__}, not Base64 text")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (ValueError, binascii.Error) as err:
+        raise ValueError(f"the record's {name} is not Base64: {err}") from None
 
 
 def record_object(item: Any, name: str, ordinal: int) -> Message:
@@ -211,6 +238,9 @@ def kafka_key(key: Any) -> Any:
     ({'id': 1}, 'k1')
     """
     if isinstance(key, (bytes, bytearray)):
+        found = framed(key)
+        if found is not None:
+            return found
         key = bytes(key).decode("utf-8", errors="replace")
     if isinstance(key, str) and key.lstrip()[:1] in ("{", "["):
         try:
@@ -284,6 +314,8 @@ class SavedRecord(msgspec.Struct, forbid_unknown_fields=True):
     key: str | None | msgspec.UnsetType = msgspec.UNSET
     payload: str | None | msgspec.UnsetType = msgspec.UNSET
     value: str | None | msgspec.UnsetType = msgspec.UNSET
+    key_base64: str | None | msgspec.UnsetType = msgspec.UNSET
+    payload_base64: str | None | msgspec.UnsetType = msgspec.UNSET
     timestamp: Any = None
     timestampType: Any = None
     tstype: Any = None
@@ -294,7 +326,8 @@ class SavedRecord(msgspec.Struct, forbid_unknown_fields=True):
     def message_bytes(self) -> bytes | None:
         """The message as raw JSON object text, or None when it is anything else (null, text, absent)."""
         body = self.payload if self.payload is not msgspec.UNSET else self.value
-        if body.__class__ is not str or body[:1] != "{":
+        if body.__class__ is not str or body[:1] != "{" or self.key_base64 is not msgspec.UNSET:  # a binary key
+            # is decoded with its schema, on the slow path
             return None
         return body.encode()
 
@@ -330,6 +363,7 @@ def saved_records(lines: list[bytes]) -> list[SavedRecord | None] | None:
         if record is not None and (
             record.payload is unset
             and record.value is unset
+            and record.payload_base64 is unset
             or (record.topic is unset and record.partition is unset and record.offset is unset and record.key is unset)
         ):
             record = None

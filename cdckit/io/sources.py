@@ -96,7 +96,8 @@ def looks_like_payload(text: str) -> bool:
 
 
 def expand_paths(spec: str) -> list[str]:
-    """The files a path names: the file itself, a directory's files (recursively, hidden ones left out), or a glob's.
+    """The files a path names: the file itself, a directory's files (recursively, hidden ones left out, and the
+    schemas saved beside a capture, in its ``<file>.schemas/`` folder), or a glob's.
 
     >>> expand_paths("/no/such/*.jsonl")
     Traceback (most recent call last):
@@ -107,7 +108,9 @@ def expand_paths(spec: str) -> list[str]:
         found = [
             str(p)
             for p in sorted(Path(spec).rglob("*"))
-            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(spec).parts)
+            if p.is_file()
+            and not any(part.startswith(".") or part.endswith(".schemas") for part in p.relative_to(spec).parts[:-1])
+            and not p.name.startswith(".")
         ]
         if not found:
             raise FileNotFoundError(f"no files in directory {spec}")

@@ -210,7 +210,11 @@ class BatchDecoding:
             )
 
         keyed = self._batches() and self._given().uses_kafka_key
-        chosen = [i for i in range(count) if (keyed or keys[i] is None) and isinstance(values[i], (bytes, bytearray))]
+        chosen = [
+            i
+            for i in range(count)
+            if (keyed or keys[i] is None) and isinstance(values[i], (bytes, bytearray)) and values[i][:1] != b"\x00"
+        ]  # a framed value (Confluent's wire format) is decoded with its schema, on the slow path
         found = (
             self._batch(
                 [bytes(values[i]) for i in chosen],

@@ -30,6 +30,8 @@ from ..dialects.options import DialectOptions, resolved
 from ..errors import InvalidValue
 from ..frame import event_row, row_problem
 from ..io import Message
+from ..io.schema_book import unframed
+from ..io.wire_format import Framed
 from .batch_decoding import BatchDecoding
 from .detect import FLOOR, family_hint, score_message
 from .sinks import Sink
@@ -85,6 +87,8 @@ class MessageDecoder(BatchDecoding):
 
     def message(self, msg: Message) -> None:
         """Decode one message and tell the sink."""
+        if msg.value.__class__ is Framed or msg.key.__class__ is Framed:
+            msg = unframed(msg, self.options.schemas)
         if msg.error is not None:
             self._bad(msg, self._name, msg.error, msg.code or "damaged_input", None)
             return

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import itertools
+import os
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from ..dialects import registry
 from ..dialects.base import Dialect, Match
 from ..errors import AmbiguousDialectError, UnknownDialectError
 from ..io import Message, iter_sources
+from ..io.schema_book import book_for, unframed
 from ..python_columns import object_columns
 
 __all__ = [
@@ -240,20 +242,30 @@ def choose_for_read(messages: Iterable[Message], dialects: list[Dialect]) -> Det
 
 
 def detect(
-    source: Any, sample: int = DEFAULT_SAMPLE, container: str | None = None, key_separator: str | None = None
+    source: Any,
+    sample: int = DEFAULT_SAMPLE,
+    container: str | None = None,
+    key_separator: str | None = None,
+    *,
+    schema_registry: str | None = None,
+    schema_registry_config: dict[str, Any] | None = None,
+    schemas: str | os.PathLike[str] | None = None,
 ) -> Detection:
     """Detect the dialect of a source from up to ``sample`` messages of each file.
 
     ``source`` is anything :func:`cdckit.read` accepts; ``key_separator`` is that of
-    ``kafka-console-consumer`` lines (:func:`cdckit.read`), whose layout the evidence names.
+    ``kafka-console-consumer`` lines (:func:`cdckit.read`), whose layout the evidence names; framed records
+    (Avro, Protobuf, JSON Schema) are decoded with the schemas given as :func:`cdckit.read` takes them, and
+    the evidence names their format, schema id, subject and record.
 
     >>> import cdckit
     >>> cdckit.detect(cdckit.samples.path("canal")).dialect
     'canal'
     """
+    book = book_for(source, schema_registry, schema_registry_config, schemas)
     picked: list[Message] = []
     for _, messages in iter_sources(source, container=container, key_separator=key_separator):
-        picked.extend(itertools.islice(messages, sample))
+        picked.extend(unframed(m, book) for m in itertools.islice(messages, sample))
     return choose(picked)
 
 

@@ -30,6 +30,7 @@ from ..errors import DecodeError
 from ..frame import ARROW_SCHEMA, arrow_to_pandas, empty_quarantine
 from ..frame_builders import QuarantineBuilder
 from ..io.kafka import is_kafka_url, parse_kafka_url
+from ..io.schema_book import book_for
 from .capture import Capture, new_report
 from .detect import DEFAULT_SAMPLE
 from .events_files import is_events_file, read_events
@@ -55,6 +56,9 @@ def read(
     keys: Keys | None = None,
     progress: bool | None = None,
     kafka_config: dict[str, Any] | None = None,
+    schema_registry: str | None = None,
+    schema_registry_config: dict[str, Any] | None = None,
+    schemas: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame: ...
 
 
@@ -75,6 +79,9 @@ def read(
     keys: Keys | None = None,
     progress: bool | None = None,
     kafka_config: dict[str, Any] | None = None,
+    schema_registry: str | None = None,
+    schema_registry_config: dict[str, Any] | None = None,
+    schemas: str | os.PathLike[str] | None = None,
 ) -> Capture: ...
 
 
@@ -95,6 +102,9 @@ def read(
     keys: Keys | None = None,
     progress: bool | None = None,
     kafka_config: dict[str, Any] | None = None,
+    schema_registry: str | None = None,
+    schema_registry_config: dict[str, Any] | None = None,
+    schemas: str | os.PathLike[str] | None = None,
 ) -> ChunkedRead: ...
 
 
@@ -115,6 +125,9 @@ def read(
     keys: Keys | None = None,
     progress: bool | None = None,
     kafka_config: dict[str, Any] | None = None,
+    schema_registry: str | None = None,
+    schema_registry_config: dict[str, Any] | None = None,
+    schemas: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame | Capture | ChunkedRead: ...
 
 
@@ -134,6 +147,9 @@ def read(
     keys: Keys | None = None,
     progress: bool | None = None,
     kafka_config: dict[str, Any] | None = None,
+    schema_registry: str | None = None,
+    schema_registry_config: dict[str, Any] | None = None,
+    schemas: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame | Capture | ChunkedRead:
     """Decode a capture into the canonical event frame.
 
@@ -190,6 +206,13 @@ def read(
         kafka_config: the Kafka client's settings (SASL, TLS, ``client.id``...: librdkafka's names) for a
             ``kafka://host:port/topic`` source, a bounded sample of a live topic read as its kcat ``-J``
             lines (see :mod:`cdckit.io.kafka` for the URL's options); no offset is ever committed.
+        schema_registry: the URL of the schema registry that holds the schemas of framed records (Avro,
+            Protobuf or JSON Schema in Confluent's wire format, as Confluent's converters write them); its
+            client's settings (``basic.auth.user.info``, ``ssl.ca.location``...) go in
+            ``schema_registry_config``. Avro records are read as the JSON converter writes the same records.
+        schemas: a folder of schemas exported from a registry (:func:`cdckit.io.schema_book.folder_schemas`).
+            A capture file's own schemas, saved beside it by ``cdckit capture`` (``<file>.schemas/``), are
+            found without it. A record whose schema is found nowhere is quarantined, the id in its reason.
 
     Returns:
         The canonical frame (see :mod:`cdckit.frame`), with
@@ -206,7 +229,8 @@ def read(
         raise ValueError(f"errors must be 'quarantine' or 'raise', not {errors!r}")
     if dialect is not None:
         registry.get(dialect)  # a misspelt name fails now, with a suggestion
-    options = DialectOptions(tz=tz, unavailable_value=unavailable_value, key_separator=key_separator)
+    book = book_for(source, schema_registry, schema_registry_config, schemas)
+    options = DialectOptions(tz=tz, unavailable_value=unavailable_value, key_separator=key_separator, schemas=book)
     if workers is not None and workers < 1:
         raise ValueError("workers must be at least 1")
     if keys is not None:

@@ -163,7 +163,7 @@ class ReadJob(FrameSink):
 
     def _verdict(self, name: str, head: list[Message]) -> SourceVerdict:
         """The dialect of source ``name``, recorded for the report (and a warning given where one is due)."""
-        return self._noted(name, source_verdict(name, head, self.dialect_name, self._dialects()))
+        return self._noted(name, source_verdict(name, head, self.dialect_name, self._dialects(), self.options))
 
     def _noted(self, name: str, verdict: SourceVerdict) -> SourceVerdict:
         self.sources[name] = verdict.dialect
@@ -237,7 +237,9 @@ class ReadJob(FrameSink):
                         )
                         head = list(itertools.islice(messages, self.sample))
                         messages.close()
-                        verdict = verdicts[path] = source_verdict(name, head, self.dialect_name, self._dialects())
+                        verdict = verdicts[path] = source_verdict(
+                            name, head, self.dialect_name, self._dialects(), self.options
+                        )
                         if not registry.flag(verdict.dialect, "whole_files"):
                             owners.append(
                                 workers.planned_units(

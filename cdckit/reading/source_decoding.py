@@ -38,6 +38,7 @@ from ..dialects.options import DialectOptions
 from ..errors import UnknownDialectError
 from ..io import LineBlock, Message, file_container, file_pieces
 from ..io.kafka import TopicMessages
+from ..io.schema_book import unframed
 from .decoding import MessageDecoder
 from .detect import choose_for_read
 from .sinks import Sink
@@ -58,11 +59,18 @@ class SourceVerdict(NamedTuple):
     warning: str | None  #: a warning for the caller (a low-confidence verdict, or none found)
 
 
-def source_verdict(name: str, head: list[Message], dialect_name: str | None, dialects: list[Dialect]) -> SourceVerdict:
+def source_verdict(
+    name: str,
+    head: list[Message],
+    dialect_name: str | None,
+    dialects: list[Dialect],
+    options: DialectOptions | None = None,
+) -> SourceVerdict:
     """The dialect of source ``name``: ``dialect_name`` when given, else detected from ``head`` (its first
-    messages) among ``dialects``."""
+    messages, framed ones decoded with ``options.schemas``) among ``dialects``."""
     if dialect_name is not None:
         return SourceVerdict(dialect_name, None, True, None, None)
+    head = [unframed(m, None if options is None else options.schemas) for m in head]
     found = choose_for_read(head, dialects)
     if isinstance(found, UnknownDialectError):
         err = found

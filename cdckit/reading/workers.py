@@ -464,7 +464,7 @@ def decode_file(unit: dict[str, Any]) -> dict[str, Any]:
         ):
             head = list(itertools.islice(messages, unit["sample"]))
             dialects = registry.all_dialects(options=options) if unit["dialect"] is None else []
-            verdict = source_verdict(name, head, unit["dialect"], dialects)
+            verdict = source_verdict(name, head, unit["dialect"], dialects, options)
             for _ in decode_source(name, messages, head, verdict, sink, options, unit["container"]):
                 pass
     return _handed_back(sink.result(), unit, verdict=tuple(verdict) if verdict is not None else None)

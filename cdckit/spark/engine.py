@@ -35,12 +35,14 @@ from ..io import (
     file_pieces,
     record_message,
 )
+from ..io.schema_book import book_for, unframed
 from ..reading.decoding import MessageDecoder
 from ..reading.detect import DEFAULT_SAMPLE, choose_for_read
 from ..reading.pairing import PAIRED, Pairer, unpaired_reason
 from ..reading.sinks import Sink
 from .capture import SparkCapture, capture_of
 from .file_units import file_units, placed_units
+from .framed import look_up_schemas
 from .keys import given_keys
 from .session import check_workers, ship_cdckit
 
@@ -317,6 +319,9 @@ def read(
     unavailable_value: str | tuple[str, ...] | list[str] = (),
     keys: Keys | None = None,
     key_separator: str | None = None,
+    schema_registry: str | None = None,
+    schema_registry_config: dict[str, Any] | None = None,
+    schemas: str | None = None,
 ) -> Any:
     """Decode files into a Spark DataFrame with exactly the canonical columns (a
     :class:`~cdckit.spark.capture.SparkCapture` of events, quarantine and report when ``capture=True``).
@@ -328,7 +333,8 @@ def read(
     JSON Lines and text files larger than ``split_bytes`` are cut at line
     ends into several tasks (``split_messages`` cuts every N messages instead,
     for tests); offsets stay those of the whole file. ``tz``,
-    ``unavailable_value``, ``keys`` and ``key_separator`` are those of :func:`cdckit.read` (keys
+    ``unavailable_value``, ``keys``, ``key_separator`` and the schemas of framed records (``schema_registry``,
+    ``schema_registry_config``, ``schemas``) are those of :func:`cdckit.read` (keys
     given with :func:`cdckit.spark.keys.with_keys`: one job collects the
     table names the names in ``keys`` are matched with).
 
@@ -337,7 +343,8 @@ def read(
     """
     if dialect is not None:
         registry.get(dialect)
-    options = DialectOptions(tz=tz, unavailable_value=unavailable_value, key_separator=key_separator)
+    book = book_for(path, schema_registry, schema_registry_config, schemas)
+    options = DialectOptions(tz=tz, unavailable_value=unavailable_value, key_separator=key_separator, schemas=book)
     ship_cdckit(spark)
     check_workers(spark)
     parallelism = spark.sparkContext.defaultParallelism if getattr(spark, "sparkContext", None) else 1
@@ -421,6 +428,9 @@ def decode(
     capture: bool = False,
     unavailable_value: str | tuple[str, ...] | list[str] = (),
     keys: Keys | None = None,
+    schema_registry: str | None = None,
+    schema_registry_config: dict[str, Any] | None = None,
+    schemas: str | None = None,
 ) -> Any:
     """Decode a DataFrame of messages (Kafka-shaped) into the canonical Spark DataFrame (a
     :class:`~cdckit.spark.capture.SparkCapture` when ``capture=True``).
@@ -435,12 +445,18 @@ def decode(
     each topic partition in one task, in offset order. ``tz``,
     ``unavailable_value`` and ``keys`` are those of :func:`cdckit.read` (as for :func:`read`).
 
+    Framed keys and values (Avro, Protobuf or JSON Schema in Confluent's wire format, as
+    ``spark.read.format("kafka")`` gives them) are decoded with the schemas of ``schema_registry`` (its client's
+    settings in ``schema_registry_config``) or the folder ``schemas``: the driver looks up every schema id the
+    frame's records use, once, and the tasks take the schemas with them (executors need not reach the
+    registry). A record whose schema is found nowhere is quarantined with the id in its reason.
+
     >>> raw = spark.read.format("kafka").option("subscribe", "shop").load()   # doctest: +SKIP
     >>> events = cdcspark.decode(raw, dialect="debezium")                     # doctest: +SKIP
     """
     from pyspark.sql import functions as F
 
-    options = DialectOptions(tz=tz, unavailable_value=unavailable_value)
+    book = book_for(None, schema_registry, schema_registry_config, schemas)
     spark = df.sparkSession
     ship_cdckit(spark)
     check_workers(spark)
@@ -455,11 +471,14 @@ def decode(
         (F.col("offset").cast("long") if "offset" in columns else F.monotonically_increasing_id()).alias("offset"),
         (F.col("topic").cast("string") if "topic" in columns else F.lit(None).cast("string")).alias("topic"),
     )
+    if book is not None:
+        look_up_schemas(prepared, book)
+    options = DialectOptions(tz=tz, unavailable_value=unavailable_value, schemas=book)
     unknown = None
     each = dialect is None
     if dialect is None:
         head = [
-            record_message(r["value"], r["key"], r["source"], r["offset"], r["partition"], r["topic"])
+            unframed(record_message(r["value"], r["key"], r["source"], r["offset"], r["partition"], r["topic"]), book)
             for r in prepared.limit(sample).collect()
         ]
         detection = choose_for_read(head, registry.all_dialects(options=options))
