@@ -15,9 +15,10 @@ value a line, a tombstone ``null``) or as ``kcat -J`` prints it, with its key
 (:func:`kcat_line`; each topic's offsets count from 0 on partition 0). A style
 whose engine writes Avro or Protobuf (:attr:`Style.format`: Confluent's
 converters, each schema registered with a schema registry whose URL the child
-gets as ``--registry``) writes each record's bytes in the lossless kcat layout
-(bytes that are not UTF-8, or that start with the wire format's magic byte 0,
-as ``key_base64``/``payload_base64``), and the schemas its records name beside
+gets as ``--registry``) writes each record's bytes in cdckit's lossless binary
+capture layout (:func:`cdckit.io.kafka.record_line`: bytes that are not UTF-8,
+or that start with the wire format's magic byte 0, as ``key_base64`` or
+``payload_base64``), and the schemas its records name beside
 the capture (``<file>.schemas/<id>.json``, :func:`~cdckit.samples.schema_registry.save_schemas`).
 
 >>> print(kcat_line("p.public.t", 0, 7, '{"id":1}', None, 1700000000000))  # doctest: +NORMALIZE_WHITESPACE
@@ -44,7 +45,6 @@ __all__ = [
     "Style",
     "missing",
     "kcat_line",
-    "binary_line",
     "schema_id",
     "schemas_folder",
     "registry_settings",
@@ -124,32 +124,6 @@ def kcat_line(topic: str, partition: int, offset: int, key: str | None, value: s
         },
         ensure_ascii=False,
     )
-
-
-def binary_line(topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None, ts: int) -> bytes:
-    """One record with byte key and value in the lossless kcat layout: bytes that are not UTF-8 text, or that
-    start with the wire format's magic byte 0, as ``key_base64``/``payload_base64`` (Base64, padded).
-
-    >>> print(binary_line("t", 0, 3, bytes.fromhex("000000000102"), None, 5).decode())
-    {"topic":"t","partition":0,"offset":3,"tstype":"create","ts":5,"broker":0,"key_base64":"AAAAAAEC","payload":null}
-    """
-    # TODO: switch to cdckit.io.kafka.record_line(topic, partition, offset, (1, ts), key, value, []) once the
-    # lead's lossless change (key_base64/payload_base64) lands on this branch.
-    import base64
-
-    fields: dict[str, Any] = {"topic": topic, "partition": partition, "offset": offset}
-    fields.update(tstype="create", ts=ts, broker=0)
-    for name, data in (("key", key), ("payload", value)):
-        if data is None:
-            fields[name] = None
-        elif data[:1] == b"\0":
-            fields[name + "_base64"] = base64.b64encode(data).decode()
-        else:
-            try:
-                fields[name] = data.decode("utf-8")
-            except UnicodeDecodeError:
-                fields[name + "_base64"] = base64.b64encode(data).decode()
-    return json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def schema_id(data: bytes | None) -> int | None:
@@ -260,7 +234,9 @@ class _Writer:
             self.ended.set()
 
     def write_bytes(self, topic: str, key: bytes | None, value: bytes | None) -> None:
-        line = binary_line(topic, 0, self._offset(topic), key, value, int(time.time() * 1000))
+        from ..io.kafka import record_line  # kcat -J's fields, framed bytes as key_base64/payload_base64
+
+        line = record_line(topic, 0, self._offset(topic), (1, int(time.time() * 1000)), key, value, [])
         self.out.write(line + b"\n")
         self.records += 1
         self.ids.update(number for number in (schema_id(key), schema_id(value)) if number is not None)
