@@ -5,7 +5,8 @@ Confluent's Python client.
 One workload is captured twice at once, as ``kcat -J`` prints Debezium's JSON (the ``kcat`` style) and as
 Confluent's Avro converter writes it (the ``avro`` style: keys and values in the registry's wire format, kept
 as Base64 in the lossless kcat layout, the schemas saved beside the capture). Read with the saved schemas or
-with the registry, the Avro capture gives the kcat capture's events, and replays to the live tables.
+with the registry, the Avro capture gives the kcat capture's events, and replays to the live tables; Spark
+reads it as pandas does.
 
 The workload's column names are all valid Avro names, so ``field.name.adjustment.mode=avro`` renames none of
 them here. Each engine stamps its own processing time (the envelope's ``ts_ms``, ``emit_time``), so that column
@@ -270,3 +271,14 @@ def test_the_bundled_protobuf_converter_lacks_a_class_it_needs():
     jars = {path.name: set(zipfile.ZipFile(path).namelist()) for path in libs.glob("*.jar")}
     assert any("io/confluent/kafka/schemaregistry/protobuf/ProtobufSchema.class" in names for names in jars.values())
     assert not any("com/google/type/DateTimeProto.class" in names for names in jars.values())
+
+
+def test_spark_reads_the_avro_capture_as_pandas_does(spark, captured, registry):
+    from test_spark import normal_rows
+
+    from cdckit import spark as cdcspark
+
+    path = captured.files["avro"]
+    for given in ({"schemas": str(schemas_folder(path))}, {"schema_registry": registry.url}):
+        got = cdcspark.read(spark, str(path), split_bytes=64 * 1024, **given).toPandas()
+        assert normal_rows(got) == normal_rows(cdckit.read(path, **given)), given
