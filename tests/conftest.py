@@ -37,6 +37,7 @@ SLOWEST_FIRST = [
     "tests/test_spark_cluster.py",
     "tests/test_debezium_postgres.py",
     "tests/test_debezium_mysql.py",
+    "tests/test_debezium_avro.py",
     "tests/test_spark_session.py",
     "tests/test_fuzz.py",
     "tests/test_conformance.py",

@@ -1009,6 +1009,51 @@ def expected_of_seed(seed: Seed) -> int | None:
     return None
 
 
+def _damaged_frame(rng: random.Random, data: bytes) -> bytes:
+    """A framed key or value (magic byte, schema id, body) damaged one way, or as it is."""
+    how = rng.choice(["none", "none", "magic", "unknown id", "truncated", "flipped", "extra", "short", "empty"])
+    if how == "magic":
+        return bytes([rng.choice([1, 0xFF])]) + data[1:]
+    if how == "unknown id":
+        return data[:1] + rng.randrange(1, 2**32).to_bytes(4, "big") + data[5:]
+    if how == "truncated":
+        return data[: rng.randrange(0, len(data))]
+    if how == "flipped":
+        return mutate_bytes(rng, data[:5]) if rng.random() < 0.2 else data[:5] + mutate_bytes(rng, data[5:])
+    if how == "extra":
+        return data + rng.randbytes(rng.randint(1, 8))
+    if how == "short":
+        return data[: rng.randint(1, 4)]
+    return b"" if how == "empty" else data
+
+
+def gen_framed(rng: random.Random) -> Case:
+    """Debezium changes through Confluent's Avro converter, saved in cdckit's binary capture layout with their
+    schemas beside the file: bad magic, unknown ids, truncated, flipped and overlong bodies, damaged keys and
+    Base64 fields; or the same framed records as Kafka record objects with no schemas at all."""
+    import avro_records
+
+    rows = avro_records.changes()
+    records = [rng.choice(avro_records.avro_records(rows)) for _ in range(rng.randint(1, 12))]
+    records = [(_damaged_frame(rng, key) if rng.random() < 0.3 else key,
+                None if value is None else _damaged_frame(rng, value)) for key, value in records]
+    if rng.random() < 0.2:
+        items = [KafkaRecord(value, key, offset) for offset, (key, value) in enumerate(records)]
+        return Case("framed", "iterable", data=items, dialect=_dialect_choice(rng, "debezium"),
+                    expected_messages=len(items), note="framed records, no schemas")
+    lines = avro_records.avro_lines(records).splitlines()
+    for index in range(len(lines)):
+        if rng.random() < 0.1:
+            lines[index] = lines[index].replace(b'_base64":"', rng.choice([b'_base64":"!', b'_base64":"A', b'_base64":7,"x":"']))
+    data = b"\n".join(lines) + b"\n"
+    files = {"capture.jsonl": data}
+    for schema in avro_records.registered():
+        text = json.dumps(schema.to_json()).encode()
+        files[f"capture.jsonl.schemas/{schema.id}.json"] = mutate_bytes(rng, text) if rng.random() < 0.05 else text
+    return Case("framed", "directory", files=files, dialect=_dialect_choice(rng, "debezium"),
+                expected_messages=count_lines_if_sure(data), seeds=["avro_records"])
+
+
 #: Every family of generated cases and its generator.
 GENERATORS: dict[str, Callable[[random.Random], Case]] = {
     "seed": gen_seed,
@@ -1024,6 +1069,7 @@ GENERATORS: dict[str, Callable[[random.Random], Case]] = {
     "directory": gen_directory,
     "mixed": gen_mixed,
     "python": gen_python,
+    "framed": gen_framed,
 }
 FAMILIES = tuple(GENERATORS)
 
