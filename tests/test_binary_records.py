@@ -17,6 +17,7 @@ from cdckit.io.wire_format import message_indexes
 pytest.importorskip("fastavro", reason="the avro extra: pip install 'cdckit[avro]'")
 
 import avro_records as ar  # noqa: E402
+from comparable import row_texts  # noqa: E402
 
 
 def _same_events(got: pd.DataFrame, want: pd.DataFrame) -> None:
@@ -199,3 +200,26 @@ def test_protobuf_message_indexes():
     assert message_indexes(b"\x02\x02") == ([1], 2)
     with pytest.raises(ValueError):
         message_indexes(b"\x7f")
+
+
+def test_spark_decodes_a_kafka_frame_of_framed_records_as_pandas_reads_them(spark, pair, tmp_path):
+    """Keys and values as binary columns (as spark.read.format("kafka") gives them), the schemas found once on the
+    driver; damaged records quarantined as pandas quarantines them."""
+    from cdckit import spark as cdcspark
+
+    _, avro_path, folder = pair
+    records = ar.avro_records(ar.changes())
+    key, value = records[1]
+    records += [(key, b"\x00\x00\x00\x00\x63" + value[5:]), (key, value[:-3])]
+    rows = [(key, value, ar.TOPIC, 0, offset) for offset, (key, value) in enumerate(records)]
+    frame = spark.createDataFrame(rows, "key binary, value binary, topic string, partition int, offset long")
+    got = cdcspark.decode(frame, schemas=str(folder), capture=True)
+    path = tmp_path / "same.jsonl"
+    path.write_bytes(ar.avro_lines(records))
+    want = cdckit.read(path, schemas=folder, capture=True)
+    events = got.events.toPandas().sort_values("offset", ignore_index=True)
+    columns = [c for c in want.events.columns if c != "source"]
+    assert row_texts(events[columns]) == row_texts(want.events[columns])
+    quarantined = got.quarantine.toPandas().sort_values("offset")
+    assert list(quarantined["reason_code"]) == ["unknown_schema", "invalid_encoding"]
+    assert list(quarantined["offset"]) == [5, 6]

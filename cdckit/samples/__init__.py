@@ -30,8 +30,13 @@ _list = list
 
 
 def list() -> _list[str]:  # noqa: A001 - mirrors itables' sample_dfs naming
-    """Names of all sample files, as ``"<dialect>/<file>"``."""
-    return sorted(str(p.relative_to(DATA)) for p in DATA.rglob("*") if p.is_file() and not p.name.startswith("."))
+    """Names of all sample files, as ``"<dialect>/<file>"`` (the schemas saved beside a binary capture, in its
+    ``<file>.schemas/`` folder, are its own, not samples)."""
+    return sorted(
+        str(p.relative_to(DATA))
+        for p in DATA.rglob("*")
+        if p.is_file() and not p.name.startswith(".") and not p.parent.name.endswith(".schemas")
+    )
 
 
 def path(name: str) -> Path:

@@ -40,7 +40,6 @@ import base64
 import json
 import re
 import threading
-import urllib.request
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -270,21 +269,12 @@ def start(port: int = 0, auth: tuple[str, str] | None = None) -> Registry:
     return registry
 
 
-def _get(url: str, auth: tuple[str, str] | None) -> Any:
-    request = urllib.request.Request(url, headers={"Accept": CONTENT_TYPE})
-    if auth is not None:
-        request.add_header("Authorization", "Basic " + base64.b64encode(":".join(auth).encode()).decode())
-    with urllib.request.urlopen(request, timeout=30) as answer:
-        return json.loads(answer.read())
-
-
 def save_schemas(
     registry_url: str, ids: Iterable[int], folder: Path, auth: tuple[str, str] | None = None
 ) -> list[Path]:
-    """Write each schema ``ids`` names, fetched from the registry, to ``folder/<id>.json``; the files written.
-
-    Each file holds ``{"id", "subject", "version", "schemaType", "schema", "references"}`` (the first
-    subject and version that hold it).
+    """Write each schema ``ids`` names, fetched from the registry by cdckit's own
+    :class:`~cdckit.io.schema_book.SchemaBook` (the schemas they refer to too), to ``folder/<id>.json``, the
+    layout ``cdckit capture`` writes and every read finds; the files written.
 
     >>> import tempfile
     >>> with start() as registry, tempfile.TemporaryDirectory() as folder:
@@ -293,22 +283,13 @@ def save_schemas(
     ...     json.loads(path.read_text())["subject"], path.name
     ('t-key', '1.json')
     """
-    folder.mkdir(parents=True, exist_ok=True)
-    base = registry_url.rstrip("/")
-    written = []
-    for number in sorted(set(ids)):
-        schema = _get(f"{base}/schemas/ids/{number}", auth)
-        versions = _get(f"{base}/schemas/ids/{number}/versions", auth)
-        first = versions[0] if versions else {"subject": None, "version": None}
-        saved = {
-            "id": number,
-            "subject": first["subject"],
-            "version": first["version"],
-            "schemaType": schema.get("schemaType", "AVRO"),
-            "schema": schema["schema"],
-            "references": schema.get("references", []),
-        }
-        path = folder / f"{number}.json"
-        path.write_text(json.dumps(saved, indent=1) + "\n", encoding="utf-8")
-        written.append(path)
-    return written
+    from ..io.registered_schema import save_schemas as write_schemas
+    from ..io.schema_book import SchemaBook
+
+    book = SchemaBook(registry_url, {} if auth is None else {"basic.auth.user.info": ":".join(auth)})
+    wanted = sorted(set(ids))
+    missing = [number for number in wanted if book.lookup(number) is None]
+    if missing:
+        raise LookupError("; ".join(book.missing_reason(number) for number in missing))
+    book.mark_used(wanted)
+    return write_schemas(book.used(), folder)
