@@ -67,7 +67,7 @@ def _registered(entry: Mapping[str, Any], schema_id: int | None, where: str) -> 
 
 
 def folder_schemas(folder: str | os.PathLike[str]) -> list[RegisteredSchema]:
-    """The schemas a folder holds: ``<id>.json`` files as ``GET /schemas/ids/{id}`` answers them, or any
+    """The schemas a folder holds, by id: ``<id>.json`` files as ``GET /schemas/ids/{id}`` answers them, or any
     ``.json`` file holding one such object with its ``id`` (``GET /subjects/{s}/versions/{v}`` answers
     have one) or a list of them; and ``<id>.avsc`` (an Avro schema) and ``<id>.proto`` files.
 
@@ -90,7 +90,7 @@ def folder_schemas(folder: str | os.PathLike[str]) -> list[RegisteredSchema]:
         elif path.suffix in (".avsc", ".proto") and stem_id is not None:
             kind = "AVRO" if path.suffix == ".avsc" else "PROTOBUF"
             found.append(RegisteredSchema(stem_id, kind, path.read_text(encoding="utf-8")))
-    return found
+    return sorted(found, key=lambda schema: schema.id)
 
 
 def save_schemas(schemas: Iterable[RegisteredSchema], folder: str | os.PathLike[str]) -> list[Path]:
