@@ -75,8 +75,9 @@ def book_for(
     registry_config: Mapping[str, Any] | None = None,
     folder: str | os.PathLike[str] | None = None,
 ) -> SchemaBook | None:
-    """Where a read of ``source`` finds the schemas of framed records: the registry and folder given, and the
-    schemas saved beside each capture file (``<file>.schemas/``); None when there are none.
+    """Where a read of ``source`` finds the schemas of framed records: the schemas saved beside each capture file
+    (``<file>.schemas/``, first: they are those its records were written with), the folder given, the registry;
+    None when there are none.
 
     >>> book_for('{"op": "c"}') is None, book_for("x.jsonl", "http://localhost:8081").registry
     (True, 'http://localhost:8081')
@@ -85,8 +86,8 @@ def book_for(
         raise FileNotFoundError(f"schemas: no such folder: {os.fspath(folder)}")
     if registry_config and not registry:
         raise ValueError("schema_registry_config is the client's settings of a schema_registry: give its URL too")
-    book = SchemaBook(registry, dict(registry_config or {}), [] if folder is None else [os.fspath(folder)])
-    book = book.with_folders(saved_schemas_folders(source))
+    given = [] if folder is None else [os.fspath(folder)]
+    book = SchemaBook(registry, dict(registry_config or {}), [*saved_schemas_folders(source), *given])
     return book if book else None
 
 
@@ -121,11 +122,6 @@ class SchemaBook:
 
     def __bool__(self) -> bool:
         return bool(self.registry or self.folders or self._known)
-
-    def with_folders(self, folders: Iterable[str | os.PathLike[str]]) -> SchemaBook:
-        """A book that also looks in ``folders`` (a capture's own schemas, found beside it)."""
-        more = [os.fspath(f) for f in folders if os.fspath(f) not in self.folders]
-        return self if not more else replace(self, folders=[*self.folders, *more], _read_folders=False)
 
     def where(self) -> str:
         """Where the book looks, in words."""
