@@ -207,11 +207,16 @@ def kafka_settings(args: argparse.Namespace) -> dict[str, str]:
     >>> kafka_settings(argparse.Namespace(kafka_config=["client.id=me"]))
     {'client.id': 'me'}
     """
+    return _key_values(getattr(args, "kafka_config", None), "-X", "security.protocol=SASL_SSL")
+
+
+def _key_values(texts: list[str] | None, option: str, example: str) -> dict[str, str]:
+    """``KEY=VALUE`` settings of a repeated ``option`` (a usage error shows ``example``)."""
     found: dict[str, str] = {}
-    for text in getattr(args, "kafka_config", None) or []:
+    for text in texts or []:
         name, sep, value = text.partition("=")
         if not sep or not name.strip():
-            raise UsageError(f"-X {text}: write KEY=VALUE (security.protocol=SASL_SSL)")
+            raise UsageError(f"{option} {text}: write KEY=VALUE ({example})")
         found[name.strip()] = value
     return found
 
@@ -223,12 +228,9 @@ def schema_settings(args: argparse.Namespace) -> dict[str, Any]:
     >>> schema_settings(argparse.Namespace(schema_registry="http://r:8081", schema_registry_config=["a=b"]))
     {'schema_registry': 'http://r:8081', 'schema_registry_config': {'a': 'b'}, 'schemas': None}
     """
-    config: dict[str, str] = {}
-    for text in getattr(args, "schema_registry_config", None) or []:
-        name, sep, value = text.partition("=")
-        if not sep or not name.strip():
-            raise UsageError(f"--schema-registry-config {text}: write KEY=VALUE (basic.auth.user.info=USER:PASS)")
-        config[name.strip()] = value
+    config = _key_values(
+        getattr(args, "schema_registry_config", None), "--schema-registry-config", "basic.auth.user.info=USER:PASS"
+    )
     registry = getattr(args, "schema_registry", None)
     if config and not registry:
         raise UsageError("--schema-registry-config sets the client of a --schema-registry URL: give it too")
