@@ -8,6 +8,7 @@ the command that installs them, and fail in CI (``CDCKIT_REQUIRE_KAFKA=1``).
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 import time
@@ -79,12 +80,22 @@ def _text(data):
         return b'"' + data.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'  # kcat: other bytes as they are
 
 
+def _field(name: bytes, data) -> bytes:
+    """A key or payload as the line holds it: text, or (bytes that are not UTF-8) Base64 in ``<name>_base64``,
+    where kcat would write the bytes as they are and lose them to any JSON reader (cdckit's binary layout)."""
+    try:
+        return b'"%s":%s' % (name, _text(data if data is None else data.decode().encode()))
+    except UnicodeDecodeError:
+        return b'"%s_base64":"%s"' % (name, base64.b64encode(data))
+
+
 def kcat_line(partition: int, offset: int, record: dict) -> bytes:
-    """The line kcat -J prints for a record (built here, apart from cdckit's writer)."""
+    """The line kcat -J prints for a record (built here, apart from cdckit's writer); a value that is not UTF-8
+    in Base64, as cdckit keeps it."""
     headers = b",".join(_text(name.encode()) + b"," + _text(value) for name, value in record.get("headers") or [])
-    return (b'{"topic":"%s","partition":%d,"offset":%d,"tstype":"create","ts":%d%s,"key":%s,"payload":%s}'
+    return (b'{"topic":"%s","partition":%d,"offset":%d,"tstype":"create","ts":%d%s,%s,%s}'
             % (TOPIC.encode(), partition, offset, record["ts"], b',"headers":[' + headers + b"]" if headers else b"",
-               _text(record["key"]), _text(record["value"])))
+               _field(b"key", record["key"]), _field(b"payload", record["value"])))
 
 
 def _saved(tmp_path, topic, order) -> str:

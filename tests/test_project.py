@@ -238,7 +238,7 @@ def test_one_module_per_dialect_and_no_dialect_field_names_outside_them():
                    "xoffset", "primary_key_columns", "tableChanges", "data_collection_order", "schemaType"]
     synthetic_lines = ROOT / "cdckit" / "samples" / "lines.py"  # benchmark lines, written in each dialect's format
     # the schema registry's REST API names a schema's kind schemaType too (OceanBase's is a column's type)
-    registry_api = {ROOT / "cdckit" / "io" / "schema_book.py", ROOT / "cdckit" / "samples" / "schema_registry.py"}
+    registry_api = {ROOT / "cdckit" / "io" / "registered_schema.py", ROOT / "cdckit" / "samples" / "schema_registry.py"}
     for path in (ROOT / "cdckit").rglob("*.py"):
         if folder in path.parents or path == synthetic_lines:
             continue
