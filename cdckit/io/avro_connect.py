@@ -106,6 +106,21 @@ class AvroDecoder:
             raise ValueError(f"{left} byte(s) left over after the record")
         return value if self._convert is None else self._convert(value)
 
+    def read_many(self, data: bytes, count: int) -> list[Any]:
+        """The payloads of ``count`` Avro bodies one after another in ``data`` (a container file's block);
+        ValueError when they do not match the schema or bytes are left over."""
+        stream = io.BytesIO(data)
+        reader, schema = self._reader, self._schema
+        try:
+            values = [reader(stream, schema, None) for _ in range(count)]
+        except Exception as err:  # fastavro raises what its reading met
+            raise ValueError(f"{type(err).__name__}: {err}") from None
+        left = len(data) - stream.tell()
+        if left:
+            raise ValueError(f"{left} byte(s) left over after the block's {count} record(s)")
+        convert = self._convert
+        return values if convert is None else [convert(value) for value in values]
+
 
 def record_name(schema: Any) -> str | None:
     """The full name of a named Avro schema (a record's), or None.

@@ -19,6 +19,7 @@ import contextlib
 from collections.abc import Generator, Iterator
 from typing import IO, Any
 
+from .avro_files import avro_messages, keys_file
 from .console import console_message
 from .json_lines import jsonl_blocks, jsonl_messages
 from .json_values import json_value_messages, json_value_pieces
@@ -132,6 +133,9 @@ def _stream_messages(
     if container == "csv":
         yield from csv_messages(stream, name, delimiter)
         return
+    if container == "avro":
+        yield from _avro_file(stream, name)
+        return
     if not head:
         head = stream.read(HEAD)
         stream.seek(0)
@@ -144,6 +148,16 @@ def _stream_messages(
         yield from json_value_messages(stream, name)
     else:
         yield from text_messages(stream, name, head_encoding(head))
+
+
+def _avro_file(stream: IO[bytes], name: str) -> Iterator[Message]:
+    """An Avro container file's records, with the keys of a sink's keys file beside it."""
+    keys_path = keys_file(name)
+    try:
+        keys = open_file(keys_path) if keys_path is not None else None
+    except OSError:
+        keys = None
+    yield from avro_messages(stream, name, keys)
 
 
 def file_pieces(
