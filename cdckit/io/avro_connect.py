@@ -35,9 +35,9 @@ as JSON, with the same typed columns.
 
 from __future__ import annotations
 
-import base64
 import copy
 import io
+from binascii import b2a_base64
 from collections.abc import Callable
 from typing import Any
 
@@ -285,10 +285,12 @@ def _converter(
         branches = [_converter(b, named, seen, namespace) for b in schema]
         if not any(branches):
             return None
+        if sum(1 for b in schema if b != "null") == 1:  # ["null", X]: a converter is only given values, never None
+            return next(c for b, c in zip(schema, branches) if b != "null")
         return _union(schema, branches)
     if isinstance(schema, str):
         if schema in ("bytes", "fixed"):
-            return _base64
+            return _bytes_base64
         if schema in _PRIMITIVES or schema == "null":
             return None
         full = _full_name(schema, namespace)
@@ -302,7 +304,7 @@ def _converter(
     if kind in ("bytes", "fixed"):
         if kind == "fixed":
             named[_full_name(schema["name"], schema.get("namespace", namespace))] = schema
-        return _base64
+        return _bytes_base64
     if kind == "enum":
         named[_full_name(schema["name"], schema.get("namespace", namespace))] = schema
         return None
@@ -331,14 +333,17 @@ def _converter(
     return None
 
 
-def _base64(value: Any) -> Any:
-    return base64.b64encode(value).decode("ascii") if isinstance(value, (bytes, bytearray)) else value
+def _bytes_base64(value: bytes) -> str:
+    """Bytes (what a ``bytes`` or ``fixed`` schema reads) as Base64 text."""
+    return b2a_base64(value, newline=False).decode("ascii")
 
 
 def _record(converted: list[tuple[str, Convert]]) -> Convert:
+    fields = tuple(converted)
+
     def convert(record: Any) -> Any:
-        for name, field in converted:
-            value = record.get(name)
+        for name, field in fields:
+            value = record[name]
             if value is not None:
                 record[name] = field(value)
         return record
@@ -352,9 +357,9 @@ def _union(schema: list[Any], branches: list[Convert | None]) -> Convert:
 
     def convert(value: Any) -> Any:
         if isinstance(value, (bytes, bytearray)):
-            return _base64(value)
+            return _bytes_base64(value)
         for taker in takers:
-            if taker is not _base64:
+            if taker is not _bytes_base64:
                 return taker(value)
         return value
 
