@@ -275,3 +275,16 @@ def test_spark_reads_container_files_as_pandas_does(spark, tmp_path):
     bad = cdcspark.quarantine(events).toPandas()
     assert bad[["offset", "reason_code"]].values.tolist() == [[12, "damaged_container"]]
     assert bad.loc[0, "reason"] == expected.quarantine.loc[0, "reason"]
+
+
+def test_a_cut_gzip_container_file_is_one_damage_entry(tmp_path):
+    import gzip
+
+    _write_avro(tmp_path / "x.avro", ENVELOPE, [v for _, v in RECORDS] * 40, block=400)
+    packed = gzip.compress((tmp_path / "x.avro").read_bytes())
+    (tmp_path / "x.avro.gz").write_bytes(packed[:-60])  # the last few blocks and the trailer cut off
+    capture = cdckit.read(tmp_path / "x.avro.gz", capture=True)
+    bad = capture.quarantine
+    assert bad["reason_code"].tolist() == ["damaged_container"] and 0 < len(capture.events) < 200
+    assert "the gzip file around it is damaged" in bad.loc[0, "reason"]
+    assert bad["offset"].tolist() == [len(capture.events)]

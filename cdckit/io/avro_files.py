@@ -38,6 +38,7 @@ from collections.abc import Iterator
 from typing import IO, Any, NamedTuple
 
 from .message import Message, error_message
+from .streams import damage_of
 
 __all__ = ["MAGIC", "SinkName", "sink_name", "avro_messages", "keys_file", "is_sibling"]
 
@@ -123,12 +124,18 @@ def avro_messages(stream: IO[bytes], name: str, keys: IO[bytes] | None = None) -
             yield msg
             offset += 1
     except AvroDamage as err:
-        yield damage_message(name, offset, str(err))
+        yield damage_message(name, offset, _gzip_damage(stream) or str(err))
     except Exception as err:  # an I/O error, a codec's library missing or failing
-        yield damage_message(name, offset, f"{type(err).__name__}: {err}")
+        yield damage_message(name, offset, _gzip_damage(stream) or f"{type(err).__name__}: {err}")
     finally:
         if key_values is not None:
             key_values.close()
+
+
+def _gzip_damage(stream: IO[bytes]) -> str | None:
+    """Why a gzip file ended early, when the Avro file inside it was cut short by that."""
+    found = damage_of(stream)
+    return None if found is None else f"the gzip file around it is damaged: {found}"
 
 
 def _keys(stream: IO[bytes]) -> Iterator[Any]:
@@ -172,7 +179,10 @@ def _records(stream: IO[bytes]) -> Iterator[Any]:
         data = stream.read(size)
         if size < 0 or len(data) < size:
             raise AvroDamage(f"block {block} cut short: {len(data):,} of its {size:,} bytes")
-        if stream.read(_SYNC_SIZE) != sync:
+        marker = stream.read(_SYNC_SIZE)
+        if len(marker) < _SYNC_SIZE:
+            raise AvroDamage(f"block {block} cut short: the file ends before its sync marker")
+        if marker != sync:
             raise AvroDamage(f"block {block} is not followed by the file's sync marker")
         try:
             payloads = decoder.read_many(inflate(data), count)

@@ -93,7 +93,7 @@ def guarded(
     >>> [m.value or m.error for m in guarded(pieces(), "x.jsonl", "jsonl")]
     [{'a': 1}, {'a': 2}, 'damaged file: OSError: the disk went away; the 2 message(s) before the damage are kept']
     """
-    count = 0
+    count, piece = 0, None
     try:
         with stream if stream is not None else contextlib.nullcontext():
             try:
@@ -106,10 +106,14 @@ def guarded(
                 )
                 return
             damage = damage_of(stream)
-            if damage is not None:
+            if damage is not None and not _is_damage(piece):  # one entry: the reader may have said so already
                 yield _damage(name, first_offset + count, container, damage, stream)
     except OSError as err:  # closing failed: the messages are out already
         yield _damage(name, first_offset + count, container, f"{type(err).__name__}: {err}", None)
+
+
+def _is_damage(piece: Any) -> bool:
+    return isinstance(piece, Message) and piece.code == "damaged_container"
 
 
 def _messages_in(piece: Any) -> int:
