@@ -333,7 +333,7 @@ def _converter(
     return None
 
 
-def _bytes_base64(value: bytes) -> str:
+def _bytes_base64(value: bytes | bytearray) -> str:
     """Bytes (what a ``bytes`` or ``fixed`` schema reads) as Base64 text."""
     return b2a_base64(value, newline=False).decode("ascii")
 

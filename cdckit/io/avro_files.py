@@ -29,12 +29,13 @@ keeps every record before the damage, then one quarantined message (code
 from __future__ import annotations
 
 import bz2
+import importlib
 import json
 import lzma
 import os
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import IO, Any, NamedTuple
 
 from .message import Message, error_message
@@ -138,7 +139,7 @@ def _gzip_damage(stream: IO[bytes]) -> str | None:
     return None if found is None else f"the gzip file around it is damaged: {found}"
 
 
-def _keys(stream: IO[bytes]) -> Iterator[Any]:
+def _keys(stream: IO[bytes]) -> Generator[Any, None, None]:
     """The keys of a sink's keys file, in order; none more after damage (their values are read without keys)."""
     try:
         with stream:
@@ -251,8 +252,7 @@ def _read_bytes(stream: IO[bytes]) -> bytes:
 
 def _snappy(data: bytes) -> bytes:
     """Avro's snappy block: the compressed bytes, then a 4-byte CRC32 of the content."""
-    import cramjam  # fastavro's own snappy library, where installed
-
+    cramjam = importlib.import_module("cramjam")  # fastavro's own snappy library, where installed
     content = bytes(cramjam.snappy.decompress_raw(data[:-4]))
     if zlib.crc32(content) != int.from_bytes(data[-4:], "big"):
         raise ValueError("the snappy block's CRC does not match")
@@ -260,12 +260,11 @@ def _snappy(data: bytes) -> bytes:
 
 
 def _zstandard(data: bytes) -> bytes:
-    import zstandard
-
+    zstandard = importlib.import_module("zstandard")
     return zstandard.ZstdDecompressor().decompressobj().decompress(data)
 
 
-_CODECS = {
+_CODECS: dict[str, Callable[[bytes], bytes]] = {
     "null": bytes,
     "deflate": lambda data: zlib.decompress(data, -15),
     "bzip2": bz2.decompress,
