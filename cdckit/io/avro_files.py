@@ -131,6 +131,8 @@ def avro_messages(stream: IO[bytes], name: str, keys: IO[bytes] | None = None) -
     finally:
         if key_values is not None:
             key_values.close()
+        if keys is not None:
+            keys.close()  # also where the keys' reading never started
 
 
 def _gzip_damage(stream: IO[bytes]) -> str | None:
