@@ -2,7 +2,7 @@ r"""Turn a source (paths, globs, directories, payloads, iterables) into messages
 
 A *container* is how messages are laid out in a file: JSON Lines, a JSON
 array, concatenated (pretty-printed) JSON values, delimited text lines
-(UTF-8 or Latin-1), CSV or Parquet rows. ``.gz`` files are read through gzip.
+(UTF-8 or Latin-1), CSV or Parquet rows, Avro object container files. ``.gz`` files are read through gzip.
 Everything is streamed: a file is read in blocks, never whole. Kafka records
 saved with their envelope are unwrapped. Nothing here knows any dialect's
 field names.
@@ -14,7 +14,8 @@ One module per job:
 - :mod:`~cdckit.io.streams`: opening bytes, through gzip;
 - :mod:`~cdckit.io.sniff`: which container a file is;
 - :mod:`~cdckit.io.json_lines`, :mod:`~cdckit.io.json_values`, :mod:`~cdckit.io.text`,
-  :mod:`~cdckit.io.tables`: the readers of each container;
+  :mod:`~cdckit.io.tables`: the readers of each container; :mod:`~cdckit.io.avro_files`: Avro container
+  files (a storage sink's), each record as a framed record of its schema would be;
 - :mod:`~cdckit.io.records`: one message from its raw form, Kafka records unwrapped;
 - :mod:`~cdckit.io.console`: the lines ``kafka-console-consumer`` prints with keys, unwrapped alike;
 - :mod:`~cdckit.io.ranges`: byte ranges of whole lines, to read a file in pieces;

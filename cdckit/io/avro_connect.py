@@ -35,9 +35,9 @@ as JSON, with the same typed columns.
 
 from __future__ import annotations
 
-import base64
 import copy
 import io
+from binascii import b2a_base64
 from collections.abc import Callable
 from typing import Any
 
@@ -105,6 +105,21 @@ class AvroDecoder:
         if left:
             raise ValueError(f"{left} byte(s) left over after the record")
         return value if self._convert is None else self._convert(value)
+
+    def read_many(self, data: bytes, count: int) -> list[Any]:
+        """The payloads of ``count`` Avro bodies one after another in ``data`` (a container file's block);
+        ValueError when they do not match the schema or bytes are left over."""
+        stream = io.BytesIO(data)
+        reader, schema = self._reader, self._schema
+        try:
+            values = [reader(stream, schema, None) for _ in range(count)]
+        except Exception as err:  # fastavro raises what its reading met
+            raise ValueError(f"{type(err).__name__}: {err}") from None
+        left = len(data) - stream.tell()
+        if left:
+            raise ValueError(f"{left} byte(s) left over after the block's {count} record(s)")
+        convert = self._convert
+        return values if convert is None else [convert(value) for value in values]
 
 
 def record_name(schema: Any) -> str | None:
@@ -270,10 +285,12 @@ def _converter(
         branches = [_converter(b, named, seen, namespace) for b in schema]
         if not any(branches):
             return None
+        if sum(1 for b in schema if b != "null") == 1:  # ["null", X]: a converter is only given values, never None
+            return next(c for b, c in zip(schema, branches) if b != "null")
         return _union(schema, branches)
     if isinstance(schema, str):
         if schema in ("bytes", "fixed"):
-            return _base64
+            return _bytes_base64
         if schema in _PRIMITIVES or schema == "null":
             return None
         full = _full_name(schema, namespace)
@@ -287,7 +304,7 @@ def _converter(
     if kind in ("bytes", "fixed"):
         if kind == "fixed":
             named[_full_name(schema["name"], schema.get("namespace", namespace))] = schema
-        return _base64
+        return _bytes_base64
     if kind == "enum":
         named[_full_name(schema["name"], schema.get("namespace", namespace))] = schema
         return None
@@ -316,14 +333,17 @@ def _converter(
     return None
 
 
-def _base64(value: Any) -> Any:
-    return base64.b64encode(value).decode("ascii") if isinstance(value, (bytes, bytearray)) else value
+def _bytes_base64(value: bytes | bytearray) -> str:
+    """Bytes (what a ``bytes`` or ``fixed`` schema reads) as Base64 text."""
+    return b2a_base64(value, newline=False).decode("ascii")
 
 
 def _record(converted: list[tuple[str, Convert]]) -> Convert:
+    fields = tuple(converted)
+
     def convert(record: Any) -> Any:
-        for name, field in converted:
-            value = record.get(name)
+        for name, field in fields:
+            value = record[name]
             if value is not None:
                 record[name] = field(value)
         return record
@@ -337,9 +357,9 @@ def _union(schema: list[Any], branches: list[Convert | None]) -> Convert:
 
     def convert(value: Any) -> Any:
         if isinstance(value, (bytes, bytearray)):
-            return _base64(value)
+            return _bytes_base64(value)
         for taker in takers:
-            if taker is not _base64:
+            if taker is not _bytes_base64:
                 return taker(value)
         return value
 

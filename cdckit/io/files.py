@@ -19,6 +19,7 @@ import contextlib
 from collections.abc import Generator, Iterator
 from typing import IO, Any
 
+from .avro_files import avro_messages, keys_file
 from .console import console_message
 from .json_lines import jsonl_blocks, jsonl_messages
 from .json_values import json_value_messages, json_value_pieces
@@ -92,7 +93,7 @@ def guarded(
     >>> [m.value or m.error for m in guarded(pieces(), "x.jsonl", "jsonl")]
     [{'a': 1}, {'a': 2}, 'damaged file: OSError: the disk went away; the 2 message(s) before the damage are kept']
     """
-    count = 0
+    count, piece = 0, None
     try:
         with stream if stream is not None else contextlib.nullcontext():
             try:
@@ -105,10 +106,14 @@ def guarded(
                 )
                 return
             damage = damage_of(stream)
-            if damage is not None:
+            if damage is not None and not _is_damage(piece):  # one entry: the reader may have said so already
                 yield _damage(name, first_offset + count, container, damage, stream)
     except OSError as err:  # closing failed: the messages are out already
         yield _damage(name, first_offset + count, container, f"{type(err).__name__}: {err}", None)
+
+
+def _is_damage(piece: Any) -> bool:
+    return isinstance(piece, Message) and piece.code == "damaged_container"
 
 
 def _messages_in(piece: Any) -> int:
@@ -132,6 +137,9 @@ def _stream_messages(
     if container == "csv":
         yield from csv_messages(stream, name, delimiter)
         return
+    if container == "avro":
+        yield from _avro_file(stream, name)
+        return
     if not head:
         head = stream.read(HEAD)
         stream.seek(0)
@@ -144,6 +152,16 @@ def _stream_messages(
         yield from json_value_messages(stream, name)
     else:
         yield from text_messages(stream, name, head_encoding(head))
+
+
+def _avro_file(stream: IO[bytes], name: str) -> Iterator[Message]:
+    """An Avro container file's records, with the keys of a sink's keys file beside it."""
+    keys_path = keys_file(name)
+    try:
+        keys = open_file(keys_path) if keys_path is not None else None
+    except OSError:
+        keys = None
+    yield from avro_messages(stream, name, keys)
 
 
 def file_pieces(

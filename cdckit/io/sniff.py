@@ -9,13 +9,14 @@ the modules of :mod:`cdckit.io` (not public).
 
 from __future__ import annotations
 
+from .avro_files import MAGIC as AVRO_MAGIC
 from .console import console_head
 from .message import Message, error_message
 from .streams import HEAD, open_file
 
 __all__ = ["CONTAINERS", "sniff_container", "file_container", "is_binary", "is_comment_line", "messages_start"]
 
-CONTAINERS = ("jsonl", "json", "text", "csv", "parquet")
+CONTAINERS = ("jsonl", "json", "text", "csv", "parquet", "avro")
 
 #: Bytes that text rarely holds (controls other than tab, newline, form feed, carriage return, escape).
 _CONTROL = bytes(c for c in range(32) if c not in (9, 10, 12, 13, 27)) + b"\x7f"
@@ -43,10 +44,12 @@ def file_container(path: str, container: str | None = None, key_separator: str |
 
 
 def container_by_name(path: str) -> str | None:
-    """``parquet`` or ``csv`` when the file's name says so (``.gz`` aside), else None."""
+    """``parquet``, ``csv`` or ``avro`` when the file's name says so (``.gz`` aside), else None."""
     plain = _plain_name(path)
     if plain.endswith(".parquet"):
         return "parquet"
+    if plain.endswith(".avro"):
+        return "avro"
     if plain.endswith((".csv", ".tsv")):
         return "csv"
     return None
@@ -74,8 +77,8 @@ def sniff_container(head: bytes, key_separator: str | None = None) -> str:
     'json'
     >>> sniff_container(b"src=css\\xfens=X"), sniff_container(bytes(range(256)))
     ('text', 'binary')
-    >>> sniff_container(b'Offset:0\\tnull\\t{"a": 1}\\n')
-    'jsonl'
+    >>> sniff_container(b'Offset:0\\tnull\\t{"a": 1}\\n'), sniff_container(b"Obj\\x01\\x04")
+    ('jsonl', 'avro')
 
     Lines before the first message (a licence header, blank lines, the cut tail of a record) do not count
     (:func:`messages_start`): the reader quarantines each of them.
@@ -87,6 +90,8 @@ def sniff_container(head: bytes, key_separator: str | None = None) -> str:
     """
     if head.startswith(b"PAR1"):
         return "parquet"
+    if head.startswith(AVRO_MAGIC):
+        return "avro"
     if is_binary(head):
         return "binary"
     head = messages_start(head, key_separator)

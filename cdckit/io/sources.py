@@ -16,6 +16,7 @@ from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .avro_files import is_sibling
 from .console import console_message
 from .files import file_messages, stream_messages_guarded
 from .kafka import KafkaSpec, PartitionCounts, TopicMessages, is_kafka_url, parse_kafka_url, topic_lines
@@ -114,15 +115,21 @@ def expand_paths(spec: str) -> list[str]:
         ]
         if not found:
             raise FileNotFoundError(f"no files in directory {spec}")
-        return found
+        return _without_siblings(found)
     if os.path.exists(spec):
         return [spec]
     if glob.has_magic(spec):
         found = sorted(p for p in glob.glob(spec, recursive=True) if os.path.isfile(p))
         if not found:
             raise FileNotFoundError(f"no files match {spec}")
-        return found
+        return _without_siblings(found)
     raise FileNotFoundError(f"no such file or directory: {spec}")
+
+
+def _without_siblings(paths: list[str]) -> list[str]:
+    """``paths`` but a sink's Avro keys and headers files whose values file is among them (read with it)."""
+    named = set(paths)
+    return [path for path in paths if not is_sibling(path, named)]
 
 
 def _iterable_messages(items: Iterable[Any], key_separator: str | None = None) -> Generator[Message, None, None]:

@@ -164,7 +164,7 @@ def read(
             :class:`~cdckit.DecodeError` at the first one.
         chunksize: when given, return an iterator of frames of at most this
             many events, so a capture larger than memory can be decoded.
-        container: force ``jsonl``, ``json``, ``text``, ``csv`` or ``parquet``.
+        container: force ``jsonl``, ``json``, ``text``, ``csv``, ``parquet`` or ``avro``.
         tz: zone for zone-less text times (UTC when None).
         unavailable_value: the Debezium connector's ``unavailable.value.placeholder`` when it is set to
             another text than ``__debezium_unavailable_value`` (which is always recognised), or several
