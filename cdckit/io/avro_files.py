@@ -28,14 +28,9 @@ keeps every record before the damage, then one quarantined message (code
 
 from __future__ import annotations
 
-import bz2
-import importlib
-import json
-import lzma
 import os
 import re
-import zlib
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 from typing import IO, Any, NamedTuple
 
 from .message import Message, error_message
@@ -45,7 +40,6 @@ __all__ = ["MAGIC", "SinkName", "sink_name", "avro_messages", "keys_file", "is_s
 
 #: The first bytes of an Avro object container file.
 MAGIC = b"Obj\x01"
-_SYNC_SIZE = 16
 _SINK_NAME = re.compile(r"^(?P<topic>.+)\+(?P<partition>\d+)\+(?P<offset>\d+)(?P<part>\.keys|\.headers)?\.avro$")
 
 
@@ -153,127 +147,46 @@ def _keys(stream: IO[bytes]) -> Generator[Any, None, None]:
 
 
 def _records(stream: IO[bytes]) -> Iterator[Any]:
-    """The layout (what detection shows), then each record's ``{"schema", "payload"}``."""
+    """The layout (what detection shows), then each record's ``{"schema", "payload"}``: fastavro's
+    ``block_reader`` reads the header, the blocks, their codecs and sync markers, and each block's records are
+    decoded by the same :class:`~cdckit.io.avro_connect.AvroDecoder` as framed records."""
+    import fastavro
+
     from .avro_connect import AvroDecoder
 
-    header = _header(stream)
-    codec = header.get("avro.codec", b"null").decode("ascii", "replace")
+    magic = _first_bytes(stream, len(MAGIC))  # fastavro reads the magic bytes without checking them
+    if magic is not None and magic != MAGIC:
+        raise AvroDamage(f"the file starts with {magic!r}, not Avro's magic {MAGIC!r}")
     try:
-        schema = json.loads(header["avro.schema"])
-    except (KeyError, ValueError) as err:
-        raise AvroDamage(f"the header holds no readable writer schema ({type(err).__name__}: {err})") from None
-    try:
-        decoder = AvroDecoder(schema)
-    except (ValueError, KeyError, TypeError) as err:
-        raise AvroDamage(f"the writer schema cannot be read: {err}") from None
-    inflate = _CODECS.get(codec)
-    if inflate is None:
-        raise AvroDamage(f"the codec {codec!r} is not one cdckit reads ({', '.join(_CODECS)})")
+        blocks = fastavro.block_reader(stream)
+        decoder = AvroDecoder(blocks.writer_schema)
+    except Exception as err:  # fastavro's reading of the header: cut short, a schema it cannot parse
+        raise AvroDamage(f"the header cannot be read ({type(err).__name__}: {err})") from None
     connect = decoder.connect_schema
     yield "Avro object container file" + (f" (record {decoder.name})" if decoder.name else "")
-    sync = header["sync"]
-    block = 0
+    number = 0
     while True:
         try:
-            count = _read_long(stream)
-        except EOFError:
-            return  # the end, between blocks
-        size = _read_long_in(stream, block)
-        data = stream.read(size)
-        if size < 0 or len(data) < size:
-            raise AvroDamage(f"block {block} cut short: {len(data):,} of its {size:,} bytes")
-        marker = stream.read(_SYNC_SIZE)
-        if len(marker) < _SYNC_SIZE:
-            raise AvroDamage(f"block {block} cut short: the file ends before its sync marker")
-        if marker != sync:
-            raise AvroDamage(f"block {block} is not followed by the file's sync marker")
-        try:
-            payloads = decoder.read_many(inflate(data), count)
-        except (ValueError, OSError, EOFError, zlib.error, lzma.LZMAError) as err:
-            raise AvroDamage(f"block {block} cannot be read: {err}") from None
+            block = next(blocks, None)
+            if block is None:
+                return
+            payloads = decoder.read_many(block.bytes_.getvalue(), block.num_records)  # type: ignore[attr-defined]
+        except Exception as err:  # a block cut short, a sync marker that does not match, a codec's failure
+            raise AvroDamage(f"block {number} cannot be read ({type(err).__name__}: {err})") from None
         for payload in payloads:
             yield {"schema": connect, "payload": payload}
-        block += 1
+        number += 1
 
 
-def _header(stream: IO[bytes]) -> dict[str, Any]:
-    """The file's metadata (``avro.schema``, ``avro.codec``...) and its ``sync`` marker."""
-    magic = stream.read(len(MAGIC))
-    if magic != MAGIC:
-        raise AvroDamage(f"not an Avro object container file: it starts with {magic!r}, not {MAGIC!r}")
-    meta: dict[str, Any] = {}
+def _first_bytes(stream: IO[bytes], count: int) -> bytes | None:
+    """The first ``count`` bytes of ``stream``, which is left where it was (None when it cannot seek back)."""
     try:
-        while True:
-            count = _read_long(stream)
-            if count == 0:
-                break
-            if count < 0:
-                count = -count
-                _read_long(stream)  # the block's size in bytes
-            for _ in range(count):
-                key = _read_bytes(stream).decode("utf-8", "replace")
-                meta[key] = _read_bytes(stream)
-    except EOFError:
-        raise AvroDamage("the header is cut short") from None
-    sync = stream.read(_SYNC_SIZE)
-    if len(sync) < _SYNC_SIZE:
-        raise AvroDamage("the header is cut short")
-    meta["sync"] = sync
-    return meta
-
-
-def _read_long(stream: IO[bytes]) -> int:
-    """An Avro ``long`` (zig-zag varint); EOFError at the end of the stream."""
-    shift = result = 0
-    while True:
-        byte = stream.read(1)
-        if not byte:
-            raise EOFError("the file ends inside a number")
-        result |= (byte[0] & 0x7F) << shift
-        if not byte[0] & 0x80:
-            return (result >> 1) ^ -(result & 1)
-        shift += 7
-        if shift > 63:
-            raise AvroDamage("a number runs over ten bytes")
-
-
-def _read_long_in(stream: IO[bytes], block: int) -> int:
-    try:
-        return _read_long(stream)
-    except EOFError:
-        raise AvroDamage(f"block {block} cut short: the file ends in its header") from None
-
-
-def _read_bytes(stream: IO[bytes]) -> bytes:
-    size = _read_long(stream)
-    data = stream.read(size)
-    if size < 0 or len(data) < size:
-        raise EOFError("cut short")
-    return data
-
-
-def _snappy(data: bytes) -> bytes:
-    """Avro's snappy block: the compressed bytes, then a 4-byte CRC32 of the content."""
-    cramjam = importlib.import_module("cramjam")  # fastavro's own snappy library, where installed
-    content = bytes(cramjam.snappy.decompress_raw(data[:-4]))
-    if zlib.crc32(content) != int.from_bytes(data[-4:], "big"):
-        raise ValueError("the snappy block's CRC does not match")
-    return content
-
-
-def _zstandard(data: bytes) -> bytes:
-    zstandard = importlib.import_module("zstandard")
-    return zstandard.ZstdDecompressor().decompressobj().decompress(data)
-
-
-_CODECS: dict[str, Callable[[bytes], bytes]] = {
-    "null": bytes,
-    "deflate": lambda data: zlib.decompress(data, -15),
-    "bzip2": bz2.decompress,
-    "xz": lzma.decompress,
-    "snappy": _snappy,
-    "zstandard": _zstandard,
-}
+        start = stream.tell()
+        head = stream.read(count)
+        stream.seek(start)
+    except (OSError, ValueError):
+        return None
+    return head
 
 
 def damage_message(name: str, offset: int, why: str, raw_name: str | None = None) -> Message:
