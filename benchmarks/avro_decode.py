@@ -41,7 +41,8 @@ import fastavro
 import cdckit
 from cdckit.io import Message
 from cdckit.io.kafka import record_line
-from cdckit.io.schema_book import RegisteredSchema, SchemaBook, save_schemas
+from cdckit.io.registered_schema import RegisteredSchema, save_schemas
+from cdckit.io.schema_book import SchemaBook
 from cdckit.io.wire_format import framed
 
 TOPIC = "pg.public.orders"
