@@ -198,6 +198,7 @@ class ProtobufDecoder:
         descriptor_pb2 = require("google.protobuf.descriptor_pb2", "avro", what="reading Protobuf records")
         descriptor_pool = importlib.import_module("google.protobuf.descriptor_pool")
         message_factory = importlib.import_module("google.protobuf.message_factory")
+        self._factory = message_factory
 
         files = descriptor_pb2.FileDescriptorSet.FromString(compile_proto(text, imports, name))
         self._pool = descriptor_pool.DescriptorPool()
@@ -208,6 +209,7 @@ class ProtobufDecoder:
             self._pool.Add(file)
             if file.name == name:
                 main = file
+        for file in files.file:
             self._note_fields(file)
         if main is None:
             raise ValueError(f"protoc gave no descriptor of {name}")
@@ -215,7 +217,6 @@ class ProtobufDecoder:
         self.messages = [f"{main.package}.{m.name}" if main.package else m.name for m in main.message_type]
         if not self.messages:
             raise ValueError("the schema defines no message")
-        self._factory = message_factory
         self._readers: dict[tuple[int, ...], tuple[Any, dict[str, Any], Convert]] = {}
 
     def _note_fields(self, file: Any) -> None:
@@ -235,7 +236,13 @@ class ProtobufDecoder:
                     self._optional.add(key)
                 for unknown in unknown_fields.UnknownFieldSet(field.options):
                     if unknown.field_number == _META_FIELD and isinstance(unknown.data, bytes):
-                        self._metas[key] = _meta_params(unknown.data)
+                        self._metas[key] = self._meta_params(unknown.data)
+
+    def _meta_params(self, data: bytes) -> dict[str, str]:
+        """The ``params`` of a serialized ``confluent.Meta`` (a field's ``confluent.field_meta``), parsed by the
+        ``Meta`` class compiled from ``confluent/meta.proto``, which a schema using the option imports."""
+        meta = self._factory.GetMessageClass(self._pool.FindMessageTypeByName("confluent.Meta"))
+        return dict(meta.FromString(data).params)
 
     def message_class(self, indexes: list[int] | tuple[int, ...]) -> Any:
         """The generated class of the message ``indexes`` names (``[0]``: the file's first message)."""
@@ -423,53 +430,6 @@ def _map_name(entry: Any) -> str:
     if last.endswith("Entry"):
         last = "".join("_" + c.lower() if c.isupper() else c for c in last[: -len("Entry")]).lstrip("_")
     return f"{scope}.{last}" if scope else last
-
-
-def _meta_params(data: bytes) -> dict[str, str]:
-    """The ``params`` of a serialized ``confluent.Meta`` (field 2, a map of strings)."""
-    params: dict[str, str] = {}
-    at = 0
-    while at < len(data):
-        key, at = _varint(data, at)
-        number, wire = key >> 3, key & 7
-        if wire == 2:
-            length, at = _varint(data, at)
-            chunk, at = data[at : at + length], at + length
-            if number == 2:
-                entry = _strings(chunk)
-                params[entry.get(1, "")] = entry.get(2, "")
-        elif wire == 0:
-            _, at = _varint(data, at)
-        elif wire in (1, 5):
-            at += 8 if wire == 1 else 4
-        else:
-            break
-    return params
-
-
-def _strings(data: bytes) -> dict[int, str]:
-    out: dict[int, str] = {}
-    at = 0
-    while at < len(data):
-        key, at = _varint(data, at)
-        if key & 7 != 2:
-            break
-        length, at = _varint(data, at)
-        out[key >> 3] = data[at : at + length].decode("utf-8", "replace")
-        at += length
-    return out
-
-
-def _varint(data: bytes, at: int) -> tuple[int, int]:
-    shift = result = 0
-    while at < len(data):
-        byte = data[at]
-        at += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            break
-        shift += 7
-    return result, at
 
 
 def _int(text: Any, default: int | None) -> int | None:
