@@ -204,9 +204,7 @@ def main() -> None:
     book = SchemaBook()
     book._known[VALUE_ID] = RegisteredSchema(VALUE_ID, "AVRO", json.dumps(ENVELOPE), f"{TOPIC}-value", 1)
     book._known[KEY_ID] = RegisteredSchema(KEY_ID, "AVRO", json.dumps(KEY), f"{TOPIC}-key", 1)
-    messages = [
-        Message(framed(_frame(VALUE_ID, body)), TOPIC, offset, partition=0) for offset, body in enumerate(bodies)
-    ]
+    values = [framed(_frame(VALUE_ID, body)) for body in bodies]
     plain_schema = fastavro.parse_schema(_without_logical_types(ENVELOPE))
 
     def baseline() -> int:
@@ -223,10 +221,10 @@ def main() -> None:
 
     def unframe() -> int:
         last = None
-        for msg in messages:  # each value dropped, as the baseline's are
-            last = book.unframe(msg)
+        for offset, value in enumerate(values):  # a message as a read makes it, its value dropped as the baseline's
+            last = book.unframe(Message(value, TOPIC, offset, partition=0))
         assert last is not None and last.error is None and last.value["payload"]["op"] in ("c", "u", "d")
-        return len(messages)
+        return len(values)
 
     with tempfile.TemporaryDirectory() as folder:
         capture = Path(folder) / "capture.jsonl"

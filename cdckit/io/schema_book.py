@@ -29,7 +29,7 @@ import base64
 import glob
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..optional import require
@@ -248,8 +248,8 @@ class SchemaBook:
             raise ValueError(f"the body does not match {decoder.kind} id {item.schema_id}: {err}") from None
 
     def unframe(self, msg: Message) -> Message:
-        """``msg`` with its framed value and key decoded (a message with neither is returned as it is); a
-        message whose schema is not found, or whose body does not match it, becomes a quarantined one."""
+        """``msg`` with its framed value and key decoded, in place (a message with neither is returned as it is);
+        a message whose schema is not found, or whose body does not match it, becomes a quarantined one."""
         value, key = msg.value, msg.key
         if value.__class__ is not Framed and key.__class__ is not Framed:
             return msg
@@ -264,7 +264,8 @@ class SchemaBook:
             return self._bad(msg, part, str(err), "unknown_schema")
         except ValueError as err:
             return self._bad(msg, part, str(err), "invalid_encoding")
-        return replace(msg, value=value, key=key, layout=layout)
+        msg.value, msg.key, msg.layout = value, key, layout  # decoded once: detection's head is decoded after
+        return msg
 
     def _bad(self, msg: Message, part: Framed, reason: str, code: str) -> Message:
         """The quarantined message of a record whose key or value (``part``) could not be decoded; its raw text
