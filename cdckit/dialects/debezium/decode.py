@@ -107,7 +107,7 @@ class DebeziumDecoder(Dialect):
             return mongodb_change(self, payload, kafka_key)
         op_raw, op = change_op(payload)
         source = payload.get("source") or {}
-        types = field_types(schema)
+        types, declared = self.schema_types(schema)
         unavailable = self.unavailable
         before = self.typed_image(unavailable.stripped(payload.get("before")), types.get("before"), "before")
         after = self.typed_image(unavailable.stripped(payload.get("after")), types.get("after"), "after")
@@ -127,9 +127,31 @@ class DebeziumDecoder(Dialect):
             after=values.image(after),
             ddl=source.get("query") if op_raw == "t" else None,
         )
-        if types:
-            self.declare(event.database, event.schema, event.table, declared_columns(types))
+        if declared is not None:
+            self.declare(event.database, event.schema, event.table, declared)
         return event
+
+    @functools.cached_property
+    def _schema_memo(self) -> dict[int, tuple[dict[str, Any], dict[str, Any], Any]]:
+        return {}
+
+    def schema_types(self, schema: dict[str, Any] | None) -> tuple[dict[str, Any], Any]:
+        """The image columns' field schemas (:func:`field_types`) and declared types (:func:`declared_columns`,
+        None without a schema) of an envelope schema, made once per schema object: the records a registry's
+        schema decodes (:mod:`cdckit.io.avro_connect`) share one, so each is read once, and the declaration is
+        the same dict each time (see :meth:`~cdckit.dialects.base.Dialect.declare`)."""
+        if schema is None:
+            return {}, None
+        memo = self._schema_memo
+        found = memo.get(id(schema))
+        if found is not None and found[0] is schema:
+            return found[1], found[2]
+        types = field_types(schema)
+        declared = declared_columns(types) if types else None
+        if len(memo) >= 64:  # a JSON capture's schemas are each message's own: keep a few
+            memo.clear()
+        memo[id(schema)] = (schema, types, declared)
+        return types, declared
 
     def typed_image(self, row: Any, types: dict[str, dict[str, Any]] | None, which: str) -> dict[str, Any] | None:
         """The image with values typed from the schema (unchanged without one)."""
