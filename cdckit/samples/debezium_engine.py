@@ -132,9 +132,10 @@ def schema_id(data: bytes | None) -> int | None:
     >>> schema_id(bytes.fromhex("0000000104") + b"rest"), schema_id(b"{}")
     (260, None)
     """
-    if data is None or len(data) < 5 or data[0] != 0:
-        return None
-    return int.from_bytes(data[1:5], "big")
+    from ..io.wire_format import framed  # the wire format's one reader
+
+    found = framed(data)
+    return None if found is None else found.schema_id
 
 
 def start(module: str, args: list[str], folder: Path) -> subprocess.Popen:
