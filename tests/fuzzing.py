@@ -1051,7 +1051,7 @@ def gen_framed(rng: random.Random) -> Case:
         text = json.dumps(schema.to_json()).encode()
         files[f"capture.jsonl.schemas/{schema.id}.json"] = mutate_bytes(rng, text) if rng.random() < 0.05 else text
     return Case("framed", "directory", files=files, dialect=_dialect_choice(rng, "debezium"),
-                expected_messages=count_lines_if_sure(data), seeds=["avro_records"])
+                expected_messages=count_lines_if_sure(data), seeds=["debezium/avro_records"])
 
 
 #: Every family of generated cases and its generator.

@@ -214,7 +214,11 @@ def test_events_cdckit_wrote_read_back_with_an_empty_frame(tmp_path):
 
 
 def typed_samples() -> list[str]:
-    return [sample for sample in cdckit.samples.list() if sample.split("/")[0] in TYPED]
+    return [  # a capture of framed records declares its types once read with its schemas (the message decoder)
+        sample
+        for sample in cdckit.samples.list()
+        if sample.split("/")[0] in TYPED and not cdckit.samples.is_framed(sample)
+    ]
 
 
 @pytest.mark.parametrize("sample", typed_samples())

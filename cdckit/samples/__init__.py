@@ -39,6 +39,16 @@ def list() -> _list[str]:  # noqa: A001 - mirrors itables' sample_dfs naming
     )
 
 
+def is_framed(name: str) -> bool:
+    """True for a capture of framed records (Avro, Protobuf or JSON Schema in Confluent's wire format, kept in
+    Base64) saved with its schemas beside it: its messages are bytes until read with those schemas.
+
+    >>> is_framed("debezium/postgres_avro.jsonl"), is_framed("debezium/postgres_kcat.jsonl")
+    (True, False)
+    """
+    return Path(str(path(name)) + ".schemas").is_dir()
+
+
 def path(name: str) -> Path:
     """The file of a sample.
 
