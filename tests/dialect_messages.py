@@ -38,8 +38,9 @@ def sample_messages(name: str) -> list[bytes]:
 
 @functools.cache
 def every_sample_event() -> pd.DataFrame:
-    """The events of every bundled sample, of every dialect."""
-    frames = [cdckit.read(cdckit.samples.path(sample)) for sample in cdckit.samples.list()]
+    """The events of every bundled sample, of every dialect (a framed capture repeats a JSON one's changes)."""
+    frames = [cdckit.read(cdckit.samples.path(sample)) for sample in cdckit.samples.list()
+              if not cdckit.samples.is_framed(sample)]  # needs the avro extra, which the core tests lack
     return pd.concat(frames, ignore_index=True)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 
 import pandas as pd
 import pytest
@@ -123,6 +124,16 @@ def test_framed_records_without_schemas_are_quarantined_saying_how_to_give_them(
     assert len(found.events) == 0 and len(found.quarantine) == 5
     assert set(found.quarantine["reason_code"]) == {"unknown_schema"}
     assert "--schema-registry" in found.quarantine["reason"].iloc[0]
+
+
+def test_without_the_avro_extra_each_record_is_quarantined_saying_how_to_install_it(pair, monkeypatch):
+    _, avro_path, folder = pair
+    monkeypatch.setitem(sys.modules, "fastavro", None)  # import fastavro now fails, as in a core install
+    found = cdckit.read(avro_path, schemas=folder, capture=True)
+    assert len(found.events) == 0 and len(found.quarantine) == 5
+    assert set(found.quarantine["reason_code"]) == {"unsupported_format"}
+    assert "pip install 'cdckit[avro]'" in found.quarantine["reason"].iloc[0]
+    assert list(found.quarantine["offset"]) == list(range(5))
 
 
 def test_avro_from_other_producers_takes_the_connect_meaning_of_its_logical_types(tmp_path):

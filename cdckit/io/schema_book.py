@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..optional import require
+from ..optional import MissingExtraError, require
 from .framed_decoders import decoder_for
 from .message import Message, error_message
 from .registered_schema import RegisteredSchema, folder_schemas
@@ -260,6 +260,8 @@ class SchemaBook:
             part = value
             if value.__class__ is Framed:
                 value, layout = self.decoded(value)
+        except MissingExtraError as err:  # fastavro or protobuf not installed: each record says how to install it
+            return self._bad(msg, part, str(err), "unsupported_format")
         except LookupError as err:
             return self._bad(msg, part, str(err), "unknown_schema")
         except ValueError as err:
