@@ -31,7 +31,8 @@ def test_examples_decode_exactly():
             emit_time="2017-02-07T20:49:37.691000Z", seq=pos(154), txn_id=TXN, after=ANNE),
         row(2, "update", "u", database="inventory", table="customers", event_time="2017-02-07T20:49:37Z",
             emit_time="2017-02-07T20:49:37.742000Z", seq=pos(484), txn_id=TXN, before=ANNE, after=ANNE_MARIE),
-        row(3, "commit", "END", event_time="2017-02-07T20:49:37.800000Z", txn_id=TXN),
+        row(3, "commit", "END", event_time="2017-02-07T20:49:37.800000Z", txn_id=TXN,  # what END declares
+            after={"event_count": 2, "data_collections": {"inventory.customers": 2}}),
         row(4, "delete", "d", database="inventory", table="customers", event_time="2017-02-07T20:49:38Z",
             emit_time="2017-02-07T20:49:38Z", seq=pos(805), before=ANNE_MARIE),
         row(5, "tombstone", "null"),

@@ -277,12 +277,15 @@ class DebeziumDecoder(Dialect):
         )
 
     def transaction_marker(self, payload: dict[str, Any]) -> Event:
+        """A BEGIN or END record of the transaction topic; an END's ``after`` is what it declares
+        (:func:`declared_transaction`)."""
         status = payload["status"]
         return Event(
             op="begin" if status == "BEGIN" else "commit",
             op_raw=status,
             event_time=values.ms_to_ns(payload.get("ts_ms")),
             txn_id=None if payload.get("id") in (None, "") else str(payload["id"]),
+            after=declared_transaction(payload),
         )
 
     def schema_change(self, payload: dict[str, Any]) -> list[Event]:
@@ -362,3 +365,32 @@ class DebeziumDecoder(Dialect):
             txn_id=self.transaction_id(payload, source),
             after=None if message is None else values.image(expect_object(message, "message")),
         )
+
+
+def declared_transaction(payload: dict[str, Any]) -> str | None:
+    """What a transaction record declares of its transaction, as the JSON object text a ``commit`` event's
+    ``after`` holds: ``event_count`` (its changes) and ``data_collections`` (its changes per table, as the
+    connector names the table, sorted); None where it declares neither (a BEGIN). A count that is not a whole
+    number is left out, never guessed.
+
+    >>> declared_transaction({"status": "END", "id": "743:26652696", "event_count": 3, "data_collections": [
+    ...     {"data_collection": "public.orders", "event_count": 1},
+    ...     {"data_collection": "public.order_items", "event_count": 2}]})
+    '{"event_count":3,"data_collections":{"public.order_items":2,"public.orders":1}}'
+    >>> declared_transaction({"status": "BEGIN", "id": "743:26652104", "event_count": None}) is None
+    True
+    """
+    out: dict[str, Any] = {}
+    count = payload.get("event_count")
+    if count.__class__ is int:
+        out["event_count"] = count
+    collections = payload.get("data_collections")
+    if isinstance(collections, list):
+        per_table: dict[str, int] = {}
+        for item in collections:
+            name = item.get("data_collection") if isinstance(item, dict) else None
+            counted = item.get("event_count") if isinstance(item, dict) else None
+            if isinstance(name, str) and counted.__class__ is int:
+                per_table[name] = per_table.get(name, 0) + counted
+        out["data_collections"] = dict(sorted(per_table.items()))
+    return values.image(out) if out else None

@@ -46,15 +46,7 @@ class DebeziumEncoder(Dialect):
                 yield Record(None, self.encode_key(row, {}))
                 continue
             if op in ("begin", "commit"):
-                yield Record(
-                    {
-                        "status": "BEGIN" if op == "begin" else "END",
-                        "id": row["txn_id"],
-                        "ts_ms": values.ns_to_ms(row["event_time"]),
-                        "event_count": None,
-                        "data_collections": None,
-                    }
-                )
+                yield Record(transaction_record(row))
                 continue
             if op == "ddl":
                 yield Record(
@@ -175,3 +167,25 @@ _CHANGE_TYPES = ("CREATE", "ALTER", "DROP")
 
 #: canonical value kinds (``values.infer_kinds``) -> Kafka Connect schema types
 CONNECT_TYPES = {"int": "int64", "float": "double", "bool": "boolean", "text": "string"}
+
+
+def transaction_record(row: dict[str, Any]) -> dict[str, Any]:
+    """The transaction topic's BEGIN or END record of a ``begin``/``commit`` event, with what a commit's
+    ``after`` declares (``event_count``, ``data_collections``) as the connector writes it.
+
+    >>> transaction_record({"op": "commit", "txn_id": "7", "event_time": None,
+    ...                     "after": '{"event_count":2,"data_collections":{"s.t":2}}'})["data_collections"]
+    [{'data_collection': 's.t', 'event_count': 2}]
+    """
+    declared = values.loads(row["after"]) if isinstance(row.get("after"), str) else {}
+    declared = declared if isinstance(declared, dict) else {}
+    collections = declared.get("data_collections")
+    return {
+        "status": "BEGIN" if row["op"] == "begin" else "END",
+        "id": row["txn_id"],
+        "ts_ms": values.ns_to_ms(row["event_time"]),
+        "event_count": declared.get("event_count"),
+        "data_collections": None
+        if not isinstance(collections, dict)
+        else [{"data_collection": name, "event_count": count} for name, count in collections.items()],
+    }
