@@ -87,15 +87,19 @@ def through_transaction(events: pd.DataFrame, txn_id: Any) -> tuple[pd.DataFrame
             stacklevel=3,
         )
     member = transaction_rows(events).to_numpy()
-    changes = np.flatnonzero((member == at) & events["op"].isin(["insert", "update", "delete", "truncate"]).to_numpy())
-    outside = member < 0
-    keep = (member >= 0) & (member <= at)
-    if outside.any():
-        rank = np.empty(len(events), np.int64)
-        rank[sort_events(events).index.to_numpy()] = np.arange(len(events))
-        last = rank[changes].max() if len(changes) else rank[member == at].max()
-        keep |= outside & (rank <= last)
-    return events[keep], table.iloc[at + 1 :].reset_index(drop=True)
+    rank = np.empty(len(events), np.int64)
+    rank[sort_events(events).index.to_numpy()] = np.arange(len(events))
+    changes = (member >= 0) & events["op"].isin(["insert", "update", "delete", "truncate", "read"]).to_numpy()
+    last = rank[changes & (member == at)].max() if (changes & (member == at)).any() else rank[member == at].max()
+    if pd.isna(table["commit_offset"].iat[at]):  # it never commits here: its place is that of its last change
+        ends = np.full(len(table), -1, np.int64)
+        np.maximum.at(ends, member[member >= 0], rank[member >= 0])
+        later = ends > last
+        later[at] = False
+    else:  # the table is in commit order
+        later = np.arange(len(table)) > at
+    keep = ((member >= 0) & ~later[np.clip(member, 0, None)]) | ((member < 0) & (rank <= last))
+    return events[keep], table[later].reset_index(drop=True)
 
 
 def whole_transactions_only(events: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -108,7 +112,7 @@ def whole_transactions_only(events: pd.DataFrame) -> tuple[pd.DataFrame, pd.Data
 
     >>> import cdckit
     >>> events = cdckit.read(cdckit.samples.path("pg_test_decoding/postgres"))
-    >>> cut = events[events["op"] != "commit"].iloc[:-1]  # its last transaction never commits
+    >>> cut = events.iloc[:-1]  # the capture ends before its last COMMIT
     >>> kept, left_out = whole_transactions_only(cut)
     >>> left_out["status"].tolist(), len(kept) < len(cut)
     (['no_commit'], True)

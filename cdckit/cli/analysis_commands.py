@@ -136,5 +136,7 @@ def run_transactions(args: argparse.Namespace) -> int:
         for row in partial.head(args.head).itertuples(index=False):
             print(printable(f"\n{row.txn_id if isinstance(row.txn_id, str) else '(unnamed)'}: {row.detail}"))
         if not len(table):
-            print("(no transaction: the capture names none; Debezium writes them with provide.transaction.metadata=true)")
+            print(
+                "(no transaction: the capture names none; Debezium writes them with provide.transaction.metadata=true)"
+            )
     return EXIT_FOUND if len(partial) else code

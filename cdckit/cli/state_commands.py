@@ -64,9 +64,7 @@ def run_state(args: argparse.Namespace) -> int:
     from ..analysis.replay import materialize
 
     def make(events: pd.DataFrame) -> Any:
-        return materialize(
-            events, after_transaction=args.after_transaction, whole_transactions=args.whole_transactions
-        )
+        return materialize(events, after_transaction=args.after_transaction, whole_transactions=args.whole_transactions)
 
     return _tables_command(args, make, "write_state", "rows")
 
