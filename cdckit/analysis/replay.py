@@ -63,8 +63,8 @@ from .replay_plan import plan_replay
 # Named here too: cdckit.spark.replay takes them as replay.X.
 from .replayer import Replayer, Step, column_order, history_frame, key_order, old_key, problem_rows, replay_rows  # noqa: F401
 from .tables import declared_types, typed_records, typed_texts
-from .transaction_cut import left_out_warning, through_transaction, whole_transactions_only
 from .tables import problems_frame as type_problems_frame
+from .transaction_cut import left_out_warning, through_transaction, whole_transactions_only
 
 __all__ = ["materialize", "history", "scd2", "TableStates", "SCD2Tables", "PROBLEM_COLUMNS", "SCD2_COLUMNS"]
 
