@@ -318,21 +318,25 @@ def _declarations(found: TransactionMembers, frame: pd.DataFrame, commits: np.nd
     differs (the declared tables matched to the frame's by :func:`match_tables`)."""
     said = commits[frame["after"].iloc[commits].notna().to_numpy()] if len(commits) else commits
     first = _pick(found.txn_of[said], arrival[said], said, found.count)
-    for t in np.flatnonzero(first >= 0).tolist():
+    txns = np.flatnonzero(first >= 0)
+    texts = frame["after"].array.take(first[txns]).tolist() if len(txns) else []
+    for t, text in zip(txns.tolist(), texts):
         try:
-            declared = orjson.loads(frame["after"].iat[int(first[t])])
+            declared = orjson.loads(text)
         except (orjson.JSONDecodeError, TypeError):
             continue
         if not isinstance(declared, dict):
             continue
         total = declared.get("event_count")
-        if isinstance(total, int) and not isinstance(total, bool):
+        if total.__class__ is int:
             found.declared_changes[t] = total
         tables = declared.get("data_collections")
         if isinstance(tables, dict):
-            tables = {str(k): v for k, v in sorted(tables.items()) if isinstance(v, int) and not isinstance(v, bool)}
+            tables = {str(k): v for k, v in sorted(tables.items()) if v.__class__ is int}
             found.declared_tables[t] = tables
             held = found.tables[t]
+            if tables == held:
+                continue
             names = match_tables(list(tables), list(held))
             differ = [(name, n, held.get(names.get(name, ""), 0)) for name, n in tables.items()]
             differ += [(name, 0, n) for name, n in held.items() if name not in names.values()]
