@@ -455,7 +455,9 @@ class Explorer(widgets.VBox):
         place = self.events[["source", "offset"]].assign(_txn=self._txn_keys, _dialect=self.events["dialect"])
         place = place[place["_txn"].notna()].drop_duplicates(["source", "offset"])
         found = rows[["source", "offset"]].merge(place, how="left", on=["source", "offset"])
-        labels, styles, colours = [], [], {}
+        labels: list[str] = []
+        styles: list[str] = []
+        colours: dict[tuple[Any, Any], str] = {}
         for txn, dialect in zip(found["_txn"].tolist(), found["_dialect"].tolist()):
             info = self._transaction_row(dialect, txn)
             if info is None:
