@@ -70,8 +70,16 @@ def listed(decoded):
 # ------------------------------------------------------------ the truth, from wal2json v2's raw lines
 
 
+def file_lines(path: Path) -> list[str]:
+    """A capture's lines, each with its newline (split at newlines only: values may hold other line breaks)."""
+    with open(path, encoding="utf-8", newline="") as file:
+        return file.readlines()
+
+
 def _key_changed(change: dict[str, Any]) -> bool:
     """A wal2json v2 update whose primary key's values differ from its identity's (the old row's)."""
+    if change["action"] != "U":
+        return False
     old = {c["name"]: c.get("value") for c in change.get("identity") or []}
     new = {c["name"]: c.get("value") for c in change["columns"]}
     return any(p["name"] in old and old[p["name"]] != new.get(p["name"]) for p in change.get("pk") or [])
@@ -84,7 +92,7 @@ def server_transactions(path: Path, debezium_counts: bool = False, truncates: bo
     False leaves TRUNCATE out (wal2json's format version 1 writes none).
     """
     found: dict[str, Counter] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in file_lines(path):
         change = json.loads(line)
         xid, action = str(change["xid"]), change["action"]
         if action == "B":
@@ -182,7 +190,7 @@ def test_the_ordering_report_says_nothing_of_transactions_on_the_real_captures(n
 
 
 def kcat_records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return [json.loads(line) for line in file_lines(path)]
 
 
 def lines_of(records: list[dict[str, Any]]) -> str:
@@ -260,12 +268,12 @@ def test_a_capture_that_starts_inside_a_transaction(captured):
 
 def test_wal2json_and_test_decoding_cut_at_the_start_have_no_begin(captured):
     for name in ("w2j2", "tdtext", "tdcopy"):
-        lines = captured.files[name].read_text(encoding="utf-8").splitlines(keepends=True)
-        full = cdckit.transactions(cdckit.read("".join(lines)))
-        xid = full.loc[full["changes"] >= 2, "txn_id"].iloc[len(full) // 3]
+        lines = file_lines(captured.files[name])
         events = cdckit.read("".join(lines))
+        full = cdckit.transactions(events)
+        xid = full.loc[full["changes"] >= 2, "txn_id"].iloc[len(full) // 3]
+        # a message's offset is its (last) line: the cut drops the transaction's BEGIN and first change
         first = int(events.loc[(events["txn_id"] == xid) & (events["op"] != "begin"), "offset"].min())
-        # one message a line in both: the cut drops its BEGIN and its first change
         cut = cdckit.transactions(cdckit.read("".join(lines[first + 1 :])))
         got = row_of(cut, xid)
         assert got["status"] == "no_begin" and not got["complete"], (name, got["detail"])
@@ -291,7 +299,7 @@ def test_a_lost_change_message_makes_its_transaction_incomplete_and_names_the_ta
 
 
 def test_a_topic_spread_over_partitions_splits_transactions_but_keeps_them_whole(captured):
-    lines = captured.files["kcat"].read_text(encoding="utf-8").splitlines()
+    lines = [line.rstrip("\n") for line in file_lines(captured.files["kcat"])]
     events = cdckit.read("\n".join(spread_by_key(lines, 3, interleave="random", seed=3)) + "\n")
     table = cdckit.transactions(events)
     assert (table["status"] == "complete").all(), table.loc[table["status"] != "complete", "detail"].head()
@@ -333,7 +341,7 @@ def test_the_bundled_sample_holds_its_transactions_whole_and_a_cut_shows():
     table = cdckit.transactions(events)
     assert len(table) >= 30 and (table["status"] == "complete").all()
     assert (table["declared_changes"] == table["changes"]).all()
-    lines = cdckit.samples.raw(pg_capture.TRANSACTION_SAMPLE).splitlines(keepends=True)
+    lines = file_lines(cdckit.samples.path(pg_capture.TRANSACTION_SAMPLE))
     cut = cdckit.transactions(cdckit.read("".join(lines[: len(lines) // 2])))
     assert (cut["status"] != "complete").sum() <= 1 and len(cut) < len(table)
 
