@@ -72,7 +72,7 @@ def listed(decoded):
 
 def file_lines(path: Path) -> list[str]:
     """A capture's lines, each with its newline (split at newlines only: values may hold other line breaks)."""
-    with open(path, encoding="utf-8", newline="") as file:
+    with open(path, encoding="utf-8", newline="\n") as file:
         return file.readlines()
 
 
