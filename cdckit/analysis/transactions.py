@@ -102,7 +102,7 @@ def transactions(events: Capture | pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return _empty()
     frame = frame.reset_index(drop=True)  # the rows of several reads concatenated share index labels
-    narrowed = narrow(frame)
+    narrowed = narrow(frame, ordered=False)
     found = transaction_members(Codes(narrowed))
     if found.count == 0:
         return _empty()

@@ -69,6 +69,8 @@ class TransactionMembers:
     begin_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # every BEGIN marker, arrival
     misordered_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     misordered_other: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    arrival: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # per event: its arrival rank
+    in_change_order: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # per event: change rank
 
     def complete(self) -> pd.array:
         """True/False per transaction; NA when ``undeclared``."""
@@ -212,11 +214,15 @@ def transaction_members(codes: Codes) -> TransactionMembers:
         dup[sequenced[order][~run_starts([k[order] for k in identity])]] = True
     held = cm[~dup[cm]]
     ht = txn_of[held]
-    # misordered: per transaction and place, in arrival order, a change below the highest seq before it
+    # misordered: per transaction and place, in arrival order, a change below the highest seq before it. The
+    # place is (source, partition, table): offsets are a Kafka topic's, and a capture saved to one file from
+    # several topics (a Debezium topic per table) keeps each topic's offsets, which say nothing of the order
+    # between tables
     known = cm[codes.known("seq", cm)]
-    order = stable_order([txn_of[known], codes("source", known), codes("partition", known), arrival[known]])
+    place_of = ["source", "partition", "_table"]
+    order = stable_order([txn_of[known], *(codes(c, known) for c in place_of), arrival[known]])
     known = known[order]
-    start = run_starts([txn_of[known], codes("source", known), codes("partition", known)]) if len(known) else known
+    start = run_starts([txn_of[known], *(codes(c, known) for c in place_of)]) if len(known) else known
     below, top = running_top(start.astype(bool), codes("seq", known))
     marker_begin = member[begin[member]]
     marker_commit = member[commit[member]]
@@ -254,9 +260,12 @@ def transaction_members(codes: Codes) -> TransactionMembers:
         begin_rows=marker_begin[np.argsort(arrival[marker_begin], kind="stable")],
         misordered_at=known[below],
         misordered_other=known[top[below]],
+        arrival=arrival,
+        in_change_order=in_change_order,
     )
     _declarations(found, frame, marker_commit, arrival)
-    _statuses(found, frame, change, begin, commit, end)
+    sequenced_changes = np.bincount(txn_of[cm[codes.known("seq", cm)]], minlength=count)
+    _statuses(found, frame, begin, commit, end, sequenced_changes)
     found.commit_row = np.where((found.commit_row < 0) & (found.status == "undeclared"), last_change, found.commit_row)
     return found
 
@@ -318,21 +327,25 @@ def _declarations(found: TransactionMembers, frame: pd.DataFrame, commits: np.nd
     differs (the declared tables matched to the frame's by :func:`match_tables`)."""
     said = commits[frame["after"].iloc[commits].notna().to_numpy()] if len(commits) else commits
     first = _pick(found.txn_of[said], arrival[said], said, found.count)
-    for t in np.flatnonzero(first >= 0).tolist():
+    txns = np.flatnonzero(first >= 0)
+    texts = frame["after"].array.take(first[txns]).tolist() if len(txns) else []
+    for t, text in zip(txns.tolist(), texts):
         try:
-            declared = orjson.loads(frame["after"].iat[int(first[t])])
+            declared = orjson.loads(text)
         except (orjson.JSONDecodeError, TypeError):
             continue
         if not isinstance(declared, dict):
             continue
         total = declared.get("event_count")
-        if isinstance(total, int) and not isinstance(total, bool):
+        if total.__class__ is int:
             found.declared_changes[t] = total
         tables = declared.get("data_collections")
         if isinstance(tables, dict):
-            tables = {str(k): v for k, v in sorted(tables.items()) if isinstance(v, int) and not isinstance(v, bool)}
+            tables = {str(k): v for k, v in sorted(tables.items()) if v.__class__ is int}
             found.declared_tables[t] = tables
             held = found.tables[t]
+            if tables == held:
+                continue
             names = match_tables(list(tables), list(held))
             differ = [(name, n, held.get(names.get(name, ""), 0)) for name, n in tables.items()]
             differ += [(name, 0, n) for name, n in held.items() if name not in names.values()]
@@ -342,12 +355,17 @@ def _declarations(found: TransactionMembers, frame: pd.DataFrame, commits: np.nd
 def _statuses(
     found: TransactionMembers,
     frame: pd.DataFrame,
-    change: np.ndarray,
     begin: np.ndarray,
     commit: np.ndarray,
     end: np.ndarray,
+    sequenced: np.ndarray,
 ) -> None:
-    """Each transaction's status: the first of :data:`STATUSES` that applies."""
+    """Each transaction's status: the first of :data:`STATUSES` that applies.
+
+    A dialect that marks a transaction's end only in its changes' ``seq`` (``transaction_end``: Maxwell's
+    commit row) cannot tell of a transaction whose changes have no ``seq`` (Maxwell without
+    ``output_binlog_position``): such a transaction without markers is ``undeclared``.
+    """
     dialects = frame["dialect"].to_numpy(dtype=object)
     declaring = set(pd.unique(dialects[begin | commit | end]).tolist())
     beginning = set(pd.unique(dialects[begin]).tolist())
@@ -360,8 +378,9 @@ def _statuses(
     fewer = (has_total & (held < total)) | tables_fewer | (found.gaps > 0)
     more = (has_total & (held > total)) | tables_more
     said = has_total | np.array([d is not None for d in found.declared_tables], bool)
+    unseen = np.isin(dialect, list(registry.transaction_ends())) & (sequenced == 0) & (found.begins == 0)
     decides = [
-        ~np.isin(dialect, list(declaring)),
+        ~np.isin(dialect, list(declaring)) | (unseen & (found.commits == 0)),
         found.commits == 0,
         fewer,
         more,
