@@ -59,7 +59,7 @@ def test_help_of_every_command_has_a_description_and_examples(capsys):
     assert "examples:" in out and "exit codes:" in out
     for exit_code in EXIT_CODES:
         assert f"\n  {exit_code:<3}" in out, exit_code
-    for command in ("detect", "read", "convert", "report", "order", "state", "scd2", "schema", "compare",
+    for command in ("detect", "read", "convert", "report", "order", "transactions", "state", "scd2", "schema", "compare",
                     "reconcile", "samples"):
         assert command in out
         code, sub, _ = run(capsys, command, "--help")

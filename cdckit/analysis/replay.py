@@ -64,6 +64,7 @@ from .replay_plan import plan_replay
 from .replayer import Replayer, Step, column_order, history_frame, key_order, old_key, problem_rows, replay_rows  # noqa: F401
 from .tables import declared_types, typed_records, typed_texts
 from .tables import problems_frame as type_problems_frame
+from .transaction_cut import left_out_warning, through_transaction, whole_transactions_only
 
 __all__ = ["materialize", "history", "scd2", "TableStates", "SCD2Tables", "PROBLEM_COLUMNS", "SCD2_COLUMNS"]
 
@@ -82,12 +83,15 @@ class TableStates(dict):
     ``type_problems``: the values that did not fit their column's kind
     (:data:`cdckit.analysis.tables.TYPE_PROBLEM_COLUMNS`; empty when not typed).
     ``key_columns``: each keyed table's key columns (also in each frame's ``attrs["key_columns"]``).
+    ``left_out``: the transactions ``after_transaction=`` or ``whole_transactions=True`` left out (rows of
+    :func:`cdckit.transactions`), None when neither was given.
     """
 
     problems: pd.DataFrame
     keyless: list[str]
     type_problems: pd.DataFrame = type_problems_frame([])
     key_columns: dict[str, list[str]]
+    left_out: pd.DataFrame | None = None
 
 
 class SCD2Tables(dict):
@@ -95,6 +99,24 @@ class SCD2Tables(dict):
     (some or all) name no key columns, so that those changes make no version (also said in a warning)."""
 
     keyless: list[str] = []
+
+
+def transaction_bounds(
+    events: pd.DataFrame, after_transaction: Any, whole_transactions: bool
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The events :func:`materialize` replays for ``after_transaction=``/``whole_transactions=`` and the
+    transactions they leave out (None when neither is given); see :mod:`cdckit.analysis.transaction_cut`."""
+    if after_transaction is None and not whole_transactions:
+        return events, None
+    left_out = []
+    if after_transaction is not None:
+        events, later = through_transaction(events, after_transaction)
+        left_out.append(later)
+    if whole_transactions:
+        events, partial = whole_transactions_only(events)
+        left_out_warning(partial, "that the capture holds only in part")
+        left_out.append(partial)
+    return events, pd.concat(left_out, ignore_index=True) if len(left_out) > 1 else left_out[0]
 
 
 def keyless_left_out(keyless: Iterable[str], keyed: Iterable[str]) -> list[str]:
@@ -146,7 +168,14 @@ def problems_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def materialize(
-    events: pd.DataFrame, as_of: Any = None, order: str = "seq", typed: bool = True, *, keys: Keys | None = None
+    events: pd.DataFrame,
+    as_of: Any = None,
+    order: str = "seq",
+    typed: bool = True,
+    *,
+    keys: Keys | None = None,
+    after_transaction: Any = None,
+    whole_transactions: bool = False,
 ) -> TableStates:
     """The state of every table after the changes (or at ``as_of``): ``{"database.table": DataFrame}``.
 
@@ -159,6 +188,11 @@ def materialize(
     ``{"customers": "id", "order_lines": ["order_id", "line_no"]}``, as
     :func:`cdckit.with_keys` gives them.
 
+    Transactions (:func:`cdckit.transactions`): ``after_transaction="743"`` gives the state right after that
+    transaction committed (the transactions that commit after it left out); ``whole_transactions=True``
+    leaves out the transactions the capture holds only in part (never committed in it, changes missing,
+    begun before it), with a warning. ``states.left_out`` lists the transactions left out.
+
     >>> import cdckit
     >>> events = cdckit.read(cdckit.samples.path("shareplex/examples"))
     >>> state = materialize(events)  # line 2 became line 3: the old key is gone
@@ -166,6 +200,7 @@ def materialize(
     [['1001', '3', 'Gadget XL']]
     """
     events = given_keys(events_of(events), keys)
+    events, left_out = transaction_bounds(events, after_transaction, whole_transactions)
     declared = declared_types(events) if typed else {}
     type_problems: list[dict[str, Any]] = []
     with plan_replay(events, as_of, order) as plan:
@@ -217,6 +252,7 @@ def materialize(
         states.problems = problems_frame(problems)
         states.keyless = keyless
         states.type_problems = type_problems_frame(type_problems)
+        states.left_out = left_out
         states.key_columns = {t: c for t, c in key_columns_of(events).items() if t in states}
         for table, columns in states.key_columns.items():
             states[table].attrs["key_columns"] = list(columns)

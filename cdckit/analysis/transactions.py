@@ -38,7 +38,7 @@ from .ordering.codes import Codes
 from .ordering.narrow import narrow
 from .ordering.transaction_members import TransactionMembers, declared_text, transaction_members
 
-__all__ = ["transactions", "TRANSACTION_COLUMNS"]
+__all__ = ["transactions", "transaction_rows", "TRANSACTION_COLUMNS"]
 
 #: The columns of :func:`transactions`, in order, with their pandas dtypes.
 TRANSACTION_COLUMNS: dict[str, str] = {
@@ -101,11 +101,33 @@ def transactions(events: Capture | pd.DataFrame) -> pd.DataFrame:
     frame = Capture.of(events).events
     if frame.empty:
         return _empty()
-    frame = frame.reset_index(drop=True)  # the rows of several reads concatenated share index labels
+    table, _ = _table(frame.reset_index(drop=True))  # the rows of several reads concatenated share index labels
+    return table
+
+
+def transaction_rows(events: Capture | pd.DataFrame) -> pd.Series:
+    """Each event's transaction: its row in :func:`transactions` (``-1`` for an event in none), markers and
+    changes alike, indexed as ``events``.
+
+    >>> import cdckit
+    >>> events = cdckit.read(cdckit.samples.path("wal2json/examples"))
+    >>> rows = transaction_rows(events)
+    >>> int(rows.max()) + 1 == len(cdckit.transactions(events)), rows.iloc[:3].tolist()
+    (True, [0, 0, 0])
+    """
+    frame = Capture.of(events).events
+    if frame.empty:
+        return pd.Series(np.zeros(0, np.int64), index=frame.index)
+    _, at = _table(frame.reset_index(drop=True))
+    return pd.Series(at, index=frame.index)
+
+
+def _table(frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    """:func:`transactions` of ``frame`` (a RangeIndex) and each event's row in it (-1 for none)."""
     narrowed = narrow(frame, ordered=False)
     found = transaction_members(Codes(narrowed))
     if found.count == 0:
-        return _empty()
+        return _empty(), np.full(len(frame), -1, np.int64)
     ids = narrowed["txn_id"].to_numpy(dtype=object)[found.first_row]
     ids[~found.named] = None
     data: dict[str, object] = {
@@ -138,7 +160,12 @@ def transactions(events: Capture | pd.DataFrame) -> pd.DataFrame:
             for name in TRANSACTION_COLUMNS
         }
     ).astype(TRANSACTION_COLUMNS)
-    return _in_commit_order(table)
+    order = _commit_order(table)
+    row_of = np.empty(found.count, np.int64)
+    row_of[order] = np.arange(found.count)
+    txn_of = np.asarray(found.txn_of)
+    at = np.where(txn_of >= 0, row_of[np.clip(txn_of, 0, None)], -1)
+    return table.iloc[order].reset_index(drop=True), at
 
 
 def _empty() -> pd.DataFrame:
@@ -146,11 +173,10 @@ def _empty() -> pd.DataFrame:
     return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in TRANSACTION_COLUMNS.items()})
 
 
-def _in_commit_order(table: pd.DataFrame) -> pd.DataFrame:
-    """The rows sorted by :data:`SORT_COLUMNS` (texts by code point, nulls last), ties kept in order."""
+def _commit_order(table: pd.DataFrame) -> np.ndarray:
+    """The order of the rows sorted by :data:`SORT_COLUMNS` (texts by code point, nulls last), ties kept."""
     keys = pa.table({c: pa.array(table[c], from_pandas=True) for c in SORT_COLUMNS})
-    order = pc.sort_indices(keys, sort_keys=[(c, "ascending", "at_end") for c in SORT_COLUMNS])
-    return table.iloc[order.to_numpy()].reset_index(drop=True)
+    return pc.sort_indices(keys, sort_keys=[(c, "ascending", "at_end") for c in SORT_COLUMNS]).to_numpy()
 
 
 def _listed(tables: dict[str, int] | None) -> str:

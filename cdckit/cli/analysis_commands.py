@@ -1,6 +1,7 @@
 """The commands that print an analysis of a capture as text: ``order`` (the ordering report: each finding with
 its meaning and first rows, then the lag), ``schema`` (each table's columns now, then how they changed) and
-``keys`` (the key proposed for each table the capture names no key for, with its evidence).
+``keys`` (the key proposed for each table the capture names no key for, with its evidence) and
+``transactions`` (one row per transaction, and whether the capture holds all of it).
 
 >>> from cdckit import samples
 >>> from cdckit.cli.parser import build_parser
@@ -21,7 +22,7 @@ from .reading import load
 from .text import printable, text_table
 from .words import cli_words
 
-__all__ = ["run_order", "run_schema", "run_keys", "keys_options"]
+__all__ = ["run_order", "run_schema", "run_keys", "keys_options", "run_transactions"]
 
 
 def run_order(args: argparse.Namespace) -> int:
@@ -104,3 +105,38 @@ def run_keys(args: argparse.Namespace) -> int:
     else:
         print("\nno key proposed: every table names its key already, or no column set identifies its rows")
     return code
+
+
+#: The columns ``cdckit transactions`` prints as text (``--format csv``/``json`` writes them all).
+TRANSACTION_SHOWN = ["txn_id", "dialect", "status", "changes", "declared_changes", "tables", "commit_time", "duration"]
+
+
+def run_transactions(args: argparse.Namespace) -> int:
+    """``cdckit transactions PATH...``: one row per transaction (``cdckit.transactions``), a line of counts
+    by status, and the detail of each transaction held only in part."""
+    from ..analysis.transactions import transactions
+
+    source, chosen = checked(args, args.paths)
+    capture, code = load(args, source, chosen)
+    table = transactions(capture.events)
+    partial = table[table["complete"].eq(False).fillna(False).astype(bool)]
+    shown = partial if args.status == "incomplete" else table
+    if args.format == "csv":
+        print(shown.to_csv(index=False), end="")
+    elif args.format == "json":
+        print(shown.to_json(orient="records", lines=True, date_format="iso"), end="")
+    else:
+        counts = table["status"].value_counts()
+        summary = ", ".join(f"{n:,} {status}" for status, n in counts.items())
+        print(f"{len(table):,} transaction(s)" + (f": {summary}" if summary else ""))
+        if len(shown):
+            print(text_table(shown[TRANSACTION_SHOWN].head(args.head), args.width))
+            if len(shown) > args.head:
+                print(f"... and {len(shown) - args.head:,} more (--head N shows more)")
+        for row in partial.head(args.head).itertuples(index=False):
+            print(printable(f"\n{row.txn_id if isinstance(row.txn_id, str) else '(unnamed)'}: {row.detail}"))
+        if not len(table):
+            print(
+                "(no transaction: the capture names none; Debezium writes them with provide.transaction.metadata=true)"
+            )
+    return EXIT_FOUND if len(partial) else code

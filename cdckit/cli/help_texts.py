@@ -107,11 +107,14 @@ examples:
   cdckit state capture.jsonl -o state/             one Parquet file per table
   cdckit state capture.jsonl -o state.csv --force  one CSV file per table, in folder state.csv
   cdckit state capture.jsonl -o out/ --to jsonl --until 2024-05-02
+  cdckit state capture.jsonl --after-transaction 743   right after transaction 743
+  cdckit state capture.jsonl --whole-transactions      without partial transactions
 
 The final rows of each table after replaying the changes (cdckit.materialize):
 printed as tables, or written with -o to a folder of one file per table (the
 format from --to, else OUT's suffix, else Parquet). Changes that did not fit
-(replay problems) are counted on stderr. Exits 1 when some messages were
+(replay problems) are counted on stderr, and so are the transactions that
+--whole-transactions leaves out. Exits 1 when some messages were
 quarantined, 4 when OUT exists (without --force).
 """,
     "scd2": """\
@@ -133,6 +136,21 @@ examples:
 The columns of each table now (name and type, the key), then every change of
 the column set, a type or the key over time, beside the DDL that made it
 (cdckit.schema_history). Exits 1 when some messages were quarantined.
+""",
+    "transactions": """\
+examples:
+  cdckit transactions capture.jsonl
+  cdckit transactions data.jsonl transaction_topic.jsonl --status incomplete
+  cdckit transactions capture.jsonl --format csv > transactions.csv
+
+One row per transaction the capture holds (cdckit.transactions): its id, where
+it begins and commits, its commit time and duration, its changes per table,
+what the producer declared (Debezium's END record: event_count and
+data_collections), and whether the capture holds all of it (status complete,
+no_commit, no_begin, missing_changes, extra_changes, or undeclared when the
+producer marks no boundaries in the capture). Give Debezium's transaction
+topic (<prefix>.transaction) beside its data topics. Exits 1 when a transaction
+is held only in part (or messages were quarantined).
 """,
     "keys": """\
 examples:

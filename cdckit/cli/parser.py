@@ -16,7 +16,7 @@ from ..analysis.ordering._shared import STREAMS
 from ..dialects import registry
 from ..frame import COLUMN_NAMES, OPS
 from ..io.write import LAYOUTS
-from .analysis_commands import run_keys, run_order, run_schema
+from .analysis_commands import run_keys, run_order, run_schema, run_transactions
 from .capture_commands import run_capture
 from .compare_commands import run_compare, run_reconcile
 from .exit_codes import EXIT_CODES
@@ -134,6 +134,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--head", type=count, default=10, metavar="N", help="rows to show per finding (default 10)")
     _add_width(sub)
 
+    sub = command("transactions", "List the transactions of a capture and whether each is whole.", run_transactions)
+    _add_input(sub)
+    sub.add_argument(
+        "--status",
+        choices=("all", "incomplete"),
+        default="all",
+        help="which transactions to list: all (default) or those the capture holds only in part",
+    )
+    sub.add_argument(
+        "--format", choices=("text", "csv", "json"), default="text", help="text (default), or CSV / JSON Lines"
+    )
+    sub.add_argument("--head", type=count, default=20, metavar="N", help="rows to show as text (default 20)")
+    _add_width(sub)
+
     for name, summary, run in (
         ("state", "Replay a capture: the final rows of each table, shown or written out.", run_state),
         ("scd2", "Every version of every row (SCD type 2), shown or written out.", run_scd2),
@@ -145,6 +159,17 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--force", action="store_true", help="replace OUT when it exists")
         sub.add_argument("--head", type=count, default=20, metavar="N", help="rows to show per table (default 20)")
         _add_width(sub)
+        if name == "state":
+            sub.add_argument(
+                "--after-transaction",
+                metavar="ID",
+                help="the state right after transaction ID committed (cdckit transactions lists the ids)",
+            )
+            sub.add_argument(
+                "--whole-transactions",
+                action="store_true",
+                help="leave out the transactions the capture holds only in part (said on stderr)",
+            )
 
     sub = command("schema", "Show each table's columns and how they changed over time.", run_schema)
     _add_input(sub)

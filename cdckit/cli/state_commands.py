@@ -63,7 +63,10 @@ def run_state(args: argparse.Namespace) -> int:
     """``cdckit state PATH...``: the final rows of each table."""
     from ..analysis.replay import materialize
 
-    return _tables_command(args, materialize, "write_state", "rows")
+    def make(events: pd.DataFrame) -> Any:
+        return materialize(events, after_transaction=args.after_transaction, whole_transactions=args.whole_transactions)
+
+    return _tables_command(args, make, "write_state", "rows")
 
 
 def run_scd2(args: argparse.Namespace) -> int:
