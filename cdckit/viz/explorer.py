@@ -50,8 +50,9 @@ import pandas as pd
 from ..analysis.filters import key_mask
 from ..analysis.keys import Keys, given_keys
 from ..analysis.ordering import sort_events
-from ..analysis.ordering._shared import CHANGE_OPS, transaction_keys
+from ..analysis.ordering._shared import CHANGE_OPS
 from ..analysis.replay import history
+from ..analysis.transactions import transaction_rows
 from ..frame import OPS, table_names
 from ..optional import require
 from ..values import is_missing
@@ -60,7 +61,7 @@ from .figures import date_strings, naive_utc
 from .sampling import MAX_POINTS
 from .style import TXN_COLOURS, WEBGL_ABOVE
 from .timelines import timeline_figure
-from .transaction_spans import transactions_of
+from .transaction_spans import transaction_labels, transactions_of
 
 # The explorer is the ``cdckit[viz]`` extra: its widget class is built on ipywidgets, its timeline is a plotly
 # FigureWidget (an anywidget), so this module needs them when it is imported (``cdckit.explore`` imports it).
@@ -81,9 +82,6 @@ FIGURE_BOX_HEIGHT = "560px"
 
 #: The details list at most this many changes of the selected event's transaction.
 TRANSACTION_LISTED = 50
-
-#: The ops that belong to a transaction (its changes and its markers; snapshot reads belong to none).
-_TRANSACTION_OPS = ("insert", "update", "delete", "truncate", "begin", "commit")
 
 #: The time slider has at most this many stops (evenly spaced among the event times, first and last included).
 TIME_STEPS = 200
@@ -166,10 +164,7 @@ class Explorer(widgets.VBox):
         self._webgl = len(self.events) > WEBGL_ABOVE
         self._span = _span(self._times)
         self._quiet = False
-        ops_of = self.events["op"].astype(str)
-        self._txn_keys = transaction_keys(self.events).where(ops_of.isin(_TRANSACTION_OPS).to_numpy())
-        self._transactions: pd.DataFrame | None = None
-        self._by_key: dict[tuple[Any, str], dict[str, Any]] | None = None
+        self._member: tuple[pd.DataFrame, np.ndarray, list[str]] | None = None  # see _membership
 
         present = set(self.events["op"].dropna().astype(str))
         ops = [op for op in OPS if op in present] + sorted(present - set(OPS))
@@ -249,7 +244,8 @@ class Explorer(widgets.VBox):
                 mask[:] = False
         wanted = self.txn.value.strip()
         if wanted:
-            mask &= (self._txn_keys == wanted).fillna(False).to_numpy(dtype=bool)  # (mask is a copy)
+            member = self._membership()[1]
+            mask &= np.isin(member, self._rows_of(wanted)) & (member >= 0)
         if self.time.index != (0, len(self.time.options) - 1):
             low, high = self.time.value
             mask &= ((self._times >= low) & (self._times <= high)).fillna(False).to_numpy(dtype=bool)
@@ -421,19 +417,27 @@ class Explorer(widgets.VBox):
 
     def transactions(self) -> pd.DataFrame:
         """The capture's transactions (:func:`cdckit.transactions`), computed once, on first use."""
-        if self._transactions is None:
-            self._transactions = transactions_of(self.events)
-        return self._transactions
+        return self._membership()[0]
 
-    def _transaction_row(self, dialect: Any, key: Any) -> dict[str, Any] | None:
-        """The :meth:`transactions` row of a dialect's transaction key (None when it has none)."""
-        if self._by_key is None:
-            table = self.transactions()
-            named = table[table["txn_id"].notna()]
-            self._by_key = {
-                (d, t): row for d, t, row in zip(named["dialect"], named["txn_id"], named.to_dict("records"))
-            }
-        return None if is_missing(key) else self._by_key.get((dialect, str(key)))
+    def _membership(self) -> tuple[pd.DataFrame, np.ndarray, list[str]]:
+        """(the transactions table, each event's row in it or -1, each row's label), computed once."""
+        if self._member is None:
+            table = transactions_of(self.events)
+            self._member = (table, transaction_rows(self.events).to_numpy(), transaction_labels(table).tolist())
+        return self._member
+
+    def _rows_of(self, txn_id: Any, dialect: str | None = None) -> np.ndarray:
+        """The table rows of a transaction id (of one dialect, or of any)."""
+        table = self.transactions()
+        chosen = (table["txn_id"] == str(txn_id)).fillna(False).to_numpy(dtype=bool)
+        if dialect is not None:
+            chosen &= (table["dialect"] == dialect).fillna(False).to_numpy(dtype=bool)
+        return np.flatnonzero(chosen)
+
+    def _members(self, rows: np.ndarray) -> pd.DataFrame:
+        """The events of the given table rows, in change order (``seq``, then arrival)."""
+        member = self._membership()[1]
+        return sort_events(self.events[np.isin(member, rows) & (member >= 0)])
 
     def transaction(self, txn_id: Any, dialect: str | None = None) -> pd.DataFrame:
         """The changes and markers of one transaction (its id as :func:`cdckit.transactions` names it), in
@@ -444,29 +448,28 @@ class Explorer(widgets.VBox):
         >>> ex.transaction(729)["op"].tolist()
         ['begin', 'insert', 'insert', 'commit']
         """
-        mask = (self._txn_keys == str(txn_id)).fillna(False).to_numpy(dtype=bool, copy=True)
-        if dialect is not None:
-            mask &= (self.events["dialect"] == dialect).fillna(False).to_numpy(dtype=bool)
-        return sort_events(self.events[mask])
+        return self._members(self._rows_of(txn_id, dialect))
 
     def _history_html(self, rows: pd.DataFrame) -> str:
         """A row's history as an escaped table: a ``transaction`` column after ``event_time``, each version
         coloured by its transaction, those of an incomplete transaction marked."""
-        place = self.events[["source", "offset"]].assign(_txn=self._txn_keys, _dialect=self.events["dialect"])
-        place = place[place["_txn"].notna()].drop_duplicates(["source", "offset"])
+        table, member, names = self._membership()
+        place = self.events[["source", "offset"]].assign(_row=member)
+        place = place[place["_row"] >= 0].drop_duplicates(["source", "offset"])
         found = rows[["source", "offset"]].merge(place, how="left", on=["source", "offset"])
         labels: list[str] = []
         styles: list[str] = []
-        colours: dict[tuple[Any, Any], str] = {}
-        for txn, dialect in zip(found["_txn"].tolist(), found["_dialect"].tolist()):
-            info = self._transaction_row(dialect, txn)
-            if info is None:
+        colours: dict[int, str] = {}
+        for row in found["_row"].tolist():
+            if is_missing(row):
                 labels.append("")
                 styles.append("")
                 continue
-            colour = colours.setdefault((dialect, txn), TXN_COLOURS[len(colours) % len(TXN_COLOURS)])
-            incomplete = not is_missing(info["complete"]) and not info["complete"]
-            labels.append(f"{txn} ✗ {info['status']}" if incomplete else f"{txn} ({info['status']})")
+            info = table.iloc[int(row)]
+            colour = colours.setdefault(int(row), TXN_COLOURS[len(colours) % len(TXN_COLOURS)])
+            incomplete = not is_missing(info["complete"]) and not bool(info["complete"])
+            name = names[int(row)]
+            labels.append(f"{name} ✗ {info['status']}" if incomplete else f"{name} ({info['status']})")
             title = escaped_text(info["detail"])
             styles.append(
                 f" style='background:{colour}' title=\"{title}\"" + (" class='cdckit-incomplete'" if incomplete else "")
@@ -474,28 +477,32 @@ class Explorer(widgets.VBox):
         rows = rows.copy()
         at = list(rows.columns).index("event_time") + 1 if "event_time" in rows.columns else 1
         rows.insert(at, "transaction", labels, allow_duplicates=True)
-        table = rows.to_html(index=False, escape=True, na_rep="", border=0, max_rows=100)
+        html_table = rows.to_html(index=False, escape=True, na_rep="", border=0, max_rows=100)
         shown = styles if len(styles) <= 100 else styles[:50] + [""] + styles[-50:]  # to_html's cut: 50 … 50
-        head, _, body = table.partition("<tbody>")
+        head, _, body = html_table.partition("<tbody>")
         pieces = body.split("<tr>")
         return head + "<tbody>" + pieces[0] + "".join(f"<tr{style}>" + piece for style, piece in zip(shown, pieces[1:]))
 
     def _transaction_html(self, index: Hashable) -> str:
         """The selected event's transaction: its status and detail, and its first changes."""
-        key = self._txn_keys.loc[index]
-        if is_missing(key):
+        table, member, names = self._membership()
+        row = int(member[self.events.index.get_loc(index)])
+        if row < 0:
             return ""
-        dialect = self.events.loc[index, "dialect"]
-        info = self._transaction_row(dialect, key)
-        said = f" <b>{escaped_text(info['status'])}</b>: {escaped_text(info['detail'])}" if info is not None else ""
-        members = self.transaction(key, dialect)
+        info = table.iloc[row]
+        members = self._members(np.array([row]))
         shown = members.head(TRANSACTION_LISTED)
         columns = [c for c in ("op", "table", "key", "seq", "source", "offset") if c in shown.columns]
         more = f" (the first {TRANSACTION_LISTED} of {len(members):,})" if len(members) > len(shown) else ""
+        box = (
+            "; type its id in the transaction box to see them all on the timeline"
+            if not is_missing(info["txn_id"])
+            else ""
+        )
         return (
-            f"<h4>transaction {escaped_text(key)}</h4><p>{said.strip()}</p>"
-            f"<p>{len(members):,} event(s) of it in change order{more}; type its id in the transaction box "
-            "to see them all on the timeline:</p><div class='cdckit-history'>"
+            f"<h4>transaction {escaped_text(names[row])}</h4>"
+            f"<p><b>{escaped_text(info['status'])}</b>: {escaped_text(info['detail'])}</p>"
+            f"<p>{len(members):,} event(s) of it in change order{more}{box}:</p><div class='cdckit-history'>"
             + shown[columns].to_html(index=False, escape=True, na_rep="", border=0)
             + "</div>"
         )

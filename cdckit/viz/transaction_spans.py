@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..analysis.transactions import transactions as table_of
 from ..optional import require
 from ..values import is_missing
 from .figures import add_notes, date_strings, naive_utc
@@ -40,11 +41,7 @@ __all__ = ["transaction_timeline", "transactions_of", "transaction_labels"]
 
 def transactions_of(events: pd.DataFrame, transactions: pd.DataFrame | None = None) -> pd.DataFrame:
     """The transactions table of the events (:func:`cdckit.transactions`), unless it is given."""
-    if transactions is not None:
-        return transactions
-    from ..analysis.transactions import transactions as table
-
-    return table(events)
+    return transactions if transactions is not None else table_of(events)
 
 
 def transaction_labels(table: pd.DataFrame) -> pd.Series:
