@@ -544,3 +544,16 @@ def test_transaction_ids_in_the_details_are_escaped():
     assert html.escape(SCRIPT) in ex.details.value and SCRIPT not in ex.details.value
     assert [cells[4] for _, cells in _history_rows(ex.details.value)] == [f"{SCRIPT} (complete)"]
     assert f"<h4>transaction {html.escape(SCRIPT)}</h4>" in ex.details.value
+
+
+def test_a_transaction_without_an_id_is_framed_by_its_markers():
+    events = cdckit.samples.load("wal2json/examples_v1_plain")  # BEGIN and COMMIT lines without xids
+    assert events["txn_id"].isna().all()
+    ex = explore(events)
+    insert = events.index[events["op"] == "insert"][3]
+    ex.select(insert)
+    offset = events.loc[insert, "offset"]
+    members = events[events["offset"] == offset]  # one wal2json v1 message: a whole transaction
+    assert f"<h4>transaction (unnamed) at offset {offset}</h4>" in ex.details.value
+    assert f"{len(members)} event(s) of it in change order:" in ex.details.value
+    assert "<b>complete</b>" in ex.details.value
