@@ -516,7 +516,7 @@ def test_an_incomplete_transaction_is_marked_in_the_history_and_the_details():
     assert len(tags) == 1 and "class='cdckit-incomplete'" in tags[0]
     transaction = ex.details.value.split(f"<h4>transaction {open_id}</h4>")[1]
     assert "<b>no_commit</b>" in transaction
-    assert f"{len(ex.transaction(open_id))} event(s) of it in change order" in transaction
+    assert f"{len(ex.transaction(open_id))} event(s) of it;" in transaction
 
 
 def test_the_transaction_box_and_method_list_a_transactions_changes():
@@ -555,5 +555,22 @@ def test_a_transaction_without_an_id_is_framed_by_its_markers():
     offset = events.loc[insert, "offset"]
     members = events[events["offset"] == offset]  # one wal2json v1 message: a whole transaction
     assert f"<h4>transaction (unnamed) at offset {offset}</h4>" in ex.details.value
-    assert f"{len(members)} event(s) of it in change order:" in ex.details.value
+    assert f"{len(members)} event(s) of it:" in ex.details.value
     assert "<b>complete</b>" in ex.details.value
+
+
+def test_a_history_of_a_capture_of_several_topics_names_each_versions_own_transaction():
+    """A kcat file of the data topics and the transaction topic repeats offsets (each topic counts its own): the
+    history tells its versions apart by seq too."""
+    events = cdckit.samples.load("debezium/postgres_transactions")
+    txn = events["txn_id"].str.split(":").str[0]
+    chosen = events.index[(events["table"] == "documents") & (txn == "740")][0]
+    assert (events["offset"] == events.loc[chosen, "offset"]).sum() > 1  # the offset alone is not the change's
+    ex = explore(events)
+    ex.select(chosen)
+    rows = _history_rows(ex.details.value)
+    history = cdckit.history(events, "public.documents", events.loc[chosen, "key"])
+    expected = [txn.loc[(events["seq"] == seq)].iloc[0] for seq in history["seq"]]
+    assert [cells[4] for _, cells in rows] == [f"{i} (complete)" for i in expected]
+    assert [cells[0] for _, cells in rows].count("▶") == 1
+    assert rows[[cells[0] for _, cells in rows].index("▶")][1][4] == "740 (complete)"

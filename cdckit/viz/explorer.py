@@ -137,6 +137,15 @@ def _span(times: pd.Series) -> list[str] | None:
     return list(date_strings(pd.Series([timed.min() - pad, timed.max() + pad])))
 
 
+def _same_place(one: tuple[Any, ...], other: tuple[Any, ...]) -> bool:
+    """Whether two (source, offset, seq) name the same change: seq too, as a kcat file of several topics repeats
+    offsets (missing values equal each other)."""
+    return all(
+        is_missing(a) and is_missing(b) or (not is_missing(a) and not is_missing(b) and a == b)
+        for a, b in zip(one, other)
+    )
+
+
 def _values_first(rows: pd.DataFrame) -> pd.DataFrame:
     """A row's history with the row's values right after version, op and time; seq, source and offset last."""
     where = [c for c in ("seq", "source", "offset") if c in rows.columns]
@@ -398,7 +407,8 @@ class Explorer(widgets.VBox):
         if row["op"] in CHANGE_OPS and not is_missing(name) and not is_missing(row["key"]):
             rows = _values_first(history(self.events[(self._names == name).to_numpy()], name, row["key"]))
             mark = [
-                "▶" if (s, o) == (row["source"], row["offset"]) else "" for s, o in zip(rows["source"], rows["offset"])
+                "▶" if _same_place((s, o, q), (row["source"], row["offset"], row["seq"])) else ""
+                for s, o, q in zip(rows["source"], rows["offset"], rows["seq"])
             ]
             rows.insert(0, "", mark, allow_duplicates=True)  # a capture may name a column "" too
             parts.append(
@@ -435,13 +445,16 @@ class Explorer(widgets.VBox):
         return np.flatnonzero(chosen)
 
     def _members(self, rows: np.ndarray) -> pd.DataFrame:
-        """The events of the given table rows, in change order (``seq``, then arrival)."""
+        """The events of the given table rows: BEGIN markers, the changes in replay order (:func:`cdckit.sort_events`),
+        then the commit markers."""
         member = self._membership()[1]
-        return sort_events(self.events[np.isin(member, rows) & (member >= 0)])
+        events = sort_events(self.events[np.isin(member, rows) & (member >= 0)])
+        place = events["op"].map({"begin": 0, "commit": 2}).fillna(1)
+        return events.iloc[np.argsort(place.to_numpy(), kind="stable")]
 
     def transaction(self, txn_id: Any, dialect: str | None = None) -> pd.DataFrame:
-        """The changes and markers of one transaction (its id as :func:`cdckit.transactions` names it), in
-        change order (``seq``, then arrival).
+        """The events of one transaction (its id as :func:`cdckit.transactions` names it): its BEGIN, its changes
+        in replay order (:func:`cdckit.sort_events`), its END or COMMIT.
 
         >>> import cdckit
         >>> ex = explore(cdckit.samples.load("wal2json/postgres_v2"))
@@ -454,9 +467,10 @@ class Explorer(widgets.VBox):
         """A row's history as an escaped table: a ``transaction`` column after ``event_time``, each version
         coloured by its transaction, those of an incomplete transaction marked."""
         table, member, names = self._membership()
-        place = self.events[["source", "offset"]].assign(_row=member)
-        place = place[place["_row"] >= 0].drop_duplicates(["source", "offset"])
-        found = rows[["source", "offset"]].merge(place, how="left", on=["source", "offset"])
+        where = ["source", "offset", "seq"]  # seq too: a kcat file of several topics repeats offsets
+        place = self.events[where].astype(object).fillna("").assign(_row=member)
+        place = place[place["_row"] >= 0].drop_duplicates(where)
+        found = rows[where].astype(object).fillna("").merge(place, how="left", on=where)
         labels: list[str] = []
         styles: list[str] = []
         colours: dict[int, str] = {}
@@ -502,7 +516,7 @@ class Explorer(widgets.VBox):
         return (
             f"<h4>transaction {escaped_text(names[row])}</h4>"
             f"<p><b>{escaped_text(info['status'])}</b>: {escaped_text(info['detail'])}</p>"
-            f"<p>{len(members):,} event(s) of it in change order{more}{box}:</p><div class='cdckit-history'>"
+            f"<p>{len(members):,} event(s) of it{more}{box}:</p><div class='cdckit-history'>"
             + shown[columns].to_html(index=False, escape=True, na_rep="", border=0)
             + "</div>"
         )
