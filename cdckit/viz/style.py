@@ -65,7 +65,7 @@ TXN_STATUS_COLOURS: dict[str, str] = {
     "undeclared": "#7f7f7f",
     "no_begin": "#ff7f0e",
     "extra_changes": "#9467bd",
-    "missing_changes": "#c92a2a",
+    "missing_changes": "#a61e4d",
     "no_commit": "#d62728",
 }
 
