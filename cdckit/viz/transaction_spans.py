@@ -20,7 +20,7 @@ complete: 60 transaction(s)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -28,10 +28,10 @@ import pandas as pd
 from ..analysis.transactions import transactions as table_of
 from ..optional import require
 from ..values import is_missing
-from .figures import add_notes, date_strings, naive_utc
+from .figures import add_notes, as_strings, date_strings, naive_utc
 from .sampling import MAX_POINTS, sample_groups
 from .style import TXN_STATUS_COLOURS
-from .text import escaped_text, time_text
+from .text import escaped_text, time_texts
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -62,19 +62,39 @@ def transaction_labels(table: pd.DataFrame) -> pd.Series:
     return pd.Series(labels, index=table.index, dtype=object)
 
 
-def _hover(row: dict[str, Any], end_said: str) -> str:
-    """A transaction's hover text, every value from the capture escaped."""
-    lines = [
-        f"<b>transaction {escaped_text(row['_label'])}</b>: {escaped_text(row['status'])}",
-        f"{escaped_text(row['changes'])} change(s): {escaped_text(row['tables'])}",
-        f"begin {escaped_text(time_text(row['begin_time']))}"
-        if not is_missing(row["begin_time"])
-        else "begin time unknown",
-        end_said,
-    ]
-    if not is_missing(row["detail"]):
-        lines.append(escaped_text(row["detail"]))
-    return "<br>".join(lines)
+def _hovers(table: pd.DataFrame) -> np.ndarray:
+    """Each transaction's hover text, every value from the capture escaped (texts made per column)."""
+    begins = time_texts(table["begin_time"]).where(table["begin_time"].notna(), "")
+    commits = time_texts(table["commit_time"]).where(table["commit_time"].notna(), "")
+    took = table["duration"].astype(object).where(table["duration"].notna(), None)
+    texts = []
+    for label, status, changes, tables, begin, commit, duration, detail in zip(
+        table["_label"].tolist(),
+        table["status"].tolist(),
+        table["changes"].tolist(),
+        table["tables"].tolist(),
+        begins.tolist(),
+        commits.tolist(),
+        took.tolist(),
+        table["detail"].tolist(),
+    ):
+        end = (
+            f"commit {commit}"
+            if commit
+            else "no commit in the capture"
+            if status == "no_commit"
+            else "commit time unknown"
+        )
+        lines = [
+            f"<b>transaction {escaped_text(label)}</b>: {escaped_text(status)}",
+            f"{escaped_text(changes)} change(s): {escaped_text(tables)}",
+            f"begin {begin}" if begin else "begin time unknown",
+            end + (f" (took {escaped_text(duration)})" if duration is not None else ""),
+        ]
+        if not is_missing(detail):
+            lines.append(escaped_text(detail))
+        texts.append("<br>".join(lines))
+    return as_strings(texts)
 
 
 def transaction_timeline(
@@ -109,7 +129,8 @@ def transaction_timeline(
         notes.insert(0, f"showing {len(keep):,} of {len(table):,} transactions (sampled evenly per status)")
         table, start, end = table.iloc[keep], start.iloc[keep], end.iloc[keep]
     xs_start, xs_end = date_strings(naive_utc(start)), date_strings(naive_utc(end))
-    records = table.to_dict("records")
+    hovers = _hovers(table)
+    lanes = as_strings(escaped_text(label) for label in table["_label"])
     statuses = table["status"].astype(str).to_numpy()
     fig = go.Figure()
     for status in [s for s in TXN_STATUS_COLOURS if (statuses == s).any()] + sorted(
@@ -117,25 +138,11 @@ def transaction_timeline(
     ):
         chosen = np.flatnonzero(statuses == status)
         incomplete = status not in ("complete", "undeclared")
-        xs: list[Any] = []
-        ys: list[Any] = []
-        texts: list[Any] = []
-        for i in chosen:
-            row = records[i]
-            said = (
-                f"commit {escaped_text(time_text(row['commit_time']))}"
-                if not is_missing(row["commit_time"])
-                else "no commit in the capture"
-                if status == "no_commit"
-                else "commit time unknown"
-            )
-            if not is_missing(row["duration"]):
-                said += f" (took {escaped_text(row['duration'])})"
-            text = _hover(row, said)
-            label = escaped_text(row["_label"])
-            xs += [xs_start[i], xs_end[i], None]
-            ys += [label, label, None]
-            texts += [text, text, None]
+        gaps = np.full(len(chosen), None, dtype=object)
+        xs = np.column_stack([xs_start[chosen].astype(object), xs_end[chosen].astype(object), gaps]).ravel()
+        ys = np.column_stack([lanes[chosen], lanes[chosen], gaps]).ravel()
+        texts = np.column_stack([hovers[chosen], hovers[chosen], gaps]).ravel()
+        positions = np.column_stack([chosen.astype(object), chosen.astype(object), gaps]).ravel()
         fig.add_trace(
             go.Scatter(
                 x=xs,
@@ -150,11 +157,10 @@ def transaction_timeline(
                 marker={"symbol": "x" if incomplete else "circle", "size": 10 if incomplete else 7},
                 hovertext=texts,
                 hoverinfo="text",
-                customdata=[v for i in chosen for v in (i, i, None)],
+                customdata=positions,
                 meta={"count": len(chosen), "what": "transaction(s)"},
             )
         )
-    lanes = [escaped_text(label) for label in table["_label"]]
     fig.update_layout(
         title={"text": "Transactions from begin to commit"},
         xaxis={"title": {"text": "time (UTC)"}, "type": "date"},
@@ -162,7 +168,7 @@ def transaction_timeline(
             "title": {"text": "transaction (commit order)"},
             "type": "category",
             "categoryorder": "array",
-            "categoryarray": list(dict.fromkeys(lanes)),
+            "categoryarray": list(dict.fromkeys(lanes.tolist())),
             "autorange": "reversed",
             "automargin": True,
         },
