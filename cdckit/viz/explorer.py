@@ -205,7 +205,7 @@ class Explorer(widgets.VBox):
             [self.figure], layout=widgets.Layout(max_height=FIGURE_BOX_HEIGHT, overflow="hidden auto")
         )
         self.children = [
-            widgets.HBox([self.table, self.ops, widgets.VBox([self.key, self.txn])]),
+            widgets.HBox([self.table, self.ops, self.key, self.txn], layout=widgets.Layout(flex_flow="row wrap")),
             widgets.HBox([self.time, self.time_range]),
             self.status,
             figure_box,
