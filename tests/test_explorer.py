@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 from plotly.callbacks import Points
-from test_viz import SCRIPT, Cells, assert_escaped, build, figure_strings, hostile_events, synthetic
+from test_viz import SCRIPT, Cells, assert_escaped, build, cut_postgres, figure_strings, hostile_events, synthetic
 
 import cdckit
 from cdckit import viz
@@ -468,3 +468,109 @@ def test_every_view_takes_two_reads_joined_with_repeated_labels_and_row_columns_
     assert len(cdckit.materialize(events)["shop.customers"]) > 0
     cdckit.order_report(events), cdckit.scd2(events), cdckit.profile(events), cdckit.table(events, "shop.runs")
     assert "shop.runs" in build_report(events)
+
+
+# --------------------------------------------------------------------------- transactions
+
+
+def _history_rows(details: str) -> list[tuple[str, list[str]]]:
+    """(the <tr> tag, its cells' texts) of each version in the details' row history."""
+    table = details.split("history of", 1)[1].split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    return [(tag, [text for _, text in Cells(body).cells])
+            for tag, body in re.findall(r"(<tr[^>]*>)(.*?)</tr>", table, flags=re.S)]
+
+
+def test_the_row_history_is_grouped_and_coloured_by_transaction():
+    events = cut_postgres()
+    table = cdckit.transactions(events)
+    ex = explore(events)
+    changes = events[(events["table"] == "customers") & (events["op"] == "update")]
+    ex.select(changes.index[0])
+    header = ex.details.value.split("history of")[1].split("</thead>")[0]
+    names = re.findall(r"<th>([^<]*)</th>", header)
+    assert names[names.index("event_time") + 1] == "transaction"
+    rows = _history_rows(ex.details.value)
+    history = cdckit.history(events, "public.customers", events.loc[changes.index[0], "key"])
+    assert len(rows) == len(history) > 2
+    place = events.set_index(["source", "offset"])["txn_id"]
+    ids = [place.loc[(s, o)] for s, o in zip(history["source"], history["offset"])]
+    column = names.index("transaction")
+    status = dict(zip(table["txn_id"], table["status"]))
+    assert [cells[column] for _, cells in rows] == [f"{i} ({status[i]})" for i in ids]
+    colours = [re.search(r"background:(#[0-9a-f]{6})", tag).group(1) for tag, _ in rows]
+    # one colour per transaction: versions of the same transaction share it, the next one differs
+    assert all((colours[i] == colours[j]) == (ids[i] == ids[j]) for i in range(len(ids)) for j in (i - 1,) if j >= 0)
+    assert len(set(colours)) > 1
+
+
+def test_an_incomplete_transaction_is_marked_in_the_history_and_the_details():
+    events = cdckit.samples.load("wal2json/postgres_v2")
+    open_id = events.loc[(events["table"] == "customers") & (events["op"] == "update"), "txn_id"].iloc[0]
+    events = events.drop(index=events.index[(events["txn_id"] == open_id) & (events["op"] == "commit")])
+    table = cdckit.transactions(events)
+    assert table.loc[table["txn_id"] == open_id, "status"].tolist() == ["no_commit"]
+    members = events[(events["txn_id"] == open_id) & (events["table"] == "customers")]
+    ex = explore(events)
+    ex.select(members.index[-1])
+    tags = [tag for tag, cells in _history_rows(ex.details.value) if f"{open_id} ✗ no_commit" in cells]
+    assert len(tags) == 1 and "class='cdckit-incomplete'" in tags[0]
+    transaction = ex.details.value.split(f"<h4>transaction {open_id}</h4>")[1]
+    assert "<b>no_commit</b>" in transaction
+    assert f"{len(ex.transaction(open_id))} event(s) of it;" in transaction
+
+
+def test_the_transaction_box_and_method_list_a_transactions_changes():
+    events = cdckit.samples.load("wal2json/postgres_v2")
+    ex = explore(events)
+    members = events[events["txn_id"] == "730"]
+    listed = ex.transaction("730")
+    assert listed.index.tolist() == cdckit.sort_events(members).index.tolist()
+    assert listed["op"].iloc[0] == "begin" and listed["op"].iloc[-1] == "commit"
+    ex.txn.value = "730"
+    assert ex.filtered().index.equals(members.index)
+    assert ex.status_text() == f"{len(members)} of {len(events)} events shown"
+    assert sum(len(t.x) for t in ex.figure.data) == len(members)
+    ex.txn.value = "no such transaction"
+    assert "transaction no such transaction" in ex.details.value and not len(ex.filtered())
+
+
+def test_transaction_ids_in_the_details_are_escaped():
+    rows = [dict(op="begin", op_raw="BEGIN", txn_id=SCRIPT, seq="001", event_time=0),
+            dict(op="insert", op_raw="c", database="db", table="t", key_columns=["id"], key="[1]", txn_id=SCRIPT,
+                 seq="002", event_time=0, after={"id": 1}),
+            dict(op="commit", op_raw="COMMIT", txn_id=SCRIPT, seq="003", event_time=1)]
+    ex = explore(build(rows, dialect="wal2json"))
+    ex.select(1)
+    assert html.escape(SCRIPT) in ex.details.value and SCRIPT not in ex.details.value
+    assert [cells[4] for _, cells in _history_rows(ex.details.value)] == [f"{SCRIPT} (complete)"]
+    assert f"<h4>transaction {html.escape(SCRIPT)}</h4>" in ex.details.value
+
+
+def test_a_transaction_without_an_id_is_framed_by_its_markers():
+    events = cdckit.samples.load("wal2json/examples_v1_plain")  # BEGIN and COMMIT lines without xids
+    assert events["txn_id"].isna().all()
+    ex = explore(events)
+    insert = events.index[events["op"] == "insert"][3]
+    ex.select(insert)
+    offset = events.loc[insert, "offset"]
+    members = events[events["offset"] == offset]  # one wal2json v1 message: a whole transaction
+    assert f"<h4>transaction (unnamed) at offset {offset}</h4>" in ex.details.value
+    assert f"{len(members)} event(s) of it:" in ex.details.value
+    assert "<b>complete</b>" in ex.details.value
+
+
+def test_a_history_of_a_capture_of_several_topics_names_each_versions_own_transaction():
+    """A kcat file of the data topics and the transaction topic repeats offsets (each topic counts its own): the
+    history tells its versions apart by seq too."""
+    events = cdckit.samples.load("debezium/postgres_transactions")
+    txn = events["txn_id"].str.split(":").str[0]
+    chosen = events.index[(events["table"] == "documents") & (txn == "740")][0]
+    assert (events["offset"] == events.loc[chosen, "offset"]).sum() > 1  # the offset alone is not the change's
+    ex = explore(events)
+    ex.select(chosen)
+    rows = _history_rows(ex.details.value)
+    history = cdckit.history(events, "public.documents", events.loc[chosen, "key"])
+    expected = [txn.loc[(events["seq"] == seq)].iloc[0] for seq in history["seq"]]
+    assert [cells[4] for _, cells in rows] == [f"{i} (complete)" for i in expected]
+    assert [cells[0] for _, cells in rows].count("▶") == 1
+    assert rows[[cells[0] for _, cells in rows].index("▶")][1][4] == "740 (complete)"

@@ -84,7 +84,7 @@ def shop():
 def test_report_sections_hold_what_the_capture_says(shop):
     events, page = shop
     for heading in ("Detection", "Read accounting", "Op counts per table", "Timeline", "Ordering findings",
-                    "Capture lag", "Schema history", "Column profile", "Final state", "Diffs"):
+                    "Transactions", "Capture lag", "Schema history", "Column profile", "Final state", "Diffs"):
         assert f"<h2>{heading}</h2>" in page
     # the column profile: one row per table and column, as cdckit.profile gives them
     profiled = cdckit.profile(events)
@@ -108,7 +108,7 @@ def test_report_embeds_datatables_and_plotly_once_and_loads_nothing(shop):
     assert not re.search(r"<(script|link|img|iframe)[^>]*(src|href)=", page)
     # the figures' JSON is drawn by the page's own script, from plotly.js's basic bundle: no WebGL trace
     figures = re.findall(r"<script type='application/json' id='figure-\d-data'>(.*?)</script>", page)
-    assert len(figures) == 3
+    assert len(figures) == 4  # timeline, ordering, transactions (Canal names each change's transaction), lag
     assert all(trace["type"] == "scatter" for f in figures for trace in json.loads(f)["data"])
 
 
@@ -346,3 +346,56 @@ def test_report_figures_are_sampled_above_their_point_budget(shop):
     assert "sampled evenly" not in page  # 320 events: everything drawn
     page = build_report(events, max_points=100)
     assert page.count("showing 100 of 320 events (sampled evenly") == 3  # timeline, ordering and lag
+
+
+# --------------------------------------------------------------------------- transactions
+
+
+def _figure(page: str, number: int) -> dict:
+    found = re.search(rf"<script type='application/json' id='figure-{number}-data'>(.*?)</script>", page, re.S)
+    return json.loads(found.group(1))
+
+
+def test_report_lists_transactions_by_status_and_the_incomplete_ones():
+    from test_viz import cut_postgres
+
+    events = cut_postgres()
+    table = cdckit.transactions(events)
+    page = build_report(events)
+    section = _section(page, "transactions")
+    assert "60 transaction(s)" in section and "59 complete" in section and "1 incomplete</span>" in section
+    header = _header(page, "transaction-counts")
+    counts = {row[0]: row[header.index("transactions")] for row in _rows(page, "transaction-counts")}
+    assert counts == {s: str(n) for s, n in table["status"].value_counts().items()}
+    header = _header(page, "transactions-incomplete")
+    open_ = table[table["status"] == "no_commit"].iloc[0]
+    (row,) = _rows(page, "transactions-incomplete")
+    assert row[header.index("txn_id")] == open_["txn_id"] and row[header.index("status")] == "no_commit"
+    assert row[header.index("detail")] == open_["detail"]
+    figure = _figure(page, 3)  # drawn in the section, beside the tables
+    assert "id='figure-3'" in section
+    assert [trace["name"] for trace in figure["data"]] == ["complete", "no_commit (incomplete)"]
+    assert figure["layout"]["yaxis"]["categoryarray"] == table["txn_id"].tolist()
+
+
+def test_report_of_a_capture_without_transactions_draws_no_transaction_figure():
+    page = build_report(cdckit.read(cdckit.samples.path("universe/shop")))
+    section = _section(page, "transactions")
+    assert "No transactions in this capture" in section
+    assert "cdckit-figure" not in section and "figure-3" not in page
+
+
+def test_report_escapes_transaction_ids_and_details():
+    from test_viz import build
+
+    hostile = "<script>window.__pwned = 1</script>"
+    rows = [dict(op="begin", op_raw="BEGIN", txn_id=hostile, seq="001", event_time=0),
+            dict(op="insert", op_raw="c", database="db", table="t", key_columns=["id"], key="[1]", txn_id=hostile,
+                 seq="002", event_time=0, after={"id": 1})]
+    page = build_report(build(rows, dialect="wal2json"))
+    section = _section(page, "transactions")
+    assert "window.__pwned" in section and "<script>window" not in page
+    (row,) = _rows(page, "transactions-incomplete")
+    assert html.escape(hostile) in row  # escaped in the table's data
+    spec = re.search(r"id='figure-3-data'>(.*?)</script>", page, re.S).group(1)
+    assert "<" not in spec and hostile.replace("<", "&lt;").replace(">", "&gt;") in json.loads(spec)["data"][0]["y"]

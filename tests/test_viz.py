@@ -423,3 +423,78 @@ def test_a_wrong_table_name_lists_the_tables():
     events = cdckit.samples.load("canal/shop")
     with pytest.raises(KeyError, match="shop.order_items"):
         viz.timeline(events, table="no_such_table")
+
+
+# --------------------------------------------------------------------------- transactions
+
+
+def cut_postgres() -> pd.DataFrame:
+    """The real wal2json capture of the PostgreSQL sample with its last COMMIT dropped (the capture ends before
+    its last transaction commits)."""
+    events = cdckit.samples.load("wal2json/postgres_v2")
+    last = events.index[events["op"] == "commit"][-1]
+    return events.drop(index=last)
+
+
+def transactions_table(rows: list[dict]) -> pd.DataFrame:
+    """A transactions table (the columns the views read) from a few hand-written rows."""
+    base = {"dialect": "debezium", "status": "complete", "complete": True, "changes": 1, "tables": '{"t":1}',
+            "begin_offset": 0, "begin_time": pd.NaT, "commit_time": pd.NaT, "detail": "one change"}
+    frame = pd.DataFrame([dict(base, **row) for row in rows])
+    for column in ("begin_time", "commit_time"):
+        frame[column] = pd.to_datetime(frame[column], utc=True)
+    frame["duration"] = frame["commit_time"] - frame["begin_time"]
+    frame["complete"] = frame["complete"].astype("boolean")
+    return frame
+
+
+def test_transaction_timeline_draws_each_transaction_from_begin_to_commit_in_commit_order():
+    events = cut_postgres()
+    table = cdckit.transactions(events)
+    open_ = table[table["status"] == "no_commit"]
+    assert len(open_) == 1 and len(table) == 60
+    fig = viz.transaction_timeline(events)
+    assert [t.name for t in fig.data] == ["complete", "no_commit (incomplete)"]
+    assert list(fig.layout.yaxis.categoryarray) == table["txn_id"].tolist()  # one lane each, in commit order
+    done = trace(fig, "complete")
+    # a line per transaction: begin, commit, gap
+    assert list(done.y[:3]) == [table["txn_id"].iloc[0]] * 2 + [None]
+    first = table.iloc[0]
+    assert pd.Timestamp(done.x[0]) == first["begin_time"].tz_convert(None)
+    assert pd.Timestamp(done.x[1]) == first["commit_time"].tz_convert(None)
+    assert done.marker.symbol == "circle" and done.line.dash == "solid"
+    cut = trace(fig, "no_commit (incomplete)")
+    # the transaction the capture never sees commit runs, dashed and crossed, to the capture's last time
+    assert cut.line.dash == "dash" and cut.marker.symbol == "x"
+    assert cut.y[0] == open_["txn_id"].iloc[0]
+    assert pd.Timestamp(cut.x[1]) == events["event_time"].max().tz_convert(None)
+    assert "no commit in the capture" in cut.hovertext[0]
+    assert "complete: 59 transaction(s)" in viz.describe(fig) and "(incomplete): 1 transaction(s)" in viz.describe(fig)
+
+
+def test_transaction_timeline_escapes_and_says_what_it_left_out():
+    table = transactions_table([
+        {"txn_id": SCRIPT, "detail": IMG, "begin_time": "2024-05-01 09:00:00", "commit_time": "2024-05-01 09:00:02",
+         "tables": json.dumps({SCRIPT: 1})},
+        {"txn_id": "2", "status": "missing_changes", "complete": False, "commit_time": "2024-05-01 09:00:03"},
+        {"txn_id": "3"},  # no time at all
+    ])
+    fig = viz.transaction_timeline(empty_events(), transactions=table)
+    assert_escaped(figure_strings(fig))
+    assert [t.name for t in fig.data] == ["complete", "missing_changes (incomplete)"]
+    # without a begin time the line is a point at its commit
+    assert list(trace(fig, "missing_changes (incomplete)").x[:2]) == ["2024-05-01T09:00:03.000000"] * 2
+    assert "note: 1 transaction(s) without a time left out" in viz.describe(fig)
+
+
+def test_transaction_timeline_samples_above_its_budget_keeping_the_incomplete_ones():
+    events = cut_postgres()
+    fig = viz.transaction_timeline(events, max_points=10)
+    assert len(trace(fig, "no_commit (incomplete)").x) == 3  # a small group, kept whole
+    assert "showing 10 of 60 transactions (sampled evenly per status)" in viz.describe(fig)
+    assert len(fig.layout.yaxis.categoryarray) == 10
+
+
+def test_transaction_timeline_of_a_capture_without_transactions_is_empty():
+    fig = viz.transaction_timeline(cdckit.samples.load("universe/shop"))
+    assert len(fig.data) == 0

@@ -41,7 +41,8 @@ itables). This package imports none of them: without the extra ``from cdckit
 import viz`` works, :func:`diff` too, and a figure function raises
 :class:`cdckit.optional.MissingExtraError` naming ``cdckit[viz]``.
 
-Modules: :mod:`~cdckit.viz.timelines`, :mod:`~cdckit.viz.diffs` (with
+Modules: :mod:`~cdckit.viz.timelines`, :mod:`~cdckit.viz.transaction_spans` (transactions from begin to
+commit), :mod:`~cdckit.viz.diffs` (with
 :mod:`~cdckit.viz.images`, the column statuses), :mod:`~cdckit.viz.lags`,
 :mod:`~cdckit.viz.arrival_order`, :mod:`~cdckit.viz.descriptions`,
 :mod:`~cdckit.viz.sampling`, :mod:`~cdckit.viz.style`; and, imported on
@@ -60,6 +61,7 @@ from .lags import lag
 from .sampling import MAX_POINTS, sample_groups
 from .style import HOVER_WIDTH, NO_KEY, NO_TABLE, OP_COLOURS, OP_SYMBOLS, WEBGL_ABOVE
 from .timelines import timeline
+from .transaction_spans import transaction_timeline
 
 __all__ = [
     "MAX_POINTS",
@@ -71,6 +73,7 @@ __all__ = [
     "NO_KEY",
     "STATUSES",
     "timeline",
+    "transaction_timeline",
     "diff",
     "Diff",
     "lag",

@@ -22,6 +22,8 @@ __all__ = ["describe"]
 def describe(fig: go.Figure) -> str:
     """A short, stable text summary of a figure: title, axis titles, points per trace, notes.
 
+    A trace whose ``meta`` holds ``{"count": n, "what": "transactions"}`` (a line per item) says ``n transactions``.
+
     Notebooks print this instead of the figure's JSON, which changes with every plotly release.
 
     >>> import plotly.graph_objects as go
@@ -39,6 +41,9 @@ def describe(fig: go.Figure) -> str:
         f"y: {layout.yaxis.title.text or ''}",
     ]
     for trace in fig.data:
+        if isinstance(trace.meta, dict) and "count" in trace.meta:  # a trace of spans says how many it draws
+            lines.append(f"{trace.name}: {trace.meta['count']} {trace.meta.get('what', 'items')}")
+            continue
         points = trace.x if trace.x is not None else trace.y
         lines.append(f"{trace.name}: {0 if points is None else len(points)} points")
     lines += [f"note: {a.text}" for a in layout.annotations if a.name == "note"]

@@ -18,7 +18,11 @@ to show in JupyterLab, Binder or any front end with ipywidgets:
   when it is past the first :data:`LISTED`), the timeline enlarges its point
   and dims the others (when the point is drawn; a sample may leave it out);
 - filters that match nothing say so, and leave the details empty; an event
-  the filters no longer show is no longer shown in the details either.
+  the filters no longer show is no longer shown in the details either;
+- transactions (:func:`cdckit.transactions`): the row history has a ``transaction`` column, its versions
+  coloured per transaction and those of an incomplete transaction marked (``✗`` and a red edge); the
+  details name the event's transaction, its status and its changes; the ``transaction`` box filters the
+  events to one transaction, and :meth:`Explorer.transaction` lists its changes.
 
 Nothing is printed: the details are an ``ipywidgets.HTML`` value (every
 capture value in it escaped), so notebooks stay stable under strict nbval.
@@ -45,16 +49,19 @@ import pandas as pd
 
 from ..analysis.filters import key_mask
 from ..analysis.keys import Keys, given_keys
+from ..analysis.ordering import sort_events
 from ..analysis.ordering._shared import CHANGE_OPS
 from ..analysis.replay import history
+from ..analysis.transactions import transaction_rows
 from ..frame import OPS, table_names
 from ..optional import require
 from ..values import is_missing
 from .diffs import diff
 from .figures import date_strings, naive_utc
 from .sampling import MAX_POINTS
-from .style import WEBGL_ABOVE
+from .style import TXN_COLOURS, WEBGL_ABOVE
 from .timelines import timeline_figure
+from .transaction_spans import transaction_labels, transactions_of
 
 # The explorer is the ``cdckit[viz]`` extra: its widget class is built on ipywidgets, its timeline is a plotly
 # FigureWidget (an anywidget), so this module needs them when it is imported (``cdckit.explore`` imports it).
@@ -62,7 +69,7 @@ widgets: Any = require("ipywidgets", "viz", what="cdckit.explore")  # (untyped: 
 require("anywidget", "viz", what="cdckit.explore")
 go = require("plotly.graph_objects", "viz", what="cdckit.explore")
 
-__all__ = ["explore", "Explorer", "FIGURE_BOX_HEIGHT", "LISTED", "MAX_LANES", "TIME_STEPS"]
+__all__ = ["explore", "Explorer", "FIGURE_BOX_HEIGHT", "LISTED", "MAX_LANES", "TIME_STEPS", "TRANSACTION_LISTED"]
 
 #: The event list shows this many of the filtered events (in time order).
 LISTED = 200
@@ -72,6 +79,9 @@ MAX_LANES = 500
 
 #: The timeline sits in a box at most this tall (it scrolls inside), so the details below stay close to a click.
 FIGURE_BOX_HEIGHT = "560px"
+
+#: The details list at most this many changes of the selected event's transaction.
+TRANSACTION_LISTED = 50
 
 #: The time slider has at most this many stops (evenly spaced among the event times, first and last included).
 TIME_STEPS = 200
@@ -90,6 +100,7 @@ _STYLE = (
     ".cdckit-event th{white-space:nowrap}.cdckit-event td{overflow-wrap:anywhere}"
     ".cdckit-history{width:0;min-width:100%;max-height:24em;overflow:auto}"
     ".cdckit-history td,.cdckit-history th{font-size:12px;white-space:nowrap}"
+    ".cdckit-incomplete{box-shadow:inset 4px 0 #d62728}.cdckit-incomplete td{color:#a61e1e}"
     "</style>"
 )
 
@@ -126,6 +137,15 @@ def _span(times: pd.Series) -> list[str] | None:
     return list(date_strings(pd.Series([timed.min() - pad, timed.max() + pad])))
 
 
+def _same_place(one: tuple[Any, ...], other: tuple[Any, ...]) -> bool:
+    """Whether two (source, offset, seq) name the same change: seq too, as a kcat file of several topics repeats
+    offsets (missing values equal each other)."""
+    return all(
+        is_missing(a) and is_missing(b) or (not is_missing(a) and not is_missing(b) and a == b)
+        for a, b in zip(one, other)
+    )
+
+
 def _values_first(rows: pd.DataFrame) -> pd.DataFrame:
     """A row's history with the row's values right after version, op and time; seq, source and offset last."""
     where = [c for c in ("seq", "source", "offset") if c in rows.columns]
@@ -136,7 +156,8 @@ class Explorer(widgets.VBox):
     """The explorer widget; see the module notes. Build it with :func:`explore`.
 
     Widgets: ``table`` (Dropdown), ``ops`` (SelectMultiple), ``key`` (Text),
-    ``time`` (SelectionRangeSlider, its range shown in ``time_range``), ``figure`` (FigureWidget),
+    ``txn`` (Text, a transaction id), ``time`` (SelectionRangeSlider, its range shown in ``time_range``),
+    ``figure`` (FigureWidget),
     ``event_list`` (Select), ``details`` (HTML) and ``status`` (HTML).
     ``events`` is the frame explored, ``selected`` the index label of the
     event shown in ``details`` (None before any).
@@ -152,6 +173,7 @@ class Explorer(widgets.VBox):
         self._webgl = len(self.events) > WEBGL_ABOVE
         self._span = _span(self._times)
         self._quiet = False
+        self._member: tuple[pd.DataFrame, np.ndarray, list[str]] | None = None  # see _membership
 
         present = set(self.events["op"].dropna().astype(str))
         ops = [op for op in OPS if op in present] + sorted(present - set(OPS))
@@ -162,6 +184,7 @@ class Explorer(widgets.VBox):
             options=ops, value=tuple(ops), rows=min(max(len(ops), 2), 6), description="ops"
         )
         self.key = widgets.Text(placeholder="a key, e.g. 42 or 3,7", description="key", continuous_update=True)
+        self.txn = widgets.Text(placeholder="a transaction id", description="transaction", continuous_update=True)
         self.time = widgets.SelectionRangeSlider(
             options=stops,
             index=(0, len(stops) - 1),
@@ -182,13 +205,13 @@ class Explorer(widgets.VBox):
             [self.figure], layout=widgets.Layout(max_height=FIGURE_BOX_HEIGHT, overflow="hidden auto")
         )
         self.children = [
-            widgets.HBox([self.table, self.ops, self.key]),
+            widgets.HBox([self.table, self.ops, self.key, self.txn], layout=widgets.Layout(flex_flow="row wrap")),
             widgets.HBox([self.time, self.time_range]),
             self.status,
             figure_box,
             widgets.HBox([self.event_list, self.details]),
         ]
-        for control in (self.table, self.ops, self.key, self.time):
+        for control in (self.table, self.ops, self.key, self.txn, self.time):
             control.observe(self._on_filter, names="value")
         self.time.observe(self._show_range, names="value")
         self._show_range()
@@ -228,6 +251,10 @@ class Explorer(widgets.VBox):
                 mask &= key_mask(events["key"], typed)
             except ValueError:  # half-typed (``[3,``): nothing matches yet
                 mask[:] = False
+        wanted = self.txn.value.strip()
+        if wanted:
+            member = self._membership()[1]
+            mask &= np.isin(member, self._rows_of(wanted)) & (member >= 0)
         if self.time.index != (0, len(self.time.options) - 1):
             low, high = self.time.value
             mask &= ((self._times >= low) & (self._times <= high)).fillna(False).to_numpy(dtype=bool)
@@ -304,6 +331,8 @@ class Explorer(widgets.VBox):
             shown.append("ops " + (", ".join(escaped_text(op) for op in self.ops.value) or "(none)"))
         if self.key.value.strip():
             shown.append(f"key {escaped_text(self.key.value.strip())}")
+        if self.txn.value.strip():
+            shown.append(f"transaction {escaped_text(self.txn.value.strip())}")
         if self.time.index != (0, len(self.time.options) - 1):
             shown.append(f"time {escaped_text(self.time_range.value)}")
         return f": {'; '.join(shown)}" if shown else ""
@@ -378,19 +407,119 @@ class Explorer(widgets.VBox):
         if row["op"] in CHANGE_OPS and not is_missing(name) and not is_missing(row["key"]):
             rows = _values_first(history(self.events[(self._names == name).to_numpy()], name, row["key"]))
             mark = [
-                "▶" if (s, o) == (row["source"], row["offset"]) else "" for s, o in zip(rows["source"], rows["offset"])
+                "▶" if _same_place((s, o, q), (row["source"], row["offset"], row["seq"])) else ""
+                for s, o, q in zip(rows["source"], rows["offset"], rows["seq"])
             ]
             rows.insert(0, "", mark, allow_duplicates=True)  # a capture may name a column "" too
             parts.append(
                 f"<h4>history of {escaped_text(name)} key {escaped_text(row['key'])}</h4><div class='cdckit-history'>"
-                + rows.to_html(index=False, escape=True, na_rep="", border=0, max_rows=100)
+                + self._history_html(rows)
                 + "</div>"
             )
         else:
             parts.append("<p><i>no row history: this event changes no keyed row</i></p>")
+        parts.append(self._transaction_html(index))
         self.details.value = f"{_STYLE}<div class='cdckit-details'>{''.join(parts)}</div>"
         self.selected = index
         self._show_selected()
+
+    # ------------------------------------------------------------------ transactions
+
+    def transactions(self) -> pd.DataFrame:
+        """The capture's transactions (:func:`cdckit.transactions`), computed once, on first use."""
+        return self._membership()[0]
+
+    def _membership(self) -> tuple[pd.DataFrame, np.ndarray, list[str]]:
+        """(the transactions table, each event's row in it or -1, each row's label), computed once."""
+        if self._member is None:
+            table = transactions_of(self.events)
+            self._member = (table, transaction_rows(self.events).to_numpy(), transaction_labels(table).tolist())
+        return self._member
+
+    def _rows_of(self, txn_id: Any, dialect: str | None = None) -> np.ndarray:
+        """The table rows of a transaction id (of one dialect, or of any)."""
+        table = self.transactions()
+        chosen = (table["txn_id"] == str(txn_id)).fillna(False).to_numpy(dtype=bool)
+        if dialect is not None:
+            chosen &= (table["dialect"] == dialect).fillna(False).to_numpy(dtype=bool)
+        return np.flatnonzero(chosen)
+
+    def _members(self, rows: np.ndarray) -> pd.DataFrame:
+        """The events of the given table rows: BEGIN markers, the changes in replay order (:func:`cdckit.sort_events`),
+        then the commit markers."""
+        member = self._membership()[1]
+        events = sort_events(self.events[np.isin(member, rows) & (member >= 0)])
+        place = events["op"].map({"begin": 0, "commit": 2}).fillna(1)
+        return events.iloc[np.argsort(place.to_numpy(), kind="stable")]
+
+    def transaction(self, txn_id: Any, dialect: str | None = None) -> pd.DataFrame:
+        """The events of one transaction (its id as :func:`cdckit.transactions` names it): its BEGIN, its changes
+        in replay order (:func:`cdckit.sort_events`), its END or COMMIT.
+
+        >>> import cdckit
+        >>> ex = explore(cdckit.samples.load("wal2json/postgres_v2"))
+        >>> ex.transaction(729)["op"].tolist()
+        ['begin', 'insert', 'insert', 'commit']
+        """
+        return self._members(self._rows_of(txn_id, dialect))
+
+    def _history_html(self, rows: pd.DataFrame) -> str:
+        """A row's history as an escaped table: a ``transaction`` column after ``event_time``, each version
+        coloured by its transaction, those of an incomplete transaction marked."""
+        table, member, names = self._membership()
+        where = ["source", "offset", "seq"]  # seq too: a kcat file of several topics repeats offsets
+        place = self.events[where].astype(object).fillna("").assign(_row=member)
+        place = place[place["_row"] >= 0].drop_duplicates(where)
+        found = rows[where].astype(object).fillna("").merge(place, how="left", on=where)
+        labels: list[str] = []
+        styles: list[str] = []
+        colours: dict[int, str] = {}
+        for row in found["_row"].tolist():
+            if is_missing(row):
+                labels.append("")
+                styles.append("")
+                continue
+            info = table.iloc[int(row)]
+            colour = colours.setdefault(int(row), TXN_COLOURS[len(colours) % len(TXN_COLOURS)])
+            incomplete = not is_missing(info["complete"]) and not bool(info["complete"])
+            name = names[int(row)]
+            labels.append(f"{name} ✗ {info['status']}" if incomplete else f"{name} ({info['status']})")
+            title = escaped_text(info["detail"])
+            styles.append(
+                f" style='background:{colour}' title=\"{title}\"" + (" class='cdckit-incomplete'" if incomplete else "")
+            )
+        rows = rows.copy()
+        at = list(rows.columns).index("event_time") + 1 if "event_time" in rows.columns else 1
+        rows.insert(at, "transaction", labels, allow_duplicates=True)
+        html_table = rows.to_html(index=False, escape=True, na_rep="", border=0, max_rows=100)
+        shown = styles if len(styles) <= 100 else styles[:50] + [""] + styles[-50:]  # to_html's cut: 50 … 50
+        head, _, body = html_table.partition("<tbody>")
+        pieces = body.split("<tr>")
+        return head + "<tbody>" + pieces[0] + "".join(f"<tr{style}>" + piece for style, piece in zip(shown, pieces[1:]))
+
+    def _transaction_html(self, index: Hashable) -> str:
+        """The selected event's transaction: its status and detail, and its first changes."""
+        table, member, names = self._membership()
+        row = int(member[self.events.index.get_loc(index)])
+        if row < 0:
+            return ""
+        info = table.iloc[row]
+        members = self._members(np.array([row]))
+        shown = members.head(TRANSACTION_LISTED)
+        columns = [c for c in ("op", "table", "key", "seq", "source", "offset") if c in shown.columns]
+        more = f" (the first {TRANSACTION_LISTED} of {len(members):,})" if len(members) > len(shown) else ""
+        box = (
+            "; type its id in the transaction box to see them all on the timeline"
+            if not is_missing(info["txn_id"])
+            else ""
+        )
+        return (
+            f"<h4>transaction {escaped_text(names[row])}</h4>"
+            f"<p><b>{escaped_text(info['status'])}</b>: {escaped_text(info['detail'])}</p>"
+            f"<p>{len(members):,} event(s) of it{more}{box}:</p><div class='cdckit-history'>"
+            + shown[columns].to_html(index=False, escape=True, na_rep="", border=0)
+            + "</div>"
+        )
 
     def _fields_html(self, row: pd.Series, name: Any) -> str:
         """The event's own fields as a small escaped table."""

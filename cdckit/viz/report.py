@@ -63,6 +63,7 @@ from .report_html import (
     report_table,
 )
 from .timelines import timeline
+from .transaction_spans import transaction_timeline, transactions_of
 
 __all__ = [
     "build_report",
@@ -72,6 +73,7 @@ __all__ = [
     "DIFF_ROWS",
     "QUARANTINE_ROWS",
     "FINDING_ROWS",
+    "TRANSACTION_ROWS",
     "STATE_ROWS",
     "SCHEMA_ROWS",
     "CELL_CHARS",
@@ -87,6 +89,8 @@ DIFF_ROWS = 20_000
 QUARANTINE_ROWS = 1_000
 #: How many rows of each ordering finding the report lists (the count is always complete).
 FINDING_ROWS = 1_000
+#: How many incomplete transactions the report lists (the counts are always complete).
+TRANSACTION_ROWS = 1_000
 #: How many rows of each table's final state the report shows.
 STATE_ROWS = 100
 #: How many schema history rows the report lists.
@@ -121,6 +125,7 @@ _SECTIONS = [
     ("ops", "Op counts per table"),
     ("timeline", "Timeline"),
     ("ordering", "Ordering findings"),
+    ("transactions", "Transactions"),
     ("lag", "Capture lag"),
     ("schema", "Schema history"),
     ("profile", "Column profile"),
@@ -278,6 +283,44 @@ def _ordering_section(events: pd.DataFrame) -> tuple[str, Any]:
         parts.append(f"<h3><code>{escaped(name)}</code>: {count_text(len(frame), len(shown), 'row(s)')}</h3>")
         parts.append(report_table(shown, f"finding-{name}"))
     return "".join(parts), report
+
+
+# --------------------------------------------------------------------------- transactions
+
+#: The columns of the incomplete transactions' list.
+_TRANSACTION_COLUMNS = (
+    "txn_id dialect status changes declared_changes tables declared_tables begin_source begin_offset "
+    "commit_source commit_offset begin_time commit_time detail"
+).split()
+
+
+def _transactions_section(events: pd.DataFrame, max_points: int) -> str:
+    """Counts of the transactions by status, the incomplete ones with their detail, and their timeline."""
+    table = transactions_of(events)
+    if not len(table):
+        return "<p>No transactions in this capture (no transaction ids, no begin or commit markers).</p>"
+    status = table["status"].astype(str)
+    counts = (
+        table.assign(status=status)
+        .groupby("status", sort=False)
+        .agg(transactions=("status", "size"), changes=("changes", "sum"))
+    )
+    incomplete = table[table["complete"].eq(False).fillna(False).to_numpy(dtype=bool)]
+    undeclared = int((status == "undeclared").sum())
+    said = (
+        f"<p>{readable(len(table))} transaction(s) (<code>cdckit.transactions</code>): "
+        f"{readable(int(table['complete'].eq(True).sum()))} complete, "
+        f"<span class='{'error' if len(incomplete) else 'ok'}'>{readable(len(incomplete))} incomplete</span>, "
+        f"{readable(undeclared)} undeclared (their producer does not say where they end).</p>"
+    )
+    parts = [said, report_table(counts.reset_index(), "transaction-counts")]
+    if len(incomplete):
+        shown = incomplete.head(TRANSACTION_ROWS)
+        parts.append(f"<h3>Incomplete transactions: {count_text(len(incomplete), len(shown), 'row(s)')}</h3>")
+        columns = [c for c in _TRANSACTION_COLUMNS if c in shown.columns]
+        parts.append(report_table(shown[columns], "transactions-incomplete", measures=False))
+    figure = transaction_timeline(events, transactions=table, max_points=max_points)
+    return "".join(parts) + figure_html(figure, 3)
 
 
 def _lag_table(report: Any) -> str:
@@ -447,6 +490,7 @@ def build_report(
         "ops": _ops_section(events),
         "timeline": timeline_html,
         "ordering": ordering_html + ordering_fig_html,
+        "transactions": guarded(lambda: _transactions_section(events, max_points), "transactions"),
         "lag": lag_html + _lag_table(report),
         "schema": guarded(lambda: _schema_section(events), "schema history"),
         "profile": guarded(lambda: _profile_section(events), "column profile"),

@@ -7,7 +7,16 @@
 
 from __future__ import annotations
 
-__all__ = ["WEBGL_ABOVE", "HOVER_WIDTH", "OP_COLOURS", "OP_SYMBOLS", "NO_TABLE", "NO_KEY"]
+__all__ = [
+    "WEBGL_ABOVE",
+    "HOVER_WIDTH",
+    "OP_COLOURS",
+    "OP_SYMBOLS",
+    "NO_TABLE",
+    "NO_KEY",
+    "TXN_STATUS_COLOURS",
+    "TXN_COLOURS",
+]
 
 #: Traces with more points than this are drawn with WebGL (``go.Scattergl``).
 WEBGL_ABOVE: int = 1_000
@@ -48,3 +57,17 @@ OP_SYMBOLS: dict[str, str] = {
 #: Lane label of events without a table (timeline by table) or a key (timeline by key).
 NO_TABLE = "(no table)"
 NO_KEY = "(no key)"
+
+#: One colour per transaction status (:func:`cdckit.transactions`): complete green, undeclared grey, the
+#: incomplete ones warm.
+TXN_STATUS_COLOURS: dict[str, str] = {
+    "complete": "#2ca02c",
+    "undeclared": "#7f7f7f",
+    "no_begin": "#ff7f0e",
+    "extra_changes": "#9467bd",
+    "missing_changes": "#a61e4d",
+    "no_commit": "#d62728",
+}
+
+#: Light backgrounds that tell the transactions of a row's history apart (used in turn, in history order).
+TXN_COLOURS: tuple[str, ...] = ("#e7f0fa", "#fdf1dc", "#e6f4ea", "#f3e8f7", "#fbe6e6", "#e8f6f6")

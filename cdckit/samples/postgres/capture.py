@@ -37,7 +37,17 @@ from . import debezium as dbz
 from .server import Server
 from .workload import KEYS, SCHEMA, TABLES, Workload
 
-__all__ = ["SLOTS", "Capture", "capture", "snapshot", "tables", "TABLES_DIR", "write_samples"]
+__all__ = [
+    "SLOTS",
+    "Capture",
+    "capture",
+    "snapshot",
+    "tables",
+    "TABLES_DIR",
+    "write_samples",
+    "TRANSACTION_SAMPLE",
+    "write_transaction_sample",
+]
 
 #: Slot name -> (plugin, options, file name under the capture folder).
 SLOTS = {
@@ -254,12 +264,34 @@ def write_samples(result: Capture) -> None:
     (TABLES_DIR / "capture.json").write_text(json.dumps(result.info, indent=1) + "\n")
 
 
-def main() -> int:
-    """Run the sample workload against a throwaway server and write the samples."""
+#: The Debezium capture with its transaction topic, under ``cdckit/samples/data``.
+TRANSACTION_SAMPLE = "debezium/postgres_transactions.jsonl"
+#: Its workload: small (a few hundred records), the sample workload's seed.
+TRANSACTION_WORKLOAD = {"seed": 14, "transactions": 40}
+
+
+def write_transaction_sample(server: Server, folder: Path, target: Path | None = None) -> Path:
+    """Capture :data:`TRANSACTION_WORKLOAD` with the ``kcat`` style (data topics and the transaction topic in
+    one file) from ``server`` and write it to ``target`` (:data:`TRANSACTION_SAMPLE` by default)."""
+    result = capture(server, folder, Workload(**TRANSACTION_WORKLOAD), ["kcat"])
+    target = target or DATA / TRANSACTION_SAMPLE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(result.files["kcat"].read_bytes())
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the sample workload against a throwaway server and write the samples (``--transactions``: only
+    :data:`TRANSACTION_SAMPLE`)."""
     problem = dbz.missing()
     if problem:
         print(problem, file=sys.stderr)
         return 1
+    if "--transactions" in (sys.argv[1:] if argv is None else argv):
+        with Server() as server:
+            written = write_transaction_sample(server, server.root / "capture")
+        print(f"written {written}")
+        return 0
     with Server() as server:
         result = capture(
             server,
