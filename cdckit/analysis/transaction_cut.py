@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..errors import CdcError
 from .ordering.sort import sort_events
-from .transactions import transaction_rows, transactions
+from .transactions import transactions_with_rows
 
 __all__ = ["through_transaction", "whole_transactions_only", "TransactionNotFoundError", "left_out_warning"]
 
@@ -77,7 +77,7 @@ def through_transaction(events: pd.DataFrame, txn_id: Any) -> tuple[pd.DataFrame
     (['725', '726'], True)
     """
     events = events.reset_index(drop=True)
-    table = transactions(events)
+    table, rows = transactions_with_rows(events)
     at = _chosen(table, txn_id)
     if bool(table["complete"].eq(False).fillna(False).iat[at]):  # an undeclared one (NA) says nothing
         warnings.warn(
@@ -86,7 +86,7 @@ def through_transaction(events: pd.DataFrame, txn_id: Any) -> tuple[pd.DataFrame
             UserWarning,
             stacklevel=3,
         )
-    member = transaction_rows(events).to_numpy()
+    member = rows.to_numpy()
     rank = np.empty(len(events), np.int64)
     rank[sort_events(events).index.to_numpy()] = np.arange(len(events))
     changes = (member >= 0) & events["op"].isin(["insert", "update", "delete", "truncate", "read"]).to_numpy()
@@ -118,9 +118,9 @@ def whole_transactions_only(events: pd.DataFrame) -> tuple[pd.DataFrame, pd.Data
     (['no_commit'], True)
     """
     events = events.reset_index(drop=True)
-    table = transactions(events)
+    table, rows = transactions_with_rows(events)
     partial = table["complete"].eq(False).fillna(False).to_numpy(bool)
-    member = transaction_rows(events).to_numpy()
+    member = rows.to_numpy()
     dropped = np.zeros(len(events), bool)
     if partial.any():
         dropped = (member >= 0) & partial[np.clip(member, 0, None)]

@@ -38,7 +38,7 @@ from .ordering.codes import Codes
 from .ordering.narrow import narrow
 from .ordering.transaction_members import TransactionMembers, declared_text, transaction_members
 
-__all__ = ["transactions", "transaction_rows", "TRANSACTION_COLUMNS"]
+__all__ = ["transactions", "transaction_rows", "transactions_with_rows", "TRANSACTION_COLUMNS"]
 
 #: The columns of :func:`transactions`, in order, with their pandas dtypes.
 TRANSACTION_COLUMNS: dict[str, str] = {
@@ -120,6 +120,21 @@ def transaction_rows(events: Capture | pd.DataFrame) -> pd.Series:
         return pd.Series(np.zeros(0, np.int64), index=frame.index)
     _, at = _table(frame.reset_index(drop=True))
     return pd.Series(at, index=frame.index)
+
+
+def transactions_with_rows(events: Capture | pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+    """:func:`transactions` and :func:`transaction_rows` of ``events``, found once.
+
+    >>> import cdckit
+    >>> table, rows = transactions_with_rows(cdckit.read(cdckit.samples.path("wal2json/examples")))
+    >>> len(table), int(rows.max()) + 1
+    (16, 16)
+    """
+    frame = Capture.of(events).events
+    if frame.empty:
+        return _empty(), pd.Series(np.zeros(0, np.int64), index=frame.index)
+    table, at = _table(frame.reset_index(drop=True))
+    return table, pd.Series(at, index=frame.index)
 
 
 def _table(frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:

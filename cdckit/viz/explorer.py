@@ -52,7 +52,7 @@ from ..analysis.keys import Keys, given_keys
 from ..analysis.ordering import sort_events
 from ..analysis.ordering._shared import CHANGE_OPS
 from ..analysis.replay import history
-from ..analysis.transactions import transaction_rows
+from ..analysis.transactions import transactions_with_rows
 from ..frame import OPS, table_names
 from ..optional import require
 from ..values import is_missing
@@ -61,7 +61,7 @@ from .figures import date_strings, naive_utc
 from .sampling import MAX_POINTS
 from .style import TXN_COLOURS, WEBGL_ABOVE
 from .timelines import timeline_figure
-from .transaction_spans import transaction_labels, transactions_of
+from .transaction_spans import transaction_labels
 
 # The explorer is the ``cdckit[viz]`` extra: its widget class is built on ipywidgets, its timeline is a plotly
 # FigureWidget (an anywidget), so this module needs them when it is imported (``cdckit.explore`` imports it).
@@ -432,8 +432,8 @@ class Explorer(widgets.VBox):
     def _membership(self) -> tuple[pd.DataFrame, np.ndarray, list[str]]:
         """(the transactions table, each event's row in it or -1, each row's label), computed once."""
         if self._member is None:
-            table = transactions_of(self.events)
-            self._member = (table, transaction_rows(self.events).to_numpy(), transaction_labels(table).tolist())
+            table, rows = transactions_with_rows(self.events)
+            self._member = (table, rows.to_numpy(), transaction_labels(table).tolist())
         return self._member
 
     def _rows_of(self, txn_id: Any, dialect: str | None = None) -> np.ndarray:
