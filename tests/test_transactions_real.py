@@ -177,13 +177,6 @@ def test_every_producer_names_the_same_transactions_in_the_same_commit_order(lis
     assert all(order == orders["kcat"] for order in orders.values()), {n: o[:5] for n, o in orders.items()}
 
 
-#: Known false findings on a real capture, each a strict xfail below until the engine is fixed.
-MISORDERED = (
-    "a kcat file of several topics numbers each topic's offsets from 0, so arrival order by (source, partition, "
-    "offset) interleaves the topics: a transaction's changes of different tables look out of seq order"
-)
-
-
 def said_of_transactions(events: pd.DataFrame) -> pd.DataFrame:
     summary = cdckit.order_report(events).summary().set_index("finding")
     assert set(TRANSACTION_FINDINGS) <= set(summary.index)
@@ -194,14 +187,12 @@ def said_of_transactions(events: pd.DataFrame) -> pd.DataFrame:
 @pytest.mark.parametrize("name", CAPTURES)
 def test_the_ordering_report_says_nothing_of_transactions_on_the_real_captures(name, decoded):
     said = said_of_transactions(decoded[name])
-    if name == "kcat":  # see test_debezium_changes_arrive_in_their_transactions_order
-        said = said.drop("misordered_transactions", errors="ignore")
     assert said.empty, said[["severity", "rows"]].to_string()
 
 
-@pytest.mark.xfail(strict=True, reason=MISORDERED)
 def test_debezium_changes_arrive_in_their_transactions_order(decoded, listed):
-    # in the file, line by line, each transaction's changes come in seq order (the connector's order)
+    # in the file, line by line, each transaction's changes come in seq order (the connector's order); a kcat
+    # file of several topics numbers each topic's offsets from 0, so offset order alone interleaves the topics
     events = decoded["kcat"]
     changes = events[events["op"].isin(["insert", "update", "delete", "truncate"])]
     ids = changes["txn_id"].astype(str).str.split(":").str[0]
