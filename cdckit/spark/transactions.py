@@ -1,0 +1,355 @@
+"""The transactions of a capture on Spark: one row per transaction, as :func:`cdckit.transactions` gives them.
+
+Written as DataFrame expressions (windows and aggregations; no Python worker
+runs, nothing is collected): the same rows as the pandas table, in the same
+order. What a transaction is, its status and its columns are the pandas
+module's rules (issue 40's spec): members are the changes and markers of one
+(dialect, transaction key) (:func:`~cdckit.spark.sorting.transaction_key`),
+or, for markers without a key, the changes without one framed by a begin and
+the commit that closes it in arrival order (a stack per dialect, source and
+partition, as ``open_transactions`` matches them).
+
+>>> from cdckit.spark import transactions
+>>> list(transactions.TRANSACTION_COLUMNS)[:3]
+['txn_id', 'dialect', 'status']
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from ..analysis.ordering._shared import REPLAY_OPS
+from ..dialects import registry
+from .columns import table_name_column
+from .sorting import transaction_key
+
+__all__ = ["transactions", "members", "TRANSACTION_COLUMNS", "MARKERS", "STATUSES"]
+
+#: The markers that frame a transaction.
+MARKERS = ("begin", "commit")
+#: What a transaction may be, in the order the rules are tried (the first that applies).
+STATUSES = ("undeclared", "no_commit", "missing_changes", "extra_changes", "no_begin", "complete")
+
+#: The columns of the table, with their pandas dtypes (the Spark frame holds the matching types).
+TRANSACTION_COLUMNS: dict[str, str] = {
+    "txn_id": "string",
+    "dialect": "string",
+    "status": "string",
+    "complete": "boolean",
+    "changes": "Int64",
+    "tables": "string",
+    "declared_changes": "Int64",
+    "declared_tables": "string",
+    "begin_source": "string",
+    "begin_partition": "Int64",
+    "begin_offset": "Int64",
+    "begin_seq": "string",
+    "commit_source": "string",
+    "commit_partition": "Int64",
+    "commit_offset": "Int64",
+    "commit_seq": "string",
+    "begin_time": "datetime64[ns, UTC]",
+    "commit_time": "datetime64[ns, UTC]",
+    "duration": "timedelta64[ns]",
+    "places": "Int64",
+    "redelivered": "Int64",
+    "misordered": "Int64",
+    "begins": "Int64",
+    "commits": "Int64",
+    "detail": "string",
+}
+
+
+def _is(*ops: str) -> Column:
+    return F.col("op").isin(*ops)
+
+
+#: Arrival order as sortable columns of :func:`members` (source and partition coalesced: nulls first).
+_ARRIVAL = ("_source", "_partition", "offset", "_row")
+#: What a pointer to a member holds besides its arrival order.
+_POINTED = ("source", "partition", "offset", "seq", "event_time")
+
+
+def _seq_patterns(attribute: str) -> dict[str, str]:
+    """Each registered dialect's regular expression ``attribute`` on ``seq`` (``transaction_place``,
+    ``transaction_end``), where it has one."""
+    found = {name: getattr(registry.get(name), attribute, None) for name in registry.names()}
+    return {name: pattern for name, pattern in sorted(found.items()) if pattern}
+
+
+def _ends() -> Column:
+    """Whether a change is its transaction's last (its dialect's ``transaction_end`` matches its ``seq``)."""
+    out = F.lit(False)
+    for name, pattern in _seq_patterns("transaction_end").items():
+        out = out | F.coalesce((F.col("dialect") == name) & F.col("seq").rlike(pattern), F.lit(False))
+    return _is(*REPLAY_OPS) & out
+
+
+def _places() -> Column:
+    """A change's declared place in its transaction (its dialect's ``transaction_place``, group 1), else null."""
+    out = F.lit(None).cast("long")
+    for name, pattern in _seq_patterns("transaction_place").items():
+        hit = F.coalesce((F.col("dialect") == name) & F.col("seq").rlike(pattern), F.lit(False))
+        out = F.when(hit, F.regexp_extract("seq", pattern, 1).try_cast("long")).otherwise(out)
+    return F.when(_is(*REPLAY_OPS), out)
+
+
+def _framed(frame: DataFrame) -> DataFrame:
+    """The members without a transaction key, each with ``_anchor``: the ``_row`` of the begin that opens its
+    transaction (a commit that closes no begin anchors its own); changes outside every begin are left out.
+
+    Per dialect, source and partition in arrival order, a begin pushes and a commit pops (when the stack is not
+    empty): the depth is the running sum of the steps, lifted where a commit found the stack empty. A commit
+    closes the latest begin at the depth before it; a change belongs to the latest begin at its depth.
+    """
+    group = ["dialect", "_source", "_partition"]
+    running = Window.partitionBy(*group).orderBy("offset", "_row")
+    upto = running.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    step = F.when(_is("begin"), F.lit(1)).when(_is("commit"), F.lit(-1)).otherwise(F.lit(0))
+    frame = (
+        frame.withColumn("_sum", F.sum(step).over(upto))
+        .withColumn("_depth", F.col("_sum") - F.least(F.min("_sum").over(upto), F.lit(0)))
+        .withColumn("_before", F.coalesce(F.lag("_depth").over(running), F.lit(0)))
+        .withColumn("_level", F.when(_is("commit"), F.col("_before")).otherwise(F.col("_depth")))
+    )
+    opened = F.last(F.when(_is("begin"), F.col("_row")), ignorenulls=True).over(
+        Window.partitionBy(*group, "_level").orderBy("offset", "_row").rowsBetween(Window.unboundedPreceding, 0)
+    )
+    anchor = F.when(F.col("_level") > 0, opened).when(_is("commit"), F.col("_row"))
+    return (
+        frame.withColumn("_anchor", anchor)
+        .filter(F.col("_anchor").isNotNull())
+        .drop("_sum", "_depth", "_before", "_level")
+    )
+
+
+def members(events: DataFrame) -> DataFrame:
+    """The changes and markers of every transaction, one row each, with ``_txn`` (which transaction: its dialect
+    and key, or for an unnamed one its begin), ``_key`` (the transaction key), ``_table``, ``_row`` (frame
+    order), ``_source``/``_partition`` (arrival order), ``_end`` and ``_place`` (a change's declared end and
+    place), ``_declared`` (a commit's declaration) and ``_redelivered`` (a change whose table, op, seq and key
+    repeat an earlier arrival's).
+    """
+    frame = events.filter(F.col("op").isin(*MARKERS, *REPLAY_OPS)).select(
+        "dialect",
+        transaction_key().alias("_key"),
+        "source",
+        "partition",
+        "offset",
+        "op",
+        "seq",
+        "key",
+        "event_time",
+        table_name_column().alias("_table"),
+        F.when(_is("commit"), F.col("after")).alias("_declared"),
+        F.coalesce("source", F.lit("")).alias("_source"),
+        F.coalesce("partition", F.lit(-1)).alias("_partition"),
+        F.monotonically_increasing_id().alias("_row"),
+    )
+    named = frame.filter(F.col("_key").isNotNull()).withColumn("_anchor", F.lit(None).cast("long"))
+    frame = named.unionByName(_framed(frame.filter(F.col("_key").isNull())))
+    txn = F.concat_ws(
+        "\x00",
+        F.coalesce("dialect", F.lit("")),
+        F.when(F.col("_key").isNotNull(), F.concat(F.lit("k"), "_key")).otherwise(
+            F.concat(F.lit("a"), F.col("_anchor").cast("string"))
+        ),
+    )
+    frame = frame.withColumn("_txn", txn).withColumn("_end", _ends()).withColumn("_place", _places())
+    copies = Window.partitionBy("_txn", "_table", "op", "seq", "key").orderBy(*_ARRIVAL)
+    again = _is(*REPLAY_OPS) & F.col("seq").isNotNull() & (F.row_number().over(copies) > 1)
+    return frame.withColumn("_redelivered", again)
+
+
+def _pointer(when: Column, *extra: str, change_order: bool = False) -> Column:
+    """A member where ``when`` holds, as a struct that sorts in arrival order (``change_order``: seq first, nulls
+    last), carrying :data:`_POINTED` and ``extra``; null elsewhere (for ``min``/``max`` over a transaction)."""
+    order = [F.col("seq").isNull().alias("_unsequenced"), F.col("seq").alias("_seq")] if change_order else []
+    fields = [*order, *[F.col(c) for c in _ARRIVAL], *[F.col(c).alias(f"p_{c}") for c in (*_POINTED, *extra)]]
+    return F.when(when, F.struct(*fields))
+
+
+def _misordered(frame: DataFrame) -> DataFrame:
+    """``_misordered``: the change of the same transaction and place (source and partition) with the highest seq
+    among those that arrived before this change, where its seq is higher than this one's (null seqs skipped)."""
+    sequenced = _is(*REPLAY_OPS) & F.col("seq").isNotNull()
+    before = (
+        Window.partitionBy("_txn", "_source", "_partition")
+        .orderBy("offset", "_row")
+        .rowsBetween(Window.unboundedPreceding, -1)
+    )
+    top = F.max(F.when(sequenced, F.struct("seq", "_row", "source", "offset", "partition"))).over(before)
+    frame = frame.withColumn("_top", top)
+    return frame.withColumn("_misordered", F.when(sequenced & (F.col("_top")["seq"] > F.col("seq")), F.col("_top")))
+
+
+def _table_counts(frame: DataFrame) -> DataFrame:
+    """``_held``: per member change (not redelivered) of a table, that table and its transaction's changes of it."""
+    counted = _is(*REPLAY_OPS) & ~F.col("_redelivered") & F.col("_table").isNotNull()
+    held = F.sum(counted.cast("long")).over(Window.partitionBy("_txn", "_table"))
+    return frame.withColumn("_held", F.when(counted, F.struct(F.col("_table").alias("t"), held.alias("n"))))
+
+
+def _sorted_json(entries: Column) -> Column:
+    """An array of (table, count) structs as compact JSON object text, keys sorted."""
+    return F.to_json(F.map_from_entries(F.array_sort(entries)))
+
+
+def _last_part(name: Column) -> Column:
+    return F.substring_index(name, ".", -1)
+
+
+def _declared_names(held: Column, declared: Column) -> Column:
+    """The held (table, count) entries named as the declaration names them: a held table the declaration names
+    exactly keeps its name, else it takes the declared name with the same last dotted part (``testDB.dbo.orders``
+    for ``testDB.orders``), else its own."""
+
+    def named(entry: Column) -> Column:
+        alike = F.filter(F.map_keys(declared), lambda k: _last_part(k) == _last_part(entry["t"]))
+        name = F.when(F.map_contains_key(declared, entry["t"]), entry["t"]).otherwise(
+            F.coalesce(F.try_element_at(alike, F.lit(1)), entry["t"])
+        )
+        return F.struct(name.alias("t"), entry["n"].alias("n"))
+
+    return F.transform(held, named)
+
+
+def _held_as(named: Column, table: Column) -> Column:
+    """The changes of ``named`` (entries from :func:`_declared_names`) under the declared name ``table``."""
+    entries = F.filter(named, lambda e: e["t"] == table)
+    return F.aggregate(entries, F.lit(0).cast("long"), lambda total, e: total + e["n"])
+
+
+def _statuses(frame: DataFrame) -> DataFrame:
+    """``status`` and ``complete`` of each aggregated transaction (the first rule of :data:`STATUSES` that
+    applies), from its counts, its declaration and its dialect's flags (``_declares``, ``_writes_begins``)."""
+    declared, named = F.col("_declared_map"), F.col("_named")
+    fewer = F.exists(F.map_keys(declared), lambda k: F.try_element_at(declared, k) > _held_as(named, k))
+    more = declared.isNotNull() & F.exists(
+        named, lambda e: F.coalesce(F.try_element_at(declared, e["t"]), F.lit(0)) < _held_as(named, e["t"])
+    )
+    gap = (F.size("_place_set") > 0) & (F.array_max("_place_set") + 1 != F.size("_place_set"))
+    count = F.col("declared_changes")
+
+    def known(condition: Column) -> Column:
+        return F.coalesce(condition, F.lit(False))
+
+    status = (
+        F.when(~F.col("_declares"), F.lit("undeclared"))
+        .when((F.col("commits") == 0) & ~F.col("_ended"), F.lit("no_commit"))
+        .when(known(count > F.col("changes")) | known(fewer) | gap, F.lit("missing_changes"))
+        .when(known(count < F.col("changes")) | known(more), F.lit("extra_changes"))
+        .when(F.col("_writes_begins") & (F.col("begins") == 0) & count.isNull() & declared.isNull(), F.lit("no_begin"))
+        .otherwise(F.lit("complete"))
+    )
+    frame = frame.withColumn("status", status)
+    return frame.withColumn("complete", F.when(F.col("status") != "undeclared", F.col("status") == "complete"))
+
+
+def _flags(events: DataFrame) -> DataFrame:
+    """Per dialect of ``events``: ``_declares`` (it declares transaction ends in this capture: a marker, or a
+    change that ends its transaction) and ``_writes_begins`` (a begin marker of it is in the capture)."""
+    return events.groupBy(F.coalesce("dialect", F.lit("")).alias("_dialect")).agg(
+        F.max(F.col("op").isin(*MARKERS) | _ends()).alias("_declares"),
+        F.max(_is("begin")).alias("_writes_begins"),
+    )
+
+
+def _pick(pointers: list[tuple[Column, Column]], field: str) -> Column:
+    """``field`` of the first pointer that is there (not null, and its condition holds); null when none is."""
+    out = F.lit(None)
+    for pointer, condition in reversed(pointers):
+        out = F.when(pointer.isNotNull() & condition, pointer[field]).otherwise(out)
+    return out
+
+
+def aggregated(events: DataFrame) -> DataFrame:
+    """One row per transaction: the table's columns (``detail`` left out) and the internal ones the findings
+    read: ``_txn``, ``_first_begin``/``_first_commit``/``_first_change`` (member pointers, see
+    :func:`_pointer`), ``_declared_map``, ``_named`` (held counts under the declared names)."""
+    frame = _table_counts(_misordered(members(events)))
+    pointed = {
+        "_first_begin": F.min(_pointer(_is("begin"))),
+        "_first_commit": F.min(_pointer(_is("commit"), "_declared")),
+        "_first_end": F.min(_pointer(F.col("_end"))),
+        "_first_change": F.min(_pointer(_is(*REPLAY_OPS), change_order=True)),
+        "_last_change": F.max(_pointer(_is(*REPLAY_OPS), change_order=True)),
+    }
+    txns = frame.groupBy("_txn").agg(
+        F.first("dialect").alias("dialect"),
+        F.first("_key").alias("txn_id"),
+        F.sum((_is(*REPLAY_OPS) & ~F.col("_redelivered")).cast("long")).alias("changes"),
+        _sorted_json(F.collect_set("_held")).alias("tables"),
+        F.array_sort(F.collect_set("_held")).alias("_held"),
+        F.count_distinct(F.when(_is(*REPLAY_OPS), F.struct("_source", "_partition"))).alias("places"),
+        F.sum(F.col("_redelivered").cast("long")).alias("redelivered"),
+        F.count("_misordered").alias("misordered"),
+        F.sum(_is("begin").cast("long")).alias("begins"),
+        F.sum(_is("commit").cast("long")).alias("commits"),
+        F.max("_end").alias("_ended"),
+        F.collect_set("_place").alias("_place_set"),
+        *[column.alias(name) for name, column in pointed.items()],
+    )
+    declaration = F.col("_first_commit")["p__declared"]
+    declared_map = F.from_json(F.get_json_object(declaration, "$.data_collections"), "map<string,bigint>")
+    txns = (
+        txns.withColumn("declared_changes", F.get_json_object(declaration, "$.event_count").try_cast("long"))
+        .withColumn("_declared_map", declared_map)
+        .withColumn("declared_tables", F.when(declared_map.isNotNull(), _sorted_json(F.map_entries(declared_map))))
+        .withColumn("_named", _declared_names(F.col("_held"), F.col("_declared_map")))
+    )
+    flags = F.broadcast(_flags(events))
+    txns = txns.join(flags, F.coalesce(txns["dialect"], F.lit("")) == flags["_dialect"], "left")
+    txns = _statuses(txns)
+    begin = [(F.col("_first_begin"), F.lit(True)), (F.col("_first_change"), F.lit(True))]
+    commit = [(F.col("_first_commit"), F.lit(True)), (F.col("_first_end"), F.lit(True))]
+    commit.append((F.col("_last_change"), F.col("status") == "undeclared"))
+    for name, at in (("begin", begin), ("commit", commit)):
+        for column in ("source", "partition", "offset", "seq", "event_time"):
+            txns = txns.withColumn(f"{name}_{column}".replace("event_", ""), _pick(at, f"p_{column}"))
+    return txns.withColumn("duration", F.col("commit_time") - F.col("begin_time"))
+
+
+def _counts_text(entries: Column) -> Column:
+    """(table, count) entries as ``table n, table n``."""
+    return F.array_join(F.transform(entries, lambda e: F.concat(e["t"], F.lit(" "), e["n"].cast("string"))), ", ")
+
+
+def _detail() -> Column:
+    """One sentence of what the capture tells of a transaction: its changes per table, places and markers."""
+    name = F.when(F.col("txn_id").isNotNull(), F.concat(F.lit("transaction "), "txn_id")).otherwise(
+        F.lit("a transaction without an id")
+    )
+    held = F.concat(F.lit(" holds "), F.col("changes").cast("string"), F.lit(" change(s)"))
+    tables = F.when(F.size("_held") > 0, F.concat(F.lit(" ("), _counts_text(F.col("_held")), F.lit(")")))
+    places = F.concat(F.lit(" in "), F.col("places").cast("string"), F.lit(" place(s)"))
+    declared = F.when(
+        F.col("declared_changes").isNotNull(),
+        F.concat(F.lit("; declares "), F.col("declared_changes").cast("string")),
+    )
+    markers = F.concat(
+        F.lit("; "),
+        F.col("begins").cast("string"),
+        F.lit(" begin(s), "),
+        F.col("commits").cast("string"),
+        F.lit(" commit(s)"),
+    )
+    return F.concat_ws("", name, held, tables, places, declared, markers, F.lit(": "), F.col("status"))
+
+
+def transactions(events: DataFrame) -> DataFrame:
+    """One row per transaction of a Spark event frame, in commit order: the rows :func:`cdckit.transactions`
+    gives (columns :data:`TRANSACTION_COLUMNS`), computed by Spark (nothing is collected).
+
+    >>> from cdckit import spark as cdcspark                                     # doctest: +SKIP
+    >>> events = cdcspark.read(cdcspark.get_spark(), "captures/orders.jsonl")    # doctest: +SKIP
+    >>> cdcspark.transactions(events).filter("status != 'complete'").show()      # doctest: +SKIP
+    """
+    txns = aggregated(events).withColumn("detail", _detail())
+    order = [
+        F.col(f"{name}_{column}").asc_nulls_last()
+        for name in ("commit", "begin")
+        for column in ("seq", "source", "partition", "offset")
+    ]
+    return txns.orderBy(*order, F.col("txn_id").asc_nulls_last()).select(*TRANSACTION_COLUMNS)
