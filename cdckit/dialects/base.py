@@ -180,6 +180,16 @@ class Dialect:
     #: differs between BEGIN, the changes and END); None: the whole id.
     transaction_key: ClassVar[str | None] = None
 
+    #: Where a change's ``seq`` declares its place in its transaction, a regular expression on ``seq`` whose first
+    #: group is that place, counted from 0 (Maxwell's ``xoffset``): a transaction whose places are not 0..n-1 has
+    #: lost changes. None: the dialect declares no places.
+    transaction_place: ClassVar[str | None] = None
+
+    #: Where a change's ``seq`` says it is its transaction's last (it is also the transaction's commit marker:
+    #: Maxwell's ``commit: true`` row), a regular expression on ``seq``. None: the dialect ends its
+    #: transactions with ``commit`` events, or not at all.
+    transaction_end: ClassVar[str | None] = None
+
     #: True when a message's meaning depends on the messages before it in its file (a transaction's
     #: BEGIN line gives the id its changes lack; a value may run over several lines): such files are
     #: decoded in one piece, in order, never cut into ranges for worker processes or Spark tasks.

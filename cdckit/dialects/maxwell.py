@@ -77,6 +77,9 @@ class Maxwell(Dialect):
 
     name = "maxwell"
     title = "Maxwell JSON"
+    #: seq ends with the row's xoffset (its place in its transaction), or ``~`` on the commit row (its last)
+    transaction_place = r":(\d+)$"
+    transaction_end = r":~$"
     spec = "public Maxwell documentation (maxwells-daemon.io)"
     quirks = (
         "ts is epoch seconds on row messages but epoch milliseconds on DDL messages; ts_ms (written by some "

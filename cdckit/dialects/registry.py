@@ -19,7 +19,8 @@ from ..errors import UnknownDialectError
 from .base import Dialect
 from .options import DialectOptions, resolved
 
-__all__ = ["register", "get", "create", "names", "writable", "all_dialects", "flag", "FLAGS", "transaction_keys"]
+__all__ = ["register", "get", "create", "names", "writable", "all_dialects", "flag", "FLAGS",
+           "transaction_keys", "transaction_places", "transaction_ends"]
 
 #: The class flags of a dialect that :func:`flag` reads (see :class:`~cdckit.dialects.base.Dialect`).
 FLAGS = ("partial_updates", "whole_files", "splits_updates", "contiguous_seq", "seq_row_in_message")
@@ -93,12 +94,37 @@ def transaction_keys() -> dict[str, str]:
     >>> print(transaction_keys()["debezium"])
     ^(\d+):\d+$
     """
+    return _patterns("transaction_key")
+
+
+def _patterns(attribute: str) -> dict[str, str]:
+    """Each registered dialect whose class sets the regular expression ``attribute``, and that expression."""
     found: dict[str, str] = {}
     for name in names():
-        pattern = get(name).transaction_key
+        pattern = getattr(get(name), attribute)
         if pattern:
             found[name] = pattern
     return found
+
+
+def transaction_places() -> dict[str, str]:
+    r"""Each registered dialect whose ``seq`` declares a change's place in its transaction, and its
+    ``transaction_place`` expression (group 1: the place, from 0).
+
+    >>> print(transaction_places()["maxwell"])
+    :(\d+)$
+    """
+    return _patterns("transaction_place")
+
+
+def transaction_ends() -> dict[str, str]:
+    """Each registered dialect whose ``seq`` marks a transaction's last change, and its ``transaction_end``
+    expression.
+
+    >>> print(transaction_ends()["maxwell"])
+    :~$
+    """
+    return _patterns("transaction_end")
 
 
 def flag(name: str | None, which: str) -> bool:
