@@ -45,6 +45,7 @@ from .sorting import (
     tied_seq,
     transaction_key,
 )
+from .transaction_findings import transaction_rows
 
 __all__ = [
     "sort_events",
@@ -524,6 +525,10 @@ def order_report(
             sequence_gap_findings(frame, dialect_flags(dialects, "contiguous_seq"), max_gap, stream),
             offset_gap_findings(frame, dialect_flags(dialects, "splits_updates"), quarantine),
             transaction_findings(frame),
+            *[
+                _rows(part, F.col("finding"), **{c: F.col(c) for c in part.columns})
+                for part in transaction_rows(events)
+            ],
             heartbeat_findings(frame, heartbeat_factor),
             keyless_findings(changes),
         ]

@@ -16,6 +16,7 @@ partition, as ``open_transactions`` matches them).
 
 from __future__ import annotations
 
+import pandas as pd
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -23,8 +24,18 @@ from ..analysis.ordering._shared import REPLAY_OPS
 from ..dialects import registry
 from .columns import table_name_column
 from .sorting import transaction_key
+from .transaction_tables import differing_tables
 
-__all__ = ["transactions", "members", "TRANSACTION_COLUMNS", "MARKERS", "STATUSES"]
+__all__ = [
+    "transactions",
+    "members",
+    "prepared",
+    "aggregated",
+    "to_pandas",
+    "TRANSACTION_COLUMNS",
+    "MARKERS",
+    "STATUSES",
+]
 
 #: The markers that frame a transaction.
 MARKERS = ("begin", "commit")
@@ -67,21 +78,16 @@ def _is(*ops: str) -> Column:
 
 #: Arrival order as sortable columns of :func:`members` (source and partition coalesced: nulls first).
 _ARRIVAL = ("_source", "_partition", "offset", "_row")
+#: What a Debezium END declares (the commit event's ``after``), as Spark reads it.
+_DECLARATION = "struct<event_count: bigint, data_collections: map<string, bigint>>"
 #: What a pointer to a member holds besides its arrival order.
-_POINTED = ("source", "partition", "offset", "seq", "event_time")
-
-
-def _seq_patterns(attribute: str) -> dict[str, str]:
-    """Each registered dialect's regular expression ``attribute`` on ``seq`` (``transaction_place``,
-    ``transaction_end``), where it has one."""
-    found = {name: getattr(registry.get(name), attribute, None) for name in registry.names()}
-    return {name: pattern for name, pattern in sorted(found.items()) if pattern}
+_POINTED = ("source", "partition", "offset", "seq", "event_time", "op", "_table", "key")
 
 
 def _ends() -> Column:
     """Whether a change is its transaction's last (its dialect's ``transaction_end`` matches its ``seq``)."""
     out = F.lit(False)
-    for name, pattern in _seq_patterns("transaction_end").items():
+    for name, pattern in sorted(registry.transaction_ends().items()):
         out = out | F.coalesce((F.col("dialect") == name) & F.col("seq").rlike(pattern), F.lit(False))
     return _is(*REPLAY_OPS) & out
 
@@ -89,19 +95,21 @@ def _ends() -> Column:
 def _places() -> Column:
     """A change's declared place in its transaction (its dialect's ``transaction_place``, group 1), else null."""
     out = F.lit(None).cast("long")
-    for name, pattern in _seq_patterns("transaction_place").items():
+    for name, pattern in sorted(registry.transaction_places().items()):
         hit = F.coalesce((F.col("dialect") == name) & F.col("seq").rlike(pattern), F.lit(False))
         out = F.when(hit, F.regexp_extract("seq", pattern, 1).try_cast("long")).otherwise(out)
-    return F.when(_is(*REPLAY_OPS), out)
+    return F.when(_is(*REPLAY_OPS) & ~_ends(), out)
 
 
 def _framed(frame: DataFrame) -> DataFrame:
     """The members without a transaction key, each with ``_anchor``: the ``_row`` of the begin that opens its
-    transaction (a commit that closes no begin anchors its own); changes outside every begin are left out.
+    transaction, or of the commit that closes no begin; changes that none of them holds are left out.
 
     Per dialect, source and partition in arrival order, a begin pushes and a commit pops (when the stack is not
     empty): the depth is the running sum of the steps, lifted where a commit found the stack empty. A commit
-    closes the latest begin at the depth before it; a change belongs to the latest begin at its depth.
+    closes the latest begin at the depth before it; a change belongs to the latest begin at its depth. A commit
+    that closes no begin is a transaction of its own, holding the changes outside every begin since the marker
+    before it.
     """
     group = ["dialect", "_source", "_partition"]
     running = Window.partitionBy(*group).orderBy("offset", "_row")
@@ -116,7 +124,14 @@ def _framed(frame: DataFrame) -> DataFrame:
     opened = F.last(F.when(_is("begin"), F.col("_row")), ignorenulls=True).over(
         Window.partitionBy(*group, "_level").orderBy("offset", "_row").rowsBetween(Window.unboundedPreceding, 0)
     )
-    anchor = F.when(F.col("_level") > 0, opened).when(_is("commit"), F.col("_row"))
+    orphan = _is("commit") & (F.col("_level") == 0)
+    following = F.first(F.when(_is(*MARKERS), F.struct(F.col("_row").alias("row"), orphan.alias("orphan"))), True)
+    following = following.over(running.rowsBetween(1, Window.unboundedFollowing))
+    anchor = (
+        F.when(F.col("_level") > 0, opened)
+        .when(orphan, F.col("_row"))
+        .when(_is(*REPLAY_OPS) & following["orphan"], following["row"])
+    )
     return (
         frame.withColumn("_anchor", anchor)
         .filter(F.col("_anchor").isNotNull())
@@ -179,7 +194,7 @@ def _misordered(frame: DataFrame) -> DataFrame:
         .orderBy("offset", "_row")
         .rowsBetween(Window.unboundedPreceding, -1)
     )
-    top = F.max(F.when(sequenced, F.struct("seq", "_row", "source", "offset", "partition"))).over(before)
+    top = F.max(F.when(sequenced, F.struct("seq", "offset", "_row", "source", "partition"))).over(before)
     frame = frame.withColumn("_top", top)
     return frame.withColumn("_misordered", F.when(sequenced & (F.col("_top")["seq"] > F.col("seq")), F.col("_top")))
 
@@ -196,39 +211,12 @@ def _sorted_json(entries: Column) -> Column:
     return F.to_json(F.map_from_entries(F.array_sort(entries)))
 
 
-def _last_part(name: Column) -> Column:
-    return F.substring_index(name, ".", -1)
-
-
-def _declared_names(held: Column, declared: Column) -> Column:
-    """The held (table, count) entries named as the declaration names them: a held table the declaration names
-    exactly keeps its name, else it takes the declared name with the same last dotted part (``testDB.dbo.orders``
-    for ``testDB.orders``), else its own."""
-
-    def named(entry: Column) -> Column:
-        alike = F.filter(F.map_keys(declared), lambda k: _last_part(k) == _last_part(entry["t"]))
-        name = F.when(F.map_contains_key(declared, entry["t"]), entry["t"]).otherwise(
-            F.coalesce(F.try_element_at(alike, F.lit(1)), entry["t"])
-        )
-        return F.struct(name.alias("t"), entry["n"].alias("n"))
-
-    return F.transform(held, named)
-
-
-def _held_as(named: Column, table: Column) -> Column:
-    """The changes of ``named`` (entries from :func:`_declared_names`) under the declared name ``table``."""
-    entries = F.filter(named, lambda e: e["t"] == table)
-    return F.aggregate(entries, F.lit(0).cast("long"), lambda total, e: total + e["n"])
-
-
 def _statuses(frame: DataFrame) -> DataFrame:
     """``status`` and ``complete`` of each aggregated transaction (the first rule of :data:`STATUSES` that
     applies), from its counts, its declaration and its dialect's flags (``_declares``, ``_writes_begins``)."""
-    declared, named = F.col("_declared_map"), F.col("_named")
-    fewer = F.exists(F.map_keys(declared), lambda k: F.try_element_at(declared, k) > _held_as(named, k))
-    more = declared.isNotNull() & F.exists(
-        named, lambda e: F.coalesce(F.try_element_at(declared, e["t"]), F.lit(0)) < _held_as(named, e["t"])
-    )
+    declared, differ = F.col("_declared_map"), F.col("_differ")
+    fewer = F.exists(differ, lambda e: e["h"] < e["d"])
+    more = F.exists(differ, lambda e: e["h"] > e["d"])
     gap = (F.size("_place_set") > 0) & (F.array_max("_place_set") + 1 != F.size("_place_set"))
     count = F.col("declared_changes")
 
@@ -264,14 +252,22 @@ def _pick(pointers: list[tuple[Column, Column]], field: str) -> Column:
     return out
 
 
-def aggregated(events: DataFrame) -> DataFrame:
+def prepared(events: DataFrame) -> DataFrame:
+    """:func:`members` with ``_misordered`` (the change a misordered one arrived after) and ``_held`` (its
+    table's changes in its transaction)."""
+    return _table_counts(_misordered(members(events)))
+
+
+def aggregated(events: DataFrame, frame: DataFrame | None = None) -> DataFrame:
     """One row per transaction: the table's columns (``detail`` left out) and the internal ones the findings
     read: ``_txn``, ``_first_begin``/``_first_commit``/``_first_change`` (member pointers, see
-    :func:`_pointer`), ``_declared_map``, ``_named`` (held counts under the declared names)."""
-    frame = _table_counts(_misordered(members(events)))
+    :func:`_pointer`), ``_declared_map``, ``_differ`` (:func:`~cdckit.spark.transaction_tables.differing_tables`).
+    ``frame``: :func:`prepared` of ``events``, where the caller has it."""
+    frame = prepared(events) if frame is None else frame
     pointed = {
         "_first_begin": F.min(_pointer(_is("begin"))),
-        "_first_commit": F.min(_pointer(_is("commit"), "_declared")),
+        "_first_commit": F.min(_pointer(_is("commit"))),
+        "_declaring": F.min(_pointer(_is("commit") & F.col("_declared").isNotNull(), "_declared")),
         "_first_end": F.min(_pointer(F.col("_end"))),
         "_first_change": F.min(_pointer(_is(*REPLAY_OPS), change_order=True)),
         "_last_change": F.max(_pointer(_is(*REPLAY_OPS), change_order=True)),
@@ -286,18 +282,18 @@ def aggregated(events: DataFrame) -> DataFrame:
         F.sum(F.col("_redelivered").cast("long")).alias("redelivered"),
         F.count("_misordered").alias("misordered"),
         F.sum(_is("begin").cast("long")).alias("begins"),
-        F.sum(_is("commit").cast("long")).alias("commits"),
+        F.sum((_is("commit") | F.col("_end")).cast("long")).alias("commits"),
         F.max("_end").alias("_ended"),
         F.collect_set("_place").alias("_place_set"),
         *[column.alias(name) for name, column in pointed.items()],
     )
-    declaration = F.col("_first_commit")["p__declared"]
-    declared_map = F.from_json(F.get_json_object(declaration, "$.data_collections"), "map<string,bigint>")
+    declaration = F.from_json(F.col("_declaring")["p__declared"], _DECLARATION)
+    declared_map = declaration["data_collections"]
     txns = (
-        txns.withColumn("declared_changes", F.get_json_object(declaration, "$.event_count").try_cast("long"))
+        txns.withColumn("declared_changes", declaration["event_count"])
         .withColumn("_declared_map", declared_map)
         .withColumn("declared_tables", F.when(declared_map.isNotNull(), _sorted_json(F.map_entries(declared_map))))
-        .withColumn("_named", _declared_names(F.col("_held"), F.col("_declared_map")))
+        .withColumn("_differ", differing_tables(F.col("_declared_map"), F.col("_held")))
     )
     flags = F.broadcast(_flags(events))
     txns = txns.join(flags, F.coalesce(txns["dialect"], F.lit("")) == flags["_dialect"], "left")
@@ -352,4 +348,19 @@ def transactions(events: DataFrame) -> DataFrame:
         for name in ("commit", "begin")
         for column in ("seq", "source", "partition", "offset")
     ]
-    return txns.orderBy(*order, F.col("txn_id").asc_nulls_last()).select(*TRANSACTION_COLUMNS)
+    return txns.orderBy(*order, *[F.col(c).asc_nulls_last() for c in ("dialect", "txn_id")]).select(
+        *TRANSACTION_COLUMNS
+    )
+
+
+def to_pandas(table: DataFrame) -> pd.DataFrame:
+    """A table :func:`transactions` gives, collected as pandas with the dtypes of :data:`TRANSACTION_COLUMNS`
+    (the rows and dtypes :func:`cdckit.transactions` gives)."""
+    collected: pd.DataFrame = table.toPandas()
+    out = collected.astype(
+        {c: t for c, t in TRANSACTION_COLUMNS.items() if not t.startswith(("datetime", "timedelta"))}
+    )
+    for column in ("begin_time", "commit_time"):
+        out[column] = pd.to_datetime(collected[column], utc=True).astype("datetime64[ns, UTC]")
+    out["duration"] = pd.to_timedelta(collected["duration"]).astype("timedelta64[ns]")
+    return out
