@@ -9,8 +9,8 @@ or, for markers without a key, the changes without one framed by a begin and
 the commit that closes it in arrival order (a stack per dialect, source and
 partition, as ``open_transactions`` matches them).
 
->>> from cdckit.spark import transactions
->>> list(transactions.TRANSACTION_COLUMNS)[:3]
+>>> from cdckit.spark.transactions import TRANSACTION_COLUMNS  # (cdckit.spark.transactions is the function)
+>>> list(TRANSACTION_COLUMNS)[:3]
 ['txn_id', 'dialect', 'status']
 """
 
