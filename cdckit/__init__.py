@@ -20,6 +20,7 @@ from .analysis.reconcile import Reconciliation, reconcile
 from .analysis.replay import TableStates, history, materialize, scd2
 from .analysis.schemas import schema_history, table_schema
 from .analysis.tables import profile, table
+from .analysis.transactions import transactions
 from .errors import AmbiguousDialectError, CdcError, DecodeError, InvalidValue, KeylessTableError, UnknownDialectError
 from .export import convert
 from .frame import COLUMN_NAMES, OPS
@@ -62,6 +63,7 @@ __all__ = [
     "sort_events",
     "order_report",
     "OrderReport",
+    "transactions",
     "materialize",
     "history",
     "scd2",

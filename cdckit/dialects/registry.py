@@ -19,8 +19,19 @@ from ..errors import UnknownDialectError
 from .base import Dialect
 from .options import DialectOptions, resolved
 
-__all__ = ["register", "get", "create", "names", "writable", "all_dialects", "flag", "FLAGS",
-           "transaction_keys", "transaction_places", "transaction_ends"]
+__all__ = [
+    "register",
+    "get",
+    "create",
+    "names",
+    "writable",
+    "all_dialects",
+    "flag",
+    "FLAGS",
+    "transaction_keys",
+    "transaction_places",
+    "transaction_ends",
+]
 
 #: The class flags of a dialect that :func:`flag` reads (see :class:`~cdckit.dialects.base.Dialect`).
 FLAGS = ("partial_updates", "whole_files", "splits_updates", "contiguous_seq", "seq_row_in_message")

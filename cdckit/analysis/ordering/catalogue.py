@@ -111,6 +111,46 @@ FINDINGS: dict[str, FindingSpec] = {
         "capture was cut in the middle of it.",
         ("source", "offset", "partition", "seq", "detail"),
     ),
+    "incomplete_transactions": FindingSpec(
+        "error",
+        "A transaction's commit declares other counts (in total or per table), or other places, than the changes "
+        "the capture holds: changes were lost (count > 0) or delivered beyond the declaration (count < 0). The "
+        "row is at its commit; count is declared minus held; cdckit.transactions tells the whole transaction.",
+        ("source", "offset", "partition", "seq", "op", "count", "detail"),
+    ),
+    "unbegun_transactions": FindingSpec(
+        "warning",
+        "A transaction commits but its BEGIN is not in the capture, though its producer writes begins: the "
+        "capture began in the middle of it, or the BEGIN was lost (its changes may be missing too, unless its "
+        "commit declares them and they match).",
+        ("source", "offset", "partition", "seq", "op", "detail"),
+    ),
+    "repeated_begins": FindingSpec(
+        "warning",
+        "A BEGIN seen again for a transaction already begun (other_* is the first): the producer restarted in the "
+        "middle of the transaction (Debezium after a crash) and the changes between the two may be delivered twice.",
+        ("source", "offset", "partition", "seq", "op", *_OTHER, "detail"),
+    ),
+    "unended_transactions": FindingSpec(
+        "warning",
+        "Changes of a transaction with neither BEGIN nor commit in the capture, though the producer marks "
+        "transaction ends in it: the capture holds a part of it (its markers in another file or partition not "
+        "read, or the capture cut). The row is at its first change; count is its changes.",
+        ("table", "source", "offset", "partition", "seq", "op", "count", "detail"),
+    ),
+    "split_transactions": FindingSpec(
+        "info",
+        "A transaction whose changes of one source lie in several partitions: a consumer reading the partitions "
+        "apart sees it in parts, and no order holds between its partitions. One row per transaction and source, "
+        "at its first change there; count is the partitions.",
+        ("source", "offset", "partition", "seq", "count", "detail"),
+    ),
+    "misordered_transactions": FindingSpec(
+        "warning",
+        "Changes that arrived after a change of their own transaction with a higher seq in the same place "
+        "(other_* is that change): the transaction's own order was not kept on the way.",
+        ("table", "key", *_AT, *_OTHER, "detail"),
+    ),
     "impossible_transitions": FindingSpec(
         "error",
         "Replay refuses these changes: in seq order this row's history cannot happen (insert of a live key, a "

@@ -33,6 +33,7 @@ from .codes import Codes, run_starts, running_top, sorted_groups, stable_order
 from .narrow import SEQ_ORDER
 from .row_changes import key_rows
 from .rows import finding_frame, finding_rows
+from .transaction_findings import transaction_kernel_rows
 
 __all__ = [
     "finding_frames",
@@ -443,6 +444,7 @@ def finding_frames(
         _sequence_gap_rows(codes, max_gap, stream),
         _offset_gap_rows(codes, quarantined_offsets(quarantine)),
         _transaction_rows(codes),
+        *transaction_kernel_rows(codes),
         _heartbeat_rows(codes, heartbeat_factor),
         keyless_findings(frame),
     ]

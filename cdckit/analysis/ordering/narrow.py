@@ -24,31 +24,34 @@ ARRIVAL = ["source", "partition", "offset", "_seq"]
 SEQ_ORDER = ["_seq", "source", "partition", "offset"]
 
 
-def narrow(events: pd.DataFrame) -> pd.DataFrame:
+def narrow(events: pd.DataFrame, ordered: bool = True) -> pd.DataFrame:
     """The columns the finding functions read: ``_table``, ``_seq`` (filled), times as integer µs.
 
     The image texts (``before``, ``after``) are the columns of ``events`` as
-    they are (not copied; missing values may be None or NA).
+    they are (not copied; missing values may be None or NA). ``ordered=False``
+    leaves out ``_seq`` and the times (what only the seq order and the time
+    findings read).
     """
-    frame = pd.DataFrame(
-        {
-            "dialect": events["dialect"].astype(object),
-            "_table": table_names(events),
-            "key": events["key"].astype(object).where(events["key"].notna(), None),
-            "source": events["source"].astype(object).fillna(""),
-            "offset": events["offset"].astype("int64"),
-            "partition": events["partition"].astype("Int64"),
-            "op": events["op"].astype(object),
-            "seq": events["seq"].astype(object).where(events["seq"].notna(), None),
-            "_seq": filled_seq(events),
-            "_event_us": _micros(events["event_time"]),
-            "_emit_us": _micros(events["emit_time"]),
-            "txn_id": transaction_keys(events),  # the part of the id that names the transaction
-            "before": events["before"],
-            "after": events["after"],
-        }
+    columns = {
+        "dialect": events["dialect"].astype(object),
+        "_table": table_names(events),
+        "key": events["key"].astype(object).where(events["key"].notna(), None),
+        "source": events["source"].astype(object).fillna(""),
+        "offset": events["offset"].astype("int64"),
+        "partition": events["partition"].astype("Int64"),
+        "op": events["op"].astype(object),
+        "seq": events["seq"].astype(object).where(events["seq"].notna(), None),
+    }
+    if ordered:
+        columns.update(
+            _seq=filled_seq(events), _event_us=_micros(events["event_time"]), _emit_us=_micros(events["emit_time"])
+        )
+    columns.update(
+        txn_id=transaction_keys(events),  # the part of the id that names the transaction
+        before=events["before"],
+        after=events["after"],
     )
-    return frame.reset_index(drop=True)
+    return pd.DataFrame(columns).reset_index(drop=True)
 
 
 def _micros(times: pd.Series) -> pd.Series:
