@@ -16,7 +16,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from ..analysis.ordering._shared import REPLAY_OPS
-from .transactions import aggregated, prepared
+from .transactions import aggregated, declared_total, label, listed, prepared, unbegun
 
 __all__ = ["transaction_rows", "FOUND"]
 
@@ -31,84 +31,88 @@ FOUND = (
 )
 
 
-def _name() -> Column:
-    """How a detail names the transaction of a row (its ``txn_id``)."""
-    return F.when(F.col("txn_id").isNotNull(), F.concat(F.lit("transaction "), "txn_id")).otherwise(
-        F.lit("a transaction without an id")
-    )
-
-
-def _at(pointer: str) -> dict[str, Column]:
-    """The finding columns of the member a pointer (see :func:`cdckit.spark.transactions._pointer`) names."""
+def _at(pointer: str, *left_out: str) -> list[Column]:
+    """The finding columns of the member a pointer (see :func:`cdckit.spark.transactions._pointer`) names, but
+    ``left_out``."""
     at = F.col(pointer)
-    return {
-        "table": at["p__table"],
-        "key": at["p_key"],
-        "source": at["p_source"],
-        "offset": at["p_offset"],
-        "partition": at["p_partition"],
-        "seq": at["p_seq"],
-        "op": at["p_op"],
-    }
+    fields = {"table": "p__table", "key": "p_key", "source": "p_source", "offset": "p_offset"}
+    fields.update(partition="p_partition", seq="p_seq", op="p_op")
+    columns = {name: at[field] for name, field in fields.items() if name not in left_out}
+    columns["source"] = F.coalesce(columns["source"], F.lit(""))  # as the narrow frames hold it
+    return [column.alias(name) for name, column in columns.items()]
 
 
-def _listed(entries: Column, field: str) -> Column:
-    """``table n, table n`` of (``t``, ``field``) entries, those with ``field`` 0 left out."""
-    kept = F.filter(entries, lambda e: e[field] != 0)
-    return F.array_join(F.transform(kept, lambda e: F.concat(e["t"], F.lit(" "), e[field].cast("string"))), ", ")
-
-
-def _in_brackets(text: Column) -> Column:
-    return F.when(text != "", F.concat(F.lit(" ("), text, F.lit(")"))).otherwise(F.lit(""))
+def _commit_at() -> Column:
+    """A transaction's commit row: its first commit marker, else its first end change."""
+    return F.coalesce("_first_commit", "_first_end")
 
 
 def _incomplete(txns: DataFrame) -> DataFrame:
-    """Transactions whose declared counts (total or per table) differ from the changes held, at the commit that
-    declares them; ``count`` = declared - held."""
-    declared_total = F.coalesce(
-        F.col("declared_changes"),
-        F.aggregate(F.map_values("_declared_map"), F.lit(0).cast("long"), lambda a, n: a + n),
-    )
-    differ = F.col("_differ")
-    found = txns.filter(F.col("_declaring").isNotNull() & ((declared_total != F.col("changes")) | (F.size(differ) > 0)))
-    detail = F.concat(
-        _name(),
+    """Transactions whose declared counts (total or per table), or declared places, differ from the changes
+    held, at the commit; ``count`` = declared - held (the places missing where only places are declared)."""
+    found = txns.filter(F.col("status").isin("missing_changes", "extra_changes"))
+    total = declared_total()
+    tables = F.transform(F.map_entries("_declared_map"), lambda e: F.struct(e["key"].alias("t"), e["value"].alias("n")))
+    holds = F.transform(F.col("_differ"), lambda e: F.struct(e["t"].alias("t"), e["h"].alias("n")))
+
+    def bracketed(entries: Column) -> Column:
+        return F.when(F.size(entries) > 0, F.concat(F.lit(" ("), listed(entries), F.lit(")"))).otherwise(F.lit(""))
+
+    counted = F.concat(
+        label(),
         F.lit(" declares "),
-        declared_total.cast("string"),
+        total.cast("string"),
         F.lit(" change(s)"),
-        _in_brackets(_listed(differ, "d")),
+        bracketed(tables),
         F.lit("; the capture holds "),
         F.col("changes").cast("string"),
-        _in_brackets(_listed(differ, "h")),
+        F.coalesce(bracketed(holds), F.lit("")),
     )
-    return found.select(
+    placed = F.concat(
+        label(),
+        F.lit(" numbers its changes 0..n-1 in their seq; the capture holds "),
+        F.col("changes").cast("string"),
+        F.lit(" and none at "),
+        F.col("_gaps").cast("string"),
+        F.lit(" of those places"),
+    )
+    return found.withColumn("_commit", _commit_at()).select(
         F.lit("incomplete_transactions").alias("finding"),
-        *[c.alias(n) for n, c in _at("_declaring").items() if n not in ("table", "key")],
-        (declared_total - F.col("changes")).alias("count"),
-        detail.alias("detail"),
+        *_at("_commit", "table", "key"),
+        F.when(total.isNull(), F.col("_gaps")).otherwise(total - F.col("changes")).alias("count"),
+        F.when(total.isNull(), placed).otherwise(counted).alias("detail"),
     )
 
 
 def _unbegun(txns: DataFrame) -> DataFrame:
     """Commit markers whose BEGIN is not in the capture (dialects that write begins), at the first commit."""
-    found = txns.filter(F.col("_writes_begins") & (F.col("begins") == 0) & F.col("_first_commit").isNotNull())
-    return found.select(
-        F.lit("unbegun_transactions").alias("finding"),
-        *[c.alias(n) for n, c in _at("_first_commit").items() if n not in ("table", "key")],
-        F.concat(_name(), F.lit(" commits here; its BEGIN is not in the capture")).alias("detail"),
+    detail = F.concat(
+        label(),
+        F.lit(" commits here without its BEGIN in the capture"),
+        F.when(F.col("status") == "no_begin", F.lit(" or a declared count: it began before the capture")).otherwise(
+            F.lit("")
+        ),
+    )
+    return txns.filter(unbegun()).select(
+        F.lit("unbegun_transactions").alias("finding"), *_at("_first_commit", "table", "key"), detail.alias("detail")
     )
 
 
 def _unended(txns: DataFrame) -> DataFrame:
-    """Transactions with changes, neither a BEGIN nor an end, of a dialect that declares ends: at the first change."""
+    """Changes of a transaction with neither BEGIN nor end, of a dialect that marks ends: at its first change."""
     found = txns.filter((F.col("status") == "no_commit") & (F.col("begins") == 0) & (F.col("changes") > 0))
+    detail = F.concat(
+        label(),
+        F.lit(": "),
+        F.col("changes").cast("string"),
+        F.lit(" change(s) from here, no BEGIN and no commit in the capture, though its dialect marks transaction "),
+        F.lit("ends there"),
+    )
     return found.select(
         F.lit("unended_transactions").alias("finding"),
-        *[c.alias(n) for n, c in _at("_first_change").items()],
+        *_at("_first_change", "key"),
         F.col("changes").alias("count"),
-        F.concat(
-            _name(), F.lit(" has "), F.col("changes").cast("string"), F.lit(" change(s) here and after; it never ends")
-        ).alias("detail"),
+        detail.alias("detail"),
     )
 
 
@@ -118,43 +122,55 @@ def _repeated(frame: DataFrame, ids: DataFrame) -> DataFrame:
     arrival = Window.partitionBy("_txn").orderBy("_source", "_partition", "offset", "_row")
     begins = begins.withColumn("_first", F.first(F.struct("source", "offset", "seq")).over(arrival))
     begins = begins.withColumn("_nth", F.row_number().over(arrival)).filter(F.col("_nth") > 1)
+    detail = F.concat(
+        label(),
+        F.lit(" begins again here: the producer restarted in it, and the changes between the two may come "),
+        F.lit("twice"),
+    )
     return begins.join(ids, "_txn").select(
         F.lit("repeated_begins").alias("finding"),
-        "source",
+        F.coalesce("source", F.lit("")).alias("source"),
         "offset",
         "partition",
         "seq",
         "op",
-        F.col("_first")["source"].alias("other_source"),
+        F.coalesce(F.col("_first")["source"], F.lit("")).alias("other_source"),
         F.col("_first")["offset"].alias("other_offset"),
         F.col("_first")["seq"].alias("other_seq"),
-        F.concat(_name(), F.lit(" begins again here: the producer restarted in it")).alias("detail"),
+        detail.alias("detail"),
     )
 
 
 def _split(frame: DataFrame, ids: DataFrame) -> DataFrame:
     """Per transaction and source whose changes lie in more than one partition: at its first change there
-    (arrival order); ``count`` = partitions."""
+    (change order); ``count`` = partitions."""
     changes = frame.filter(F.col("op").isin(*REPLAY_OPS))
-    first = F.min(F.struct("_partition", "offset", "_row", "partition", "seq", "op", "_table", "key"))
-    per_source = changes.groupBy("_txn", "source").agg(
-        F.count_distinct("_partition").alias("count"), first.alias("_first")
+    first = F.min(F.struct(F.col("seq").isNull(), "seq", "_partition", "offset", "_row", "partition", "seq"))
+    partitions = F.array_sort(F.collect_set(F.struct("_partition", "partition")))
+    per_source = changes.groupBy("_txn", "source").agg(first.alias("_first"), partitions.alias("_partitions"))
+    found = per_source.filter(F.size("_partitions") > 1).join(ids, "_txn")
+    named = F.array_join(
+        F.transform("_partitions", lambda p: F.coalesce(p["partition"].cast("string"), F.lit("<NA>"))), ", "
     )
-    found = per_source.filter(F.col("count") > 1).join(ids, "_txn")
+    detail = F.concat(
+        label(),
+        F.lit(": its changes in "),
+        F.coalesce("source", F.lit("")),
+        F.lit(" lie in "),
+        F.size("_partitions").cast("string"),
+        F.lit(" partitions ("),
+        named,
+        F.lit("): consumers reading the partitions apart see it in parts"),
+    )
     at = F.col("_first")
     return found.select(
         F.lit("split_transactions").alias("finding"),
-        at["_table"].alias("table"),
-        at["key"].alias("key"),
-        "source",
+        F.coalesce("source", F.lit("")).alias("source"),
         at["offset"].alias("offset"),
         at["partition"].alias("partition"),
         at["seq"].alias("seq"),
-        at["op"].alias("op"),
-        "count",
-        F.concat(_name(), F.lit(" lies in "), F.col("count").cast("string"), F.lit(" partitions of this source")).alias(
-            "detail"
-        ),
+        F.size("_partitions").alias("count"),
+        detail.alias("detail"),
     )
 
 
@@ -162,19 +178,22 @@ def _misordered(frame: DataFrame, ids: DataFrame) -> DataFrame:
     """Each change that arrived after a higher-seq change of its transaction in its place; ``other_*`` that one."""
     found = frame.filter(F.col("_misordered").isNotNull()).join(ids, "_txn")
     top = F.col("_misordered")
+    detail = F.concat(
+        label(), F.lit(": this change arrived after a later one of its transaction (seq "), top["seq"], F.lit(")")
+    )
     return found.select(
         F.lit("misordered_transactions").alias("finding"),
         F.col("_table").alias("table"),
         "key",
-        "source",
+        F.coalesce("source", F.lit("")).alias("source"),
         "offset",
         "partition",
         "seq",
         "op",
-        top["source"].alias("other_source"),
+        F.coalesce(top["source"], F.lit("")).alias("other_source"),
         top["offset"].alias("other_offset"),
         top["seq"].alias("other_seq"),
-        F.concat(_name(), F.lit(": arrived after a change of it with a higher seq")).alias("detail"),
+        detail.alias("detail"),
     )
 
 

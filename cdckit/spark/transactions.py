@@ -186,11 +186,12 @@ def _pointer(when: Column, *extra: str, change_order: bool = False) -> Column:
 
 
 def _misordered(frame: DataFrame) -> DataFrame:
-    """``_misordered``: the change of the same transaction and place (source and partition) with the highest seq
-    among those that arrived before this change, where its seq is higher than this one's (null seqs skipped)."""
+    """``_misordered``: the change of the same transaction and place (source, partition and table: a capture saved
+    from several topics keeps each topic's offsets) with the highest seq among those that arrived before this
+    change (the latest of them at a tie), where its seq is higher than this one's (null seqs skipped)."""
     sequenced = _is(*REPLAY_OPS) & F.col("seq").isNotNull()
     before = (
-        Window.partitionBy("_txn", "_source", "_partition")
+        Window.partitionBy("_txn", "_source", "_partition", "_table")
         .orderBy("offset", "_row")
         .rowsBetween(Window.unboundedPreceding, -1)
     )
@@ -211,22 +212,28 @@ def _sorted_json(entries: Column) -> Column:
     return F.to_json(F.map_from_entries(F.array_sort(entries)))
 
 
+def _isin(column: str, names: list[str]) -> Column:
+    """``column IN names``, false (never null) for nulls and an empty list."""
+    return F.coalesce(F.col(column).isin(*names), F.lit(False)) if names else F.lit(False)
+
+
 def _statuses(frame: DataFrame) -> DataFrame:
     """``status`` and ``complete`` of each aggregated transaction (the first rule of :data:`STATUSES` that
     applies), from its counts, its declaration and its dialect's flags (``_declares``, ``_writes_begins``)."""
     declared, differ = F.col("_declared_map"), F.col("_differ")
     fewer = F.exists(differ, lambda e: e["h"] < e["d"])
     more = F.exists(differ, lambda e: e["h"] > e["d"])
-    gap = (F.size("_place_set") > 0) & (F.array_max("_place_set") + 1 != F.size("_place_set"))
     count = F.col("declared_changes")
+    # a dialect that ends transactions only in its changes' seq cannot tell of one whose changes have no seq
+    unseen = _isin("dialect", list(registry.transaction_ends())) & (F.col("_sequenced") == 0) & (F.col("begins") == 0)
 
     def known(condition: Column) -> Column:
         return F.coalesce(condition, F.lit(False))
 
     status = (
-        F.when(~F.col("_declares"), F.lit("undeclared"))
-        .when((F.col("commits") == 0) & ~F.col("_ended"), F.lit("no_commit"))
-        .when(known(count > F.col("changes")) | known(fewer) | gap, F.lit("missing_changes"))
+        F.when(~F.col("_declares") | (unseen & (F.col("commits") == 0)), F.lit("undeclared"))
+        .when(F.col("commits") == 0, F.lit("no_commit"))
+        .when(known(count > F.col("changes")) | known(fewer) | (F.col("_gaps") > 0), F.lit("missing_changes"))
         .when(known(count < F.col("changes")) | known(more), F.lit("extra_changes"))
         .when(F.col("_writes_begins") & (F.col("begins") == 0) & count.isNull() & declared.isNull(), F.lit("no_begin"))
         .otherwise(F.lit("complete"))
@@ -283,14 +290,17 @@ def aggregated(events: DataFrame, frame: DataFrame | None = None) -> DataFrame:
         F.count("_misordered").alias("misordered"),
         F.sum(_is("begin").cast("long")).alias("begins"),
         F.sum((_is("commit") | F.col("_end")).cast("long")).alias("commits"),
-        F.max("_end").alias("_ended"),
+        F.sum((_is(*REPLAY_OPS) & F.col("seq").isNotNull()).cast("long")).alias("_sequenced"),
+        F.sum(_is("commit").cast("long")).alias("_commit_markers"),
         F.collect_set("_place").alias("_place_set"),
         *[column.alias(name) for name, column in pointed.items()],
     )
     declaration = F.from_json(F.col("_declaring")["p__declared"], _DECLARATION)
     declared_map = declaration["data_collections"]
+    places = F.col("_place_set")
     txns = (
-        txns.withColumn("declared_changes", declaration["event_count"])
+        txns.withColumn("_gaps", F.when(F.size(places) > 0, F.array_max(places) + 1 - F.size(places)).otherwise(0))
+        .withColumn("declared_changes", declaration["event_count"])
         .withColumn("_declared_map", declared_map)
         .withColumn("declared_tables", F.when(declared_map.isNotNull(), _sorted_json(F.map_entries(declared_map))))
         .withColumn("_differ", differing_tables(F.col("_declared_map"), F.col("_held")))
@@ -307,31 +317,88 @@ def aggregated(events: DataFrame, frame: DataFrame | None = None) -> DataFrame:
     return txns.withColumn("duration", F.col("commit_time") - F.col("begin_time"))
 
 
-def _counts_text(entries: Column) -> Column:
-    """(table, count) entries as ``table n, table n``."""
+def listed(entries: Column) -> Column:
+    """(``t`` table, ``n`` changes) entries as ``table n, table n`` (the texts of the details)."""
     return F.array_join(F.transform(entries, lambda e: F.concat(e["t"], F.lit(" "), e["n"].cast("string"))), ", ")
 
 
-def _detail() -> Column:
-    """One sentence of what the capture tells of a transaction: its changes per table, places and markers."""
-    name = F.when(F.col("txn_id").isNotNull(), F.concat(F.lit("transaction "), "txn_id")).otherwise(
+def label() -> Column:
+    """How a sentence names a transaction: ``transaction <txn_id>``, or ``a transaction without an id``."""
+    return F.when(F.col("txn_id").isNotNull(), F.concat(F.lit("transaction "), "txn_id")).otherwise(
         F.lit("a transaction without an id")
     )
-    held = F.concat(F.lit(" holds "), F.col("changes").cast("string"), F.lit(" change(s)"))
-    tables = F.when(F.size("_held") > 0, F.concat(F.lit(" ("), _counts_text(F.col("_held")), F.lit(")")))
-    places = F.concat(F.lit(" in "), F.col("places").cast("string"), F.lit(" place(s)"))
-    declared = F.when(
-        F.col("declared_changes").isNotNull(),
-        F.concat(F.lit("; declares "), F.col("declared_changes").cast("string")),
+
+
+def declared_total() -> Column:
+    """The changes a transaction's commit declares: its ``event_count``, else the sum of its tables' counts."""
+    tables = F.aggregate(F.map_values("_declared_map"), F.lit(0).cast("long"), lambda total, n: total + n)
+    return F.coalesce(F.col("declared_changes"), tables)
+
+
+def _text(number: str) -> Column:
+    return F.col(number).cast("string")
+
+
+def _detail() -> Column:
+    """The sentence of a transaction (the words of the pandas table's ``detail``)."""
+    tables = listed(F.col("_held"))
+    held = F.concat(
+        _text("changes"),
+        F.lit(" change(s)"),
+        F.when(tables != "", F.concat(F.lit(" ("), tables, F.lit(")"))).otherwise(F.lit("")),
+        F.lit(" in "),
+        _text("places"),
+        F.lit(" place(s)"),
     )
-    markers = F.concat(
-        F.lit("; "),
-        F.col("begins").cast("string"),
-        F.lit(" begin(s), "),
-        F.col("commits").cast("string"),
-        F.lit(" commit(s)"),
+    entries = F.map_entries("_declared_map")
+    named = F.transform(entries, lambda e: F.struct(e["key"].alias("t"), e["value"].alias("n")))
+    said = F.concat(
+        F.lit("declares "),
+        declared_total().cast("string"),
+        F.lit(" change(s)"),
+        F.when(F.size(entries) > 0, F.concat(F.lit(" ("), listed(named), F.lit(")"))).otherwise(F.lit("")),
     )
-    return F.concat_ws("", name, held, tables, places, declared, markers, F.lit(": "), F.col("status"))
+    declares = F.col("declared_changes").isNotNull() | F.coalesce(F.size(entries) > 0, F.lit(False))
+    gaps = F.when(F.col("_gaps") > 0, F.concat(_text("_gaps"), F.lit(" of its declared places hold no change")))
+    status = F.col("status")
+    state = (
+        F.when(
+            status == "undeclared",
+            F.lit("its dialect marks no transaction ends in this capture, so whether it is whole is unknown"),
+        )
+        .when(status == "no_commit", F.lit("no commit in the capture: cut at the end of the capture, or rolled back"))
+        .when(
+            status.isin("missing_changes", "extra_changes"),
+            F.concat(
+                F.concat_ws("; ", F.when(declares, said), gaps),
+                F.when(status == "missing_changes", F.lit(": changes are missing")).otherwise(
+                    F.lit(": more than declared")
+                ),
+            ),
+        )
+        .when(status == "no_begin", F.lit("its BEGIN is not in the capture: the capture began in the middle of it"))
+        .otherwise(
+            F.concat(
+                F.lit("complete"),
+                F.when(declares, F.concat(F.lit(", as declared ("), said, F.lit(")"))).otherwise(F.lit("")),
+                F.when(unbegun(), F.lit("; its BEGIN is not in the capture")).otherwise(F.lit("")),
+            )
+        )
+    )
+    notes = [
+        F.when(
+            F.col("begins") > 1,
+            F.concat(F.lit("begun "), _text("begins"), F.lit(" times (the producer restarted in it)")),
+        ),
+        F.when(F.col("redelivered") > 0, F.concat(_text("redelivered"), F.lit(" change(s) delivered again"))),
+        F.when(F.col("misordered") > 0, F.concat(_text("misordered"), F.lit(" change(s) arrived after a later one"))),
+    ]
+    return F.concat_ws("; ", F.concat(label(), F.lit(": "), held), state, *notes)
+
+
+def unbegun() -> Column:
+    """A transaction with a commit marker and no BEGIN, of a dialect that writes begins in this capture."""
+    return F.col("_writes_begins") & (F.col("begins") == 0) & (F.col("_commit_markers") > 0)
 
 
 def transactions(events: DataFrame) -> DataFrame:
