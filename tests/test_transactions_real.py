@@ -378,10 +378,28 @@ def test_the_bundled_sample_holds_its_transactions_whole_and_a_cut_shows():
     assert (cut["status"] != "complete").sum() <= 1 and len(cut) < len(table)
 
 
-def test_spark_lists_the_same_transactions(spark, captured, listed):
+def test_spark_lists_the_same_transactions_and_findings_on_the_real_and_cut_captures(spark, captured, listed, tmp_path):
     from comparable import rows as plain
 
     from cdckit import spark as cdcspark
 
     got = cdcspark.transactions(cdcspark.read(spark, str(captured.files["kcat"]))).toPandas()
     assert plain(got) == plain(listed["kcat"])
+    # a lost change and a restart, cut from the real capture: the same transactions and findings
+    records = kcat_records(captured.files["kcat"])
+    xid, changes = chosen(records)
+    begin = marker_line(records, xid, "BEGIN")
+    cuts = {
+        "lost": records[: changes[1]] + records[changes[1] + 1 :],
+        "restarted": records[: changes[1] + 1] + records[begin:],
+        "cut": records[changes[0] + 1 : changes[-1]],
+    }
+    for name, cut in cuts.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(lines_of(cut), encoding="utf-8")
+        events, want = cdcspark.read(spark, str(path)), cdckit.read(path)
+        assert plain(cdcspark.transactions(events).toPandas()) == plain(cdckit.transactions(want)), name
+        report, expected = cdcspark.order_report(events), cdckit.order_report(want)
+        for finding in TRANSACTION_FINDINGS:
+            assert plain(report[finding]) == plain(expected[finding]), (name, finding)
+        assert sum(len(expected[finding]) for finding in TRANSACTION_FINDINGS) > 0, name
