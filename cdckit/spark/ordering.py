@@ -526,7 +526,7 @@ def order_report(
             offset_gap_findings(frame, dialect_flags(dialects, "splits_updates"), quarantine),
             transaction_findings(frame),
             *[
-                _rows(part, F.col("finding"), **{c: F.col(c) for c in part.columns})
+                _rows(part, F.col("finding"), **{c: F.col(c) for c in part.columns if c != "finding"})
                 for part in transaction_rows(events)
             ],
             heartbeat_findings(frame, heartbeat_factor),

@@ -296,7 +296,7 @@ def aggregated(events: DataFrame, frame: DataFrame | None = None) -> DataFrame:
         *[column.alias(name) for name, column in pointed.items()],
     )
     declaration = F.from_json(F.col("_declaring")["p__declared"], _DECLARATION)
-    declared_map = declaration["data_collections"]
+    declared_map = F.map_from_entries(F.array_sort(F.map_entries(declaration["data_collections"])))  # names sorted
     places = F.col("_place_set")
     txns = (
         txns.withColumn("_gaps", F.when(F.size(places) > 0, F.array_max(places) + 1 - F.size(places)).otherwise(0))
