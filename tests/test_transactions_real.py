@@ -392,7 +392,7 @@ def test_spark_lists_the_same_transactions_and_findings_on_the_real_and_cut_capt
     cuts = {
         "lost": records[: changes[1]] + records[changes[1] + 1 :],
         "restarted": records[: changes[1] + 1] + records[begin:],
-        "cut": records[changes[0] + 1 : changes[-1]],
+        "cut": records[changes[1] : -2],  # starts inside the transaction, ends before the capture's last END
     }
     for name, cut in cuts.items():
         path = tmp_path / f"{name}.jsonl"
