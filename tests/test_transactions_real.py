@@ -177,13 +177,6 @@ def test_every_producer_names_the_same_transactions_in_the_same_commit_order(lis
     assert all(order == orders["kcat"] for order in orders.values()), {n: o[:5] for n, o in orders.items()}
 
 
-#: Known false findings on a real capture, each a strict xfail below until the engine is fixed.
-MISORDERED = (
-    "a kcat file of several topics numbers each topic's offsets from 0, so arrival order by (source, partition, "
-    "offset) interleaves the topics: a transaction's changes of different tables look out of seq order"
-)
-
-
 def said_of_transactions(events: pd.DataFrame) -> pd.DataFrame:
     summary = cdckit.order_report(events).summary().set_index("finding")
     assert set(TRANSACTION_FINDINGS) <= set(summary.index)
@@ -194,14 +187,12 @@ def said_of_transactions(events: pd.DataFrame) -> pd.DataFrame:
 @pytest.mark.parametrize("name", CAPTURES)
 def test_the_ordering_report_says_nothing_of_transactions_on_the_real_captures(name, decoded):
     said = said_of_transactions(decoded[name])
-    if name == "kcat":  # see test_debezium_changes_arrive_in_their_transactions_order
-        said = said.drop("misordered_transactions", errors="ignore")
     assert said.empty, said[["severity", "rows"]].to_string()
 
 
-@pytest.mark.xfail(strict=True, reason=MISORDERED)
 def test_debezium_changes_arrive_in_their_transactions_order(decoded, listed):
-    # in the file, line by line, each transaction's changes come in seq order (the connector's order)
+    # in the file, line by line, each transaction's changes come in seq order (the connector's order); a kcat
+    # file of several topics numbers each topic's offsets from 0, so offset order alone interleaves the topics
     events = decoded["kcat"]
     changes = events[events["op"].isin(["insert", "update", "delete", "truncate"])]
     ids = changes["txn_id"].astype(str).str.split(":").str[0]
@@ -387,10 +378,28 @@ def test_the_bundled_sample_holds_its_transactions_whole_and_a_cut_shows():
     assert (cut["status"] != "complete").sum() <= 1 and len(cut) < len(table)
 
 
-def test_spark_lists_the_same_transactions(spark, captured, listed):
+def test_spark_lists_the_same_transactions_and_findings_on_the_real_and_cut_captures(spark, captured, listed, tmp_path):
     from comparable import rows as plain
 
     from cdckit import spark as cdcspark
 
     got = cdcspark.transactions(cdcspark.read(spark, str(captured.files["kcat"]))).toPandas()
     assert plain(got) == plain(listed["kcat"])
+    # a lost change and a restart, cut from the real capture: the same transactions and findings
+    records = kcat_records(captured.files["kcat"])
+    xid, changes = chosen(records)
+    begin = marker_line(records, xid, "BEGIN")
+    cuts = {
+        "lost": records[: changes[1]] + records[changes[1] + 1 :],
+        "restarted": records[: changes[1] + 1] + records[begin:],
+        "cut": records[changes[1] : -2],  # starts inside the transaction, ends before the capture's last END
+    }
+    for name, cut in cuts.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(lines_of(cut), encoding="utf-8")
+        events, want = cdcspark.read(spark, str(path)), cdckit.read(path)
+        assert plain(cdcspark.transactions(events).toPandas()) == plain(cdckit.transactions(want)), name
+        report, expected = cdcspark.order_report(events), cdckit.order_report(want)
+        for finding in TRANSACTION_FINDINGS:
+            assert plain(report[finding]) == plain(expected[finding]), (name, finding)
+        assert sum(len(expected[finding]) for finding in TRANSACTION_FINDINGS) > 0, name

@@ -18,6 +18,7 @@ Typical use::
     cdcspark.order_report(events, bad)              # what is wrong with the order (Spark SQL, findings collected)
     cdcspark.materialize(events)                    # {"db.table": Spark DataFrame of the live rows}
     cdcspark.table(events, "shop.customers")        # one table's changes as typed columns
+    cdcspark.transactions(events)                   # one row per transaction: complete or not, and why
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .ordering import order_report, sort_events
 from .replay import history, materialize, scd2
 from .session import check_java, check_workers, chosen_driver_memory, get_spark, ship_cdckit
 from .tables import table
+from .transactions import transactions
 
 __all__ = [
     "get_spark",
@@ -48,6 +50,7 @@ __all__ = [
     "scd2",
     "history",
     "table",
+    "transactions",
     "check_java",
     "chosen_driver_memory",
     "ship_cdckit",

@@ -43,7 +43,9 @@ from .sorting import (
     sort_events,
     split_sources,
     tied_seq,
+    transaction_key,
 )
+from .transaction_findings import transaction_rows
 
 __all__ = [
     "sort_events",
@@ -67,16 +69,6 @@ _EXTRAS = {"_dialect": T.StringType(), "_usual": T.DoubleType()}
 def _digest(column: str) -> Column:
     """A 96-bit fingerprint of an image text (null stays null): images are compared by it, not carried whole."""
     return F.when(F.col(column).isNull(), F.lit(None)).otherwise(F.struct(F.xxhash64(column), F.hash(column)))
-
-
-def transaction_key() -> Column:
-    """``txn_id`` cut to the part that names its transaction by its dialect's ``transaction_key`` (Debezium for
-    PostgreSQL: ``txId`` of ``txId:LSN``), as :func:`cdckit.analysis.ordering._shared.transaction_keys` cuts it."""
-    out = F.col("txn_id")
-    for name, pattern in sorted(registry.transaction_keys().items()):
-        cut = (F.col("dialect") == name) & F.col("txn_id").rlike(pattern)
-        out = F.when(F.coalesce(cut, F.lit(False)), F.regexp_extract("txn_id", pattern, 1)).otherwise(out)
-    return out
 
 
 def narrow(events: DataFrame, fill: bool = True, split: bool = True) -> DataFrame:
@@ -533,6 +525,10 @@ def order_report(
             sequence_gap_findings(frame, dialect_flags(dialects, "contiguous_seq"), max_gap, stream),
             offset_gap_findings(frame, dialect_flags(dialects, "splits_updates"), quarantine),
             transaction_findings(frame),
+            *[
+                _rows(part, F.col("finding"), **{c: F.col(c) for c in part.columns if c != "finding"})
+                for part in transaction_rows(events)
+            ],
             heartbeat_findings(frame, heartbeat_factor),
             keyless_findings(changes),
         ]

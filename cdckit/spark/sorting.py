@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 
 from ..analysis.ordering._shared import REDELIVERY_IDENTITY, SNAPSHOT_PLACE
 from ..analysis.ordering.sort import FIRST_AT_A_TIE, IN_MESSAGE, TIE_MARK, row_in_message_dialects
+from ..dialects import registry
 
 __all__ = [
     "message_position",
@@ -28,6 +29,7 @@ __all__ = [
     "sort_events",
     "snapshot_place",
     "redelivery_identity",
+    "transaction_key",
 ]
 
 
@@ -124,3 +126,13 @@ def snapshot_place() -> Column:
 def redelivery_identity() -> list[Column]:
     """The columns of :data:`~cdckit.analysis.ordering._shared.REDELIVERY_IDENTITY`, the snapshot place computed."""
     return [snapshot_place() if c == SNAPSHOT_PLACE else F.col(c) for c in REDELIVERY_IDENTITY]
+
+
+def transaction_key() -> Column:
+    """``txn_id`` cut to the part that names its transaction by its dialect's ``transaction_key`` (Debezium for
+    PostgreSQL: ``txId`` of ``txId:LSN``), as :func:`cdckit.analysis.ordering._shared.transaction_keys` cuts it."""
+    out = F.col("txn_id")
+    for name, pattern in sorted(registry.transaction_keys().items()):
+        cut = (F.col("dialect") == name) & F.col("txn_id").rlike(pattern)
+        out = F.when(F.coalesce(cut, F.lit(False)), F.regexp_extract("txn_id", pattern, 1)).otherwise(out)
+    return out
