@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import transaction_oracle
 
 import cdckit
 from cdckit.analysis.ordering import sort_events
@@ -439,6 +440,7 @@ def order_report(events: pd.DataFrame, by: str = "source", max_gap: int = 1000,
                       time_findings(frame, stream),
                       sequence_gap_findings(frame, max_gap, stream),
                       offset_gap_findings(frame, cdckit.quarantine(events)),
-                      transaction_findings(frame), heartbeat_findings(frame, heartbeat_factor),
+                      transaction_findings(frame), transaction_oracle.findings(events),
+                      heartbeat_findings(frame, heartbeat_factor),
                       keyless_findings(frame), unpaired_findings(cdckit.quarantine(events))])
     return report_from_rows(rows, lag_summary(frame), by)

@@ -10,6 +10,9 @@ on a Spark frame. The package holds:
 - :mod:`~cdckit.analysis.ordering.narrow`: the narrow frame the finding kernels read;
 - :mod:`~cdckit.analysis.ordering.kernels`: the finding rows, computed column by column
   (with the integer codes and stable orders of :mod:`~cdckit.analysis.ordering.codes`);
+- :mod:`~cdckit.analysis.ordering.transaction_members`: which events make each transaction and what the
+  capture holds of it (the one rule of :func:`cdckit.transactions` and of the transaction findings of
+  :mod:`~cdckit.analysis.ordering.transaction_findings`);
 - :mod:`~cdckit.analysis.ordering.report`: :class:`OrderReport` and :func:`order_report`;
 - ``_shared``: what the pandas and Spark ordering (and the rest of cdckit) share.
 
