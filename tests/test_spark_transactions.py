@@ -88,13 +88,18 @@ def _samples_with_transactions() -> pd.DataFrame:
             events = cdckit.samples.load(name)
             if events["op"].isin(["begin", "commit"]).any() or events["txn_id"].notna().any():
                 frames.append(events)
-    return pd.concat(frames, ignore_index=True)
+    frame = pd.concat(frames, ignore_index=True).astype(empty_events().dtypes.to_dict())
+    for column in ("event_time", "emit_time"):  # Spark holds microseconds
+        frame[column] = frame[column].dt.floor("us")
+    return frame
 
 
-def test_the_bundled_samples_give_the_pandas_table_and_findings(spark):
+def test_the_bundled_samples_give_the_pandas_table(spark):
     # every sample with a transaction, in one capture (one Spark job): a dialect's markers in one sample make
-    # its ends declared in the others, in both engines alike
-    table = assert_engines_agree(spark, _samples_with_transactions())
+    # its ends declared in the others, in both engines alike (the findings: the tests below, on smaller captures)
+    events = _samples_with_transactions()
+    table = cdckit.transactions(events)
+    assert_same_table(spark_table(spark, events), table)
     assert {"complete", "no_commit", "undeclared"} <= set(table["status"])
     assert len(table) > 300
 
@@ -310,7 +315,7 @@ def random_captures(draw) -> pd.DataFrame:
 
 
 # Spark jobs are slow to shrink: a failure is reported as found.
-@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck),
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(events=random_captures())
 def test_random_cut_and_redelivered_histories_agree(spark, events):

@@ -145,7 +145,8 @@ def _split(frame: DataFrame, ids: DataFrame) -> DataFrame:
     """Per transaction and source whose changes lie in more than one partition: at its first change there
     (change order); ``count`` = partitions."""
     changes = frame.filter(F.col("op").isin(*REPLAY_OPS))
-    order = [F.col("seq").isNull().alias("_unsequenced"), F.col("seq").alias("_seq"), "_partition", "offset", "_row"]
+    order: list[Column | str] = [F.col("seq").isNull().alias("_unsequenced"), F.col("seq").alias("_seq")]
+    order += ["_partition", "offset", "_row"]
     first = F.min(F.struct(*order, "partition", "seq"))
     partitions = F.array_sort(F.collect_set(F.struct("_partition", "partition")))
     per_source = changes.groupBy("_txn", "source").agg(first.alias("_first"), partitions.alias("_partitions"))
