@@ -243,8 +243,6 @@ def test_nested_begins_without_ids_follow_the_stack_rule(spark):
     assert got == [[2, 4, 1, 1, "complete"], [0, 6, 2, 1, "complete"], [7, None, 1, 1, "no_commit"]]
 
 
-@pytest.mark.xfail(strict=True, reason="pandas transaction_members._unnamed: the latest begin of a level is "
-                   "carried across levels (np.maximum.accumulate over all (group, level) runs)")
 def test_nested_begins_without_ids_agree(spark):
     c = Capture()
     _nested_cases(c)

@@ -150,7 +150,8 @@ def _unnamed(
     # the begin before it in that run
     index = np.arange(len(rows))
     order = stable_order([group, level])
-    last_begin = np.maximum.accumulate(np.where(is_begin[order], index[order], -1))
+    run = np.cumsum(run_starts([group[order], level[order]]))  # the latest begin of its own run, never another's
+    last_begin = pd.Series(np.where(is_begin[order], index[order], -1)).groupby(run).cummax().to_numpy()
     inside = level[order] > 0
     owner[order[inside]] = last_begin[inside]
     # at level 0: a commit that closes no begin owns itself and the changes since the marker before it
