@@ -17,20 +17,13 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import cdckit
+from cdckit.analysis.ordering import catalogue
 from cdckit.frame import COLUMN_NAMES, empty_events
 
 pytest.importorskip("pyspark")
 
 #: The findings that read transactions (the report's others are compared in tests/test_engines_agree.py).
-TRANSACTION_FINDINGS = (
-    "open_transactions",
-    "incomplete_transactions",
-    "unbegun_transactions",
-    "repeated_begins",
-    "unended_transactions",
-    "split_transactions",
-    "misordered_transactions",
-)
+TRANSACTION_FINDINGS = ("open_transactions", *catalogue.TRANSACTION_FINDINGS)
 
 
 def _to_spark(spark, events: pd.DataFrame):

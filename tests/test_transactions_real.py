@@ -28,6 +28,7 @@ import pytest
 from real_parts import require
 
 import cdckit
+from cdckit.analysis.ordering import catalogue
 from cdckit.samples.partitioning import spread_by_key
 from cdckit.samples.postgres import capture as pg_capture
 from cdckit.samples.postgres import debezium
@@ -37,14 +38,7 @@ from cdckit.samples.postgres.workload import Workload
 #: The captures of the fixture's run: Debezium's kcat file and the slots' files.
 CAPTURES = ["kcat", "w2j1", "w2j2", "tdtext", "tdcopy"]
 #: The ordering report's findings about transactions that issue 40 adds.
-TRANSACTION_FINDINGS = [
-    "incomplete_transactions",
-    "unbegun_transactions",
-    "repeated_begins",
-    "unended_transactions",
-    "split_transactions",
-    "misordered_transactions",
-]
+TRANSACTION_FINDINGS = list(catalogue.TRANSACTION_FINDINGS)
 
 
 @pytest.fixture(scope="module")

@@ -16,19 +16,13 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from ..analysis.ordering._shared import REPLAY_OPS
+from ..analysis.ordering.catalogue import TRANSACTION_FINDINGS
 from .transactions import aggregated, declared_total, label, listed, prepared, unbegun
 
 __all__ = ["transaction_rows", "FOUND"]
 
 #: The findings given here.
-FOUND = (
-    "incomplete_transactions",
-    "unbegun_transactions",
-    "repeated_begins",
-    "unended_transactions",
-    "split_transactions",
-    "misordered_transactions",
-)
+FOUND = TRANSACTION_FINDINGS
 
 
 def _at(pointer: str, *left_out: str) -> list[Column]:

@@ -21,6 +21,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from ..analysis.ordering._shared import REPLAY_OPS
+from ..analysis.ordering.transaction_members import STATUSES
+from ..analysis.transactions import TRANSACTION_COLUMNS
 from ..dialects import registry
 from .columns import table_name_column
 from .sorting import transaction_key
@@ -39,37 +41,6 @@ __all__ = [
 
 #: The markers that frame a transaction.
 MARKERS = ("begin", "commit")
-#: What a transaction may be, in the order the rules are tried (the first that applies).
-STATUSES = ("undeclared", "no_commit", "missing_changes", "extra_changes", "no_begin", "complete")
-
-#: The columns of the table, with their pandas dtypes (the Spark frame holds the matching types).
-TRANSACTION_COLUMNS: dict[str, str] = {
-    "txn_id": "string",
-    "dialect": "string",
-    "status": "string",
-    "complete": "boolean",
-    "changes": "Int64",
-    "tables": "string",
-    "declared_changes": "Int64",
-    "declared_tables": "string",
-    "begin_source": "string",
-    "begin_partition": "Int64",
-    "begin_offset": "Int64",
-    "begin_seq": "string",
-    "commit_source": "string",
-    "commit_partition": "Int64",
-    "commit_offset": "Int64",
-    "commit_seq": "string",
-    "begin_time": "datetime64[ns, UTC]",
-    "commit_time": "datetime64[ns, UTC]",
-    "duration": "timedelta64[ns]",
-    "places": "Int64",
-    "redelivered": "Int64",
-    "misordered": "Int64",
-    "begins": "Int64",
-    "commits": "Int64",
-    "detail": "string",
-}
 
 
 def _is(*ops: str) -> Column:

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 
 from ...errors import how_to_give_keys
 
-__all__ = ["FindingSpec", "FINDINGS", "FINDING_COLUMNS", "LAG_COLUMNS", "REPEAT_CAUSES", "keyless_detail"]
+__all__ = [
+    "FindingSpec",
+    "FINDINGS",
+    "FINDING_COLUMNS",
+    "LAG_COLUMNS",
+    "REPEAT_CAUSES",
+    "TRANSACTION_FINDINGS",
+    "keyless_detail",
+]
 
 #: Columns every finding row may fill, with their pandas dtypes.
 FINDING_COLUMNS: dict[str, str] = {
@@ -189,6 +197,16 @@ FINDINGS: dict[str, FindingSpec] = {
 #: Why a change equal to the one before it (no change of the row between them) is there, by whether replay
 #: refuses it: the row's history cannot hold it twice, or it can (the capture cannot tell a retry from the
 #: source writing it again).
+#: The findings read from the transactions of a capture (:mod:`.transaction_findings`), in report order.
+TRANSACTION_FINDINGS = (
+    "incomplete_transactions",
+    "unbegun_transactions",
+    "repeated_begins",
+    "unended_transactions",
+    "split_transactions",
+    "misordered_transactions",
+)
+
 REPEAT_CAUSES = {
     True: "the row's history cannot repeat it here: a retry or replayed batch upstream, or the changes between "
     "them were lost",
