@@ -14,7 +14,7 @@ Statuses (the first that applies):
   no ``transaction_end`` change): nothing tells whether it is whole (``complete`` is NA);
 - ``no_commit``: it never ends in the capture (cut, or rolled back);
 - ``missing_changes``: fewer changes than its commit declares (in total or for a table), or a gap in the
-  places its changes declare (Maxwell's xoffsets 0..n-1);
+  places its changes declare (Maxwell numbers a transaction's rows 0..n-1);
 - ``extra_changes``: more changes than declared;
 - ``no_begin``: its dialect writes begins, it has none, and nothing declares its count (the capture began in
   the middle of it);

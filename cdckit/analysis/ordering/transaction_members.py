@@ -62,7 +62,7 @@ class TransactionMembers:
     declared_changes: list[int | None]
     declared_tables: list[dict[str, int] | None]
     differ: list[list[tuple[str, int, int]]]  # (table, declared, held) where they differ
-    gaps: np.ndarray  # declared places missing (Maxwell's xoffsets 0..n-1)
+    gaps: np.ndarray  # declared places missing (Maxwell numbers a transaction's rows 0..n-1)
     status: np.ndarray
     unbegun: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # a commit marker, no BEGIN, though
     # its dialect writes begins in this capture
