@@ -28,6 +28,8 @@ def spark():
 #: the other workers are nearly done. A file missing here only runs in its usual place.
 SLOWEST_FIRST = [
     "tests/test_spark_replay.py",
+    "tests/test_spark_transactions.py",
+    "tests/test_transactions_real.py",
     "tests/test_engines_agree.py",
     "tests/test_findings_oracle.py",
     "tests/test_export.py",
