@@ -100,6 +100,8 @@ _STYLE = (
     ".cdckit-event th{white-space:nowrap}.cdckit-event td{overflow-wrap:anywhere}"
     ".cdckit-history{width:0;min-width:100%;max-height:24em;overflow:auto}"
     ".cdckit-history td,.cdckit-history th{font-size:12px;white-space:nowrap}"
+    ".cdckit-transaction{width:0;min-width:100%;max-height:24em;overflow:auto}"
+    ".cdckit-transaction td,.cdckit-transaction th{font-size:12px;white-space:nowrap}"
     ".cdckit-incomplete{box-shadow:inset 4px 0 #d62728}.cdckit-incomplete td{color:#a61e1e}"
     "</style>"
 )
@@ -516,7 +518,7 @@ class Explorer(widgets.VBox):
         return (
             f"<h4>transaction {escaped_text(names[row])}</h4>"
             f"<p><b>{escaped_text(info['status'])}</b>: {escaped_text(info['detail'])}</p>"
-            f"<p>{len(members):,} event(s) of it{more}{box}:</p><div class='cdckit-history'>"
+            f"<p>{len(members):,} event(s) of it{more}{box}:</p><div class='cdckit-transaction'>"
             + shown[columns].to_html(index=False, escape=True, na_rep="", border=0)
             + "</div>"
         )
