@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/spark_transactions.py                 # 1,000,000 changes, local[2]
     .venv/bin/python benchmarks/spark_transactions.py -n 200000       # a quicker check
+    .venv/bin/python benchmarks/spark_transactions.py --without-ids   # the markers framing changes by position
 
 The capture is the one ``benchmarks/transactions.py`` builds (Debezium for PostgreSQL: BEGIN and END on the
 transaction topic, changes over three partitions, redelivered, swapped, lost and cut ones), written once to
@@ -9,6 +10,11 @@ Parquet and read back by every timed run, so that each reads the same files:
 
 - the baseline: ``cdcspark.sort_events(events)`` (the canonical seq order: a window and a global sort);
 - ``cdcspark.transactions(events)``.
+
+``--without-ids`` blanks every transaction id, as producers that write bare BEGIN/COMMIT markers send them
+(test_decoding without xids, a Debezium capture without its transaction topic): members are then framed by
+the markers in arrival order, running windows over each whole partition (a frame reaching to the end of a
+partition made this quadratic once: 2,000 s for the Spark notebook's 100,000 changes).
 
 Each is the best of ``--repeat`` runs after one untimed warm-up. Timings depend on the machine and what else
 runs on it: compare only the ratio of one run.
@@ -32,12 +38,15 @@ def main() -> None:
     parser.add_argument("-n", "--changes", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--without-ids", action="store_true", help="blank every transaction id")
     options = parser.parse_args()
 
     from cdckit import spark as cdcspark
 
     spark = cdcspark.get_spark(options.master)
     events = make_events(options.changes)
+    if options.without_ids:
+        events["txn_id"] = None
     with tempfile.TemporaryDirectory() as scratch:
         path = str(Path(scratch) / "events.parquet")
         for column in ("event_time", "emit_time"):

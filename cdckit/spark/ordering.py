@@ -337,7 +337,10 @@ def transaction_findings(frame: DataFrame) -> DataFrame:
     step = F.when(begin, F.lit(1)).otherwise(F.lit(-1))
     anonymous = markers.filter((begin & ~named) | (~begin & ~F.coalesce(F.col("_begun"), F.lit(False))))
     running = Window.partitionBy(*group).orderBy(*order).rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    later = Window.partitionBy(*group).orderBy(*order).rowsBetween(1, Window.unboundedFollowing)
+    # the rows after this one, walked back from the end: a growing frame (one to the end of the partition is
+    # evaluated afresh for every row on Spark, quadratic)
+    later = Window.partitionBy(*group).orderBy(*[F.col(c).desc() for c in order])
+    later = later.rowsBetween(Window.unboundedPreceding, -1)
     anonymous = (
         anonymous.withColumn("_sum", F.sum(step).over(running))
         .withColumn("_depth", F.col("_sum") - F.least(F.min("_sum").over(running), F.lit(0)))

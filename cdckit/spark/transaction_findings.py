@@ -142,11 +142,13 @@ def _split(frame: DataFrame, ids: DataFrame) -> DataFrame:
     order: list[Column | str] = [F.col("seq").isNull().alias("_unsequenced"), F.col("seq").alias("_seq")]
     order += ["_partition", "offset", "_row"]
     first = F.min(F.struct(*order, "partition", "seq"))
-    partitions = F.array_sort(F.collect_set(F.struct("_partition", "partition")))
+    # the distinct partitions, null (no partition) as -1: a set of scalars, as a set of structs beside the
+    # struct min held duplicates on Spark 4 (two equal {0, 0} entries on a real Debezium capture)
+    partitions = F.array_sort(F.collect_set("_partition"))
     per_source = changes.groupBy("_txn", "source").agg(first.alias("_first"), partitions.alias("_partitions"))
     found = per_source.filter(F.size("_partitions") > 1).join(ids, "_txn")
     named = F.array_join(
-        F.transform("_partitions", lambda p: F.coalesce(p["partition"].cast("string"), F.lit("<NA>"))), ", "
+        F.transform("_partitions", lambda p: F.when(p == -1, F.lit("<NA>")).otherwise(p.cast("string"))), ", "
     )
     detail = F.concat(
         label(),

@@ -96,8 +96,11 @@ def _framed(frame: DataFrame) -> DataFrame:
         Window.partitionBy(*group, "_level").orderBy("offset", "_row").rowsBetween(Window.unboundedPreceding, 0)
     )
     orphan = _is("commit") & (F.col("_level") == 0)
-    following = F.first(F.when(_is(*MARKERS), F.struct(F.col("_row").alias("row"), orphan.alias("orphan"))), True)
-    following = following.over(running.rowsBetween(1, Window.unboundedFollowing))
+    # the next marker: the last one seen walking back from the end (a frame to the end of the partition is
+    # evaluated afresh for every row on Spark, quadratic; a growing frame in reverse order is not)
+    backwards = Window.partitionBy(*group).orderBy(F.col("offset").desc(), F.col("_row").desc())
+    following = F.last(F.when(_is(*MARKERS), F.struct(F.col("_row").alias("row"), orphan.alias("orphan"))), True)
+    following = following.over(backwards.rowsBetween(Window.unboundedPreceding, -1))
     anchor = (
         F.when(F.col("_level") > 0, opened)
         .when(orphan, F.col("_row"))
