@@ -50,6 +50,7 @@ import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .. import values
 from ..errors import KeylessTableError, how_to_give_keys
@@ -149,12 +150,20 @@ def key_columns_of(events: pd.DataFrame) -> dict[str, list[str]]:
     >>> key_columns_of(cdckit.read(cdckit.samples.path("canal/shop")))
     {'shop.customers': ['id'], 'shop.order_items': ['order_id', 'line_no']}
     """
-    named = [isinstance(c, (list, tuple)) and len(c) > 0 for c in events["key_columns"]]
-    wanted = events["op"].isin(REPLAY_OPS).to_numpy() & np.array(named, dtype=bool)
-    changes = events[["database", "schema", "table", "key_columns"]].loc[wanted]  # narrow: the images stay
-    last = changes.groupby(["database", "schema", "table"], dropna=False, sort=False).tail(1)
+    wanted = np.flatnonzero(events["op"].isin(REPLAY_OPS).to_numpy() & _names_columns(events["key_columns"]))
+    tables = events[["database", "schema", "table"]].iloc[wanted]  # narrow: the images stay
+    last = events[["database", "schema", "table", "key_columns"]].iloc[wanted[~tables.duplicated(keep="last")]]
     found = [(name, columns) for name, columns in zip(table_names(last), last["key_columns"]) if name is not None]
     return {name: [str(c) for c in columns] for name, columns in sorted(found, key=lambda item: item[0])}
+
+
+def _names_columns(key_columns: pd.Series) -> np.ndarray:
+    """Per event, whether its ``key_columns`` is a list naming some (read by Arrow where the column is lists)."""
+    try:
+        lengths = pc.list_value_length(pa.array(key_columns, pa.list_(pa.string()), from_pandas=True))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # a frame built by hand: a text, a number
+        return np.array([isinstance(c, (list, tuple, np.ndarray)) and len(c) > 0 for c in key_columns], dtype=bool)
+    return pc.fill_null(pc.greater(lengths, 0), False).to_numpy(zero_copy_only=False)
 
 
 def problems_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:

@@ -33,6 +33,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .. import values
+from ..dialects import registry
 from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS, SNAPSHOT_PLACE, SNAPSHOT_PLACE_SQL, none_if_missing
 from .ordering.sort import FIRST_AT_A_TIE, IN_MESSAGE, TIE_MARK, row_in_message_dialects
 from .replay_keyless import keyless_state
@@ -55,13 +56,45 @@ _TABLE_NAME = """CASE WHEN "table" IS NULL THEN NULL
                       ELSE coalesce(database, schema) || '.' || "table" END"""
 
 
-def _key_parts(image: str) -> str:
-    """SQL: the key column values of an update's ``image`` as JSON texts (NULL where a column is missing)."""
+def _json_path(column: str) -> str:
+    """The JSON path of a top-level ``column``, as a SQL text literal.
+
+    >>> print(_json_path('say "hi"'))
+    '$."say \\"hi\\""'
+    """
+    path = '$."' + column.replace('"', '\\"') + '"'
+    return "'" + path.replace("'", "''") + "'"
+
+
+#: Above this many distinct key column lists, key parts are found with a path built per row (see :func:`_key_parts`).
+_CONSTANT_PATH_LISTS = 64
+
+
+def _key_parts(image: str, key_lists: Sequence[Sequence[str]] | None = None) -> str:
+    """SQL: the key column values of an update's ``image`` as JSON texts (NULL where a column is missing).
+
+    ``key_lists``: the distinct key column lists of the updates, when few: each is read with constant paths,
+    the image parsed once (a path built per row parses the image once per key column, and costs the building).
+    """
+    head = "CASE WHEN op = 'update' AND key IS NOT NULL AND len(key_columns) > 0 "
+    if key_lists is not None and len(key_lists) <= _CONSTANT_PATH_LISTS:
+        cases = [
+            f"WHEN key_columns = [{', '.join(_literal(c) for c in columns)}] "
+            f"THEN try(json_extract({image}, [{', '.join(_json_path(c) for c in columns)}])) "
+            for columns in key_lists
+        ]
+        return head + "THEN CASE " + "".join(cases) + "END END" if cases else "CAST(NULL AS JSON[])"
     path = "'$.\"' || replace(c, '\"', '\\\"') || '\"'"
-    return (
-        f"CASE WHEN op = 'update' AND key IS NOT NULL AND len(key_columns) > 0 "
-        f"THEN try(list_transform(key_columns, lambda c: json_extract({image}, {path}))) END"
-    )
+    return head + f"THEN try(list_transform(key_columns, lambda c: json_extract({image}, {path}))) END"
+
+
+def _literal(text: str) -> str:
+    """A SQL text literal.
+
+    >>> print(_literal("it's"))
+    'it''s'
+    """
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _names_other_key(parts: str) -> str:
@@ -127,17 +160,19 @@ WITH kept AS (  -- narrow from here on: windows sort whole rows, so the images s
         {before_shape} AS _before_shape, {after_shape} AS _after_shape,
         {before_parts} AS _before_key, {after_parts} AS _after_key
     FROM (SELECT *, try(json_keys(before)) AS _before_names, try(json_keys(after)) AS _after_names  -- parsed once
-          FROM events WHERE {changes} AND _row NOT IN (SELECT _row FROM redelivered))
+          FROM events WHERE {changes} AND NOT EXISTS (SELECT 1 FROM redelivered r WHERE r._row = events._row))
 ), filled AS (  -- an update may move its row when an image names a whole key other than the event's
     SELECT * EXCLUDE (_before_key, _after_key), {filled_seq} AS _fill,
         {before_moves} OR {after_moves} AS may_move
     FROM kept
 ), tied AS (
     SELECT * EXCLUDE (_fill), {tied_seq} AS _seq FROM filled
+), positions AS (  -- the replay order, sorting the narrow columns it reads only
+    SELECT _row, row_number() OVER (ORDER BY {order}) AS _pos FROM tied WHERE _table IS NOT NULL
 ), placed AS (
     SELECT _row, dialect, _table, key, op, has_after, _seq, source, "partition", "offset", _sig, may_move,
-        _before_shape, _after_shape, row_number() OVER (ORDER BY {order}) AS _pos, false AS _cleared
-    FROM tied WHERE _table IS NOT NULL
+        _before_shape, _after_shape, _pos, false AS _cleared
+    FROM tied JOIN positions USING (_row)
 ), cleared AS (  -- a truncate deletes every key of its table changed before it: a delete of each, in its place
     SELECT t._row, t.dialect, t._table, k.key, 'delete' AS op, false AS has_after, t._seq, t.source,
         t."partition", t."offset", t._sig, false AS may_move, t._before_shape, t._after_shape, t._pos,
@@ -146,13 +181,17 @@ WITH kept AS (  -- narrow from here on: windows sort whole rows, so the images s
         ON k._table = t._table AND k._first < t._pos
     WHERE t.op = 'truncate'
 ), every AS (
-    SELECT * FROM placed UNION ALL SELECT * FROM cleared
+    {every}
+), lives AS (  -- whether the key was live before the change (1), dead (0) or never seen (NULL); narrow
+    SELECT _pos, _cleared, key, last_value(CASE WHEN op = 'delete' THEN 0 WHEN has_after THEN 1 END IGNORE NULLS)
+        OVER (PARTITION BY _table, key ORDER BY _pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS live_before
+    FROM every
 )
-SELECT *,  -- whether the key was live before the change (1), dead (0) or never seen (NULL)
-    last_value(CASE WHEN op = 'delete' THEN 0 WHEN has_after THEN 1 END IGNORE NULLS) OVER (
-        PARTITION BY _table, key ORDER BY _pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS live_before
-FROM every
+SELECT e.*, l.live_before  -- a change is one _pos; a truncate's deletes share its _pos, one per key
+FROM every e JOIN lives l ON e._pos = l._pos AND e._cleared = l._cleared AND (NOT e._cleared OR e.key = l.key)
 """
+#: :data:`_PREPARE`'s changes, with a truncate's deletes or (no truncate in the capture) without.
+_EVERY = {True: "SELECT * FROM placed UNION ALL SELECT * FROM cleared", False: "SELECT * FROM placed"}
 
 #: Where each table's first snapshot row is: a change after it has a snapshot before it (transitions.RULES).
 _FIRST_READ = "(SELECT _table, min(_pos) AS _first_read FROM prep WHERE op = 'read' GROUP BY _table)"
@@ -191,9 +230,13 @@ def stream_table(name: str) -> str:
 
 def _image_shape(names: str) -> str:
     """SQL: a hash of an image's column ``names`` (its ``json_keys``) in name order (NULL for no image or one
-    without columns)."""
+    without columns), for the dialects whose images may leave unchanged columns out (only their tables'
+    shapes are compared, in :data:`_VARIED`); NULL for the others."""
+    partial = ", ".join(_literal(name) for name in registry.names() if registry.flag(name, "partial_updates"))
+    if not partial:
+        return "CAST(NULL AS UBIGINT)"
     names = f"coalesce({names}, [])"
-    return f"CASE WHEN len({names}) > 0 THEN hash(list_sort({names})) END"
+    return f"CASE WHEN dialect IN ({partial}) AND len({names}) > 0 THEN hash(list_sort({names})) END"
 
 
 #: Tables (of dialects whose images may leave unchanged columns out) whose images do not all have the same
@@ -312,9 +355,17 @@ class ReplayPlan:
         cut = "" if as_of is None else f"AND _time IS NOT NULL AND _time <= {_timestamp(as_of).value}"
         changes = _CHANGES.format(cut=cut)
         self.con.execute(_REDELIVERED.format(identity=_IDENTITY, arrival=_ARRIVAL, changes=changes))
-        ((gaps, shared),) = self.con.execute(  # one row: whether some change lacks a seq, some source is split
+        key_lists = [  # the key column lists of the updates, for key parts read with constant paths
+            list(columns)
+            for (columns,) in self.con.execute(
+                f"SELECT DISTINCT key_columns FROM events WHERE op = 'update' AND key IS NOT NULL "
+                f"AND len(key_columns) > 0 LIMIT {_CONSTANT_PATH_LISTS + 1}"
+            ).fetchall()
+        ]
+        ((gaps, shared, truncated),) = self.con.execute(  # some change lacks a seq, some source is split, ...
             f"SELECT bool_or(seq IS NULL), count(DISTINCT (coalesce(source, ''), coalesce(\"partition\", -1))) "
-            f"> count(DISTINCT coalesce(source, '')) FROM events WHERE {changes}"
+            f"> count(DISTINCT coalesce(source, '')), coalesce(bool_or(op = 'truncate'), false) "
+            f"FROM events WHERE {changes}"
         ).fetchall()
         self.con.execute(
             _PREPARE.format(
@@ -328,11 +379,12 @@ class ReplayPlan:
                 names=_READ_NAMES,
                 before_shape=_image_shape("_before_names"),
                 after_shape=_image_shape("_after_names"),
-                before_parts=_key_parts("before"),
-                after_parts=_key_parts("after"),
+                before_parts=_key_parts("before", key_lists),
+                after_parts=_key_parts("after", key_lists),
                 before_moves=_names_other_key("_before_key"),
                 after_moves=_names_other_key("_after_key"),
                 order=ORDERS[order],
+                every=_EVERY[bool(truncated)],
             )
         )
         tables = self.con.execute(
