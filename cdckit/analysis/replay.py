@@ -301,6 +301,10 @@ def _in_key_order(keys: Iterable[str]) -> list[str]:
     >>> _in_key_order(['[10]', '[9]', '[2.5]']), _in_key_order(['["b"]', '[1]', '[null]'])
     (['[2.5]', '[9]', '[10]'], ['[1]', '["b"]', '[null]'])
     """
+    keys = list(keys)
+    numbers = pd.to_numeric(pd.Series(keys, dtype=object).str.slice(1, -1), errors="coerce").to_numpy(float)
+    if not np.isnan(numbers).any():  # every key one number: sorted by numpy, stable at ties as sorted() is
+        return [keys[i] for i in np.argsort(numbers, kind="stable").tolist()]
     try:
         return sorted(keys, key=lambda key: float(key[1:-1]))
     except ValueError:
