@@ -1,0 +1,116 @@
+"""Benchmark: what an exact replay must read beyond the hand-written final-state query, each part timed alone.
+
+    .venv/bin/python benchmarks/replay_floor.py                        # both captures, 200,000 events
+    .venv/bin/python benchmarks/replay_floor.py --capture value-only --events 1000000
+
+The hand-written query (``benchmarks/replay.py``'s DuckDB baseline: ``arg_max(after, seq)`` per key, deletes
+dropped, the final images parsed with a struct written beforehand) answers "the last image of each key". To
+give the same rows *and* say what the capture got wrong, ``cdckit.materialize`` must also, on the same frame:
+
+- find exact redeliveries (a change sent twice must not be replayed twice: a second insert is no problem);
+- read the column names of every image (a column seen only in a deleted row or a before image is still a
+  column of the table, and the columns come in the order they first appear);
+- read the key columns of every update's images (an update that names another key moves its row);
+- tell, per key, whether its changes fit (first a create, one create, no change after a delete) so that only
+  the keys that do not are walked in order.
+
+Each part is one DuckDB query over the same Arrow table, timed alone (best of ``--repeat``), against the hand
+query in the same run. A replay that does a part cannot be faster than that part alone: the line ``at most``
+is the query's time over the costliest part's, the most "x query" such a replay can reach (reading the names
+of every image parses every image, where the query parses only the final ones). Timings depend on the
+machine and on what else runs on it: compare only the ratios of one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from replay import CAPTURES, NEEDED, build, image_types  # noqa: E402  (the replay benchmark's captures)
+
+from cdckit.analysis.replay_plan import _frame_for_sql  # noqa: E402
+
+#: What each part reads, as one query over the ``events`` table (``{key_paths}``: the key columns' JSON paths).
+PARTS = {
+    "exact redeliveries (identity hashed, groups of two or more)": """
+        SELECT count(*) FROM (
+            SELECT hash(dialect, database, schema, "table", key, seq, op, before, after) AS h
+            FROM events GROUP BY 1 HAVING count(*) > 1)""",
+    "column names of every image, first place per name set": """
+        SELECT count(*) FROM (
+            SELECT "table", hash(list_concat(coalesce(json_keys(before), []), coalesce(json_keys(after), []))),
+                min(row(seq, "offset"))
+            FROM events GROUP BY ALL)""",
+    "key columns of every update's images against its key": """
+        SELECT count(*) FILTER (WHERE to_json(json_extract(before, {key_paths}))::VARCHAR <> key
+                                   OR to_json(json_extract(after, {key_paths}))::VARCHAR <> key)
+        FROM events WHERE op = 'update'""",
+    "per key: its last change and whether its changes fit": """
+        SELECT count(*) FILTER (WHERE NOT fits) FROM (
+            SELECT "table", key, arg_max(_row, row(seq, "offset", _row)) AS last,
+                arg_min(op, row(seq, "offset", _row)) IN ('insert', 'read')
+                AND count(*) FILTER (WHERE op IN ('insert', 'read')) = 1
+                AND count(*) FILTER (WHERE op = 'delete') = 0 AS fits
+            FROM events GROUP BY ALL)""",
+}
+
+
+def best(con: Any, sql: str, repeat: int) -> float:
+    """The shortest of ``repeat`` runs of ``sql``, in seconds."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        con.execute(sql).fetchall()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def run(capture: str, count: int, keys: int, repeat: int) -> None:
+    import duckdb
+
+    workload = build(capture, count, keys)
+    events = workload.events
+    _, structure = image_types(events)
+    columns = sorted({c for listed in events["key_columns"].dropna() for c in listed})
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
+    con.register("events", _frame_for_sql(events))
+    con.register("needed", events[NEEDED])
+    hand = best(
+        con,
+        f"""SELECT count(*) FROM (
+            SELECT database, "table", unnest(json_transform(after, '{structure}'))
+            FROM (SELECT database, "table", arg_max(op, seq) AS op, arg_max(after, seq) AS after
+                  FROM needed WHERE op IN ('insert', 'update', 'delete', 'read') GROUP BY database, "table", key)
+            WHERE op <> 'delete')""",
+        repeat,
+    )
+    paths = "[" + ", ".join(f"'$.\"{c}\"'" for c in columns) + "]"
+    print(f"\n{capture}: {workload.description}")
+    print(f"  {'the hand-written query (baseline)':<62} {hand:7.3f} s")
+    costliest = 0.0
+    for label, sql in PARTS.items():
+        seconds = best(con, sql.format(key_paths=paths), repeat)
+        costliest = max(costliest, seconds)
+        print(f"  {label:<62} {seconds:7.3f} s   {seconds / hand:5.2f}x the query")
+    print(f"  at most {hand / costliest:.2f}x the query for a replay that does them all (the issue's goal: 1x)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--capture", choices=CAPTURES, action="append")
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--keys", type=int, default=20_000, help="keys of the keyed capture")
+    parser.add_argument("--repeat", type=int, default=3)
+    options = parser.parse_args()
+    for capture in options.capture or CAPTURES:
+        run(capture, options.events, options.keys, options.repeat)
+
+
+if __name__ == "__main__":
+    main()
