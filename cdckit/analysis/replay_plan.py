@@ -33,7 +33,6 @@ import pandas as pd
 import pyarrow as pa
 
 from .. import values
-from ..dialects import registry
 from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS, SNAPSHOT_PLACE, SNAPSHOT_PLACE_SQL, none_if_missing
 from .ordering.sort import FIRST_AT_A_TIE, IN_MESSAGE, TIE_MARK, row_in_message_dialects
 from .replay_keyless import keyless_state
@@ -157,7 +156,6 @@ CREATE TEMP TABLE prep AS
 WITH kept AS (  -- narrow from here on: windows sort whole rows, so the images stay behind
     SELECT _row, dialect, {table_name} AS _table, key, op, seq, source, "partition", "offset", _time,
         after IS NOT NULL AS has_after, hash({names}) AS _sig,
-        {before_shape} AS _before_shape, {after_shape} AS _after_shape,
         {before_parts} AS _before_key, {after_parts} AS _after_key
     FROM (SELECT *, try(json_keys(before)) AS _before_names, try(json_keys(after)) AS _after_names  -- parsed once
           FROM events WHERE {changes} AND NOT EXISTS (SELECT 1 FROM redelivered r WHERE r._row = events._row))
@@ -171,11 +169,11 @@ WITH kept AS (  -- narrow from here on: windows sort whole rows, so the images s
     SELECT _row, row_number() OVER (ORDER BY {order}) AS _pos FROM tied WHERE _table IS NOT NULL
 ), placed AS (
     SELECT _row, dialect, _table, key, op, has_after, _seq, source, "partition", "offset", _sig, may_move,
-        _before_shape, _after_shape, _pos, false AS _cleared
+        _pos, false AS _cleared
     FROM tied JOIN positions USING (_row)
 ), cleared AS (  -- a truncate deletes every key of its table changed before it: a delete of each, in its place
     SELECT t._row, t.dialect, t._table, k.key, 'delete' AS op, false AS has_after, t._seq, t.source,
-        t."partition", t."offset", t._sig, false AS may_move, t._before_shape, t._after_shape, t._pos,
+        t."partition", t."offset", t._sig, false AS may_move, t._pos,
         true AS _cleared
     FROM placed t JOIN (SELECT _table, key, min(_pos) AS _first FROM placed WHERE key IS NOT NULL GROUP BY ALL) k
         ON k._table = t._table AND k._first < t._pos
@@ -228,22 +226,20 @@ def stream_table(name: str) -> str:
     return name.rpartition("\x1f")[2]
 
 
-def _image_shape(names: str) -> str:
-    """SQL: a hash of an image's column ``names`` (its ``json_keys``) in name order (NULL for no image or one
-    without columns), for the dialects whose images may leave unchanged columns out (only their tables'
-    shapes are compared, in :data:`_VARIED`); NULL for the others."""
-    partial = ", ".join(_literal(name) for name in registry.names() if registry.flag(name, "partial_updates"))
-    if not partial:
-        return "CAST(NULL AS UBIGINT)"
-    names = f"coalesce({names}, [])"
-    return f"CASE WHEN dialect IN ({partial}) AND len({names}) > 0 THEN hash(list_sort({names})) END"
+def _image_shape(image: str) -> str:
+    """SQL: a hash of the column names of an ``image`` (its ``json_keys``) in name order (NULL for no image or one
+    without columns)."""
+    names = f"coalesce(try(json_keys({image})), [])"
+    return f"CASE WHEN len({names}) > 0 THEN hash(list_sort({names})) END"
 
 
 #: Tables (of dialects whose images may leave unchanged columns out) whose images do not all have the same
-#: columns: only these are merged (where every image has the same columns, merging is replacing).
-_VARIED = """
+#: columns: only these are merged (where every image has the same columns, merging is replacing). The images
+#: are read again here, for these tables only.
+_VARIED = f"""
 SELECT _table FROM (
-    SELECT _table, unnest([_before_shape, _after_shape]) AS shape FROM prep WHERE list_contains($partial, _table))
+    SELECT p._table, unnest([{_image_shape("e.before")}, {_image_shape("e.after")}]) AS shape
+    FROM prep p JOIN events e USING (_row) WHERE list_contains($partial, p._table))
 GROUP BY _table HAVING count(DISTINCT shape) > 1
 """
 
@@ -377,8 +373,6 @@ class ReplayPlan:
                 arrival=_ARRIVAL,
                 table_name=_streamed_table_name(stream),
                 names=_READ_NAMES,
-                before_shape=_image_shape("_before_names"),
-                after_shape=_image_shape("_after_names"),
                 before_parts=_key_parts("before", key_lists),
                 after_parts=_key_parts("after", key_lists),
                 before_moves=_names_other_key("_before_key"),
