@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from replay import CAPTURES, NEEDED, build, image_types  # noqa: E402  (the replay benchmark's captures)
 
-from cdckit.analysis.replay_plan import _frame_for_sql  # noqa: E402
+from cdckit.analysis.replay_prepare import _frame_for_sql  # noqa: E402
 
 #: What each part reads, as one query over the ``events`` table (``{key_paths}``: the key columns' JSON paths).
 PARTS = {
