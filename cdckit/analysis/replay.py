@@ -305,10 +305,7 @@ def _in_key_order(keys: Iterable[str]) -> list[str]:
     numbers = pd.to_numeric(pd.Series(keys, dtype=object).str.slice(1, -1), errors="coerce").to_numpy(float)
     if not np.isnan(numbers).any():  # every key one number: sorted by numpy, stable at ties as sorted() is
         return [keys[i] for i in np.argsort(numbers, kind="stable").tolist()]
-    try:
-        return sorted(keys, key=lambda key: float(key[1:-1]))
-    except ValueError:
-        return sorted(keys, key=key_order)
+    return sorted(keys, key=key_order)
 
 
 def given_key_text(key: Any) -> str:
