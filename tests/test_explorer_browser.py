@@ -155,12 +155,12 @@ def labels(box) -> list[str]:
     return [label.replace("\xa0", " ") for label in event_list(box).locator("option").all_inner_texts()]
 
 
-def wait_for(condition, what: str, timeout: float = 60) -> None:
-    """Poll ``condition`` (the kernel answers asynchronously) until it holds."""
+def wait_for(condition, what: str, timeout: float = 60, seen=None) -> None:
+    """Poll ``condition`` (the kernel answers asynchronously) until it holds; ``seen``: what the failure shows."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
+            pytest.fail(f"timed out waiting for {what}" + (f"; the page shows {seen()!r}" if seen else ""))
         time.sleep(0.2)
 
 
@@ -219,17 +219,21 @@ def test_explorer_in_jupyterlab_in_headless_chromium(lab):
             key_box.fill("")
             wait_for(lambda: status(shop) == "320 of 320 events shown", "the cleared filter")
 
-            # a click on a point: the details and the list name the same event, and the history fits its pane
-            shop.locator(".widget-dropdown select").first.select_option(label="shop.customers")
-            wait_for(lambda: "of 320 events shown" in status(shop) and status(shop) != "320 of 320 events shown",
-                     "the table filter")
             def y_ticks() -> list:
                 return shop.locator(".js-plotly-plot .ytick text").evaluate_all(
                     "ts => ts.map(t => [t.getBoundingClientRect().top, t.textContent])")
 
+            # each keystroke above redrew the figure: plotly has drawn the last (lanes per table) before the next
+            wait_for(lambda: (ticks := y_ticks()) and all(text.startswith("shop.") for _, text in ticks),
+                     "the figure's lanes per table", seen=y_ticks)
+
+            # a click on a point: the details and the list name the same event, and the history fits its pane
+            shop.locator(".widget-dropdown select").first.select_option(label="shop.customers")
+            wait_for(lambda: "of 320 events shown" in status(shop) and status(shop) != "320 of 320 events shown",
+                     "the table filter")
             # the status is written before plotly has redrawn the figure: wait for its key lanes ("[3]")
             wait_for(lambda: (ticks := y_ticks()) and all(text.startswith("[") for _, text in ticks),
-                     "the figure's lanes per key")
+                     "the figure's lanes per key", seen=y_ticks)
             lanes = [int(text.strip("[]")) for _, text in sorted(y_ticks())]
             assert len(lanes) > 3 and lanes == sorted(lanes) and lanes[0] == 1  # swimlanes in key order, from the top
             update = shop.locator(".js-plotly-plot .scatterlayer .trace").nth(1).locator(".point").nth(3)
