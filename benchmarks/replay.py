@@ -37,6 +37,9 @@ run on the first 1,000 events (first-call costs are not measured):
   faster of polars and DuckDB) over the function's, the issue's figure (1x:
   as fast as the query). Goals: materialize at least 1x the query, scd2 at
   least 0.5x; order_report within 3x ``sort_events``.
+- on the value-only capture, ``infer_keys`` of the frame as read (no key
+  given): the keys it proposes must be the ones given; goal at least 0.5x
+  the query.
 
 ``--scale 1,4,16``: the cdckit functions at 1x, 4x, 16x the events and keys;
 time per event (µs) at each and the ratio of the largest scale to the
@@ -97,6 +100,7 @@ VALUE_ONLY_KEYS = {"customers": "id", "vip_customers": "id"}
 #: Goals.
 MATERIALIZE_SPEED = 1.0      # the hand-written query's time / materialize's: at least this
 SCD2_SPEED = 0.5             # the same for scd2
+INFER_KEYS_SPEED = 0.5       # the same for infer_keys (on the value-only capture, no key given)
 PANDAS_SORT_FACTOR = 3.0     # order_report and scd2: at most this times sort_events
 FLAT = 1.5                   # time per event at the largest scale / at the smallest
 MEMORY_FACTOR = 3.0          # peak extra memory / the frame's size
@@ -178,6 +182,7 @@ class Workload:
     name: str
     events: pd.DataFrame
     description: str
+    plain: pd.DataFrame | None = None  # the value-only capture as read, before its keys are given
 
 
 CAPTURES = ("keyed", "value-only")
@@ -196,9 +201,10 @@ def build(capture: str, count: int, keys: int) -> Workload:
         start = time.perf_counter()
         events = cdckit.with_keys(plain, VALUE_ONLY_KEYS)
         given = time.perf_counter() - start
-        del plain
         what = (f"{len(events):,} Debezium values (no key) written and read in {built:.1f} s, keys given by "
                 f"with_keys in {given:.2f} s (untimed)")
+        return Workload(capture, events, f"{what}; frame {events.memory_usage(deep=True).sum() / 1e6:,.0f} MB",
+                        plain)
     return Workload(capture, events, f"{what}; frame {events.memory_usage(deep=True).sum() / 1e6:,.0f} MB")
 
 
@@ -325,6 +331,10 @@ def pandas_side(workload: Workload, repeat: int) -> list[Goal]:
         ("materialize", "materialize", cdckit.materialize),
         ("order_report", "order_report", cdckit.order_report),
         ("scd2", "scd2", cdckit.scd2)]
+    plain = workload.plain
+    if plain is not None:  # the same capture without its keys (as many rows as it is given): infer_keys finds them
+        runs.append(("infer_keys", "infer_keys (no key given)",
+                     lambda frame: cdckit.infer_keys(plain.head(len(frame)))))
     times: dict[str, float | None] = {}
     expected: dict[str, int] = {}
     for name, label, function in runs:
@@ -351,6 +361,11 @@ def pandas_side(workload: Workload, repeat: int) -> list[Goal]:
                         times["scd2"], query, SCD2_SPEED, where),
              ratio_goal(f"pandas order_report <= {PANDAS_SORT_FACTOR:g}x sort_events ({workload.name})",
                         times["order_report"], sort, PANDAS_SORT_FACTOR, where)]
+    if "infer_keys" in times:
+        print(f"  infer_keys: {query_speed(times['infer_keys'], query)} the hand-written query (goal >= "
+              f"{INFER_KEYS_SPEED:g}x)")
+        goals.append(speed_goal(f"pandas infer_keys >= {INFER_KEYS_SPEED:g}x the hand-written query "
+                                f"({workload.name})", times["infer_keys"], query, INFER_KEYS_SPEED, where))
     return goals
 
 
@@ -396,6 +411,10 @@ def verify(name: str, result: Any, count: int, expected: dict[str, int]) -> None
     elif name == "materialize" and expected:
         rows = {table: len(frame) for table, frame in result.items()}
         check(f"materialize: rows per table {rows}; the query's {expected}", rows == expected)
+    elif name == "infer_keys":
+        proposed = dict(result)
+        check(f"infer_keys: {proposed}; the keys given {VALUE_ONLY_KEYS}",
+              proposed == {f"shop.{table}": [column] for table, column in VALUE_ONLY_KEYS.items()})
     elif name == "scd2" and expected:
         current = {table: int(frame["is_current"].sum()) for table, frame in result.items()}
         check(f"scd2: current versions per table {current}; the query's rows {expected}", current == expected)

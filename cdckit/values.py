@@ -462,6 +462,10 @@ def infer_kinds(rows: Iterable[Mapping[str, Any] | None]) -> dict[str, str]:
     return {name: ("text" if kind == "null" else kind) for name, kind in kinds.items()}
 
 
+#: The bytes of JSON lines Arrow's reader takes at a time, a block per thread (see :func:`images_table`).
+_JSON_BLOCK = 1 << 23
+
+
 def images_table(texts: list[str] | pa.Array | pa.ChunkedArray) -> pa.Table | None:
     """Row images (JSON object texts, one per row: a list, or an Arrow string array without nulls) as an Arrow
     table, read by Arrow's JSON reader in one pass; None when that cannot keep every value as :func:`loads`
@@ -489,8 +493,10 @@ def images_table(texts: list[str] | pa.Array | pa.ChunkedArray) -> pa.Table | No
             return None
     empty, end = pa.scalar("", pa.large_string()), pa.scalar("\n", pa.large_string())
     blob = _text_bytes(pc.binary_join_element_wise(array, empty, end))  # each text and its line end
+    # blocks of 8 MiB (or the longest text) are read in parallel; Arrow widens a column's type across blocks
+    block = max(_JSON_BLOCK, pc.max(pc.binary_length(array)).as_py() + 1)
     try:
-        table = pa_json.read_json(pa.BufferReader(blob), read_options=pa_json.ReadOptions(block_size=1 << 26))
+        table = pa_json.read_json(pa.BufferReader(blob), read_options=pa_json.ReadOptions(block_size=block))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     return table if table.num_rows == len(array) else None

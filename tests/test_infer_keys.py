@@ -6,8 +6,11 @@ import json
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cdckit
+from cdckit.analysis.image_codes import ImageCodes
 from cdckit.analysis.keys_inferred import EVIDENCE_COLUMNS
 from cdckit.frame import Event
 from cdckit.frame_builders import FrameBuilder
@@ -179,3 +182,41 @@ def test_the_proposal_is_a_mapping_keys_accepts() -> None:
     proposal = cdckit.infer_keys(events)
     assert isinstance(proposal, dict) and list(proposal.evidence.columns) == EVIDENCE_COLUMNS
     assert cdckit.with_keys(events, proposal)["key"].notna().sum() > 0
+
+
+# the images' columnar codes: Arrow's reading agrees with the images parsed one by one
+
+_VALUES = st.one_of(
+    st.none(), st.integers(-(2**53), 2**53), st.floats(-1e9, 1e9, allow_nan=False).map(lambda x: round(x, 3)),
+    st.booleans(), st.sampled_from(["a", "b", "2024-01-01 10:00:00", "2024-01-01 10:00:01", "", "é"]),
+)
+_IMAGES = st.one_of(st.none(), st.dictionaries(st.sampled_from(["id", "a", "b", "c"]), _VALUES, max_size=4))
+
+
+def _partition(codes) -> list[tuple[int, ...]]:
+    """Which positions share a code (-1 kept apart): codes up to their numbering."""
+    groups: dict[int, list[int]] = {}
+    for place, code in enumerate(codes.tolist()):
+        groups.setdefault(code if code >= 0 else -2 - place, []).append(place)
+    return sorted(tuple(group) for group in groups.values())
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["insert", "update", "delete", "read"]), _IMAGES, _IMAGES),
+                min_size=1, max_size=12))
+def test_image_codes_read_by_arrow_equal_those_of_parsed_images(changes) -> None:
+    table = pd.DataFrame({"op": [op for op, _, _ in changes], "seq": [f"{i:03d}" for i in range(len(changes))],
+                          "txn_id": None,
+                          "before": [None if b is None else json.dumps(b) for _, b, _ in changes],
+                          "after": [None if a is None else json.dumps(a) for _, _, a in changes]})
+    by_arrow = ImageCodes(table)
+    by_python = ImageCodes(table)
+    by_python.columns, by_python._codes, by_python.kind, by_python.unusable = [], {}, {}, {}
+    by_python._coded_by_python()
+    assert by_arrow.row_columns == by_python.row_columns
+    if by_arrow._arrays or not by_arrow._codes:  # Arrow read them (else both are the Python reading)
+        assert sorted(by_arrow.columns) == sorted(by_python.columns)
+        assert by_arrow.unusable == by_python.unusable and by_arrow.kind == by_python.kind
+        for column in by_python.kind:
+            assert by_arrow.present(column).tolist() == (by_python.codes(column) >= 0).tolist()
+            assert _partition(by_arrow.codes(column)) == _partition(by_python.codes(column)), column

@@ -49,13 +49,12 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
-import orjson
 import pandas as pd
 
-from .. import values
 from ..dialects.postgres import IdentityEvidence
 from ..python_columns import object_columns
 from .connector_defaults import known_values
+from .image_codes import ImageCodes
 from .ordering import sort_events
 from .ordering._shared import CHANGE_OPS, REDELIVERY_IDENTITY, SNAPSHOT_PLACE, snapshot_place, table_names
 
@@ -67,9 +66,6 @@ EVIDENCE_COLUMNS = ["table", "columns", "how", "changes", "detail", "runner_up",
 MAX_WIDTH = 3
 #: Combinations of 2 and 3 columns are drawn from this many preferred columns (every single column is tried).
 MAX_COLUMNS = {2: 8, 3: 6}
-
-_REMOVES = np.array(["delete", "update"])
-_ADDS = np.array(["insert", "read", "update"])
 
 
 class InferredKeys(dict):
@@ -178,94 +174,22 @@ def _row(
     }
 
 
-def _parse(text: Any) -> Any:
-    """An image text parsed (None for none): orjson, or :func:`cdckit.values.loads` for what orjson refuses
-    (an integer beyond 64 bits). Digits beyond a double's are not kept exact: floating-point columns are
-    tried last, and only on equal values."""
-    if not isinstance(text, str):
-        return None
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return values.loads(text)
-
-
-class _Images:
-    """One keyless table's changes, in replay order, with their images parsed into factorized columns."""
-
-    def __init__(self, table: pd.DataFrame) -> None:
-        ops = table["op"].to_numpy(dtype=object)
-        self.segment = np.cumsum(ops == "truncate")  # a truncate empties the table: counts start again
-        keep = ops != "truncate"
-        self.segment = self.segment[keep]
-        self.ops = ops[keep].astype(str)
-        self.n = n = len(self.ops)
-        self.before = [_parse(t) for t in table["before"].to_numpy()[keep]]
-        self.after = [_parse(t) for t in table["after"].to_numpy()[keep]]
-        befores = pd.DataFrame([b if isinstance(b, dict) else {} for b in self.before], dtype=object)
-        afters = pd.DataFrame([a if isinstance(a, dict) else {} for a in self.after], dtype=object)
-        self.columns = list(dict.fromkeys([*afters.columns, *befores.columns]))
-        self.is_update = self.ops == "update"
-        self.removes = np.isin(self.ops, _REMOVES)
-        self.adds = np.isin(self.ops, _ADDS)
-        self.has_before = np.array([isinstance(b, dict) for b in self.before], dtype=bool)
-        # a delete right before a create of the table at the same seq (and transaction): a key change in two records
-        seq = table["seq"].astype(object).reset_index(drop=True)[keep]
-        txn = table["txn_id"].astype(object).fillna("").reset_index(drop=True)[keep]
-        same = (seq.notna() & (seq == seq.shift(-1)) & (txn == txn.shift(-1))).to_numpy(dtype=bool)
-        self.pairs = np.flatnonzero(same[:-1] & (self.ops[:-1] == "delete") & (self.ops[1:] == "insert"))
-        self.codes: dict[str, np.ndarray] = {}
-        self.kind: dict[str, int] = {}  # 0 integer or text, 1 other, 2 floating (the preference at equal size)
-        self.unusable: dict[str, str] = {}
-        for column in self.columns:
-            b = befores[column].to_numpy() if column in befores else np.full(n, None, dtype=object)
-            a = afters[column].to_numpy() if column in afters else np.full(n, None, dtype=object)
-            both = np.concatenate([b, a])
-            missing = pd.isna(both)
-            try:
-                codes, uniques = pd.factorize(both)
-            except TypeError:
-                self.unusable[column] = "holds lists or objects"
-                continue
-            codes = np.where(missing, -1, codes).astype(np.int64)
-            self.codes[column] = codes
-            kinds = pd.api.types.infer_dtype(uniques, skipna=True)
-            self.kind[column] = 0 if kinds in ("integer", "string") else 2 if kinds == "floating" else 1
-
-    def value(self, columns: tuple[str, ...], position: int, after: bool) -> str:
-        """The columns' values at one change (its after or before image), as text."""
-        image = (self.after if after else self.before)[position] or {}
-        return values.image([image.get(c) for c in columns])
-
-    def combined(self, columns: tuple[str, ...]) -> np.ndarray:
-        """The codes of a column set over [before images; after images] (-1 where a column is null or missing)."""
-        codes = self.codes[columns[0]]
-        for column in columns[1:]:
-            other = self.codes[column]
-            joined = codes * (int(other.max()) + 2) + other
-            valid = (codes >= 0) & (other >= 0)
-            fresh = np.full(len(codes), -1, dtype=np.int64)
-            fresh[valid] = pd.factorize(joined[valid])[0]
-            codes = fresh
-        return codes
-
-
-def _never_null(images: _Images, column: str) -> str | None:
+def _never_null(images: ImageCodes, column: str) -> str | None:
     """Why ``column`` cannot be a key column (null or missing where a change needs it), or None."""
-    codes = images.codes[column]
-    b, a = codes[: images.n], codes[images.n :]
+    present = images.present(column)
+    b, a = present[: images.n], present[images.n :]
     inserts = images.adds & ~images.is_update
     deletes = images.removes & ~images.is_update
-    if (a[inserts] < 0).any():
+    if not a[inserts].all():
         return "null or missing in an inserted row"
-    if (b[deletes] < 0).any():
+    if not b[deletes].all():
         return "null or missing in a deleted row's before image"
-    if ((b[images.is_update] < 0) & (a[images.is_update] < 0)).any():
+    if (~b[images.is_update] & ~a[images.is_update]).any():
         return "null or missing in an update"
     return None
 
 
-def _check(images: _Images, columns: tuple[str, ...], moves: bool = False) -> tuple[str | None, int]:
+def _check(images: ImageCodes, columns: tuple[str, ...], moves: bool = False) -> tuple[str | None, int]:
     """Why ``columns`` do not identify the live rows (None when they do), and how many of their values a
     change first removes (rows live before the capture). ``moves``: an update may change them (a replica
     identity's key), else an update that changes them disqualifies them."""
@@ -311,7 +235,7 @@ def _check(images: _Images, columns: tuple[str, ...], moves: bool = False) -> tu
         return None, prior_rows
     first = int(np.argmin(np.where(bad, step, np.iinfo(np.int64).max)))
     at = int(step[first] // 2)
-    shown = images.value(columns, at, after=delta[first] > 0 or images.before[at] is None)
+    shown = images.value(columns, at, after=delta[first] > 0 or images.image(at, after=False) is None)
     if count[first] > 1:
         return f"two live rows share {name} = {shown} (change {at + 1} of {n}: {images.ops[at]})", 0
     return f"a {images.ops[at]} finds no live row with {name} = {shown} (change {at + 1} of {n})", 0
@@ -321,7 +245,7 @@ def _before_capture(rows: int) -> str:
     return f" ({rows} first met in a delete or update: live before the capture began)" if rows else ""
 
 
-def _preference(images: _Images, columns: tuple[str, ...]) -> tuple:
+def _preference(images: ImageCodes, columns: tuple[str, ...]) -> tuple:
     """Sort key of a candidate: id-named columns first, then integer or text, then earlier in the image."""
 
     def named(column: str) -> int:
@@ -335,30 +259,33 @@ def _preference(images: _Images, columns: tuple[str, ...]) -> tuple:
     )
 
 
-def _identity(images: _Images) -> tuple[list[str] | None, str, bool]:
+def _identity(images: ImageCodes) -> tuple[list[str] | None, str, bool]:
     """What the table's old tuples prove of its replica identity (:class:`IdentityEvidence`), why, and whether
     any old tuple holds fewer columns than the rows (whether the evidence is worth telling)."""
     evidence = IdentityEvidence()
-    for op, before, after in zip(images.ops, images.before, images.after):
-        if isinstance(after, dict):  # the columns a row holds: a FULL identity's old tuples leave its NULLs out
-            evidence.row(tuple(c for c, v in after.items() if v is not None))
-        if op == "delete":
-            held = known_values(before, None) if isinstance(before, dict) else None
-            evidence.old(tuple(held) if held is not None else None)
-        elif op == "update" and isinstance(before, dict) and isinstance(after, dict):
-            # an old tuple equal to the row on its columns is the identity the plugin repeats on every update
-            # (wal2json) unless it is the whole (non-null) row: only then does it look like REPLICA IDENTITY FULL
-            if len(before) < len(after):
-                whole = sum(v is not None for v in after.values())
-                changed = len(before) < whole or any(after.get(c) != v for c, v in before.items())
-            else:
-                changed = before != after
-            evidence.old(tuple(before), changed=changed)
-    width = len(set().union(*evidence.rows)) if evidence.rows else 0
+    if images.row_columns:  # the columns rows hold: a FULL identity's old tuples leave its NULLs out
+        evidence.row(tuple(images.row_columns))
+    deletes = np.flatnonzero(images.ops == "delete")
+    for before in images.images(deletes, after=False):
+        held = known_values(before, None) if before is not None else None
+        evidence.old(tuple(held) if held is not None else None)
+    updates = np.flatnonzero(images.is_update & images.has_before & images.has_after)
+    for before, after in zip(images.images(updates, after=False), images.images(updates, after=True)):
+        if before is None or after is None:
+            continue
+        # an old tuple equal to the row on its columns is the identity the plugin repeats on every update
+        # (wal2json) unless it is the whole (non-null) row: only then does it look like REPLICA IDENTITY FULL
+        if len(before) < len(after):
+            whole = sum(v is not None for v in after.values())
+            changed = len(before) < whole or any(after.get(c) != v for c, v in before.items())
+        else:
+            changed = before != after
+        evidence.old(tuple(before), changed=changed)
+    width = len(images.row_columns)
     return (*evidence.key(), any(len(old) < width for old in evidence.olds))
 
 
-def _candidates(images: _Images, usable: list[str]) -> Iterable[tuple[str, ...]]:
+def _candidates(images: ImageCodes, usable: list[str]) -> Iterable[tuple[str, ...]]:
     """The column sets tried, smallest first, each size in order of preference, pairs and triples from the
     preferred columns only (:data:`MAX_COLUMNS`). Sets with a floating-point column come after every other:
     a measure whose values happen to differ is no key (a price beside an order's id and line number)."""
@@ -374,12 +301,12 @@ def _candidates(images: _Images, usable: list[str]) -> Iterable[tuple[str, ...]]
 
 def _infer_table(name: str, table: pd.DataFrame) -> dict[str, Any]:
     """The evidence row of one table without key columns."""
-    images = _Images(table)
+    images = ImageCodes(table)
     n = images.n
     if not n:
         return _row(name, None, "none", 0, "no row changes (only truncates)")
     proved, why, shows_identity = _identity(images)
-    if proved is not None and all(c in images.codes for c in proved):
+    if proved is not None and all(images.usable(c) for c in proved):
         lost, prior = _check(images, tuple(proved), moves=True)
         if lost is None:
             return _row(
