@@ -226,6 +226,7 @@ def materialize(
         problems.extend(wanting)
         _warn_unmatched(wanting)
         columns_of, keyless = {table: plan.columns(table) for table in plan.tables}, plan.keyless_tables()
+        named = plan.key_columns()
         plan.close()  # DuckDB's copy of the changes is freed before the frames are made
         states = TableStates()
         afters = None  # the after images as Arrow text, once
@@ -262,7 +263,7 @@ def materialize(
         states.keyless = keyless
         states.type_problems = type_problems_frame(type_problems)
         states.left_out = left_out
-        states.key_columns = {t: c for t, c in key_columns_of(events).items() if t in states}
+        states.key_columns = {t: c for t, c in named.items() if t in states}
         for table, columns in states.key_columns.items():
             states[table].attrs["key_columns"] = list(columns)
         return states

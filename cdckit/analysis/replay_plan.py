@@ -36,7 +36,7 @@ from .. import values
 from .ordering._shared import none_if_missing
 from .ordering.sort import TIE_MARK
 from .replay_keyless import keyless_state
-from .replay_prepare import NAMES, ORDERS, prepare, stream_table
+from .replay_prepare import NAMES, ORDERS, named_key_columns, prepare, stream_table
 from .replayer import Replayer, Step, canonical_text, is_partial, old_key, parse_image, problem_rows, replay_rows
 from .transitions import problem_sql
 
@@ -238,6 +238,10 @@ class ReplayPlan:
         """The columns of ``table`` in the order they first appear (key columns, before image, after image)."""
         ranks = self._ranks[table]
         return sorted(ranks, key=lambda name: (ranks[name], name))
+
+    def key_columns(self) -> dict[str, list[str]]:
+        """Per table, the key columns its changes name (see :func:`named_key_columns`)."""
+        return named_key_columns(self.con)
 
     def keyless_tables(self) -> list[str]:
         """Tables with changes that carry no key."""

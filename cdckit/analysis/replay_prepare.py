@@ -28,7 +28,7 @@ import pyarrow as pa
 from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS, SNAPSHOT_PLACE, SNAPSHOT_PLACE_SQL
 from .ordering.sort import FIRST_AT_A_TIE, IN_MESSAGE, TIE_MARK, row_in_message_dialects
 
-__all__ = ["prepare", "ORDERS", "NAMES", "stream_table"]
+__all__ = ["prepare", "named_key_columns", "ORDERS", "NAMES", "stream_table"]
 
 _ARRIVAL = 'coalesce(source, \'\'), "partition" NULLS FIRST, "offset"'
 
@@ -228,6 +228,17 @@ def _timestamp(value: Any) -> pd.Timestamp:
     """A time as a UTC timestamp (zone-less values are UTC)."""
     stamp = pd.Timestamp(value)
     return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
+def named_key_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """Per table of the ``events`` :func:`prepare` registered, the key columns its changes name (those of the last
+    change, in input order, that names any), as :func:`cdckit.analysis.replay.key_columns_of` finds them."""
+    changes = _CHANGES.format(cut="")
+    found = con.execute(
+        f"SELECT {_TABLE_NAME} AS name, arg_max(key_columns, _row) FROM events "
+        f"WHERE {changes} AND len(key_columns) > 0 GROUP BY name HAVING name IS NOT NULL"
+    ).fetchall()
+    return {name: [str(c) for c in columns] for name, columns in sorted(found)}
 
 
 def prepare(
