@@ -64,3 +64,25 @@ def test_arrival_order_replay_is_wrong_where_seq_order_is_right(dialect):
     wrong = cdckit.materialize(events, order="arrival")["shop.items"]
     assert str(right["qty"].iloc[0]) == "2" and str(wrong["qty"].iloc[0]) == "1"
     assert len(cdckit.order_report(events)["inversions"]) == 1
+
+
+_KEY_PARTS = st.one_of(
+    st.integers(-(10**19), 10**19), st.integers(2**53 - 2, 2**53 + 2), st.floats(-1e6, 1e6, allow_nan=False),
+    st.none(), st.sampled_from(["a", "b", "10"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_KEY_PARTS, min_size=1, max_size=2), max_size=12),
+       st.sampled_from(["one number", "any"]))
+def test_rows_come_in_key_order_by_value_however_the_keys_are_sorted(parts, shape) -> None:
+    from cdckit.analysis.replayer import key_order, key_permutation
+
+    if shape == "one number":
+        parts = [[p[0]] for p in parts if isinstance(p[0], (int, float))]
+    keys = list(dict.fromkeys(json.dumps(p, separators=(",", ":")) for p in parts))
+    ordered = [keys[i] for i in key_permutation(keys).tolist()]
+    assert ordered == sorted(keys, key=key_order)
+    numbers = [json.loads(k)[0] for k in ordered if len(json.loads(k)) == 1 and type(json.loads(k)[0]) in (int, float)]
+    if len(numbers) == len(ordered):  # every key one number: by value, exactly (2**53 + 1 after 2**53)
+        assert numbers == sorted(numbers)

@@ -62,7 +62,18 @@ from .ordering._shared import REPLAY_OPS, table_names
 from .replay_plan import plan_replay
 
 # Named here too: cdckit.spark.replay takes them as replay.X.
-from .replayer import Replayer, Step, column_order, history_frame, key_order, old_key, problem_rows, replay_rows  # noqa: F401
+from .replayer import (  # noqa: F401
+    Replayer,
+    Step,
+    column_order,
+    history_frame,
+    in_key_order,
+    key_order,
+    key_permutation,
+    old_key,
+    problem_rows,
+    replay_rows,
+)
 from .tables import declared_types, typed_records, typed_texts
 from .tables import problems_frame as type_problems_frame
 from .transaction_cut import left_out_warning, through_transaction, whole_transactions_only
@@ -213,10 +224,11 @@ def materialize(
     declared = declared_types(events) if typed else {}
     type_problems: list[dict[str, Any]] = []
     with plan_replay(events, as_of, order) as plan:
-        rows: dict[str, dict[str, Any]] = {table: {} for table in plan.tables}  # a row, or its after image's number
+        last = plan.last_images()  # rows that are one after image whole: keys and the images' row numbers
+        rows: dict[str, dict[str, Any]] = {table: {} for table in plan.tables}  # the other rows, by key
         bags: dict[str, list[dict[str, Any] | str]] = {table: [] for table in plan.tables}  # a row, or its text
         problems = plan.problems()
-        for table, key, row in plan.final_rows(parsed=False):  # a whole image: its row, read when typed
+        for table, key, row in plan.merged_rows():
             rows[table][key] = row
         for table, replayer, steps, _ in plan.walk():
             rows[table].update(replayer.rows)
@@ -232,15 +244,21 @@ def materialize(
         afters = None  # the after images as Arrow text, once
         for table in sorted(plan.tables):
             columns = columns_of[table]
-            in_order = _in_key_order(rows[table])
-            live = [rows[table][key] for key in in_order] + bags[table]
-            numbered = [i for i, row in enumerate(live) if isinstance(row, int)]
-            if typed and live and len(numbered) == len(live):
+            texts_of_keys, numbers = last.get(table, (np.array([], dtype=object), np.array([], dtype=np.int64)))
+            if typed and len(numbers) and not rows[table] and not bags[table]:  # each row one whole after image
+                placed = key_permutation(texts_of_keys)
                 afters = pa.array(events["after"], pa.string(), from_pandas=True) if afters is None else afters
-                texts = afters.take(live)
-                states[table], found = typed_texts(texts, columns, table, declared=declared.get(table), keys=in_order)
+                texts = afters.take(numbers[placed])
+                states[table], found = typed_texts(
+                    texts, columns, table, declared=declared.get(table), keys=texts_of_keys[placed]
+                )
                 type_problems += found
                 continue
+            by_key = dict(zip(texts_of_keys.tolist(), numbers.tolist()))  # a row, or its after image's number
+            by_key.update(rows[table])
+            in_order = in_key_order(by_key)
+            live = [by_key[key] for key in in_order] + bags[table]
+            numbered = [i for i, row in enumerate(live) if isinstance(row, int)]
             for i, text in zip(numbered, events["after"].iloc[[live[i] for i in numbered]].tolist()):
                 live[i] = text  # a whole after image: its text
             if typed and live and all(isinstance(row, str) for row in live):  # keyless rows come as texts too
@@ -294,19 +312,6 @@ def _warn_unmatched(problems: list[dict[str, Any]]) -> None:
     said = unmatched_warning(problems)
     if said is not None:
         warnings.warn(said, stacklevel=3)
-
-
-def _in_key_order(keys: Iterable[str]) -> list[str]:
-    """Key texts in :func:`cdckit.analysis.replayer.key_order`; single numbers (the common key) without parsing JSON.
-
-    >>> _in_key_order(['[10]', '[9]', '[2.5]']), _in_key_order(['["b"]', '[1]', '[null]'])
-    (['[2.5]', '[9]', '[10]'], ['[1]', '["b"]', '[null]'])
-    """
-    keys = list(keys)
-    numbers = pd.to_numeric(pd.Series(keys, dtype=object).str.slice(1, -1), errors="coerce").to_numpy(float)
-    if not np.isnan(numbers).any():  # every key one number: sorted by numpy, stable at ties as sorted() is
-        return [keys[i] for i in np.argsort(numbers, kind="stable").tolist()]
-    return sorted(keys, key=key_order)
 
 
 def given_key_text(key: Any) -> str:

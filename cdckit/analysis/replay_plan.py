@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -319,17 +320,19 @@ class ReplayPlan:
         for table, replayer, steps, _ in replay_rows(frame, self.partial):
             yield table, replayer, steps
 
-    def final_rows(self, parsed: bool = True) -> Iterator[tuple[str, str, dict[str, Any] | int]]:
-        """``(table, key, row)`` for every live keyed-lane row; only the images that make it are parsed, and with
-        ``parsed=False`` a row that is one after image whole is the events' row number of that image."""
+    def last_images(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Per full-image table, its live keyed-lane rows, each one after image whole: their keys, and the events'
+        row numbers of those images (arrays, in no order)."""
         partial = [t for t, merge in self.partial.items() if merge]
-        if not parsed:  # fetched as arrays: a tuple per row costs more than the query
-            found = self.con.execute(_LAST_FULL, {"partial": partial}).fetchnumpy()
-            yield from zip(found["_table"].tolist(), found["key"].tolist(), found["_row"].tolist())
-        else:
-            last = self.con.execute(_LAST_FULL, {"partial": partial}).fetchall()
-            for (table, key, _), text in zip(last, self._fetch([r[2] for r in last], "after")):
-                yield table, key, values.loads(text)
+        found = self.con.execute(f"{_LAST_FULL} ORDER BY _table", {"partial": partial}).fetchnumpy()
+        tables, keys, rows = found["_table"], found["key"], np.asarray(found["_row"], dtype=np.int64)
+        starts = np.flatnonzero(np.r_[True, tables[1:] != tables[:-1]]) if len(tables) else np.array([], int)
+        ends = np.r_[starts[1:], len(tables)]
+        return {tables[a]: (keys[a:b], rows[a:b]) for a, b in zip(starts.tolist(), ends.tolist())}
+
+    def merged_rows(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """``(table, key, row)`` for every live keyed-lane row of the partial-image tables."""
+        partial = [t for t, merge in self.partial.items() if merge]
         if partial:
             yield from self._merged_rows(partial)
 
