@@ -86,3 +86,13 @@ def test_rows_come_in_key_order_by_value_however_the_keys_are_sorted(parts, shap
     numbers = [json.loads(k)[0] for k in ordered if len(json.loads(k)) == 1 and type(json.loads(k)[0]) in (int, float)]
     if len(numbers) == len(ordered):  # every key one number: by value, exactly (2**53 + 1 after 2**53)
         assert numbers == sorted(numbers)
+
+
+def test_a_partial_update_whose_names_end_to_end_equal_the_insert_s_is_merged() -> None:
+    """The insert names [id] + [] + [id, name, qty], the update [id] + [id] + [name, qty]: the same names end to
+    end, different images; the update's image lacks id, so it is merged onto the row, not put in its place."""
+    cap = capture("shareplex", [("insert", 0), ("update", 0)])
+    events = cdckit.read(cap.messages, dialect="shareplex", errors="raise")
+    assert events["before"].iloc[1] == '{"id":1}' and "id" not in json.loads(events["after"].iloc[1])
+    row = cdckit.materialize(events)["shop.items"].iloc[0]
+    assert (str(row["id"]), row["name"], str(row["qty"])) == ("1", "n1", "1")

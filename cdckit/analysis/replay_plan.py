@@ -37,7 +37,7 @@ from .. import values
 from .ordering._shared import none_if_missing
 from .ordering.sort import TIE_MARK
 from .replay_keyless import keyless_state
-from .replay_prepare import NAMES, ORDERS, named_key_columns, prepare, stream_table
+from .replay_prepare import NAMES, ORDERS, SIGNATURE, named_key_columns, prepare, stream_table
 from .replayer import Replayer, Step, canonical_text, is_partial, old_key, parse_image, problem_rows, replay_rows
 from .transitions import problem_sql
 
@@ -48,23 +48,6 @@ _FIRST_READ = "(SELECT _table, min(_pos) AS _first_read FROM prep WHERE op = 're
 #: SQL: whether a snapshot row of the change's table came before it (a query joined with :data:`_FIRST_READ`).
 _SNAPSHOT_BEFORE = "coalesce(_first_read < _pos, false)"
 
-
-def _image_shape(image: str) -> str:
-    """SQL: a hash of the column names of an ``image`` (its ``json_keys``) in name order (NULL for no image or one
-    without columns)."""
-    names = f"coalesce(try(json_keys({image})), [])"
-    return f"CASE WHEN len({names}) > 0 THEN hash(list_sort({names})) END"
-
-
-#: Tables (of dialects whose images may leave unchanged columns out) whose images do not all have the same
-#: columns: only these are merged (where every image has the same columns, merging is replacing). The images
-#: are read again here, for these tables only.
-_VARIED = f"""
-SELECT _table FROM (
-    SELECT p._table, unnest([{_image_shape("e.before")}, {_image_shape("e.after")}]) AS shape
-    FROM prep p JOIN events e USING (_row) WHERE list_contains($partial, p._table))
-GROUP BY _table HAVING count(DISTINCT shape) > 1
-"""
 
 #: A primary-key update sent as a delete and a create (Debezium): an insert right after a delete of another
 #: key at the same seq, in a table whose images are merged; the two keys replay together (as a chain).
@@ -78,10 +61,11 @@ WHERE op = 'insert' AND previous_op = 'delete' AND NOT previous_cleared AND prev
     AND rtrim(previous_seq, chr({mark})) = rtrim(_seq, chr({mark})) AND _seq <> ''
 """.format(mark=ord(TIE_MARK))  # the create of the new key may carry the tie mark (ordering.sort)
 
-#: The names (key columns, before image, after image) of one change of each distinct signature.
-_SIGNATURES = """
-SELECT hash({names}) AS _sig, {names} AS names FROM events
-WHERE _row IN (SELECT arg_min(_row, _pos) FROM prep GROUP BY _sig)
+#: The names (key columns, before image, after image) of one change of each distinct signature, and its images'.
+_SIGNATURES = f"""
+SELECT {SIGNATURE} AS _sig, {NAMES} AS names, coalesce(try(json_keys(before)), []) AS before_names,
+    coalesce(try(json_keys(after)), []) AS after_names
+FROM events WHERE _row IN (SELECT arg_min(_row, _pos) FROM prep GROUP BY _sig)
 """
 
 #: The keyed lane: changes with a key that no primary-key change links to another.
@@ -159,11 +143,11 @@ class ReplayPlan:
         ).fetchall()
         self._replay_order = [t for t, _, _, _ in tables]
         self.tables = sorted(self._replay_order)
-        merged = [t for t, dialect, _, _ in tables if is_partial(dialect)]
-        varied = {t for (t,) in self.con.execute(_VARIED, {"partial": merged}).fetchall()} if merged else set()
-        self.partial = {t: t in varied for t, _, _, _ in tables}
+        self._ranks, shapes = self._column_ranks()
+        # tables (of dialects whose images may leave unchanged columns out) whose images do not all have the same
+        # columns: only these are merged (where every image has the same columns, merging is replacing)
+        self.partial = {t: is_partial(dialect) and len(shapes[t]) > 1 for t, dialect, _, _ in tables}
         self._keyless = sorted(t for t, _, _, keyless in tables if keyless)
-        self._ranks = self._column_ranks()
         self.chains = self._chains()
         linked = [(t, k) for t, keys in self.chains.items() for k in keys]
         self.con.register(
@@ -179,20 +163,25 @@ class ReplayPlan:
 
     # ---------------------------------------------------------------- set-up
 
-    def _column_ranks(self) -> dict[str, dict[str, tuple[Any, int]]]:
-        """Per table, where each column first appears in seq order: ``(position, place in the event's names)``."""
-        names = dict(self.con.execute(_SIGNATURES.format(names=NAMES)).fetchall())
+    def _column_ranks(self) -> tuple[dict[str, dict[str, tuple[Any, int]]], dict[str, set[tuple[str, ...]]]]:
+        """Per table, where each column first appears in seq order: ``(position, place in the event's names)``;
+        and the shapes of its images (each one's column names, in name order)."""
+        found = self.con.execute(_SIGNATURES).fetchall()
+        signatures = {sig: (names, before, after) for sig, names, before, after in found}
         ranks: dict[str, dict[str, tuple[Any, int]]] = {t: {} for t in self.tables}
+        shapes: dict[str, set[tuple[str, ...]]] = {t: set() for t in self.tables}
         seen = self.con.execute(  # where: the seq order, as in cdckit.analysis.ordering.narrow.SEQ_ORDER
             'SELECT _table, _sig, min(row(_seq, coalesce(source, \'\'), coalesce("partition", -1), "offset")) '
             "FROM prep GROUP BY _table, _sig"
         ).fetchall()
         for table, signature, where in seen:
+            names, before, after = signatures[signature]
             table_ranks = ranks[table]
-            for place, name in enumerate(names[signature]):
+            for place, name in enumerate(names):
                 if name not in table_ranks or (where, place) < table_ranks[name]:
                     table_ranks[name] = (where, place)
-        return ranks
+            shapes[table].update(tuple(sorted(image)) for image in (before, after) if image)
+        return ranks, shapes
 
     def _chains(self) -> dict[str, set[str]]:
         """Per table, the keys linked by primary-key changes (each chain replays together)."""

@@ -28,7 +28,7 @@ import pyarrow as pa
 from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS, SNAPSHOT_PLACE, SNAPSHOT_PLACE_SQL
 from .ordering.sort import FIRST_AT_A_TIE, IN_MESSAGE, TIE_MARK, row_in_message_dialects
 
-__all__ = ["prepare", "named_key_columns", "ORDERS", "NAMES", "stream_table"]
+__all__ = ["prepare", "named_key_columns", "ORDERS", "NAMES", "SIGNATURE", "stream_table"]
 
 _ARRIVAL = 'coalesce(source, \'\'), "partition" NULLS FIRST, "offset"'
 
@@ -94,8 +94,18 @@ def _names_other_key(parts: str) -> str:
 NAMES = (
     "list_concat(coalesce(key_columns, []), coalesce(try(json_keys(before)), []), coalesce(try(json_keys(after)), []))"
 )
-#: The same, from the names :data:`_PREPARE` reads once per image.
-_READ_NAMES = "list_concat(coalesce(key_columns, []), coalesce(_before_names, []), coalesce(_after_names, []))"
+
+
+def _signature(before_names: str, after_names: str) -> str:
+    """SQL: a hash of a change's key column names and of each image's column names (``_sig``: changes alike in
+    these share it), from the SQL of the images' names."""
+    # a list of the three lists: DuckDB hashes a row of lists as their elements end to end (a name moved from
+    # one image to the next would not change it)
+    return f"hash([coalesce(key_columns, []), coalesce({before_names}, []), coalesce({after_names}, [])])"
+
+
+#: SQL: the signature of a change, read from its images.
+SIGNATURE = _signature("try(json_keys(before))", "try(json_keys(after))")
 
 _CHANGES = "op IN (" + ", ".join(f"'{op}'" for op in REPLAY_OPS) + ") {cut}"
 _IDENTITY = ", ".join(
@@ -145,7 +155,7 @@ _PREPARE = """
 CREATE TEMP TABLE prep AS
 WITH kept AS (  -- narrow from here on: windows sort whole rows, so the images stay behind
     SELECT _row, dialect, {table_name} AS _table, key, op, seq, source, "partition", "offset", _time,
-        after IS NOT NULL AS has_after, hash({names}) AS _sig,
+        after IS NOT NULL AS has_after, {signature} AS _sig,
         {before_parts} AS _before_key, {after_parts} AS _after_key
     FROM (SELECT *, try(json_keys(before)) AS _before_names, try(json_keys(after)) AS _after_names  -- parsed once
           FROM events WHERE {changes} AND NOT EXISTS (SELECT 1 FROM redelivered r WHERE r._row = events._row))
@@ -277,7 +287,7 @@ def prepare(
             tied_seq=_TIED_SEQ.format(stream=_stream_partition(stream)) if shared else "_fill",
             arrival=_ARRIVAL,
             table_name=_streamed_table_name(stream),
-            names=_READ_NAMES,
+            signature=_signature("_before_names", "_after_names"),  # the names parsed once
             before_parts=_key_parts("before", key_lists),
             after_parts=_key_parts("after", key_lists),
             before_moves=_names_other_key("_before_key"),
