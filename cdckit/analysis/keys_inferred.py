@@ -126,9 +126,7 @@ def infer_keys(events: pd.DataFrame, by: str = "seq") -> InferredKeys:
     frame = events.loc[changes].assign(_table=names[changes])
     frame[SNAPSHOT_PLACE] = snapshot_place(frame)
     frame = sort_events(frame, by=by)
-    identity = ["dialect", "_table", *REDELIVERY_IDENTITY]
-    redelivered = frame["seq"].notna() & frame.duplicated(identity)
-    frame = frame.loc[~redelivered.to_numpy()]
+    frame = frame.loc[~_redelivered(frame)]
     read_keys = (events.attrs.get("report") or {}).get("inferred_keys") or {}
     keys: dict[str, list[str]] = {}
     rows: list[dict[str, Any]] = []
@@ -152,6 +150,17 @@ def infer_keys(events: pd.DataFrame, by: str = "seq") -> InferredKeys:
         if row["columns"]:
             keys[name] = row["columns"]
     return InferredKeys(keys, object_columns(pd.DataFrame(rows, columns=EVIDENCE_COLUMNS)))
+
+
+def _redelivered(frame: pd.DataFrame) -> np.ndarray:
+    """Per change (in replay order), whether it repeats an earlier one exactly (seq set): the images are compared
+    only where the narrow identity repeats."""
+    identity = ["dialect", "_table", *REDELIVERY_IDENTITY]
+    narrow = [c for c in identity if c not in ("before", "after")]
+    again = frame.duplicated(narrow, keep=False).to_numpy() & frame["seq"].notna().to_numpy()
+    redelivered = np.zeros(len(frame), dtype=bool)
+    redelivered[again] = frame.loc[again, identity].duplicated().to_numpy()
+    return redelivered
 
 
 def _row(
