@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import cdckit
@@ -204,6 +204,8 @@ def _partition(codes) -> list[tuple[int, ...]]:
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["insert", "update", "delete", "read"]), _IMAGES, _IMAGES),
                 min_size=1, max_size=12))
+@example([("insert", None, {"id": None, "b": 0}), ("insert", None, {"id": None, "b": 0.0})])  # one code, floating
+@example([("insert", {"c": -0.0}, {"c": 0})])  # -0.0 equals 0
 def test_image_codes_read_by_arrow_equal_those_of_parsed_images(changes) -> None:
     table = pd.DataFrame({"op": [op for op, _, _ in changes], "seq": [f"{i:03d}" for i in range(len(changes))],
                           "txn_id": None,

@@ -155,12 +155,12 @@ class ImageCodes:
             both = np.concatenate([b, a])
             missing = pd.isna(both)
             try:
-                codes, uniques = pd.factorize(both)
+                codes, _ = pd.factorize(both)
             except TypeError:
                 self.unusable[column] = "holds lists or objects"
                 continue
             self._codes[column] = np.where(missing, -1, codes).astype(np.int64)
-            kinds = pd.api.types.infer_dtype(uniques, skipna=True)
+            kinds = pd.api.types.infer_dtype(both[~missing], skipna=True)  # every value: 0 and 0.0 share a code
             self.kind[column] = 0 if kinds in ("integer", "string") else 2 if kinds in _FLOATING else 1
 
     def usable(self, column: str) -> bool:
@@ -176,7 +176,10 @@ class ImageCodes:
     def codes(self, column: str) -> np.ndarray:
         """The usable ``column``'s codes over [before images; after images] (-1 where null or missing)."""
         if column not in self._codes:
-            encoded = pc.dictionary_encode(pa.concat_arrays(list(self._arrays[column])))
+            both = pa.concat_arrays(list(self._arrays[column]))
+            if pa.types.is_floating(both.type):
+                both = pc.add(both, pa.scalar(0.0, both.type))  # -0.0 + 0.0 is 0.0: equal, as in Python
+            encoded = pc.dictionary_encode(both)
             self._codes[column] = encoded.indices.fill_null(-1).to_numpy().astype(np.int64)
         return self._codes[column]
 
