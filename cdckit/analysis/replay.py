@@ -46,11 +46,11 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
+import duckdb
 import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .. import values
 from ..errors import KeylessTableError, how_to_give_keys
@@ -58,8 +58,9 @@ from ..frame import find_table, utc_nanoseconds  # noqa: F401  (find_table named
 from ..python_columns import object_column, object_columns
 from ..reading.capture import events_of
 from .keys import Keys, given_keys
-from .ordering._shared import REPLAY_OPS, table_names
+from .ordering._shared import table_names
 from .replay_plan import plan_replay
+from .replay_prepare import named_key_columns
 
 # Named here too: cdckit.spark.replay takes them as replay.X.
 from .replayer import (  # noqa: F401
@@ -155,26 +156,26 @@ def keyless_left_out(keyless: Iterable[str], keyed: Iterable[str]) -> list[str]:
 
 
 def key_columns_of(events: pd.DataFrame) -> dict[str, list[str]]:
-    """Per table, the key columns its changes name (those of the last change that names any).
+    """Per table, the key columns its changes name (those of the last change that names any): the rule of
+    :func:`cdckit.analysis.replay_prepare.named_key_columns`, over the frame's narrow columns.
 
     >>> import cdckit
     >>> key_columns_of(cdckit.read(cdckit.samples.path("canal/shop")))
     {'shop.customers': ['id'], 'shop.order_items': ['order_id', 'line_no']}
     """
-    wanted = np.flatnonzero(events["op"].isin(REPLAY_OPS).to_numpy() & _names_columns(events["key_columns"]))
-    tables = events[["database", "schema", "table"]].iloc[wanted]  # narrow: the images stay
-    last = events[["database", "schema", "table", "key_columns"]].iloc[wanted[~tables.duplicated(keep="last")]]
-    found = [(name, columns) for name, columns in zip(table_names(last), last["key_columns"]) if name is not None]
-    return {name: [str(c) for c in columns] for name, columns in sorted(found, key=lambda item: item[0])}
-
-
-def _names_columns(key_columns: pd.Series) -> np.ndarray:
-    """Per event, whether its ``key_columns`` is a list naming some (read by Arrow where the column is lists)."""
+    columns: dict[str, Any] = {"_row": pa.array(np.arange(len(events), dtype=np.int64))}
+    for name in ("database", "schema", "table", "op"):
+        columns[name] = pa.array(events[name], type=pa.string(), from_pandas=True)
     try:
-        lengths = pc.list_value_length(pa.array(key_columns, pa.list_(pa.string()), from_pandas=True))
+        columns["key_columns"] = pa.array(events["key_columns"], pa.list_(pa.string()), from_pandas=True)
     except (pa.ArrowInvalid, pa.ArrowTypeError):  # a frame built by hand: a text, a number
-        return np.array([isinstance(c, (list, tuple, np.ndarray)) and len(c) > 0 for c in key_columns], dtype=bool)
-    return pc.fill_null(pc.greater(lengths, 0), False).to_numpy(zero_copy_only=False)
+        columns["key_columns"] = pa.array(
+            [list(c) if isinstance(c, (list, tuple, np.ndarray)) else None for c in events["key_columns"]],
+            pa.list_(pa.string()),
+        )
+    with duckdb.connect() as con:
+        con.register("events", pa.table(columns))
+        return named_key_columns(con)
 
 
 def problems_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
