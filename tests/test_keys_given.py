@@ -4,6 +4,7 @@ engines) and KeylessTableError saying how to find and give keys."""
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 from pathlib import Path
@@ -11,9 +12,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from comparable import row_texts
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import cdckit
-from cdckit import samples
+from cdckit import samples, values
+from cdckit.analysis.keys import key_texts
 from cdckit.cli import EXIT_CODES, exit_codes, main
 
 KEYED = "canal/shop"
@@ -233,3 +237,63 @@ def test_spark_replay_and_finding_with_and_without_keys(spark):
         row_texts(cdckit.history(pandas_events, "customers", 3, keys=KEYS)[["op", "seq", "version"]])
     with pytest.raises(ValueError, match="not in the events; tables: shop.customers"):
         cdcspark.materialize(events, keys={"nosuch": "id"})
+
+
+# --------------------------------------------------------------------------- key texts read in one pass
+
+_NAMES = st.sampled_from(["id", "a/b", "n~1", "k\"q", "é", "line", ""])
+_VALUES = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.integers(min_value=-(10**19), max_value=10**19),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=6),
+    st.sampled_from(["id", '"id"', "a\\/b", "x\"y", "tab\t", "\u2028"]),
+    st.booleans(),
+    st.none(),
+    st.lists(st.integers(), max_size=2),
+)
+
+
+@st.composite
+def _image_texts(draw: st.DrawFn) -> str | None:
+    """A row image's text as producers write it: any names and values, compact or spaced, escaped or not, a name
+    written twice, an array, bad JSON, or no image."""
+    shape = draw(st.sampled_from(["object", "object", "object", "twice", "array", "bad", "none"]))
+    if shape == "none":
+        return None
+    if shape == "bad":
+        return draw(st.sampled_from(['{"id":', "not json", '{"id":01}', '{"id":1e999}']))
+    row = draw(st.dictionaries(_NAMES, _VALUES, max_size=4))
+    if shape == "array":
+        return json.dumps(list(row.values()))
+    text = json.dumps(row, ensure_ascii=draw(st.booleans()), separators=draw(st.sampled_from([(",", ":"), (", ", ": ")])))
+    if shape == "twice" and row:
+        name = draw(st.sampled_from(sorted(row)))
+        text = text[:-1] + ("," if len(text) > 2 else "") + json.dumps(name) + ":" + json.dumps(draw(_VALUES)) + "}"
+    if draw(st.booleans()):
+        text = text.replace("/", "\\/")  # JSON's other way to write a slash
+    return text
+
+
+def _python_key(image: str | None, columns: list[str]) -> str | None | type:
+    """The key text as one image at a time gives it (the rule), or the type of the error it raises."""
+    try:
+        return values.key_of(values.loads(image), columns) if isinstance(image, str) else None
+    except Exception as error:  # noqa: BLE001 - the error's type is compared
+        return type(error)
+
+
+@settings(max_examples=150, deadline=None)
+@given(images=st.lists(_image_texts(), max_size=12), columns=st.lists(_NAMES, min_size=1, max_size=3, unique=True))
+@example(images=['{"id":1,"id":2}', '{"id":"x\\"y"}', '{"a\\/b":1,"a/b":2}'], columns=["id", "a/b"])
+@example(images=['{"id":12345678901234567890}', '{"id":-0}', '{"id":1.50}', '{"id":[1]}'], columns=["id"])
+def test_key_texts_read_in_one_pass_are_those_of_each_image(images, columns):
+    """with_keys reads the key values of all the images in one DuckDB pass; every key text (and every error) is
+    the one the rule gives image by image."""
+    expected = [_python_key(image, columns) for image in images]
+    if any(isinstance(e, type) for e in expected):
+        with pytest.raises(Exception) as raised:
+            key_texts(images, columns)
+        assert raised.type in [e for e in expected if isinstance(e, type)]
+        return
+    assert key_texts(images, columns) == expected

@@ -22,16 +22,21 @@ with :func:`cdckit.spark.keys.with_keys`, the same rule in Spark columns).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import duckdb
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .. import values
 from ..frame import find_table, table_names
 from ..reading.capture import Capture
 
-__all__ = ["Keys", "with_keys", "given_keys", "key_columns_given", "tables_keyed"]
+__all__ = ["Keys", "with_keys", "given_keys", "key_columns_given", "tables_keyed", "key_texts"]
 
 #: What ``keys=`` takes: a table (``"schema.table"`` or the bare table name) -> its key column or columns.
 Keys = Mapping[str, "Sequence[str] | str"]
@@ -128,21 +133,23 @@ def with_keys(events: pd.DataFrame | Capture, keys: Keys, strict: bool = True) -
         return out
     key_columns = out["key_columns"].astype(object).to_numpy(copy=True)
     key = out["key"].astype(object).to_numpy(copy=True)
-    ops, befores, afters = out["op"].to_numpy(), out["before"].to_numpy(), out["after"].to_numpy()
+    befores, afters = (pa.array(out[c], pa.string(), from_pandas=True) for c in ("before", "after"))
+    images = pc.if_else(out["op"].isin(list(KEY_FROM_BEFORE)).to_numpy(), befores, afters)  # whose key is read
     named = names.to_numpy()
     for table, columns in wanted.items():
         positions = (named == table).nonzero()[0]
-        found = 0
-        for position in positions.tolist():
-            image = befores[position] if ops[position] in KEY_FROM_BEFORE else afters[position]
-            key_columns[position] = list(columns)
-            key[position] = values.key_of(values.loads(image), columns) if isinstance(image, str) else None
-            found += key[position] is not None
-        if strict and not found and _has_images(befores[positions], afters[positions]):
-            raise ValueError(
-                f"keys: no image of {table} holds all of its key columns {columns}; its columns: "
-                f"{', '.join(_columns_of(befores[positions], afters[positions]))}"
-            )
+        texts = key_texts(images.take(positions), columns)
+        named_once = np.empty(1, dtype=object)
+        named_once[0] = list(columns)
+        key_columns[positions] = np.repeat(named_once, len(positions))  # one list, as a decoder shares it
+        key[positions] = texts
+        if strict and all(text is None for text in texts):
+            here = (befores.take(positions).to_pylist(), afters.take(positions).to_pylist())
+            if _has_images(*here):
+                raise ValueError(
+                    f"keys: no image of {table} holds all of its key columns {columns}; its columns: "
+                    f"{', '.join(_columns_of(*here))}"
+                )
     out["key_columns"] = pd.Series(key_columns, index=out.index, dtype=events["key_columns"].dtype)
     out["key"] = pd.Series(key, index=out.index, dtype=events["key"].dtype)
     return out
@@ -173,3 +180,58 @@ def _columns_of(befores: Any, afters: Any, most: int = 200) -> list[str]:
         if isinstance(parsed, dict):
             seen.update(dict.fromkeys(parsed))
     return list(seen)
+
+
+def key_texts(images: pa.Array | pa.ChunkedArray | Sequence[str | None], columns: list[str]) -> list[str | None]:
+    r"""The key text of each image (a JSON object text, or None) in ``columns``, as
+    ``values.key_of(values.loads(image), columns)`` gives it (None for no image); errors as it raises them.
+
+    DuckDB reads the key values of all the images in one pass where each is a whole number of up to 18 digits or
+    a string with nothing to escape, written once in an image without ``\u`` or ``\/`` escapes (a name written
+    twice: orjson keeps the last, DuckDB the first); Python reads every other image.
+
+    >>> key_texts(['{"id":7,"n":"a"}', '{"n":"a"}', None, '{"id":1.50}'], ["id"])
+    ['[7]', None, None, '[1.5]']
+    >>> key_texts(['{"a":"x","b":-2}', '{"a":"tab\\there","b":2}'], ["a", "b"])
+    ['["x",-2]', '["tab\\there",2]']
+    """
+    if isinstance(images, pa.ChunkedArray):
+        array = images.combine_chunks()
+    else:
+        array = images if isinstance(images, pa.Array) else pa.array(images, pa.string(), from_pandas=True)
+    con = duckdb.connect()
+    try:
+        con.register("images", pa.table({"image": array}))
+        read = con.sql(_key_text_sql(columns)).to_arrow_table().column(0).to_numpy(zero_copy_only=False)
+    finally:
+        con.close()
+    unread = np.flatnonzero(pd.isna(read))  # Python reads these (and raises an image's errors)
+    for i, image in zip(unread.tolist(), array.take(unread).to_pylist()):
+        read[i] = values.key_of(values.loads(image), columns) if image is not None else None
+    read[read == ""] = None  # an image without every key column
+    return read.tolist()
+
+
+def _sql_text(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _key_text_sql(columns: list[str]) -> str:
+    """SQL over ``images``: per image its key text, ``''`` for an image lacking a key column, NULL where Python
+    is to read it (see :func:`key_texts`)."""
+    pointers = [_sql_text("/" + c.replace("~", "~0").replace("/", "~1")) for c in columns]
+    written = [json.dumps(c, ensure_ascii=False) for c in columns]  # a name as the image writes it
+    once = " AND ".join(f"length(image) - length(replace(image, {_sql_text(w)}, '')) = {len(w)}" for w in written)
+    parts = [f"parts[{i}]" for i in range(1, len(columns) + 1)]
+    texts = [  # the value's JSON text where orjson writes it so: a whole number, or a string with no escape
+        f"CASE WHEN json_type({p}) IN ('BIGINT', 'UBIGINT') AND regexp_full_match({p}::VARCHAR, "
+        f"'0|-?[1-9][0-9]{{0,17}}') THEN {p}::VARCHAR WHEN json_type({p}) = 'VARCHAR' "
+        f"AND NOT regexp_matches({p}::VARCHAR, '[\\x00-\\x1f\\\\]|.\".') THEN {p}::VARCHAR END"
+        for p in parts
+    ]
+    return f"""
+        SELECT CASE WHEN parts IS NULL OR NOT starts_with(image, '{{') OR contains(image, '\\u')
+                         OR contains(image, '\\/') OR NOT ({once}) THEN NULL
+                    WHEN {" OR ".join(f"{p} IS NULL" for p in parts)} THEN ''
+                    ELSE '[' || {" || ',' || ".join(texts)} || ']' END
+        FROM (SELECT image, try(json_extract(image, [{", ".join(pointers)}])) AS parts FROM images)"""

@@ -3,7 +3,7 @@
 The rows of each table named in ``keys`` get those ``key_columns`` (a literal
 array) and a ``key``: the compact JSON array text of the key values of the
 after image (the before image for a delete), rendered by the very function
-pandas uses (:func:`cdckit.values.key_of`, in an Arrow-batched Python UDF),
+pandas uses (:func:`cdckit.analysis.keys.key_texts`, in an Arrow-batched Python UDF),
 so the two engines give the same key texts for every value (numbers beyond
 a double, unicode, nulls, nested values). Which tables are meant is decided
 as pandas decides it (:func:`cdckit.analysis.keys.tables_keyed`).
@@ -23,26 +23,22 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from .. import values
-from ..analysis.keys import KEY_FROM_BEFORE, Keys, key_columns_given, tables_keyed
+from ..analysis.keys import KEY_FROM_BEFORE, Keys, key_columns_given, key_texts, tables_keyed
 from .columns import table_name_column
 
 __all__ = ["with_keys", "given_keys"]
 
 
 def _key_texts(images: pd.Series, columns: pd.Series) -> pd.Series:
-    """Per row, the key text of ``images`` (JSON object texts) in the ``columns`` (a JSON array text) named."""
-    parsed: dict[str, list[str]] = {}
-    out: list[str | None] = []
-    for image, named in zip(images.tolist(), columns.tolist()):
-        if not isinstance(image, str) or not isinstance(named, str):
-            out.append(None)
-            continue
-        listed = parsed.get(named)
-        if listed is None:
-            listed = parsed[named] = json.loads(named)
-        out.append(values.key_of(values.loads(image), listed))
-    return pd.Series(out, index=images.index, dtype=object)
+    """Per row, the key text of ``images`` (JSON object texts) in the ``columns`` (a JSON array text) named: the
+    rows naming the same columns read together by :func:`cdckit.analysis.keys.key_texts`."""
+    out = pd.Series([None] * len(images), index=images.index, dtype=object)
+    named = columns.to_numpy(dtype=object)
+    for listed in {c for c in named.tolist() if isinstance(c, str)}:
+        rows = (named == listed).nonzero()[0]
+        texts = images.iloc[rows].to_numpy(dtype=object)
+        out.iloc[rows] = key_texts([t if isinstance(t, str) else None for t in texts], json.loads(listed))
+    return out
 
 
 def with_keys(frame: DataFrame, keys: Keys, strict: bool = True) -> DataFrame:
