@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import cdckit
 from cdckit.analysis.image_codes import ImageCodes
 from cdckit.analysis.keys_inferred import EVIDENCE_COLUMNS
-from cdckit.frame import Event
+from cdckit.frame import Event, table_names
 from cdckit.frame_builders import FrameBuilder
 
 T0 = 1_714_554_000 * 10**9
@@ -222,3 +222,20 @@ def test_image_codes_read_by_arrow_equal_those_of_parsed_images(changes) -> None
         for column in by_python.kind:
             assert by_arrow.present(column).tolist() == (by_python.codes(column) >= 0).tolist()
             assert _partition(by_arrow.codes(column)) == _partition(by_python.codes(column)), column
+
+
+@pytest.mark.parametrize("sample", ["debezium/shop.jsonl", "debezium/postgres_values.jsonl", "maxwell/examples.json",
+                                    "wal2json/postgres_v2.jsonl", "pg_test_decoding/postgres.txt"])
+def test_replica_identity_read_from_columns_alone_is_that_of_the_parsed_images(sample, monkeypatch) -> None:
+    """The old tuples' columns are counted by DuckDB where they decide the replica identity on their own; the
+    evidence is the same as when every update's images are parsed and compared."""
+    from cdckit.analysis import keys_inferred
+
+    events = cdckit.read(cdckit.samples.path(sample))
+    names = table_names(events)
+    tables = {name: events[names == name] for name in names.dropna().unique()}
+    assert tables, sample
+    read = {name: keys_inferred._identity(ImageCodes(table)) for name, table in tables.items()}
+    monkeypatch.setattr(ImageCodes, "old_tuple_shapes", lambda self, positions: None)
+    parsed = {name: keys_inferred._identity(ImageCodes(table)) for name, table in tables.items()}
+    assert read == parsed

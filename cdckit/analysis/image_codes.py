@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import duckdb
 import numpy as np
 import orjson
 import pandas as pd
@@ -107,6 +108,32 @@ class ImageCodes:
         """The before or after images of the changes at ``positions``, parsed (None where there is none)."""
         texts = (self._after if after else self._before).take(pa.array(positions, pa.int64())).to_pylist()
         return [parsed if isinstance(parsed := parse_image_text(text), dict) else None for text in texts]
+
+    def old_tuple_shapes(self, positions: np.ndarray) -> dict[tuple[str, ...], int] | None:
+        """The column names of the before images of the changes at ``positions`` (each in its image's order), and
+        how many name them so, read by DuckDB without parsing the images in Python; None where a before or after
+        image there is no object (or has a space before its brace), or a before image names a column twice (those are
+        parsed one by one).
+
+        >>> import pandas as pd
+        >>> changes = pd.DataFrame({"op": ["update"] * 3, "seq": ["1", "2", "3"], "txn_id": [None] * 3,
+        ...                         "before": ['{"id":1}', '{"id":2}', '{"id":3,"n":null}'], "after": ['{"id":1}'] * 3})
+        >>> ImageCodes(changes).old_tuple_shapes(np.arange(3))
+        {('id',): 2, ('id', 'n'): 1}
+        """
+        rows = pa.array(positions, pa.int64())
+        con = duckdb.connect()
+        try:
+            con.register("images", pa.table({"before": self._before.take(rows), "after": self._after.take(rows)}))
+            found = con.sql(  # the images are valid JSON (read when coded): an object starts with {
+                "SELECT names, count(*), bool_and(starts_with(before, '{') AND starts_with(after, '{')) "
+                "FROM (SELECT try(json_keys(before)) AS names, before, after FROM images) GROUP BY names ORDER BY names"
+            ).fetchall()
+        finally:
+            con.close()
+        if not all(objects and names is not None and len(set(names)) == len(names) for names, _, objects in found):
+            return None
+        return {tuple(names): count for names, count, _ in found}
 
     def value(self, columns: tuple[str, ...], position: int, after: bool) -> str:
         """The columns' values at one change (its after or before image), as text."""

@@ -279,6 +279,11 @@ def _identity(images: ImageCodes) -> tuple[list[str] | None, str, bool]:
         held = known_values(before, None) if before is not None else None
         evidence.old(tuple(held) if held is not None else None)
     updates = np.flatnonzero(images.is_update & images.has_before & images.has_after)
+    shapes = images.old_tuple_shapes(updates) if len(updates) else {}
+    if shapes is not None and not evidence.needs_values(shapes):  # their columns decide: no image parsed
+        for columns, count in shapes.items():
+            evidence.old_columns(columns, count)
+        updates = updates[:0]
     for before, after in zip(images.images(updates, after=False), images.images(updates, after=True)):
         if before is None or after is None:
             continue

@@ -37,7 +37,7 @@ from __future__ import annotations
 import base64
 import functools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from .. import values
@@ -544,6 +544,24 @@ class IdentityEvidence:
         else:
             self.updates += 1
             self.unchanged += not changed
+
+    def needs_values(self, olds: Iterable[tuple[str, ...]]) -> bool:
+        """Whether :meth:`key` would read the updates' ``changed`` (their values, not only their columns) once old
+        tuples with ``olds`` columns are seen too: when every old tuple names the same columns, fewer than the
+        rows'. Where it would not, the updates' old tuples count by their columns alone (:meth:`old_columns`).
+
+        >>> e = IdentityEvidence()
+        >>> e.row(("id", "name")); e.needs_values([("id",)]), e.needs_values([("id", "name")])
+        (True, False)
+        """
+        seen = self.olds | set(olds)
+        width = set().union(*self.rows) if self.rows else set()
+        return not self.no_tuple and len(seen) == 1 and set(next(iter(seen))) < width
+
+    def old_columns(self, columns: tuple[str, ...], updates: int) -> None:
+        """``updates`` updates' old tuples with these columns, their values not compared (see :meth:`needs_values`)."""
+        self.olds.add(columns)
+        self.updates += updates
 
     def key(self) -> tuple[list[str] | None, str]:
         """The key columns the evidence proves (None when it proves none) and why, in words."""
