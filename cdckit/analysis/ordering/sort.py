@@ -30,6 +30,8 @@ True
 from __future__ import annotations
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ...dialects import registry
 
@@ -75,7 +77,8 @@ def message_positions(events: pd.DataFrame) -> pd.Series:
     placed = events["dialect"].isin(row_in_message_dialects()).to_numpy() & seq.notna().to_numpy()
     if placed.any():
         seq = seq.copy()
-        seq[placed] = seq[placed].str.replace(IN_MESSAGE, "", regex=True)
+        cut = pc.replace_substring_regex(pa.array(seq[placed], pa.string()), pattern=IN_MESSAGE, replacement="")
+        seq[placed] = cut.to_numpy(zero_copy_only=False)  # by Arrow: a Python call per seq costs more than the rest
     return seq
 
 
