@@ -108,20 +108,24 @@ def _signature(before_names: str, after_names: str) -> str:
 SIGNATURE = _signature("try(json_keys(before))", "try(json_keys(after))")
 
 _CHANGES = "op IN (" + ", ".join(f"'{op}'" for op in REPLAY_OPS) + ") {cut}"
-_IDENTITY = ", ".join(
-    ["dialect", "database", "schema", '"table"', "key"]
-    + [SNAPSHOT_PLACE_SQL if c == SNAPSHOT_PLACE else c for c in REDELIVERY_IDENTITY]
-)  # ordering's rule, per row
+_IDENTITY_PARTS = ["dialect", "database", "schema", '"table"', "key"] + [
+    SNAPSHOT_PLACE_SQL if c == SNAPSHOT_PLACE else c for c in REDELIVERY_IDENTITY
+]
+_IDENTITY = ", ".join(_IDENTITY_PARTS)  # ordering's rule, per row
+
+#: The identity without the images: changes that share it are the only ones whose images are compared.
+_PLACE = ", ".join(c for c in _IDENTITY_PARTS if c not in ("before", "after"))
 
 #: Exact redeliveries (same identity, position and images; seq set): every copy after the first to arrive.
-#: Only rows whose identity hash is seen twice are compared column by column.
+#: Only rows whose identity hash without the images is seen twice are compared column by column (hashing
+#: every image costs more than the rest of the query).
 _REDELIVERED = """
 CREATE TEMP TABLE redelivered AS
 SELECT _row FROM (
     SELECT _row, row_number() OVER (PARTITION BY {identity} ORDER BY {arrival}, _row) AS copy
     FROM events
-    WHERE {changes} AND seq IS NOT NULL AND hash({identity}) IN (
-        SELECT hash({identity}) FROM events WHERE {changes} AND seq IS NOT NULL GROUP BY 1 HAVING count(*) > 1))
+    WHERE {changes} AND seq IS NOT NULL AND hash({place}) IN (
+        SELECT hash({place}) FROM events WHERE {changes} AND seq IS NOT NULL GROUP BY 1 HAVING count(*) > 1))
 WHERE copy > 1
 """
 
@@ -265,7 +269,7 @@ def prepare(
     con.register("events", _frame_for_sql(events))
     cut = "" if as_of is None else f"AND _time IS NOT NULL AND _time <= {_timestamp(as_of).value}"
     changes = _CHANGES.format(cut=cut)
-    con.execute(_REDELIVERED.format(identity=_IDENTITY, arrival=_ARRIVAL, changes=changes))
+    con.execute(_REDELIVERED.format(identity=_IDENTITY, place=_PLACE, arrival=_ARRIVAL, changes=changes))
     key_lists = [  # the key column lists of the updates, for key parts read with constant paths
         list(columns)
         for (columns,) in con.execute(
