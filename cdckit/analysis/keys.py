@@ -133,7 +133,7 @@ def with_keys(events: pd.DataFrame | Capture, keys: Keys, strict: bool = True) -
         return out
     key_columns = out["key_columns"].astype(object).to_numpy(copy=True)
     key = out["key"].astype(object).to_numpy(copy=True)
-    befores, afters = (pa.array(out[c], pa.string(), from_pandas=True) for c in ("before", "after"))
+    befores, afters = (_image_texts(out[c]) for c in ("before", "after"))
     images = pc.if_else(out["op"].isin(list(KEY_FROM_BEFORE)).to_numpy(), befores, afters)  # whose key is read
     named = names.to_numpy()
     for table, columns in wanted.items():
@@ -165,6 +165,18 @@ def given_keys(events: pd.DataFrame | Capture, keys: Keys | None) -> pd.DataFram
     True
     """
     return events if not keys else with_keys(events, keys)
+
+
+def _image_texts(images: pd.Series) -> pa.Array | pa.ChunkedArray:
+    """An image column as Arrow text; a value that is no text (a frame built by hand) counts as no image.
+
+    >>> _image_texts(pd.Series(['{"id":1}', None, {"id": 2}])).to_pylist()
+    ['{"id":1}', None, None]
+    """
+    try:
+        return pa.array(images, pa.string(), from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([image if isinstance(image, str) else None for image in images], pa.string())
 
 
 def _has_images(befores: Any, afters: Any) -> bool:
