@@ -77,8 +77,11 @@ def message_positions(events: pd.DataFrame) -> pd.Series:
     placed = events["dialect"].isin(row_in_message_dialects()).to_numpy() & seq.notna().to_numpy()
     if placed.any():
         seq = seq.copy()
-        cut = pc.replace_substring_regex(pa.array(seq[placed], pa.string()), pattern=IN_MESSAGE, replacement="")
-        seq[placed] = cut.to_numpy(zero_copy_only=False)  # by Arrow: a Python call per seq costs more than the rest
+        try:  # by Arrow: a Python call per seq costs more than the rest
+            cut = pc.replace_substring_regex(pa.array(seq[placed], pa.string()), pattern=IN_MESSAGE, replacement="")
+            seq[placed] = cut.to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # a seq that is not text (a frame built by hand)
+            seq[placed] = seq[placed].str.replace(IN_MESSAGE, "", regex=True)
     return seq
 
 
