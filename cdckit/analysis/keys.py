@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 from .. import values
 from ..frame import find_table, table_names
 from ..reading.capture import Capture
+from ..sql_literals import sql_text
 
 __all__ = ["Keys", "with_keys", "given_keys", "key_columns_given", "tables_keyed", "key_texts"]
 
@@ -224,16 +225,12 @@ def key_texts(images: pa.Array | pa.ChunkedArray | Sequence[str | None], columns
     return read.tolist()
 
 
-def _sql_text(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def _key_text_sql(columns: list[str]) -> str:
     """SQL over ``images``: per image its key text, ``''`` for an image lacking a key column, NULL where Python
     is to read it (see :func:`key_texts`)."""
-    pointers = [_sql_text("/" + c.replace("~", "~0").replace("/", "~1")) for c in columns]
+    pointers = [sql_text("/" + c.replace("~", "~0").replace("/", "~1")) for c in columns]
     written = [json.dumps(c, ensure_ascii=False) for c in columns]  # a name as the image writes it
-    once = " AND ".join(f"length(image) - length(replace(image, {_sql_text(w)}, '')) = {len(w)}" for w in written)
+    once = " AND ".join(f"length(image) - length(replace(image, {sql_text(w)}, '')) = {len(w)}" for w in written)
     parts = [f"parts[{i}]" for i in range(1, len(columns) + 1)]
     texts = [  # the value's JSON text where orjson writes it so: a whole number, or a string with no escape
         f"CASE WHEN json_type({p}) IN ('BIGINT', 'UBIGINT') AND regexp_full_match({p}::VARCHAR, "

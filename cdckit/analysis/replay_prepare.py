@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ..sql_literals import sql_text
 from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS, SNAPSHOT_PLACE, SNAPSHOT_PLACE_SQL
 from .ordering.sort import FIRST_AT_A_TIE, IN_MESSAGE, TIE_MARK, row_in_message_dialects
 
@@ -50,8 +51,7 @@ def _json_path(column: str) -> str:
     >>> print(_json_path('say "hi"'))
     '$."say \\"hi\\""'
     """
-    path = '$."' + column.replace('"', '\\"') + '"'
-    return "'" + path.replace("'", "''") + "'"
+    return sql_text('$."' + column.replace('"', '\\"') + '"')
 
 
 #: Above this many distinct key column lists, key parts are found with a path built per row (see :func:`_key_parts`).
@@ -67,22 +67,13 @@ def _key_parts(image: str, key_lists: Sequence[Sequence[str]] | None = None) -> 
     head = "CASE WHEN op = 'update' AND key IS NOT NULL AND len(key_columns) > 0 "
     if key_lists is not None and len(key_lists) <= _CONSTANT_PATH_LISTS:
         cases = [
-            f"WHEN key_columns = [{', '.join(_literal(c) for c in columns)}] "
+            f"WHEN key_columns = [{', '.join(sql_text(c) for c in columns)}] "
             f"THEN try(json_extract({image}, [{', '.join(_json_path(c) for c in columns)}])) "
             for columns in key_lists
         ]
         return head + "THEN CASE " + "".join(cases) + "END END" if cases else "CAST(NULL AS JSON[])"
     path = "'$.\"' || replace(c, '\"', '\\\"') || '\"'"
     return head + f"THEN try(list_transform(key_columns, lambda c: json_extract({image}, {path}))) END"
-
-
-def _literal(text: str) -> str:
-    """A SQL text literal.
-
-    >>> print(_literal("it's"))
-    'it''s'
-    """
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _names_other_key(parts: str) -> str:
