@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-__all__ = ["sql_text"]
+__all__ = ["sql_text", "re2_literal"]
 
 
 def sql_text(text: str) -> str:
@@ -16,3 +16,13 @@ def sql_text(text: str) -> str:
     'it''s'
     """
     return "'" + text.replace("'", "''") + "'"
+
+
+def re2_literal(text: str) -> str:
+    """An RE2 pattern (DuckDB's ``regexp_*`` functions) that matches ``text`` as it is: every character other than
+    an ASCII letter or digit written as its code point (``\\x{...}``), so that none is taken as an operator.
+
+    >>> print(re2_literal('"a.b"'))
+    \\x{22}a\\x{2e}b\\x{22}
+    """
+    return "".join(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}" for c in text)

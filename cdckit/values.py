@@ -462,6 +462,10 @@ def infer_kinds(rows: Iterable[Mapping[str, Any] | None]) -> dict[str, str]:
     return {name: ("text" if kind == "null" else kind) for name, kind in kinds.items()}
 
 
+#: :func:`has_long_number` as an RE2 pattern, for Arrow to test many texts at once (twice as fast as translating
+#: their bytes): 17 digits or points after anything but a digit, a point or a quote, or at the start.
+_LONG_NUMBER_PATTERN = r'(?:^|[^0-9."])[0-9.]{17}'
+
 #: The bytes of JSON lines Arrow's reader takes at a time, a block per thread (see :func:`images_table`).
 _JSON_BLOCK = 1 << 23
 
@@ -485,12 +489,13 @@ def images_table(texts: list[str] | pa.Array | pa.ChunkedArray) -> pa.Table | No
     array = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
     if not len(array) or array.null_count:
         return None
-    data = memoryview(_text_bytes(array))  # the texts end to end ({ and } part them: no number spans two)
+    data = memoryview(_text_bytes(array))  # the texts end to end
     step = 1 << 24
-    for start in range(0, len(data), step):  # in slices overlapping by more than a long number, to keep memory low
-        piece = bytes(data[start : start + step + 32])
-        if b"\n" in piece or has_long_number(piece):
+    for start in range(0, len(data), step):  # in slices, to keep memory low
+        if b"\n" in bytes(data[start : start + step]):
             return None
+    if pc.any(pc.match_substring_regex(array, _LONG_NUMBER_PATTERN)).as_py():  # has_long_number, text by text
+        return None
     empty, end = pa.scalar("", pa.large_string()), pa.scalar("\n", pa.large_string())
     blob = _text_bytes(pc.binary_join_element_wise(array, empty, end))  # each text and its line end
     # blocks of 8 MiB (or the longest text) are read in parallel; Arrow widens a column's type across blocks

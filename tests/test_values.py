@@ -148,3 +148,20 @@ def test_decimal_text_and_loads_keep_every_digit():
     assert values.loads((f'{{"n": {long}.5}}').encode()) == {"n": long + ".5"}
     assert values.loads((f'{{"n": -{long}}}').encode()) == {"n": "-" + long}
     assert values.coerce(long, "int") == long and values.exact_number(long + ".25") == long + ".25"
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(st.text(alphabet='0123456789."{}:, ab\\é', max_size=60), min_size=1, max_size=8))
+def test_images_are_read_by_arrow_unless_the_texts_may_hold_a_long_number(texts):
+    """Arrow's regular expression flags the texts has_long_number flags (each after another image's ``}``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    flagged = pc.match_substring_regex(pa.array(texts), values._LONG_NUMBER_PATTERN).to_pylist()
+    assert flagged == [values.has_long_number(b"}" + text.encode()) for text in texts]
+
+
+def test_an_image_with_a_number_a_double_cannot_carry_is_not_read_by_arrow():
+    assert values.images_table(['{"a":1.5}', '{"a":12345678901234567.5}']) is None
+    read = values.images_table(['{"a":1.5,"b":"12345678901234567.5"}'])  # digits in a string are text
+    assert read is not None and read.column("b").to_pylist() == ["12345678901234567.5"]

@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 from .. import values
 from ..frame import find_table, table_names
 from ..reading.capture import Capture
-from ..sql_literals import sql_text
+from ..sql_literals import re2_literal, sql_text
 
 __all__ = ["Keys", "with_keys", "given_keys", "key_columns_given", "tables_keyed", "key_texts"]
 
@@ -230,7 +230,9 @@ def _key_text_sql(columns: list[str]) -> str:
     is to read it (see :func:`key_texts`)."""
     pointers = [sql_text("/" + c.replace("~", "~0").replace("/", "~1")) for c in columns]
     written = [json.dumps(c, ensure_ascii=False) for c in columns]  # a name as the image writes it
-    once = " AND ".join(f"length(image) - length(replace(image, {sql_text(w)}, '')) = {len(w)}" for w in written)
+    once = " AND ".join(  # the name in the image, and not twice (a regular expression scans without copying)
+        f"contains(image, {sql_text(w)}) AND NOT regexp_matches(image, {sql_text(_twice(w))})" for w in written
+    )
     parts = [f"parts[{i}]" for i in range(1, len(columns) + 1)]
     texts = [  # the value's JSON text where orjson writes it so: a whole number, or a string with no escape
         f"CASE WHEN json_type({p}) IN ('BIGINT', 'UBIGINT') AND regexp_full_match({p}::VARCHAR, "
@@ -244,3 +246,14 @@ def _key_text_sql(columns: list[str]) -> str:
                     WHEN {" OR ".join(f"{p} IS NULL" for p in parts)} THEN ''
                     ELSE '[' || {" || ',' || ".join(texts)} || ']' END
         FROM (SELECT image, try(json_extract(image, [{", ".join(pointers)}])) AS parts FROM images)"""
+
+
+def _twice(text: str) -> str:
+    """An RE2 pattern that matches where ``text`` is written twice, the second after the first ends.
+
+    >>> [duckdb.execute("SELECT regexp_matches(?, ?)", [t, _twice('"id"')]).fetchone()[0]
+    ...  for t in ('{"id":1,"id":2}', '{"id":1,"x":"i"}')]
+    [True, False]
+    """
+    literal = re2_literal(text)
+    return f"{literal}(?s:.*){literal}"
