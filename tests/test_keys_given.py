@@ -9,6 +9,7 @@ import re
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from comparable import row_texts
@@ -297,3 +298,14 @@ def test_key_texts_read_in_one_pass_are_those_of_each_image(images, columns):
         assert raised.type in [e for e in expected if isinstance(e, type)]
         return
     assert key_texts(images, columns) == expected
+
+
+def test_key_texts_of_more_images_than_a_scan_batch_come_in_the_images_order():
+    """DuckDB scans the images in batches, in parallel: each key text is still its own image's."""
+    from cdckit.duckdb_scans import BATCH_ROWS
+
+    count = 3 * BATCH_ROWS + 5
+    ids = np.random.default_rng(3).permutation(count)
+    images = [f'{{"id":{i},"n":"x"}}' if i % 7 else f'{{"n":"y","id":"k{i}"}}' for i in ids.tolist()]
+    expected = [f"[{i}]" if i % 7 else f'["k{i}"]' for i in ids.tolist()]
+    assert key_texts(images, ["id"]) == expected

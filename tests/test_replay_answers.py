@@ -74,3 +74,15 @@ def test_history_keeps_whole_numbers_past_float_precision_exact():
             "table public.t: DELETE: id[integer]:1\nCOMMIT 7")
     history = cdckit.history(cdckit.with_keys(_read(text), {"t": "id"}), "t", 1)
     assert history["n"].dtype == "Int64" and history["n"].iloc[0] == big
+
+
+def test_replay_hands_duckdb_its_changes_in_batches_it_scans_in_parallel():
+    """One Arrow batch is one DuckDB thread: a capture larger than a batch is cut into several, in order."""
+    from cdckit.analysis.replay_prepare import _frame_for_sql
+    from cdckit.duckdb_scans import BATCH_ROWS
+
+    events = cdckit.read(cdckit.samples.path("canal/shop"))
+    many = pd.concat([events] * (2 * BATCH_ROWS // len(events) + 1), ignore_index=True)
+    table = _frame_for_sql(many)
+    assert len(table.to_batches()) >= 2 and max(len(batch) for batch in table.to_batches()) <= BATCH_ROWS
+    assert table.column("_row").to_pylist() == list(range(len(many)))

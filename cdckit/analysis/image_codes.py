@@ -39,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import values
+from ..duckdb_scans import scan_batches
 
 __all__ = ["ImageCodes", "parse_image_text"]
 
@@ -124,7 +125,8 @@ class ImageCodes:
         rows = pa.array(positions, pa.int64())
         con = duckdb.connect()
         try:
-            con.register("images", pa.table({"before": self._before.take(rows), "after": self._after.take(rows)}))
+            images = pa.table({"before": self._before.take(rows), "after": self._after.take(rows)})
+            con.register("images", scan_batches(images))
             found = con.sql(  # the images are valid JSON (read when coded): an object starts with {
                 "SELECT names, count(*), bool_and(starts_with(before, '{') AND starts_with(after, '{')) "
                 "FROM (SELECT try(json_keys(before)) AS names, before, after FROM images) GROUP BY names ORDER BY names"

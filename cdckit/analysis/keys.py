@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import values
+from ..duckdb_scans import scan_batches
 from ..frame import find_table, table_names
 from ..reading.capture import Capture
 from ..sql_literals import re2_literal, sql_text
@@ -214,7 +215,7 @@ def key_texts(images: pa.Array | pa.ChunkedArray | Sequence[str | None], columns
         array = images if isinstance(images, pa.Array) else pa.array(images, pa.string(), from_pandas=True)
     con = duckdb.connect()
     try:
-        con.register("images", pa.table({"image": array}))
+        con.register("images", scan_batches(pa.table({"image": array})))  # in input order
         read = con.sql(_key_text_sql(columns)).to_arrow_table().column(0).to_numpy(zero_copy_only=False)
     finally:
         con.close()

@@ -53,6 +53,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .. import values
+from ..duckdb_scans import scan_batches
 from ..errors import KeylessTableError, how_to_give_keys
 from ..frame import find_table, utc_nanoseconds  # noqa: F401  (find_table named here too: replay.find_table is how many modules take it)
 from ..python_columns import object_column, object_columns
@@ -174,7 +175,7 @@ def key_columns_of(events: pd.DataFrame) -> dict[str, list[str]]:
             pa.list_(pa.string()),
         )
     with duckdb.connect() as con:
-        con.register("events", pa.table(columns))
+        con.register("events", scan_batches(pa.table(columns)))
         return named_key_columns(con)
 
 

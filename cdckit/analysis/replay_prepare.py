@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ..duckdb_scans import scan_batches
 from ..sql_literals import sql_text
 from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS, SNAPSHOT_PLACE, SNAPSHOT_PLACE_SQL
 from .ordering.sort import FIRST_AT_A_TIE, IN_MESSAGE, TIE_MARK, row_in_message_dialects
@@ -217,7 +218,8 @@ def stream_table(name: str) -> str:
 
 
 def _frame_for_sql(events: pd.DataFrame) -> pa.Table:
-    """The columns replay reads as an Arrow table (Arrow-backed pandas columns are not copied), plus ``_row``."""
+    """The columns replay reads as an Arrow table (Arrow-backed pandas columns are not copied), plus ``_row``, in
+    batches DuckDB scans in parallel."""
     columns: dict[str, Any] = {"_row": pa.array(np.arange(len(events), dtype=np.int64))}
     for name in ("dialect", "database", "schema", "table", "key", "op", "seq", "source", "before", "after"):
         columns[name] = pa.array(events[name], type=pa.string(), from_pandas=True)
@@ -226,7 +228,7 @@ def _frame_for_sql(events: pd.DataFrame) -> pa.Table:
     times = pd.to_datetime(events["event_time"], utc=True)
     columns["_time"] = pa.array(times.array.asi8, mask=times.isna().to_numpy())  # nanoseconds, exact
     columns["key_columns"] = pa.array(events["key_columns"], type=pa.list_(pa.string()), from_pandas=True)
-    return pa.table(columns)
+    return scan_batches(pa.table(columns))
 
 
 def _timestamp(value: Any) -> pd.Timestamp:
