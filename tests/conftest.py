@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,20 @@ import pytest
 # tests/spark/spark-defaults.conf: plans interpreted, not compiled, for data this small (the file says why).
 # Set, not defaulted: a developer's own SPARK_CONF_DIR would give the tests other settings than CI's.
 os.environ["SPARK_CONF_DIR"] = str(Path(__file__).parent / "spark")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """PySpark's pandas-3 notices filtered in every test as ``get_spark`` filters them for users (pytest's own
+    filters come first in a test, so the same rule goes in as ini lines; cdckit.spark.session.PANDAS3_NOTICES
+    says why each is harmless). Without Spark (``make test-oldest``) there is nothing of PySpark's to filter."""
+    from cdckit.optional import MissingExtraError
+
+    try:
+        from cdckit.spark.session import PANDAS3_NOTICES
+    except MissingExtraError:
+        return
+    for start, _why in PANDAS3_NOTICES:
+        config.addinivalue_line("filterwarnings", rf"ignore:{re.escape(start)}:Warning:pyspark\.")
 
 
 @pytest.fixture(scope="session")

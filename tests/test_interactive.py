@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import re
+import warnings
 
 import pandas as pd
 import pytest
@@ -27,6 +28,14 @@ def test_cells_are_escaped_and_long_ones_get_their_value_as_tooltip_through_the_
     assert "</script><script>alert(1)" not in html and "<th>&lt;th&gt;</th>" in html
     assert "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "td.title = td.textContent" in html  # a DOM property: never parsed as markup
+
+
+def test_a_column_of_zoned_times_makes_a_table_without_a_warning():
+    frame = pd.DataFrame({"at": pd.to_datetime(["2024-05-01 10:00"]).tz_localize("UTC"), "v": [1]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        html = interactive.table_html(frame, "zoned")
+    assert "2024-05-01" in html
 
 
 def test_notebook_show_numbers_its_tables_and_says_what_it_left_out():

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -147,6 +148,16 @@ def test_report_previews_the_final_state_exactly(shop):
         expected = [["" if pd.isna(v) else html.escape(str(v)) for v in row]
                     for row in frame.head(report.STATE_ROWS).values]
         assert rows == expected  # capture values exactly as they are (not rounded), escaped
+
+
+def test_report_says_what_materialize_warns_of_on_the_page_not_the_console():
+    events = cdckit.read(cdckit.samples.path("lindorm"))  # keyless changes that find no row
+    with pytest.warns(UserWarning, match="found no row to change") as said:
+        cdckit.materialize(events)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing reaches the console
+        page = build_report(events)
+    assert f"<strong>Note:</strong> {html.escape(str(said[0].message))}" in page
 
 
 def test_report_lists_the_schema_history(shop):

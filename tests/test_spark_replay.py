@@ -149,6 +149,7 @@ def test_order_report_agrees(spark, captures, name):
     _assert_reports_agree(got, want, name)
 
 
+@pytest.mark.filterwarnings("ignore:materialize.*found no row to change:UserWarning")  # keyless rows on purpose (the warning: test_value_only_capture)
 @pytest.mark.parametrize("name", NAMES)
 def test_materialize_agrees(spark, captures, name):
     events, on_spark = _events(spark, captures[name])
@@ -200,6 +201,7 @@ def test_shuffled_capture_has_findings(spark, captures):
     assert len(report["inversions"]) > 0 and len(report["redeliveries"]) == 2
 
 
+@pytest.mark.filterwarnings("ignore:materialize.*found no row to change:UserWarning")  # keyless rows on purpose (the warning: test_value_only_capture)
 def test_key_changes_keyless_and_partial_images_replay(spark, captures):
     moved = cdcspark.materialize(cdcspark.read(spark, str(captures["moved"])))["shop.items"]
     assert sorted(r["id"] for r in moved.collect()) == [1, 2]
@@ -375,6 +377,7 @@ def test_keyless_tables_agree_in_every_order_and_as_of(spark, name, order):
     _assert_keyless_agree(spark, events, (name, order, "as_of"), order=order, as_of=cut)
 
 
+@pytest.mark.filterwarnings("ignore:materialize.*found no row to change:UserWarning")  # keyless rows on purpose (the warning: test_value_only_capture)
 @pytest.mark.parametrize("name", ["duplicates", "truncates", "mixed", "partial, whole"])
 def test_keyless_tables_of_whole_images_are_counted_not_walked(spark, name, monkeypatch):
     """No Python runs for a keyless table of whole images (no applyInPandas walk, no Python in its plan), a removal
@@ -404,6 +407,7 @@ SPARK_PLAN_DEFAULTS = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codege
                        "spark.sql.adaptive.enabled": "true"}
 
 
+@pytest.mark.filterwarnings("ignore:materialize.*found no row to change:UserWarning")  # keyless rows on purpose (the warning: test_value_only_capture)
 @pytest.mark.parametrize("name", ["mixed", "keyless"])
 def test_compiled_adaptive_plans_agree_as_well(spark, captures, name):
     """The run interprets its plans (tests/spark/spark-defaults.conf); an analyst's Spark compiles and adapts

@@ -38,18 +38,27 @@ def test_filtered_stderr_drops_only_the_noise_lines_of_child_processes():
     assert "real problem" in shown and "after the block" in shown
 
 
-def test_starting_spark_does_not_print_the_incubator_modules_warning():
+def test_starting_spark_and_converting_to_pandas_print_no_notice():
+    """Neither the JVM's incubator modules line nor PySpark's pandas-3 warnings (every warning shown, as in a
+    notebook that turns them on); another warning raised from pyspark's modules still shows."""
     try:
         check_java()
     except Exception as err:  # noqa: BLE001 - the message says what to install
         pytest.skip(str(err))
     shown = _stderr_of("""
+        import warnings
+        warnings.simplefilter("default")
+        import pandas as pd
         from cdckit.spark.session import get_spark
         spark = get_spark("local[1]")
         assert spark.range(3).count() == 3
+        assert spark.createDataFrame(pd.DataFrame({"a": [1, 2]})).toPandas()["a"].tolist() == [1, 2]
+        warnings.warn_explicit("another notice", FutureWarning, "utils.py", 1, module="pyspark.sql.utils")
         spark.stop()
     """)
     assert "jdk.incubator.vector" not in shown, shown
+    assert "PySpark does not yet fully support pandas" not in shown and "copy keyword" not in shown, shown
+    assert "another notice" in shown, shown
 
 
 _OWN_SESSION = """

@@ -25,6 +25,12 @@ on its stderr, which no log setting reaches. The JVM is therefore started with
 its stderr going through :func:`filtered_stderr`, which passes every other
 line on and drops that one.
 
+PySpark 4.0 under pandas 3 warns on every conversion between Spark and
+pandas, twice over, about nothing a cdckit user can act on:
+:func:`quiet_pandas3_notices` (called by ``get_spark``) filters exactly
+those two warnings, raised from PySpark's own modules (:data:`PANDAS3_NOTICES`
+says why each is harmless); every other warning still shows.
+
 >>> java_major('openjdk version "17.0.15" 2025-04-15'), java_major('java version "1.8.0_392"')
 (17, 8)
 """
@@ -39,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -62,6 +69,8 @@ __all__ = [
     "MINIMUM_JAVA",
     "JVM_NOISE",
     "WORKER_MODULES",
+    "PANDAS3_NOTICES",
+    "quiet_pandas3_notices",
 ]
 
 log = logging.getLogger("cdckit.spark")
@@ -71,6 +80,21 @@ LOG4J2_CONFIG = Path(__file__).with_name("log4j2.properties")
 MINIMUM_JAVA = 17
 #: Lines the JVM prints on its stderr that say nothing to a cdckit user (dropped by :func:`filtered_stderr`).
 JVM_NOISE = (b"WARNING: Using incubator modules: jdk.incubator.vector",)
+
+#: The warnings PySpark 4.0 raises from its own modules (``pyspark.*``) on each conversion under pandas 3, as
+#: (the start of the message, why it is harmless to cdckit's users):
+PANDAS3_NOTICES = (
+    (
+        "PySpark does not yet fully support pandas >= 3.0.0",
+        "a blanket notice on every toPandas and createDataFrame: cdckit converts through Arrow, and its tests "
+        "compare every Spark result with the pandas one under the locked pandas 3 (tests/test_engines_agree.py)",
+    ),
+    (
+        "The copy keyword is deprecated",
+        "PySpark passes astype(copy=False), which pandas 3 deprecates because Copy-on-Write makes it a no-op: "
+        "nothing changes in what is converted",
+    ),
+)
 
 _INSTALL_JAVA = (
     "Spark needs Java {minimum} or newer ({found}). Install it:\n"
@@ -154,6 +178,7 @@ def get_spark(master: str = "local[*]", app_name: str = "cdckit", config: dict[s
     """
     from pyspark.sql import SparkSession
 
+    quiet_pandas3_notices()
     active = SparkSession.getActiveSession()
     if active is not None:
         ship_cdckit(active)
@@ -196,6 +221,22 @@ def get_spark(master: str = "local[*]", app_name: str = "cdckit", config: dict[s
     spark.sparkContext.setLogLevel("ERROR")
     ship_cdckit(spark)
     return spark
+
+
+def quiet_pandas3_notices() -> None:
+    """Filter the warnings of :data:`PANDAS3_NOTICES`, and only where PySpark's own modules raise them.
+
+    >>> quiet_pandas3_notices()
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.warn_explicit("The copy keyword is deprecated", FutureWarning, "types.py", 1,
+    ...                            module="pyspark.sql.pandas.types")
+    ...     warnings.warn_explicit("The copy keyword is deprecated", FutureWarning, "mine.py", 1, module="mine")
+    >>> [str(w.message) + " from " + w.filename for w in seen]
+    ['The copy keyword is deprecated from mine.py']
+    """
+    for start, _why in PANDAS3_NOTICES:
+        warnings.filterwarnings("ignore", message=re.escape(start), category=Warning, module=r"pyspark\.")
 
 
 @contextmanager

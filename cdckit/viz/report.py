@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -365,12 +366,21 @@ def _profile_section(events: pd.DataFrame) -> str:
 def _state_section(events: pd.DataFrame) -> str:
     from ..analysis.replay import materialize
 
-    state = materialize(events)
+    with warnings.catch_warnings(record=True) as said:  # what materialize warns of is said on the page
+        warnings.simplefilter("always")
+        state = materialize(events)
+    notes = []
+    for warning in said:
+        if issubclass(warning.category, UserWarning):
+            notes.append(f"<p><strong>Note:</strong> {escaped(str(warning.message))}</p>")
+        else:  # not materialize's own: passed on as raised
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     if not len(state):
-        return "<p>No table has row changes to replay.</p>"
+        return "<p>No table has row changes to replay.</p>" + "".join(notes)
     parts = [
         f"<p>The rows of each table after replaying the changes in seq order "
-        f"(<code>cdckit.materialize</code>); the first {readable(STATE_ROWS)} of each.</p>"
+        f"(<code>cdckit.materialize</code>); the first {readable(STATE_ROWS)} of each.</p>",
+        *notes,
     ]
     for number, (table, frame) in enumerate(state.items()):
         shown = frame.head(STATE_ROWS)

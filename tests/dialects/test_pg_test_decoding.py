@@ -334,6 +334,7 @@ def _state(events: pd.DataFrame) -> dict[str, list]:
             for table in LIVE}
 
 
+@pytest.mark.filterwarnings("ignore:materialize.*found no row to change:UserWarning")  # keyless rows on purpose (the warning: test_value_only_capture)
 @pytest.mark.parametrize("name", ["two_phase.txt", "two_phase_noxids.txt", "two_phase_ts_copy.txt"])
 def test_a_two_phase_capture_replays_to_the_live_tables_without_keys_given(name):
     capture = cdckit.read(DATA / name, dialect=NAME, capture=True)
