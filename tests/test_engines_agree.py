@@ -69,6 +69,7 @@ SETTINGS = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
+@pytest.mark.filterwarnings("ignore:materialize.*found no row to change:UserWarning")  # keyless rows on purpose (the warning: test_value_only_capture)
 @SETTINGS
 @given(events=captures(streams=2))
 def test_pandas_replay_agrees_with_the_oracle(events):

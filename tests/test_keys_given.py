@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import cdckit
 from cdckit import samples, values
-from cdckit.analysis.keys import key_texts
+from cdckit.analysis.keys import key_texts, with_keys
 from cdckit.cli import EXIT_CODES, exit_codes, main
 
 KEYED = "canal/shop"
@@ -65,6 +65,21 @@ def test_scd2_and_history_with_keys_are_the_keyed_ones(keyed, keyless):
         pd.testing.assert_frame_equal(got[table], want[table])
     for table, key in (("customers", 3), ("shop.order_items", [101, 1])):
         pd.testing.assert_frame_equal(cdckit.history(keyless, table, key, keys=KEYS), cdckit.history(keyed, table, key))
+
+
+@pytest.mark.parametrize("dtype", ["arrow", "object"])
+def test_with_keys_sets_the_given_tables_keys_and_keeps_the_others_in_the_key_columns_dtype(keyed, dtype):
+    """Keys put together in Arrow (pandas' Arrow string dtype) or value by value (any other dtype): the given
+    tables' keys read from their images, every other row's key as it was, the column's dtype kept."""
+    frame = keyed.copy()
+    others = frame["table"] != "customers"  # order_items: not given below
+    assert others.any() and not others.all()
+    kept = pd.Series([f"kept {i}" if o else None for i, o in enumerate(others)], index=frame.index)
+    frame["key"] = kept.astype(pd.StringDtype("pyarrow") if dtype == "arrow" else object)
+    got = with_keys(frame, {"customers": "id"})
+    assert got["key"].dtype == frame["key"].dtype
+    assert got["key"][others].tolist() == kept[others].tolist()
+    assert got["key"][~others].tolist() == keyed["key"][~others].tolist()
 
 
 def test_read_with_keys_keeps_quarantine_report_and_capture():

@@ -421,3 +421,16 @@ def test_compiled_adaptive_plans_agree_as_well(spark, captures, name):
     _assert_reports_agree(cdcspark.order_report(on_spark, cdcspark.quarantine(on_spark)), oracle.order_report(events),
                           name)
     _assert_states_agree(cdcspark.materialize(on_spark), oracle.materialize(events), name)
+
+
+def test_the_survey_reads_each_images_names_once(spark, captures):
+    """json_object_keys once per image column (before, after) in the survey's executed plan, though three
+    places use the names (the shape, the first event's columns, whether a key moved)."""
+    from cdckit.spark import replay_survey
+
+    changes = replay_survey._changes(cdcspark.read(spark, str(captures["moved"])), None)
+    plan = replay_survey.shape_groups(changes, "seq")
+    executed = plan._jdf.queryExecution().executedPlan().toString()
+    for image in ("before", "after"):  # Spark 4.0 writes the function by its SQL name, 4.1 by its Java method's
+        reads = executed.count(f"json_object_keys({image}") + executed.count(f"jsonObjectKeys({image}")
+        assert reads == 1, (image, executed)

@@ -23,7 +23,7 @@ with :func:`cdckit.spark.keys.with_keys`, the same rule in Spark columns).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import duckdb
@@ -38,7 +38,7 @@ from ..frame import find_table, table_names
 from ..reading.capture import Capture
 from ..sql_literals import re2_literal, sql_text
 
-__all__ = ["Keys", "with_keys", "given_keys", "key_columns_given", "tables_keyed", "key_texts"]
+__all__ = ["Keys", "with_keys", "given_keys", "key_columns_given", "tables_keyed", "key_texts", "key_text_array"]
 
 #: What ``keys=`` takes: a table (``"schema.table"`` or the bare table name) -> its key column or columns.
 Keys = Mapping[str, "Sequence[str] | str"]
@@ -134,18 +134,27 @@ def with_keys(events: pd.DataFrame | Capture, keys: Keys, strict: bool = True) -
     if not wanted:
         return out
     key_columns = out["key_columns"].astype(object).to_numpy(copy=True)
-    key = out["key"].astype(object).to_numpy(copy=True)
     befores, afters = (_image_texts(out[c]) for c in ("before", "after"))
-    images = pc.if_else(out["op"].isin(list(KEY_FROM_BEFORE)).to_numpy(), befores, afters)  # whose key is read
+    from_before = out["op"].isin(list(KEY_FROM_BEFORE)).to_numpy()  # whose key is read from its before image
     named = names.to_numpy()
-    for table, columns in wanted.items():
-        positions = (named == table).nonzero()[0]
-        texts = key_texts(images.take(positions), columns)
+    place = np.full(len(out), -1, dtype=np.int32)  # each row's table's place in wanted (-1: none)
+    for number, table in enumerate(wanted):
+        place[named == table] = number
+    # DuckDB reads each table's rows where they are (a filter, in the rows' order): no image is copied
+    images = pa.table({"before": befores, "after": afters, "from_before": from_before, "place": place})
+    read_keys = []
+    for number, (table, columns) in enumerate(wanted.items()):
+        positions = (place == number).nonzero()[0]
+
+        def images_at(rows: np.ndarray, at: np.ndarray = positions) -> pa.Array:
+            return pc.if_else(from_before[at[rows]], befores.take(at[rows]), afters.take(at[rows]))
+
+        read = _read_key_texts(images, _IMAGE_READ, f"place = {number}", columns, images_at)
         named_once = np.empty(1, dtype=object)
         named_once[0] = list(columns)
         key_columns[positions] = np.repeat(named_once, len(positions))  # one list, as a decoder shares it
-        key[positions] = texts
-        if strict and all(text is None for text in texts):
+        read_keys.append((positions, read))
+        if strict and read.null_count == len(read):
             here = (befores.take(positions).to_pylist(), afters.take(positions).to_pylist())
             if _has_images(*here):
                 raise ValueError(
@@ -153,7 +162,7 @@ def with_keys(events: pd.DataFrame | Capture, keys: Keys, strict: bool = True) -
                     f"{', '.join(_columns_of(*here))}"
                 )
     out["key_columns"] = pd.Series(key_columns, index=out.index, dtype=events["key_columns"].dtype)
-    out["key"] = pd.Series(key, index=out.index, dtype=events["key"].dtype)
+    out["key"] = _keys_replaced(out["key"], read_keys)
     return out
 
 
@@ -181,6 +190,28 @@ def _image_texts(images: pd.Series) -> pa.Array | pa.ChunkedArray:
         return pa.array([image if isinstance(image, str) else None for image in images], pa.string())
 
 
+def _keys_replaced(keys: pd.Series, read: list[tuple[np.ndarray, pa.Array]]) -> pd.Series:
+    """``keys`` with the rows at each entry's positions set to its texts, in ``keys``' own dtype; put together in
+    Arrow where that is pandas' Arrow string type (no Python string made), else value by value.
+
+    >>> old = pd.Series(["[1]", None, "[3]"], dtype=pd.StringDtype("pyarrow"))
+    >>> _keys_replaced(old, [(np.array([1]), pa.array(["[2]"]))]).tolist()
+    ['[1]', '[2]', '[3]']
+    """
+    dtype = keys.dtype
+    if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
+        texts, taken = [_image_texts(keys)], np.arange(len(keys))  # row i takes the i-th of texts, end to end
+        for positions, array in read:
+            taken[positions] = sum(len(t) for t in texts) + np.arange(len(positions))
+            texts.append(array)
+        joined = pa.concat_arrays([t.combine_chunks() if isinstance(t, pa.ChunkedArray) else t for t in texts])
+        return pd.Series(dtype.construct_array_type()(joined.take(taken)), index=keys.index, dtype=dtype)
+    each = keys.astype(object).to_numpy(copy=True)
+    for positions, array in read:
+        each[positions] = array.to_pylist()
+    return pd.Series(each, index=keys.index, dtype=dtype)
+
+
 def _has_images(befores: Any, afters: Any) -> bool:
     """Whether any image (text) is among ``befores`` and ``afters``."""
     return any(isinstance(image, str) for image in (*befores, *afters))
@@ -197,6 +228,15 @@ def _columns_of(befores: Any, afters: Any, most: int = 200) -> list[str]:
 
 
 def key_texts(images: pa.Array | pa.ChunkedArray | Sequence[str | None], columns: list[str]) -> list[str | None]:
+    """The key text of each image in ``columns``, as a list (see :func:`key_text_array`).
+
+    >>> key_texts(['{"id":7,"n":"a"}', None], ["id"])
+    ['[7]', None]
+    """
+    return key_text_array(images, columns).to_pylist()
+
+
+def key_text_array(images: pa.Array | pa.ChunkedArray | Sequence[str | None], columns: list[str]) -> pa.Array:
     r"""The key text of each image (a JSON object text, or None) in ``columns``, as
     ``values.key_of(values.loads(image), columns)`` gives it (None for no image); errors as it raises them.
 
@@ -204,31 +244,46 @@ def key_texts(images: pa.Array | pa.ChunkedArray | Sequence[str | None], columns
     a string with nothing to escape, written once in an image without ``\u`` or ``\/`` escapes (a name written
     twice: orjson keeps the last, DuckDB the first); Python reads every other image.
 
-    >>> key_texts(['{"id":7,"n":"a"}', '{"n":"a"}', None, '{"id":1.50}'], ["id"])
+    >>> key_text_array(['{"id":7,"n":"a"}', '{"n":"a"}', None, '{"id":1.50}'], ["id"]).to_pylist()
     ['[7]', None, None, '[1.5]']
-    >>> key_texts(['{"a":"x","b":-2}', '{"a":"tab\\there","b":2}'], ["a", "b"])
+    >>> key_text_array(['{"a":"x","b":-2}', '{"a":"tab\\there","b":2}'], ["a", "b"]).to_pylist()
     ['["x",-2]', '["tab\\there",2]']
     """
     if isinstance(images, pa.ChunkedArray):
         array = images.combine_chunks()
     else:
         array = images if isinstance(images, pa.Array) else pa.array(images, pa.string(), from_pandas=True)
+    return _read_key_texts(pa.table({"image": array}), "image", "true", columns, array.take)
+
+
+#: The image whose key :func:`with_keys` reads (its table's columns: before, after, from_before, place).
+_IMAGE_READ = "CASE WHEN from_before THEN before ELSE after END"
+
+
+def _read_key_texts(
+    table: pa.Table, image: str, where: str, columns: list[str], images_at: Callable[[np.ndarray], pa.Array]
+) -> pa.Array:
+    """The key texts of the images the SQL ``image`` gives in the rows of ``table`` that ``where`` keeps, in their
+    order (:func:`key_text_array`): DuckDB reads them, Python those it leaves (``images_at``: the images of
+    those rows, numbered among the rows kept)."""
     con = duckdb.connect()
     try:
-        con.register("images", scan_batches(pa.table({"image": array})))  # in input order
-        read = con.sql(_key_text_sql(columns)).to_arrow_table().column(0).to_numpy(zero_copy_only=False)
+        con.register("images", scan_batches(table))  # in input order
+        read = con.sql(_key_text_sql(columns, image, where)).to_arrow_table().column(0).combine_chunks()
     finally:
         con.close()
-    unread = np.flatnonzero(pd.isna(read))  # Python reads these (and raises an image's errors)
-    for i, image in zip(unread.tolist(), array.take(unread).to_pylist()):
-        read[i] = values.key_of(values.loads(image), columns) if image is not None else None
-    read[read == ""] = None  # an image without every key column
-    return read.tolist()
+    unread = np.flatnonzero(read.is_null().to_numpy(zero_copy_only=False))  # Python reads these (and raises)
+    if len(unread):
+        texts = read.to_numpy(zero_copy_only=False)
+        for i, text in zip(unread.tolist(), images_at(unread).to_pylist()):
+            texts[i] = values.key_of(values.loads(text), columns) if text is not None else None
+        read = pa.array(texts, pa.string(), from_pandas=True)
+    return pc.if_else(pc.equal(read, ""), pa.scalar(None, pa.string()), read)  # "": not every key column
 
 
-def _key_text_sql(columns: list[str]) -> str:
-    """SQL over ``images``: per image its key text, ``''`` for an image lacking a key column, NULL where Python
-    is to read it (see :func:`key_texts`)."""
+def _key_text_sql(columns: list[str], image: str = "image", where: str = "true") -> str:
+    """SQL over ``images``: per row that ``where`` keeps, the key text of its ``image`` (SQL), ``''`` for an image
+    lacking a key column, NULL where Python is to read it (see :func:`key_text_array`)."""
     pointers = [sql_text("/" + c.replace("~", "~0").replace("/", "~1")) for c in columns]
     written = [json.dumps(c, ensure_ascii=False) for c in columns]  # a name as the image writes it
     once = " AND ".join(  # the name in the image, and not twice (a regular expression scans without copying)
@@ -246,7 +301,8 @@ def _key_text_sql(columns: list[str]) -> str:
                          OR contains(image, '\\/') OR NOT ({once}) THEN NULL
                     WHEN {" OR ".join(f"{p} IS NULL" for p in parts)} THEN ''
                     ELSE '[' || {" || ',' || ".join(texts)} || ']' END
-        FROM (SELECT image, try(json_extract(image, [{", ".join(pointers)}])) AS parts FROM images)"""
+        FROM (SELECT image, try(json_extract(image, [{", ".join(pointers)}])) AS parts
+              FROM (SELECT {image} AS image FROM images WHERE {where}))"""
 
 
 def _twice(text: str) -> str:

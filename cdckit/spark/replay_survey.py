@@ -34,6 +34,7 @@ __all__ = [
     "ORDERS",
     "Table",
     "survey",
+    "shape_groups",
     "rekeyed_tables",
     "object_fields",
     "plan",
@@ -171,9 +172,11 @@ class Table:
         return typed_json(frame, self.kinds) if self.kinds else frame
 
 
-def key_moved() -> Column:
-    """An update whose before image holds a different key (conservative: texts of the key values differ)."""
-    names = F.coalesce(F.json_object_keys("before"), F.array())
+def key_moved(names: Column | None = None) -> Column:
+    """An update whose before image holds a different key (conservative: texts of the key values differ).
+
+    ``names``: the before image's column names where a caller has them already (else read here)."""
+    names = F.coalesce(F.json_object_keys("before"), F.array()) if names is None else names
     values = F.transform(
         "key_columns",
         lambda c: F.call_function("get_json_object", F.col("before"), F.concat(F.lit("$['"), c, F.lit("']"))),
@@ -190,44 +193,54 @@ def key_moved() -> Column:
     )
 
 
+def shape_groups(changes: DataFrame, order: str) -> DataFrame:
+    """The survey's query (:func:`survey` collects it): per table and shape (key columns, before and after
+    image names), the first event, the leading dialect, the JSON kinds of its images and what it holds.
+
+    Each image's names are read once (a column of their own, which Spark does
+    not fold back into the three places that use them) and each image is
+    parsed once more, for its kinds.
+    """
+    before, after = F.col("_names_before"), F.col("_names_after")
+    key_columns = F.coalesce("key_columns", F.array().cast("array<string>"))
+    named = changes.filter(F.col("_table").isNotNull()).select(
+        "*",
+        F.coalesce(F.json_object_keys("before"), F.array()).alias("_names_before"),
+        F.coalesce(F.json_object_keys("after"), F.array()).alias("_names_after"),
+    )
+    return named.groupBy("_table", F.xxhash64(key_columns, before, after).alias("_shape")).agg(
+        F.min(
+            F.struct(
+                "_seq",
+                "source",
+                "_partition",
+                "offset",
+                key_columns.alias("k"),
+                before.alias("b"),
+                after.alias("a"),
+            )
+        ).alias("first"),
+        F.min(F.struct(_position(order).alias("p"), F.col("dialect").alias("d"))).alias("lead"),
+        F.schema_of_variant_agg(F.try_parse_json("before")).alias("kinds_before"),
+        F.schema_of_variant_agg(F.try_parse_json("after")).alias("kinds_after"),
+        F.max(F.col("key").isNull() & (F.col("op") != "truncate")).alias("keyless"),
+        F.max(key_moved(before)).alias("moved"),
+        F.max(F.col("op") == "truncate").alias("truncated"),
+        F.max(F.col("key").isNotNull()).alias("keyed"),
+        F.max(F.col("key").isNotNull() & (F.col("op") != "delete") & F.col("after").isNotNull()).alias("versions"),
+        F.max(F.col("seq").isNull()).alias("unsequenced"),
+    )
+
+
 def survey(changes: DataFrame, order: str) -> dict[str, Table]:
     """Per table: columns in order of first appearance, kinds, and whether it must be walked (one Spark job).
 
     Events are grouped by their column names (key columns, before and after
-    image keys); each group brings its first event and the JSON kinds of its
-    images to the driver, where the table's columns are put in order.
+    image keys: :func:`shape_groups`); each group brings its first event and
+    the JSON kinds of its images to the driver, where the table's columns are
+    put in order.
     """
-    before, after = (
-        F.coalesce(F.json_object_keys("before"), F.array()),
-        F.coalesce(F.json_object_keys("after"), F.array()),
-    )
-    key_columns = F.coalesce("key_columns", F.array().cast("array<string>"))
-    shapes = (
-        changes.filter(F.col("_table").isNotNull())
-        .groupBy("_table", F.xxhash64(key_columns, before, after).alias("_shape"))
-        .agg(
-            F.min(
-                F.struct(
-                    "_seq",
-                    "source",
-                    "_partition",
-                    "offset",
-                    key_columns.alias("k"),
-                    before.alias("b"),
-                    after.alias("a"),
-                )
-            ).alias("first"),
-            F.min(F.struct(_position(order).alias("p"), F.col("dialect").alias("d"))).alias("lead"),
-            F.schema_of_variant_agg(F.try_parse_json("before")).alias("kinds_before"),
-            F.schema_of_variant_agg(F.try_parse_json("after")).alias("kinds_after"),
-            F.max(F.col("key").isNull() & (F.col("op") != "truncate")).alias("keyless"),
-            F.max(key_moved()).alias("moved"),
-            F.max(F.col("op") == "truncate").alias("truncated"),
-            F.max(F.col("key").isNotNull()).alias("keyed"),
-            F.max(F.col("key").isNotNull() & (F.col("op") != "delete") & F.col("after").isNotNull()).alias("versions"),
-            F.max(F.col("seq").isNull()).alias("unsequenced"),
-        )
-    )
+    shapes = shape_groups(changes, order)
     by_table: dict[str, list[Any]] = {}
     for row in shapes.collect():
         by_table.setdefault(row["_table"], []).append(row)
