@@ -82,6 +82,22 @@ def test_with_keys_sets_the_given_tables_keys_and_keeps_the_others_in_the_key_co
     assert got["key"][~others].tolist() == keyed["key"][~others].tolist()
 
 
+def test_with_keys_reads_interleaved_tables_over_several_scan_batches_in_their_rows_order():
+    """Two tables' rows interleaved over more rows than one scan batch (16,384): each row gets its own key."""
+    rng = np.random.default_rng(7)
+    ids = rng.permutation(40_000)
+    lines = "\n".join(
+        f"table public.{'ab'[i % 2]}: {'DELETE' if i % 5 == 0 else 'INSERT'}: id[integer]:{n} v[text]:'x{n}'"
+        for i, n in enumerate(ids)
+    )
+    events = cdckit.read("BEGIN 1\n" + lines + "\nCOMMIT 1", dialect="pg_test_decoding")
+    got = with_keys(events, {"a": "id", "b": "id"})
+    rows = got[got["op"].isin(["insert", "delete"])]  # not the BEGIN and COMMIT
+    assert rows["table"].tolist()[:2] == ["a", "b"] and len(rows) == len(ids)
+    assert rows["key"].tolist() == [f"[{n}]" for n in ids]
+    assert got["key"].isna().sum() == 2
+
+
 def test_read_with_keys_keeps_quarantine_report_and_capture():
     path = samples.path(KEYLESS_FILE)
     plain = cdckit.read(path)

@@ -270,6 +270,7 @@ def _read_key_texts(
     try:
         con.register("images", scan_batches(table))  # in input order
         read = con.sql(_key_text_sql(columns, image, where)).to_arrow_table().column(0).combine_chunks()
+        read = read.cast(pa.string())  # as Arrow types the keys it is joined with, whatever DuckDB hands back
     finally:
         con.close()
     unread = np.flatnonzero(read.is_null().to_numpy(zero_copy_only=False))  # Python reads these (and raises)
