@@ -169,6 +169,7 @@ class _LineBreaks:
         return len(self.VALUES) + 1
 
 
+@pytest.mark.filterwarnings("ignore:.*pg_test_decoding \\(confidence:UserWarning")  # a few lines of one table: the dialect is right, its confidence low
 def test_test_decoding_values_with_carriage_returns_are_byte_exact(tmp_path):
     problem = missing()
     require(problem, "CDCKIT_REQUIRE_POSTGRES")

@@ -76,7 +76,8 @@ WHERE key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM chain_keys c WHERE c._table 
 """
 
 #: The keyed changes that do not fit, each with the change of its row before it (``_previous_row``: found for
-#: these few rows only, by an as-of join).
+#: these few rows only, by an as-of join). A truncate changed the rows live at it only: its delete of a key
+#: already gone is no change of that key.
 _PROBLEMS = f"""
 WITH found AS (
     SELECT _row, _pos, _table, key, op,
@@ -84,7 +85,7 @@ WITH found AS (
     FROM keyed LEFT JOIN {_FIRST_READ} USING (_table) WHERE problem IS NOT NULL AND NOT _cleared
 )
 SELECT k.*, p._row AS _previous_row, e.source, e."offset", e.seq
-FROM found k ASOF LEFT JOIN (SELECT _table, key, _pos, _row FROM prep) p
+FROM found k ASOF LEFT JOIN (SELECT _table, key, _pos, _row FROM prep WHERE NOT _cleared OR live_before = 1) p
     ON k._table = p._table AND k.key = p.key AND k._pos > p._pos
 JOIN events e ON e._row = k._row ORDER BY k._pos
 """

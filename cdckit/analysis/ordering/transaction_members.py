@@ -178,8 +178,9 @@ def transaction_members(codes: Codes) -> TransactionMembers:
     in_change_order = (
         _ranks([(~codes.known("seq")).astype(np.int64), codes("seq"), arrival]) if size else np.zeros(0, np.int64)
     )
-    ends = _seq_matches(codes, registry.transaction_ends(), change)
-    end = ends.fillna(False).astype(bool).to_numpy()
+    ends = _seq_matches(codes, registry.transaction_ends(), change).to_numpy(dtype=object, copy=True)
+    ends[pd.isna(ends)] = False  # in NumPy: pandas 2 warns of a downcast when fillna leaves object values
+    end = ends.astype(bool)
     places = _seq_matches(codes, registry.transaction_places(), change & ~end)
     place = pd.to_numeric(places, errors="coerce").fillna(-1).astype(np.int64).to_numpy()
 
