@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from . import dialects, notebook, samples
 from .analysis.compare import Comparison, compare
 from .analysis.filters import select
-from .analysis.keys import with_keys
 from .analysis.keys_inferred import InferredKeys, infer_keys
 from .analysis.ordering import OrderReport, order_report, sort_events
 from .analysis.reconcile import Reconciliation, reconcile
@@ -21,18 +20,19 @@ from .analysis.replay import TableStates, history, materialize, scd2
 from .analysis.schemas import schema_history, table_schema
 from .analysis.tables import profile, table
 from .analysis.transactions import transactions
+from .capture import Capture, column_types_of, quarantine
 from .errors import AmbiguousDialectError, CdcError, DecodeError, InvalidValue, KeylessTableError, UnknownDialectError
 from .export import convert
 from .frame import COLUMN_NAMES, OPS
+from .keys import with_keys
 from .optional import MissingExtraError
-from .reading.capture import Capture, column_types_of, quarantine
 from .reading.detect import Detection, detect
 from .reading.read import read
+from .version import __version__
 
 if TYPE_CHECKING:  # the explorer is imported on first use (see explore)
     from .viz.explorer import Explorer
 
-__version__ = "0.1.0"
 
 
 def explore(events: Any, **options: Any) -> Explorer:

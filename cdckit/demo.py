@@ -23,8 +23,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import cdckit
+from cdckit.capture import Capture, plain
 from cdckit.frame import OPS
-from cdckit.reading.capture import Capture, plain
 
 __all__ = ["summary", "write_parquet", "main"]
 

@@ -44,6 +44,9 @@ from .values import INT64_MAX, INT64_MIN
 
 __all__ = [
     "OPS",
+    "CHANGE_OPS",
+    "REPLAY_OPS",
+    "check_columns",
     "TIME_TYPE",
     "COLUMNS",
     "COLUMN_NAMES",
@@ -68,6 +71,10 @@ __all__ = [
 
 #: The values ``op`` may take.
 OPS = ("insert", "update", "delete", "read", "truncate", "ddl", "heartbeat", "begin", "commit", "tombstone", "other")
+#: The ops that change a row.
+CHANGE_OPS = ("insert", "update", "delete", "read")
+#: The ops replay reads: the row changes and ``truncate`` (every row of the table goes).
+REPLAY_OPS = CHANGE_OPS + ("truncate",)
 
 #: The Arrow type of the frame's times (``event_time``, ``emit_time``).
 TIME_TYPE = pa.timestamp("ns", tz="UTC")
@@ -412,6 +419,19 @@ def find_table(names: Iterable[Any], table: str) -> str:
         if not matches
         else f"table {table!r} is ambiguous: {matches}"
     )
+
+
+def check_columns(columns: Any) -> None:
+    """Raise ValueError unless ``columns`` hold every canonical column.
+
+    >>> check_columns(["op", "table"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: not a canonical event frame: no column dialect, source, ...
+    """
+    missing = [name for name in COLUMN_NAMES if name not in list(columns)]
+    if missing:
+        raise ValueError(f"not a canonical event frame: no column {', '.join(missing)}")
 
 
 def empty_events() -> pd.DataFrame:

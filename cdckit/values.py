@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # for annotations; the functions import pyarrow where they us
 
 __all__ = [
     "is_missing",
+    "none_if_missing",
     "scalar_kind",
     "INT64_MIN",
     "INT64_MAX",
@@ -109,6 +110,15 @@ def is_missing(value: Any) -> bool:
 
 
 _NEVER_MISSING = frozenset({str, int, bool, list, dict, tuple, bytes})
+
+
+def none_if_missing(value: Any) -> Any:
+    """None for pandas' and Spark's missing markers (None, NA, float NaN); other values as they are.
+
+    >>> none_if_missing(float("nan")), none_if_missing(None), none_if_missing(0)
+    (None, None, 0)
+    """
+    return None if is_missing(value) else value
 
 
 def scalar_kind(value: Any) -> str | None:

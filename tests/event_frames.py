@@ -18,9 +18,9 @@ import pandas as pd
 from hypothesis import strategies as st
 
 from cdckit import values
+from cdckit.capture import Attached
 from cdckit.frame import Event
 from cdckit.frame_builders import FrameBuilder, QuarantineBuilder
-from cdckit.reading.capture import Attached
 
 #: Dialects whose flags change the rules: full images, partial images, contiguous seq, split updates.
 DIALECTS = ["canal", "maxwell", "shareplex", "universe", "datahub_blob"]
@@ -145,5 +145,5 @@ def captures(draw: Any, streams: int = 1, max_steps: int = 24) -> pd.DataFrame:
         quarantine.add("a.jsonl", 10**6, None, None, "datahub_blob", "UPDATE_BEFOR with no partner half", "{}",
                        "unpaired_half")
         quarantine.add("a.jsonl", 10**6 + 1, None, None, "datahub_blob", "not JSON", "{", "damaged_input")
-    frame.attrs["quarantine"] = Attached(quarantine.to_pandas(), "quarantine")  # as a read attaches it (cdckit.reading.capture)
+    frame.attrs["quarantine"] = Attached(quarantine.to_pandas(), "quarantine")  # as a read attaches it (cdckit.capture)
     return frame

@@ -19,19 +19,23 @@ import transaction_oracle
 
 import cdckit
 from cdckit.analysis.ordering import sort_events
-from cdckit.analysis.ordering._shared import CHANGE_OPS, HEARTBEAT_FACTOR, REPLAY_OPS, STREAMS
 from cdckit.analysis.ordering.catalogue import FINDING_COLUMNS
-from cdckit.analysis.ordering.kernels import keyless_findings, lag_summary  # per table, never walked event by event
+from cdckit.analysis.ordering.identity import STREAMS
+from cdckit.analysis.ordering.kernels import (  # per table, never walked event by event
+    HEARTBEAT_FACTOR,
+    keyless_findings,
+    lag_summary,
+)
 from cdckit.analysis.ordering.narrow import ARRIVAL, SEQ_ORDER, narrow
 from cdckit.analysis.ordering.report import report_from_rows
 from cdckit.analysis.ordering.sort import filled_seq
-from cdckit.analysis.replay import PROBLEM_COLUMNS, TableStates, find_table, given_key_text
+from cdckit.analysis.replay import PROBLEM_COLUMNS, TableStates, given_key_text
 
 # The walk of one table, change by change, is the first implementation's own (the package keeps it for the
 # rows that need it: key-change chains, keyless tables); what the oracle adds is walking every row with it.
 from cdckit.analysis.replayer import Step, column_order, history_frame, problem_rows, replay_rows
 from cdckit.dialects import registry
-from cdckit.frame import table_names
+from cdckit.frame import CHANGE_OPS, REPLAY_OPS, find_table, table_names
 
 
 def none_if_missing(value: Any) -> Any:

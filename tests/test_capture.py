@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import cdckit
-from cdckit.reading.capture import Capture, added_reports, new_report
+from cdckit.capture import Capture, added_reports, new_report
 
 DAMAGED = b'{"database":"shop","table":"t","type":"insert","ts":1,"data":{"id":1}}\nnot json\n'
 

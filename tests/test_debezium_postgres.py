@@ -18,7 +18,7 @@ from real_parts import require
 from report_truth import assert_a_lost_message_shows, assert_only_true_findings
 
 import cdckit
-from cdckit.analysis.ordering._shared import transaction_keys
+from cdckit.analysis.ordering.identity import transaction_keys
 from cdckit.frame import table_names
 from cdckit.samples.partitioning import spread_by_key
 from cdckit.samples.postgres import capture as pg_capture

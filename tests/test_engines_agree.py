@@ -207,7 +207,7 @@ def test_spark_problems_at_one_place_keep_the_replay_order(spark):
         builder.add(Event(op="update", op_raw="UPDATE", database="shop", table="t", seq=seq, key_columns=["id"],
                           key=f"[{key}]", before=f'{{"id":{key}}}'), "canal", "b.jsonl", 1, partition)
     events = builder.to_pandas()
-    events.attrs["quarantine"] = cdckit.reading.capture.Attached(cdckit.frame.empty_quarantine(), "none")
+    events.attrs["quarantine"] = cdckit.capture.Attached(cdckit.frame.empty_quarantine(), "none")
     want = cdckit.materialize(events).problems
     assert list(want["key"]) == ["[6]", "[5]"]
     assert plain(cdcspark.materialize(_to_spark(spark, events)).problems) == plain(want)
@@ -226,7 +226,7 @@ def test_a_stream_fills_a_missing_seq_from_its_own_changes(spark):
         builder.add(Event(op="insert", op_raw="insert", database="shop", table="t", seq=seq, key_columns=["id"],
                           key=f"[{key}]", after=f'{{"id":{key}}}'), dialect, "a.jsonl", offset, None)
     events = builder.to_pandas()
-    events.attrs["quarantine"] = cdckit.reading.capture.Attached(cdckit.frame.empty_quarantine(), "none")
+    events.attrs["quarantine"] = cdckit.capture.Attached(cdckit.frame.empty_quarantine(), "none")
     for by in BYS:
         want = oracle.order_report(events, by=by)["impossible_transitions"]
         assert list(want["offset"]) == [2] and list(want["other_offset"]) == [0], by
@@ -249,7 +249,7 @@ def test_spark_takes_equal_snapshot_rows_at_one_position_for_distinct_rows(spark
         builder.add(Event(op=op, op_raw=op[0], database="shop", table="log", seq=seq, after=after),
                     "debezium", "c.jsonl", offset, 0)
     events = builder.to_pandas()
-    events.attrs["quarantine"] = cdckit.reading.capture.Attached(cdckit.frame.empty_quarantine(), "none")
+    events.attrs["quarantine"] = cdckit.capture.Attached(cdckit.frame.empty_quarantine(), "none")
     want = cdckit.materialize(events)["shop.log"]
     assert sorted(want["v"].tolist()) == [1, 1, 1, 2]
     frame = _to_spark(spark, events)
@@ -308,7 +308,7 @@ def _replayed_report_events() -> pd.DataFrame:
     for offset, event in enumerate(rows):
         builder.add(event, "debezium", "a.jsonl", offset)
     events = builder.to_pandas()
-    events.attrs["quarantine"] = cdckit.reading.capture.Attached(cdckit.frame.empty_quarantine(), "none")
+    events.attrs["quarantine"] = cdckit.capture.Attached(cdckit.frame.empty_quarantine(), "none")
     return events
 
 

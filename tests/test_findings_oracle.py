@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 
 import cdckit
 from cdckit.analysis.ordering import OrderReport, codes
-from cdckit.analysis.ordering._shared import CHANGE_OPS, STREAMS
 from cdckit.analysis.ordering.catalogue import FINDINGS
+from cdckit.analysis.ordering.identity import STREAMS
 from cdckit.analysis.ordering.report import _sorted
-from cdckit.frame import COLUMN_NAMES
+from cdckit.frame import CHANGE_OPS, COLUMN_NAMES
 
 BYS = list(STREAMS)
 

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 import cdckit
 from cdckit import samples, values
-from cdckit.analysis.keys import key_texts, with_keys
 from cdckit.cli import EXIT_CODES, exit_codes, main
+from cdckit.keys import key_texts, with_keys
 
 KEYED = "canal/shop"
 KEYLESS_FILE = "pg_test_decoding/shop.txt"

@@ -125,6 +125,86 @@ def test_no_import_circles_among_cdckit_modules():
     assert not found, "import circles:\n" + "\n".join(found)
 
 
+#: The floors of cdckit, lowest first, each a list of packages (a package holds its modules and subpackages).
+#: A module imports only from its own floor and the floors below, at the top of its text or inside a function.
+#: The ground floor (``GROUND``) is every top-level module not named on a higher floor.
+GROUND = "ground floor"
+FLOORS: list[list[str]] = [
+    [GROUND],
+    ["cdckit.io"],
+    ["cdckit.dialects"],
+    ["cdckit.reading"],
+    ["cdckit.export"],
+    ["cdckit.analysis"],
+    ["cdckit.samples"],
+    ["cdckit.spark"],
+    ["cdckit.viz"],
+    ["cdckit", "cdckit.notebook", "cdckit.demo"],  # the package's face: what ``import cdckit`` names
+    ["cdckit.cli"],
+    ["cdckit.__main__"],
+]
+#: The imports allowed from a lower floor to a higher one, each inside a function and said why.
+LAZY_HOOKS = {
+    # a Spark frame handed to a function of any floor is written by cdckit.spark's writers, imported only
+    # when a Spark frame comes, so that a pandas user never imports pyspark
+    ("cdckit.engines", "cdckit.spark.export"),
+}
+
+
+def floor_of(module: str, floors: list[list[str]] = FLOORS) -> int:
+    """The floor of ``module``: that of the longest package named on a floor that holds it; the ground floor
+    for any other top-level module.
+
+    >>> floor_of("cdckit.values"), floor_of("cdckit.io.files"), floor_of("cdckit"), floor_of("cdckit.cli.main")
+    (0, 1, 9, 10)
+    """
+    best, found = "", 0
+    for number, packages in enumerate(floors):
+        for package in packages:
+            holds = module == package or (package != "cdckit" and module.startswith(package + "."))
+            if holds and len(package) > len(best):
+                best, found = package, number
+    return found
+
+
+def upward_imports(graph: dict[str, set[str]], floors: list[list[str]] = FLOORS) -> list[str]:
+    """Each import from a module to one on a higher floor, as ``module -> imported``, the hooks left out."""
+    return sorted(
+        f"{module} -> {other}"
+        for module, others in graph.items()
+        for other in others
+        if floor_of(other, floors) > floor_of(module, floors) and (module, other) not in LAZY_HOOKS
+    )
+
+
+def test_the_floor_rule_finds_an_import_from_a_lower_floor_to_a_higher_one():
+    graph = {"cdckit.values": {"cdckit.io.files"}, "cdckit.io.files": {"cdckit.values"},
+             "cdckit.viz.report": {"cdckit.analysis.replay"}, "cdckit.reading.read": {"cdckit.analysis.keys"}}
+    assert upward_imports(graph) == ["cdckit.reading.read -> cdckit.analysis.keys", "cdckit.values -> cdckit.io.files"]
+
+
+def test_no_module_imports_from_a_higher_floor():
+    found = upward_imports(import_graph())
+    assert not found, "imports from a lower floor to a higher one (see FLOORS):\n" + "\n".join(found)
+
+
+def test_the_one_hook_upward_is_imported_inside_a_function_only():
+    for module, other in LAZY_HOOKS:
+        path = modules()[module]
+        tree = ast.parse(path.read_text())
+        at_top = {node.module for node in tree.body if isinstance(node, ast.ImportFrom)} | {
+            alias.name for node in tree.body if isinstance(node, ast.Import) for alias in node.names
+        }
+        assert not any(other.endswith(name.lstrip(".")) for name in at_top if name), (module, other)
+        assert other in import_graph()[module], f"{module} no longer imports {other}: drop the hook"
+
+
+def test_every_floor_names_a_package_that_exists():
+    known = set(modules())
+    named = [package for packages in FLOORS[1:] for package in packages]
+    assert all(package in known for package in named), sorted(set(named) - known)
+
+
 def test_no_module_is_longer_than_600_lines():
     long = {name: n for name, path in modules().items() if (n := len(path.read_text().splitlines())) > MOST_LINES}
     assert not long, f"modules over {MOST_LINES} lines: {long}"
@@ -143,11 +223,44 @@ def test_architecture_names_only_modules_that_exist():
 
 def test_every_analysis_and_read_module_lives_in_its_package():
     top = {path.stem for path in PACKAGE.glob("*.py")}
-    analyses = {"replay", "replay_plan", "replayer", "replay_keyless", "tables", "schemas", "filters", "keys",
+    analyses = {"replay", "replay_plan", "replayer", "replay_keyless", "tables", "schemas", "filters",
                 "keys_inferred", "compare", "reconcile", "ordering"}
-    reading = {"read", "detect", "decoding", "pairing", "workers", "capture", "source_decoding"}
+    reading = {"read", "detect", "decoding", "pairing", "workers", "source_decoding"}
     assert not (top | {p.name for p in PACKAGE.iterdir() if p.is_dir()}) & (analyses | reading)
     assert all((PACKAGE / "analysis" / f"{name}.py").exists() or (PACKAGE / "analysis" / name).is_dir()
                for name in analyses)
     assert all((PACKAGE / "reading" / f"{name}.py").exists() for name in reading)
     assert not (PACKAGE / "moved.py").exists()
+    # the frame's contract, which every floor reads, is on the ground floor
+    assert {"frame", "capture", "keys", "engines", "values"} <= top
+
+
+def test_the_read_path_returns_to_read_py_at_most_twice():
+    """``cdckit.read`` hands its work down (read.py -> read_job -> detection and decoding) and is called back from
+    below at most twice: a read path that keeps returning to read.py has its rules in the wrong room."""
+    import sys
+    from collections import Counter
+
+    import cdckit
+
+    read_py = str(PACKAGE / "reading" / "read.py")
+    returns: Counter[tuple[str, str]] = Counter()
+    entered: list[str] = []
+
+    def watch(frame, event, arg):
+        caller = frame.f_back
+        if event == "call" and frame.f_code.co_filename == read_py and caller is not None:
+            entered.append(frame.f_code.co_name)
+            if caller.f_code.co_filename.startswith(str(PACKAGE)) and caller.f_code.co_filename != read_py:
+                if not caller.f_code.co_filename.endswith("__init__.py"):
+                    returns[(caller.f_code.co_filename, frame.f_code.co_name)] += 1
+
+    sys.setprofile(watch)
+    try:
+        cdckit.read(cdckit.samples.path("debezium"))
+        cdckit.read(cdckit.samples.path("canal/shop"), keys={"customers": "id"})
+        list(cdckit.read(cdckit.samples.path("maxwell"), chunksize=5))
+    finally:
+        sys.setprofile(None)
+    assert "read" in entered  # the watch sees read.py
+    assert sum(returns.values()) <= 2, dict(returns)

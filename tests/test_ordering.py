@@ -212,7 +212,7 @@ def test_the_package_exports_only_the_public_functions():
 
 
 def test_a_redelivery_is_the_same_seq_op_and_images_and_a_new_seq_makes_it_a_duplicate():
-    from cdckit.analysis.ordering._shared import REDELIVERY_IDENTITY
+    from cdckit.analysis.ordering.identity import REDELIVERY_IDENTITY
 
     assert set(REDELIVERY_IDENTITY) == {"seq", "_snapshot_place", "op", "before", "after"}
     first = canal_line(1)

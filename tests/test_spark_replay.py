@@ -321,7 +321,7 @@ def _keyless_events(changes, dialect="canal", scrambled=False):
                           seq=f"{seq:06d}", key_columns=columns, key=values.key_of(row, columns) if columns else None,
                           before=values.image(before), after=values.image(after)), dialect, "a.jsonl", number)
     events = builder.to_pandas()
-    events.attrs["quarantine"] = cdckit.reading.capture.Attached(cdckit.frame.empty_quarantine(), "none")
+    events.attrs["quarantine"] = cdckit.capture.Attached(cdckit.frame.empty_quarantine(), "none")
     return events
 
 

@@ -46,12 +46,12 @@ import numpy as np
 import pandas as pd
 
 from .. import values
-from ..export.engines import is_spark, pandas_events
+from ..capture import events_of
+from ..engines import is_spark, pandas_events
+from ..frame import CHANGE_OPS, table_names
 from ..python_columns import object_columns
-from ..reading.capture import events_of
 from .connector_defaults import known_values
 from .ordering import sort_events
-from .ordering._shared import CHANGE_OPS, table_names
 from .reconcile import ReconcileError, diff_tables, html_table, json_text, key_text, normal, plain
 from .replay import key_columns_of, materialize
 

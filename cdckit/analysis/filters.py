@@ -47,8 +47,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from ..frame import OPS
-from .ordering._shared import table_names
+from ..frame import OPS, table_names
 from .replay import find_table
 
 __all__ = ["Selection", "selection", "select", "key_mask", "parse_key", "parse_time", "parse_ops"]

@@ -52,11 +52,12 @@ import numpy as np
 import pandas as pd
 
 from ..dialects.postgres import IdentityEvidence
+from ..frame import CHANGE_OPS, table_names
 from ..python_columns import object_columns
 from .connector_defaults import known_values
 from .image_codes import ImageCodes
 from .ordering import sort_events
-from .ordering._shared import CHANGE_OPS, REDELIVERY_IDENTITY, SNAPSHOT_PLACE, snapshot_place, table_names
+from .ordering.identity import REDELIVERY_IDENTITY, SNAPSHOT_PLACE, snapshot_place
 
 __all__ = ["infer_keys", "InferredKeys", "EVIDENCE_COLUMNS", "MAX_WIDTH", "MAX_COLUMNS"]
 

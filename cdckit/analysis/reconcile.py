@@ -62,8 +62,8 @@ import orjson
 import pandas as pd
 
 from .. import times, values
+from ..engines import is_spark, spark_export
 from ..errors import CdcError
-from ..export.engines import is_spark, spark_export
 from ..python_columns import object_columns
 from .replay import find_table
 

@@ -53,29 +53,15 @@ import pandas as pd
 import pyarrow as pa
 
 from .. import values
+from ..capture import events_of
 from ..duckdb_scans import scan_batches
 from ..errors import KeylessTableError, how_to_give_keys
-from ..frame import find_table, utc_nanoseconds  # noqa: F401  (find_table named here too: replay.find_table is how many modules take it)
+from ..frame import find_table, table_names, utc_nanoseconds
+from ..keys import Keys, given_keys
 from ..python_columns import object_column, object_columns
-from ..reading.capture import events_of
-from .keys import Keys, given_keys
-from .ordering._shared import table_names
 from .replay_plan import plan_replay
 from .replay_prepare import named_key_columns
-
-# Named here too: cdckit.spark.replay takes them as replay.X.
-from .replayer import (  # noqa: F401
-    Replayer,
-    Step,
-    column_order,
-    history_frame,
-    in_key_order,
-    key_order,
-    key_permutation,
-    old_key,
-    problem_rows,
-    replay_rows,
-)
+from .replayer import Step, history_frame, in_key_order, key_order, key_permutation, problem_rows
 from .tables import declared_types, typed_records, typed_texts
 from .tables import problems_frame as type_problems_frame
 from .transaction_cut import left_out_warning, through_transaction, whole_transactions_only

@@ -34,7 +34,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .. import values
-from .ordering._shared import none_if_missing
+from ..values import none_if_missing
 from .ordering.sort import TIE_MARK
 from .replay_keyless import keyless_state
 from .replay_prepare import NAMES, ORDERS, SIGNATURE, named_key_columns, prepare, stream_table

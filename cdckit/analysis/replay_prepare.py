@@ -26,8 +26,9 @@ import pandas as pd
 import pyarrow as pa
 
 from ..duckdb_scans import scan_batches
+from ..frame import REPLAY_OPS
 from ..sql_literals import sql_text
-from .ordering._shared import REDELIVERY_IDENTITY, REPLAY_OPS, SNAPSHOT_PLACE, SNAPSHOT_PLACE_SQL
+from .ordering.identity import REDELIVERY_IDENTITY, SNAPSHOT_PLACE, SNAPSHOT_PLACE_SQL
 from .ordering.sort import FIRST_AT_A_TIE, IN_MESSAGE, TIE_MARK, row_in_message_dialects
 
 __all__ = ["prepare", "named_key_columns", "ORDERS", "NAMES", "SIGNATURE", "stream_table"]

@@ -43,7 +43,7 @@ import pandas as pd
 from .. import values
 from ..dialects import registry
 from ..python_columns import object_columns
-from .ordering._shared import none_if_missing
+from ..values import none_if_missing
 from .transitions import GONE, LIVE, NEVER, problem
 
 __all__ = [

@@ -35,10 +35,10 @@ from typing import Any, TypeGuard
 import pandas as pd
 
 from .. import values
+from ..capture import column_types_of, events_of
 from ..column_types import infer_kind, is_kind
+from ..frame import REPLAY_OPS, table_names
 from ..python_columns import object_columns
-from ..reading.capture import column_types_of, events_of
-from .ordering._shared import REPLAY_OPS, table_names
 from .replayer import parse_image
 from .tables import declared_types
 

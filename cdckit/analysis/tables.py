@@ -46,11 +46,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import values
+from ..capture import Capture, column_types_of, events_of, plain
 from ..column_types import infer_kind, is_kind, typed_array
-from ..frame import find_table
+from ..frame import REPLAY_OPS, find_table, table_names
 from ..python_columns import object_column, object_columns
-from ..reading.capture import Capture, column_types_of, events_of, plain
-from .ordering._shared import REPLAY_OPS, table_names
 from .replayer import parse_image
 
 __all__ = [

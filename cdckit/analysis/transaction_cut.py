@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CdcError
+from ..frame import REPLAY_OPS
 from .ordering.sort import sort_events
 from .transactions import transactions_with_rows
 
@@ -89,7 +90,7 @@ def through_transaction(events: pd.DataFrame, txn_id: Any) -> tuple[pd.DataFrame
     member = rows.to_numpy()
     rank = np.empty(len(events), np.int64)
     rank[sort_events(events).index.to_numpy()] = np.arange(len(events))
-    changes = (member >= 0) & events["op"].isin(["insert", "update", "delete", "truncate", "read"]).to_numpy()
+    changes = (member >= 0) & events["op"].isin(REPLAY_OPS).to_numpy()
     last = rank[changes & (member == at)].max() if (changes & (member == at)).any() else rank[member == at].max()
     if pd.isna(table["commit_offset"].iat[at]):  # it never commits here: its place is that of its last change
         ends = np.full(len(table), -1, np.int64)

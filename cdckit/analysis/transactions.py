@@ -33,7 +33,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..reading.capture import Capture
+from ..capture import Capture
 from .ordering.codes import Codes
 from .ordering.narrow import narrow
 from .ordering.transaction_members import TransactionMembers, declared_text, transaction_members

@@ -22,7 +22,7 @@ Its modules, one job each:
 - :mod:`~cdckit.cli.parser` and :mod:`~cdckit.cli.help_texts`: the arguments and the help;
 - :mod:`~cdckit.cli.options` and :mod:`~cdckit.cli.formats`: checks of options before decoding, the
   output format (``--to`` or the suffix);
-- :mod:`~cdckit.cli.reading`: the chunked read, joined into one :class:`~cdckit.reading.capture.Capture`;
+- :mod:`~cdckit.cli.reading`: the chunked read, joined into one :class:`~cdckit.capture.Capture`;
 - :mod:`~cdckit.cli.progress`, :mod:`~cdckit.cli.summary`, :mod:`~cdckit.cli.text`,
   :mod:`~cdckit.cli.words`: what is shown on the terminal, and in which words;
 - the commands: :mod:`~cdckit.cli.read_commands` (detect, read, samples),

@@ -11,8 +11,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from .. import __version__
-from ..analysis.ordering._shared import STREAMS
+from ..version import __version__
+from ..analysis.ordering.identity import STREAMS
 from ..dialects import registry
 from ..frame import COLUMN_NAMES, OPS
 from ..io.write import LAYOUTS

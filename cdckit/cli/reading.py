@@ -21,9 +21,9 @@ from typing import Any
 import pandas as pd
 
 from ..analysis.filters import Selection
-from ..analysis.keys import Keys, tables_keyed, with_keys
+from ..capture import Capture, plain
 from ..frame import empty_events, table_names
-from ..reading.capture import Capture, plain
+from ..keys import Keys, tables_keyed, with_keys
 from ..reading.read import exported_events, read
 from .exit_codes import UsageError
 from .options import Input, given_keys, unavailable_values

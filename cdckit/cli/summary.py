@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from ..analysis.filters import Selection
-from ..reading.capture import Capture
+from ..capture import Capture
 from .exit_codes import EXIT_OK, EXIT_QUARANTINED
 from .options import Input
 from .text import printable

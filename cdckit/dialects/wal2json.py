@@ -41,10 +41,10 @@ import orjson
 import pandas as pd
 
 from .. import values
+from ..capture import column_types_of
 from ..errors import InvalidValue
 from ..frame import Event
 from ..io import Message
-from ..reading.capture import column_types_of
 from . import postgres
 from .base import BadMessage, Dialect, Match, Record, expect_object, rows_of, table_name
 from .registry import register

@@ -24,27 +24,14 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from .. import times, values
+from ..capture import plain
 from ..frame import ARROW_SCHEMA, COLUMN_NAMES
-from ..reading.capture import plain
 
-__all__ = ["check_columns", "events_table", "frame_table", "write_file"]
+__all__ = ["events_table", "frame_table", "write_file"]
 
 _BATCH = 65_536
 #: Field metadata marking a column of JSON text that stands for values of any kind.
 _JSON_MARK = b"cdckit.json"
-
-
-def check_columns(columns: Any) -> None:
-    """Raise ValueError unless ``columns`` hold every canonical column.
-
-    >>> check_columns(["op", "table"])  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: not a canonical event frame: no column dialect, source, ...
-    """
-    missing = [name for name in COLUMN_NAMES if name not in list(columns)]
-    if missing:
-        raise ValueError(f"not a canonical event frame: no column {', '.join(missing)}")
 
 
 # ---------------------------------------------------------------- frames as Arrow tables

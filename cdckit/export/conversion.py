@@ -23,15 +23,15 @@ from typing import Any
 import pandas as pd
 
 from .. import values
+from ..capture import events_of
 from ..dialects import registry
 from ..dialects.base import Dialect, Record
+from ..engines import pandas_events
 from ..errors import CdcError
-from ..frame import table_names
+from ..frame import CHANGE_OPS, table_names
 from ..io import write_messages
-from ..reading.capture import events_of
 from ..reading.read import read
 from .atomic import atomic_path, refuse_existing
-from .engines import pandas_events
 from .written import Written
 
 __all__ = ["convert", "Converted", "EncodeError"]
@@ -273,7 +273,7 @@ def _account(frame: pd.DataFrame, records: list[Record], dialect: str) -> tuple[
 
 def _drop_reason(rows: pd.DataFrame, op: str, missing: int, dialect: str) -> str:
     """Why ``missing`` of the ``op`` events in ``rows`` did not come back."""
-    if op in ("insert", "update", "delete", "read"):  # every dialect writes row changes: which image is missing?
+    if op in CHANGE_OPS:  # every dialect writes row changes: which image is missing?
         for side in ("before", "after"):
             if int(rows[side].isna().sum()) == missing:
                 return f"{op} events without a {side} image cannot be written in {dialect}"

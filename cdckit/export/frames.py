@@ -25,13 +25,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..frame import table_names
+from ..capture import events_of
+from ..engines import is_spark, spark_export
+from ..frame import check_columns, table_names
 from ..io.formats import EXTENSIONS, PARTITION_COLUMN, format_of, partition_folder
-from ..reading.capture import events_of
 from ..reading.events_files import data_files, is_events_file, read_events
-from ._arrow_files import check_columns, events_table, write_file
+from ._arrow_files import events_table, write_file
 from .atomic import atomic_path, written_at
-from .engines import is_spark, spark_export
 from .written import Written
 
 __all__ = ["write_events", "read_events", "is_events_file"]  # the last two read back (cdckit.reading.events_files)

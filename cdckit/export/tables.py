@@ -16,12 +16,12 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from ..capture import plain
+from ..engines import is_spark, spark_export
 from ..io.formats import EXTENSIONS, SUFFIX_FORMATS, file_stems, format_of
-from ..reading.capture import plain
 from ..reading.events_files import count_rows, data_files
 from ._arrow_files import frame_table, write_file
 from .atomic import atomic_path, written_at
-from .engines import is_spark, spark_export
 from .written import Written
 
 __all__ = ["write_state", "write_scd2"]

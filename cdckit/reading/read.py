@@ -22,7 +22,7 @@ from typing import Any, Literal, overload
 import pandas as pd
 import pyarrow as pa
 
-from ..analysis.keys import Keys, given_keys, key_columns_given, with_keys
+from ..capture import Capture, new_report
 from ..column_types import column_types_frame
 from ..dialects import registry
 from ..dialects.options import DialectOptions
@@ -31,7 +31,7 @@ from ..frame import ARROW_SCHEMA, arrow_to_pandas, empty_quarantine
 from ..frame_builders import QuarantineBuilder
 from ..io.kafka import is_kafka_url, parse_kafka_url
 from ..io.schema_book import book_for
-from .capture import Capture, new_report
+from ..keys import Keys, given_keys, key_columns_given, with_keys
 from .detect import DEFAULT_SAMPLE
 from .events_files import is_events_file, read_events
 from .read_job import ReadJob
@@ -182,7 +182,7 @@ def read(
             ``errors="raise"`` included (the range holding the first bad
             message is decoded again in the calling process, so the error's
             ``partial`` frame is the one-process read's).
-        capture: return a :class:`~cdckit.reading.capture.Capture` (events, quarantine,
+        capture: return a :class:`~cdckit.capture.Capture` (events, quarantine,
             report and column types as fields) instead of the events alone.
         keys: the key columns of tables whose capture names none (or other
             ones: what is given wins), ``{"customers": "id", "order_lines":
@@ -219,7 +219,7 @@ def read(
         ``attrs["report"]`` and JSON-safe summaries of the quarantine and the column
         types the dialects declared (:mod:`cdckit.column_types`), which
         :func:`cdckit.quarantine` and :func:`cdckit.column_types_of` give as frames;
-        a :class:`~cdckit.reading.capture.Capture` of the same when ``capture=True``; or a
+        a :class:`~cdckit.capture.Capture` of the same when ``capture=True``; or a
         :class:`ChunkedRead` when ``chunksize`` is given. A path to events
         cdckit itself wrote (:func:`cdckit.export.write_events`, ``cdckit
         convert``: Parquet, CSV or JSON Lines with the canonical columns) is
@@ -271,7 +271,7 @@ def holds_exported_events(source: Any) -> bool:
 
 def exported_events(path: str | os.PathLike[str], capture: bool = False) -> pd.DataFrame | Capture:
     """Canonical events cdckit wrote, read back as they are (no dialect detection), with a report that
-    counts each event as a message and an empty quarantine (a :class:`~cdckit.reading.capture.Capture` when
+    counts each event as a message and an empty quarantine (a :class:`~cdckit.capture.Capture` when
     ``capture=True``)."""
     events = read_events(path)
     counts = events["dialect"].value_counts()

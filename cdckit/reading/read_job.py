@@ -25,6 +25,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..capture import new_report
 from ..collector import gc_paused, gc_resumed
 from ..dialects import registry
 from ..dialects.base import Dialect
@@ -35,7 +36,6 @@ from ..frame_builders import FrameBuilder, QuarantineBuilder, rows_inserted
 from ..io import Message, expand_paths, file_container, iter_sources, looks_like_payload
 from ..io.kafka import KafkaSpec
 from . import workers
-from .capture import new_report
 from .pairing import PAIRED, Pairer, identity, unpaired_reason
 from .progress import Progress, bar_of_read
 from .sinks import FrameSink

@@ -19,12 +19,12 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from ..capture import merged_keys
 from ..column_types import column_types_frame
 from ..dialects.base import Columns
 from ..frame import Event
 from ..frame_builders import FrameBuilder
 from ..io import Message
-from .capture import merged_keys
 
 __all__ = ["Sink", "FrameSink"]
 
@@ -107,7 +107,7 @@ class FrameSink(Sink):
         self.declarations: list[tuple[str, Columns, str, int]] = []
         self._declared: dict[str, Columns] = {}
         #: The key columns dialects inferred: ``{table: {"columns", "evidence", "sources"}}`` (see
-        #: :func:`cdckit.reading.capture.merged_keys`).
+        #: :func:`cdckit.capture.merged_keys`).
         self.keys_found: dict[str, dict[str, Any]] = {}
 
     def read(self, dialect: str | None, count: int) -> None:

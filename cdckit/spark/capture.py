@@ -24,9 +24,9 @@ from collections import Counter
 from functools import cached_property
 from typing import Any
 
+from ..capture import new_report
 from ..errors import CdcError
 from ..frame import COLUMN_NAMES
-from ..reading.capture import new_report
 
 __all__ = ["SparkCapture", "capture_of"]
 

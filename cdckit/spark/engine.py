@@ -22,7 +22,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..analysis.keys import Keys
 from ..collector import gc_paused
 from ..dialects import registry
 from ..dialects.options import DialectOptions
@@ -36,6 +35,7 @@ from ..io import (
     record_message,
 )
 from ..io.schema_book import book_for, unframed
+from ..keys import Keys
 from ..reading.decoding import MessageDecoder
 from ..reading.detect import DEFAULT_SAMPLE, choose_for_read
 from ..reading.pairing import PAIRED, Pairer, unpaired_reason

@@ -3,10 +3,10 @@
 The rows of each table named in ``keys`` get those ``key_columns`` (a literal
 array) and a ``key``: the compact JSON array text of the key values of the
 after image (the before image for a delete), rendered by the very function
-pandas uses (:func:`cdckit.analysis.keys.key_texts`, in an Arrow-batched Python UDF),
+pandas uses (:func:`cdckit.keys.key_texts`, in an Arrow-batched Python UDF),
 so the two engines give the same key texts for every value (numbers beyond
 a double, unicode, nulls, nested values). Which tables are meant is decided
-as pandas decides it (:func:`cdckit.analysis.keys.tables_keyed`).
+as pandas decides it (:func:`cdckit.keys.tables_keyed`).
 
 >>> from cdckit.spark import keys
 >>> keys.__all__
@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..analysis.keys import KEY_FROM_BEFORE, Keys, key_columns_given, key_texts, tables_keyed
+from ..keys import KEY_FROM_BEFORE, Keys, key_columns_given, key_texts, tables_keyed
 from .columns import table_name_column
 
 __all__ = ["with_keys", "given_keys"]
@@ -31,7 +31,7 @@ __all__ = ["with_keys", "given_keys"]
 
 def _key_texts(images: pd.Series, columns: pd.Series) -> pd.Series:
     """Per row, the key text of ``images`` (JSON object texts) in the ``columns`` (a JSON array text) named: the
-    rows naming the same columns read together by :func:`cdckit.analysis.keys.key_texts`."""
+    rows naming the same columns read together by :func:`cdckit.keys.key_texts`."""
     out = pd.Series([None] * len(images), index=images.index, dtype=object)
     named = columns.to_numpy(dtype=object)
     for listed in {c for c in named.tolist() if isinstance(c, str)}:

@@ -20,17 +20,13 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..analysis.ordering._shared import (
-    CHANGE_OPS,
-    HEARTBEAT_FACTOR,
-    ROW_KEY,
-    STREAMS,
-    none_if_missing,
-    stream_columns,
-)
 from ..analysis.ordering.catalogue import FINDING_COLUMNS, LAG_COLUMNS, REPEAT_CAUSES, keyless_detail
+from ..analysis.ordering.identity import ROW_KEY, STREAMS, stream_columns
+from ..analysis.ordering.kernels import HEARTBEAT_FACTOR
 from ..analysis.ordering.report import OrderReport, report_from_rows
 from ..dialects import registry
+from ..frame import CHANGE_OPS
+from ..values import none_if_missing
 from . import replay
 from .columns import table_name_column
 from .sorting import (

@@ -18,7 +18,7 @@ functions as pandas counts them (:mod:`cdckit.spark.keyless`). Tables whose
 primary key changes or that are truncated, and tables without a key whose
 updates merge or where a before image is no live row as written
 (:func:`cdckit.analysis.replay_keyless.walked_tables`), need a walk in order: only
-their rows go to the Python replayer (:func:`cdckit.analysis.replay.replay_rows`, one
+their rows go to the Python replayer (:func:`cdckit.analysis.replayer.replay_rows`, one
 ``applyInPandas`` group per table). Only per-table metadata (columns, kinds),
 the names of the tables to walk and problem rows reach the driver.
 
@@ -40,11 +40,12 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..analysis import replay
-from ..analysis.keys import Keys
-from ..analysis.ordering._shared import REPLAY_OPS, none_if_missing
 from ..analysis.replay_keyless import walked_tables
-from ..analysis.replayer import problem_rows
+from ..analysis.replayer import old_key, problem_rows, replay_rows
 from ..analysis.transitions import GONE, LIVE, RULES
+from ..frame import REPLAY_OPS, find_table
+from ..keys import Keys
+from ..values import none_if_missing
 from .columns import table_name_column
 from .keyless import KeylessCounts
 from .keys import given_keys
@@ -242,7 +243,7 @@ def _walker(order: str, partial: dict[str, bool]):
             )
         }
         out: list[dict[str, Any]] = []
-        for table, replayer, steps, _ in replay.replay_rows(group, partial):
+        for table, replayer, steps, _ in replay_rows(group, partial):
             out.extend(
                 {"kind": "row", "table": table, "row": orjson.dumps(row).decode()} for row in replayer.state_rows()
             )
@@ -472,7 +473,7 @@ def history(events: DataFrame, table: str, key: Any, order: str = "seq", *, keys
     """
     frame = given_keys(events, keys).withColumn("_table", table_name_column()).filter(F.col("op").isin(*REPLAY_OPS))
     names = [r[0] for r in frame.select("_table").distinct().collect()]  # as pandas: tables that have changes
-    name = replay.find_table(names, table)
+    name = find_table(names, table)
     frame = frame.filter(F.col("_table") == name)
     keyless, keyed = frame.agg(
         F.max(F.col("key").isNull() & (F.col("op") != "truncate")), F.max(F.col("key").isNotNull())
@@ -480,7 +481,7 @@ def history(events: DataFrame, table: str, key: Any, order: str = "seq", *, keys
     moves = frame.filter(key_moved()).select("op", "key", "key_columns", "before").collect()
     linked: dict[str, set[str]] = {}
     for move in moves:
-        start = replay.old_key(move["op"], move["key"], list(move["key_columns"] or []), move["before"])
+        start = old_key(move["op"], move["key"], list(move["key_columns"] or []), move["before"])
         if start is not None and start != move["key"]:
             linked.setdefault(start, set()).add(move["key"])
             linked.setdefault(move["key"], set()).add(start)

@@ -23,9 +23,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..analysis import replay
-from ..analysis.ordering._shared import REPLAY_OPS
-from ..analysis.replayer import is_partial
+from ..analysis.replayer import column_order, is_partial
+from ..frame import REPLAY_OPS
 from .columns import table_name_column
 from .sorting import filled_seq, message_position, redelivery_identity, split_sources, tied_seq
 from .tables import kinds_given, typed_json
@@ -263,7 +262,7 @@ def survey(changes: DataFrame, order: str) -> dict[str, Table]:
         image_shapes = {tuple(sorted(names)) for r in rows for names in (r["first"]["b"], r["first"]["a"]) if names}
         tables[name] = Table(
             name,
-            replay.column_order(ranks),
+            column_order(ranks),
             {c: _spark_type(k) for c, k in kinds.items()},
             partial=bool(is_partial(lead["d"])) and len(image_shapes) > 1,
             walked=moved or (truncated and keyed),  # keyless rows: see cdckit.spark.replay

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from ..analysis.ordering._shared import REDELIVERY_IDENTITY, SNAPSHOT_PLACE
+from ..analysis.ordering.identity import REDELIVERY_IDENTITY, SNAPSHOT_PLACE
 from ..analysis.ordering.sort import FIRST_AT_A_TIE, IN_MESSAGE, TIE_MARK, row_in_message_dialects
 from ..dialects import registry
 
@@ -112,7 +112,7 @@ def sort_events(events: DataFrame, by: str = "seq") -> DataFrame:
 
 
 def snapshot_place() -> Column:
-    """:data:`cdckit.analysis.ordering._shared.SNAPSHOT_PLACE` (a snapshot row's source, partition and offset;
+    """:data:`cdckit.analysis.ordering.identity.SNAPSHOT_PLACE` (a snapshot row's source, partition and offset;
     null for other ops), from the event frame's columns (``source`` as given or coalesced to "")."""
     place = F.concat_ws(
         ":",
@@ -124,13 +124,13 @@ def snapshot_place() -> Column:
 
 
 def redelivery_identity() -> list[Column]:
-    """The columns of :data:`~cdckit.analysis.ordering._shared.REDELIVERY_IDENTITY`, the snapshot place computed."""
+    """The columns of :data:`~cdckit.analysis.ordering.identity.REDELIVERY_IDENTITY`, the snapshot place computed."""
     return [snapshot_place() if c == SNAPSHOT_PLACE else F.col(c) for c in REDELIVERY_IDENTITY]
 
 
 def transaction_key() -> Column:
     """``txn_id`` cut to the part that names its transaction by its dialect's ``transaction_key`` (Debezium for
-    PostgreSQL: ``txId`` of ``txId:LSN``), as :func:`cdckit.analysis.ordering._shared.transaction_keys` cuts it."""
+    PostgreSQL: ``txId`` of ``txId:LSN``), as :func:`cdckit.analysis.ordering.identity.transaction_keys` cuts it."""
     out = F.col("txn_id")
     for name, pattern in sorted(registry.transaction_keys().items()):
         cut = (F.col("dialect") == name) & F.col("txn_id").rlike(pattern)

@@ -31,11 +31,10 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from .. import values
-from ..analysis.ordering._shared import REPLAY_OPS
 from ..analysis.replayer import parse_image
 from ..analysis.tables import META_COLUMNS, declared_kinds
 from ..column_types import infer_kind, is_kind, parse_kind, typed_array
-from ..frame import find_table
+from ..frame import REPLAY_OPS, find_table
 from ..python_columns import object_columns
 from .columns import table_name_column
 from .session import check_workers

@@ -15,8 +15,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from ..analysis.ordering._shared import REPLAY_OPS
 from ..analysis.ordering.catalogue import TRANSACTION_FINDINGS
+from ..frame import REPLAY_OPS
 from .transactions import aggregated, declared_total, label, listed, prepared, unbegun
 
 __all__ = ["transaction_rows", "FOUND"]

@@ -20,10 +20,10 @@ import pandas as pd
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from ..analysis.ordering._shared import REPLAY_OPS
 from ..analysis.ordering.transaction_members import STATUSES
 from ..analysis.transactions import TRANSACTION_COLUMNS
 from ..dialects import registry
+from ..frame import REPLAY_OPS
 from .columns import table_name_column
 from .sorting import transaction_key
 from .transaction_tables import differing_tables

@@ -48,12 +48,11 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.filters import key_mask
-from ..analysis.keys import Keys, given_keys
 from ..analysis.ordering import sort_events
-from ..analysis.ordering._shared import CHANGE_OPS
 from ..analysis.replay import history
 from ..analysis.transactions import transactions_with_rows
-from ..frame import OPS, table_names
+from ..frame import CHANGE_OPS, OPS, table_names
+from ..keys import Keys, given_keys
 from ..optional import require
 from ..values import is_missing
 from .diffs import diff

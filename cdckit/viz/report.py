@@ -37,16 +37,16 @@ from typing import Any
 
 import pandas as pd
 
-from .. import __version__
-from ..analysis.keys import Keys, given_keys
+from ..version import __version__
 from ..analysis.ordering import order_report
-from ..analysis.ordering._shared import stream_columns
+from ..analysis.ordering.identity import stream_columns
 from ..analysis.schemas import schema_history
 from ..analysis.tables import profile
+from ..capture import Capture
 from ..errors import CdcError
 from ..frame import table_names
+from ..keys import Keys, given_keys
 from ..optional import require
-from ..reading.capture import Capture
 from ..reading.detect import detect
 from .arrival_order import ordering
 from .diffs import diff

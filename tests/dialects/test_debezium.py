@@ -455,8 +455,8 @@ def test_mysql_bits_are_numbers_and_a_time_outside_a_day_is_a_duration_text():
 
 
 def test_the_report_says_what_the_connector_settings_lost_from_the_propagated_source_types(capsys):
+    from cdckit.capture import Capture
     from cdckit.cli.summary import summary
-    from cdckit.reading.capture import Capture
     from cdckit.viz.report import _accounting_section
 
     def source(kind, length=None):

@@ -14,7 +14,8 @@ on a Spark frame. The package holds:
   capture holds of it (the one rule of :func:`cdckit.transactions` and of the transaction findings of
   :mod:`~cdckit.analysis.ordering.transaction_findings`);
 - :mod:`~cdckit.analysis.ordering.report`: :class:`OrderReport` and :func:`order_report`;
-- ``_shared``: what the pandas and Spark ordering (and the rest of cdckit) share.
+- :mod:`~cdckit.analysis.ordering.identity`: which events are one stream, one row, one change delivered
+  again, one transaction (the rules every engine's ordering and replay read).
 
 A **table** is named ``database.table`` (``schema.table`` where the dialect
 names no database, ``table`` where it names neither).

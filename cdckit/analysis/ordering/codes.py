@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._shared import CHANGE_IDENTITY, SNAPSHOT_PLACE, snapshot_place
+from .identity import CHANGE_IDENTITY, SNAPSHOT_PLACE, snapshot_place
 
 __all__ = [
     "Codes",

@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 
 from ...dialects import registry
-from ._shared import CHANGE_OPS, HEARTBEAT_FACTOR, none_if_missing
+from ...frame import CHANGE_OPS
+from ...values import none_if_missing
 from .catalogue import LAG_COLUMNS, keyless_detail
 from .codes import Codes, run_starts, running_top, sorted_groups, stable_order
 from .narrow import SEQ_ORDER
@@ -50,6 +51,9 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------- the finding functions
+
+#: A heartbeat gap is this many times the usual (median) interval, or longer.
+HEARTBEAT_FACTOR = 3.0
 
 
 def _in(codes: Codes, rows: np.ndarray, columns: list[str], wanted: frozenset[tuple]) -> np.ndarray:
@@ -426,7 +430,7 @@ def finding_frames(
     """The finding rows of the narrow ``frame`` by finding, except those replay gives (impossible transitions and
     unmatched rows: :mod:`cdckit.analysis.ordering.replayed`), unpaired halves (from the quarantine) and lag.
 
-    ``stream``: the columns of one stream (``STREAMS`` of :mod:`cdckit.analysis.ordering._shared`);
+    ``stream``: the columns of one stream (``STREAMS`` of :mod:`cdckit.analysis.ordering.identity`);
     ``refused``: the positions of the changes replay refuses; ``quarantine``: the capture's quarantine (its
     records hold their Kafka offsets).
 

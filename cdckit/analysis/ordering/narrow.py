@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...frame import utc_nanoseconds
-from ._shared import table_names, transaction_keys
+from ...frame import table_names, utc_nanoseconds
+from .identity import transaction_keys
 from .sort import filled_seq
 
 __all__ = ["narrow", "ARRIVAL", "SEQ_ORDER"]

@@ -21,10 +21,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...reading.capture import Capture
+from ...capture import Capture
 from . import kernels
-from ._shared import HEARTBEAT_FACTOR, stream_columns
 from .catalogue import FINDINGS
+from .identity import stream_columns
+from .kernels import HEARTBEAT_FACTOR
 from .narrow import narrow
 from .replayed import replayed_findings
 
@@ -151,7 +152,7 @@ def order_report(
     :data:`cdckit.analysis.ordering.catalogue.FINDINGS`.
 
     ``by``: which events are compared with each other
-    (``cdckit.analysis.ordering._shared.STREAMS``): ``"source"`` (default: within each
+    (``cdckit.analysis.ordering.identity.STREAMS``): ``"source"`` (default: within each
     file or topic), ``"partition"`` or ``"capture"`` (within each dialect
     across all sources). Unpaired update halves come from the capture's
     quarantine (``cdckit.quarantine(events)`` when given events).

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ._shared import CHANGE_IDENTITY, CHANGE_OPS, REDELIVERY_IDENTITY, ROW_KEY
+from ...frame import CHANGE_OPS
 from .catalogue import REPEAT_CAUSES
 from .codes import (
     MISSING,
@@ -33,6 +33,7 @@ from .codes import (
     sorted_groups,
     stable_order,
 )
+from .identity import CHANGE_IDENTITY, REDELIVERY_IDENTITY, ROW_KEY
 from .narrow import ARRIVAL
 from .rows import finding_rows, take
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...frame import REPLAY_OPS
 from .codes import Codes, run_starts, stable_order
 from .rows import finding_rows
 from .transaction_members import TransactionMembers, transaction_members
@@ -124,7 +125,7 @@ def _unended(found: TransactionMembers, frame: pd.DataFrame) -> pd.DataFrame:
 
 def _split(codes: Codes, found: TransactionMembers) -> pd.DataFrame:
     frame = codes.frame
-    changes = np.flatnonzero((found.txn_of >= 0) & codes.op_is(("insert", "update", "delete", "read", "truncate")))
+    changes = np.flatnonzero((found.txn_of >= 0) & codes.op_is(REPLAY_OPS))
     txn = found.txn_of[changes]
     keys = [txn, codes("source", changes)]
     order = stable_order([*keys, found.in_change_order[changes]])

@@ -30,7 +30,7 @@ import pandas as pd
 
 from ... import values
 from ...dialects import registry
-from ._shared import REPLAY_OPS
+from ...frame import REPLAY_OPS
 from .codes import Codes, run_starts, running_top, stable_order
 
 __all__ = ["STATUSES", "TransactionMembers", "transaction_members", "match_tables", "declared_text"]

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from ... import values
-from ...reading.capture import column_types_of
+from ...capture import column_types_of
 from ..base import Record, rows_of, table_name
 from ..postgres import TYPE_OF_KIND, kind_of, type_of_value, value_to_text
 from .grammar import MESSAGE, NO_TUPLE

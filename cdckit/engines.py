@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from ._arrow_files import check_columns
+from .frame import check_columns
 
 __all__ = ["is_spark", "spark_export", "pandas_events"]
 
@@ -28,7 +28,7 @@ def is_spark(frame: Any) -> bool:
 
 def spark_export() -> ModuleType:
     """:mod:`cdckit.spark.export`, the Spark writers (importing it imports pyspark)."""
-    from ..spark import export
+    from .spark import export
 
     return export
 

@@ -1,28 +1,23 @@
-"""What the pandas and Spark ordering share, and what the rest of cdckit takes from ordering (internal).
+"""Which events are one stream, one row, one change delivered again, one transaction.
 
-The op groups, the streams ``by=`` may name, what makes two rows the same
-delivered message. Other modules import these names
-from here; :mod:`cdckit.analysis.ordering` exports only the public functions.
+The rules the pandas, DuckDB and Spark engines all read (ordering, replay,
+key inference, transactions): the streams ``by=`` may name, the columns
+that name a row within a stream, what makes two rows the same delivered
+change, where a snapshot row sits, and the part of a ``txn_id`` that names
+its transaction.
 
 >>> REDELIVERY_IDENTITY
 ('seq', '_snapshot_place', 'op', 'before', 'after')
+>>> stream_columns("source")
+['dialect', 'source']
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ...dialects import registry
-from ...frame import table_names  # noqa: F401  (the frame's rule, named here for the ordering modules)
-from ...values import is_missing
-
-#: The ops that change a row.
-CHANGE_OPS = ("insert", "update", "delete", "read")
-#: The ops replay reads: the row changes and ``truncate`` (every row of the table goes).
-REPLAY_OPS = CHANGE_OPS + ("truncate",)
 
 #: What ``by=`` may name: the columns that make one stream. Events are compared (inversions, duplicates,
 #: transitions, time inversions, sequence gaps) only with events of the same stream, so unrelated captures
@@ -52,9 +47,6 @@ SNAPSHOT_PLACE_SQL = (
     "CASE WHEN op = 'read' THEN concat_ws(':', coalesce(source, ''), coalesce(CAST(\"partition\" AS VARCHAR), ''),"
     ' CAST("offset" AS VARCHAR)) END'
 )
-
-#: A heartbeat gap is this many times the usual (median) interval, or longer.
-HEARTBEAT_FACTOR = 3.0
 
 
 def snapshot_place(frame: pd.DataFrame) -> pd.Series:
@@ -103,12 +95,3 @@ def stream_columns(by: str) -> list[str]:
     if by not in STREAMS:
         raise ValueError(f"by must be one of {sorted(STREAMS)}, not {by!r}")
     return STREAMS[by]
-
-
-def none_if_missing(value: Any) -> Any:
-    """None for pandas' and Spark's missing markers (None, NA, float NaN); other values as they are.
-
-    >>> none_if_missing(float("nan")), none_if_missing(None), none_if_missing(0)
-    (None, None, 0)
-    """
-    return None if is_missing(value) else value

@@ -33,7 +33,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..column_types import column_types_frame
+from .column_types import column_types_frame
+from .frame import empty_events, empty_quarantine
 
 __all__ = [
     "Capture",
@@ -177,8 +178,6 @@ class Capture:
         >>> Capture.of(cdckit.read(cdckit.samples.path("maxwell"))).report["quarantined"]
         0
         """
-        from ..frame import empty_quarantine
-
         if isinstance(events, Capture):
             return events
         attrs = events.attrs
@@ -195,8 +194,6 @@ class Capture:
     @classmethod
     def combined(cls, captures: list[Capture]) -> Capture:
         """Several captures read as one: events and quarantines one after the other, reports added up."""
-        from ..frame import empty_events
-
         if not captures:
             return cls.of(empty_events())
         frames = [c.events for c in captures if len(c.events)]

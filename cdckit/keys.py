@@ -32,11 +32,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import values
-from ..duckdb_scans import scan_batches
-from ..frame import find_table, table_names
-from ..reading.capture import Capture
-from ..sql_literals import re2_literal, sql_text
+from . import values
+from .capture import Capture
+from .duckdb_scans import scan_batches
+from .frame import find_table, table_names
+from .sql_literals import re2_literal, sql_text
 
 __all__ = ["Keys", "with_keys", "given_keys", "key_columns_given", "tables_keyed", "key_texts", "key_text_array"]
 
@@ -111,7 +111,7 @@ def with_keys(events: pd.DataFrame | Capture, keys: Keys, strict: bool = True) -
     that already name key columns, are left as they are, except that a table
     named here gets the given columns on every row (what the analyst says
     wins). ``attrs`` (quarantine, report, column types) are kept; a
-    :class:`~cdckit.reading.capture.Capture` gives a capture. A table name that
+    :class:`~cdckit.capture.Capture` gives a capture. A table name that
     matches no table raises ValueError naming those there are (``strict=False``
     skips it), as does a table none of whose images holds the key columns.
 
