@@ -34,7 +34,6 @@ if TYPE_CHECKING:  # the explorer is imported on first use (see explore)
     from .viz.explorer import Explorer
 
 
-
 def explore(events: Any, **options: Any) -> Explorer:
     """The explorer widget of a capture (see :func:`cdckit.viz.explorer.explore`).
 
@@ -51,6 +50,7 @@ def explore(events: Any, **options: Any) -> Explorer:
 
 
 __all__ = [
+    "__version__",
     "read",
     "Capture",
     "quarantine",

@@ -159,3 +159,17 @@ def test_the_benchmarks_page_names_the_machine_and_commands_that_exist():
     for script, flags in re.findall(r"benchmarks/(decode|replay)\.py ([^`]*)`", page):
         for flag in re.findall(r"(--[a-z-]+)", flags):
             assert f'"{flag}"' in scripts[script], f"benchmarks/{script}.py has no {flag}"
+
+
+def test_no_dialect_page_names_a_file_the_repository_lacks():
+    made = pages.dialect_pages()
+    for name in cdckit.dialects.names():
+        page = made[f"dialects/{name}.md"]
+        spec_line = next(line for line in page.splitlines() if line.startswith("**Specification:**"))
+        spec_line = spec_line.replace("\\_", "_")  # Markdown escapes
+        for named in re.findall(r"\b[\w./-]+\.(?:txt|md|py)\b", spec_line):
+            if named.startswith(("docs/", "tests/")):
+                assert (ROOT / named).exists(), (name, named)
+            else:  # a bare file name: a document not in the repository, said to be so
+                assert "not published with cdckit" in spec_line, (name, named)
+    assert "not published with cdckit" in made["dialects/arcion.md"]

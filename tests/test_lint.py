@@ -51,8 +51,9 @@ def test_mypy_passes_without_any_extra():
     """mypy checks cdckit in a venv holding the core dependencies only: every module cdckit imports from an extra
     (or from the test-only producers) is one whose absence ``[tool.mypy]`` allows (``ignore_missing_imports``)."""
     import re
-    import tomllib
     from importlib.metadata import packages_distributions
+
+    import tomllib
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     core = {re.split(r"[\[<>=!~ ;]", spec)[0].lower().replace("_", "-") for spec in project["project"]["dependencies"]}

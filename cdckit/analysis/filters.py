@@ -47,10 +47,10 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from ..frame import OPS, table_names
-from .replay import find_table
+from ..errors import KeylessTableError
+from ..frame import CHANGE_OPS, OPS, find_table, table_names
 
-__all__ = ["Selection", "selection", "select", "key_mask", "parse_key", "parse_time", "parse_ops"]
+__all__ = ["Selection", "selection", "select", "key_mask", "key_coverage", "parse_key", "parse_time", "parse_ops"]
 
 
 @dataclass(frozen=True)
@@ -145,8 +145,37 @@ def select(
     ['insert', 'update']
     >>> len(select(events, key=["3"])) == len(select(events, key=3)), len(select(events, key=[13])) > 0
     (True, True)
+
+    ``key`` on tables whose changes carry no key (a capture of values only) matches nothing, whatever the
+    rows hold: that is :class:`~cdckit.errors.KeylessTableError`, which says how to give or infer the keys.
     """
-    return selection(table, op, key, since, until).apply(events)
+    chosen = selection(table, op, key, since, until)
+    found = chosen.apply(events)
+    if chosen.keys is not None and found.empty:
+        scope = Selection(tables=chosen.tables).apply(events) if chosen.tables is not None else events
+        keyed, keyless = key_coverage(scope)
+        if keyless and not keyed:
+            tables = sorted(keyless)
+            its, has = ("its", "has") if len(tables) == 1 else ("their", "have")
+            raise KeylessTableError(
+                tables, what=f"key= matches nothing: {', '.join(tables)} {has} no key ({its} changes carry none)"
+            )
+    return found
+
+
+def key_coverage(events: pd.DataFrame) -> tuple[set[str], set[str]]:
+    """The tables some row change of which carries a key, and the tables none of whose row changes does.
+
+    >>> import cdckit
+    >>> keyed, keyless = key_coverage(cdckit.read(cdckit.samples.path("canal/shop")))
+    >>> sorted(keyed), keyless
+    (['shop.customers', 'shop.order_items'], set())
+    """
+    changes = events.loc[events["op"].isin(CHANGE_OPS).to_numpy(dtype=bool), ["database", "schema", "table", "key"]]
+    names = table_names(changes)
+    carried = changes["key"].notna().to_numpy(dtype=bool)
+    keyed = set(names[carried].dropna())
+    return keyed, set(names[~carried].dropna()) - keyed
 
 
 def parse_ops(op: str | Iterable[str]) -> tuple[str, ...]:

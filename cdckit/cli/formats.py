@@ -11,6 +11,7 @@ command line guesses exactly what ``write_events`` would.
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 from ..dialects import registry
@@ -38,6 +39,10 @@ def target(to: str | None, output: str) -> tuple[str, str]:
 
     >>> target("debezium", "out.jsonl"), target("CSV", "out.txt")
     (('dialect', 'debezium'), ('format', 'csv'))
+    >>> target("debezum", "out.jsonl")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    cdckit.cli.exit_codes.UsageError: --to 'debezum' is neither a format ... (did you mean debezium?)
     """
     known = formats()
     if to is None:
@@ -52,8 +57,10 @@ def target(to: str | None, output: str) -> tuple[str, str]:
     try:
         dialect = registry.get(to)
     except UnknownDialectError:
+        near = difflib.get_close_matches(to.lower(), [*known, *registry.writable()], n=1, cutoff=0.6)
+        hint = f" (did you mean {near[0]}?)" if near else ""
         raise UsageError(
-            f"--to {to!r} is neither a format ({', '.join(known)}) nor a dialect ({', '.join(registry.names())})"
+            f"--to {to!r} is neither a format ({', '.join(known)}) nor a dialect ({', '.join(registry.names())}){hint}"
         ) from None
     if not dialect.can_encode():
         writable = registry.writable()

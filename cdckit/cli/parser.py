@@ -11,11 +11,11 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from ..version import __version__
 from ..analysis.ordering.identity import STREAMS
 from ..dialects import registry
 from ..frame import COLUMN_NAMES, OPS
 from ..io.write import LAYOUTS
+from ..version import __version__
 from .analysis_commands import run_keys, run_order, run_schema, run_transactions
 from .capture_commands import run_capture
 from .compare_commands import run_compare, run_reconcile

@@ -61,7 +61,7 @@ def run_detect(args: argparse.Namespace) -> int:
                     kafka_topic(file, kafka_settings(args)) if is_kafka_url(file) else file, **schema_settings(args)
                 )
             except UnknownDialectError as err:
-                print(f"cdckit: error: {printable(file)}: {printable(err)}", file=sys.stderr)
+                print(f"cdckit: error: {printable(file)}: {printable(cli_words(str(err)))}", file=sys.stderr)
                 failed += 1
                 if err.best is not None:  # something matched, below the floor: say what, flagged unknown
                     guess = f"best guess {err.best[0]} (below the floor {FLOOR:.2f})"

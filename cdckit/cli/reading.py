@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..analysis.filters import Selection
+from ..analysis.filters import Selection, key_coverage
 from ..capture import Capture, plain
 from ..frame import empty_events, table_names
 from ..keys import Keys, tables_keyed, with_keys
@@ -57,6 +57,9 @@ class Counted:
 
     chosen: int = 0
     stopped: bool = False
+    #: With ``--key``: the tables some change of which carries a key, and those with changes carrying none.
+    keyed: set[str] = dataclasses.field(default_factory=set)
+    keyless: set[str] = dataclasses.field(default_factory=set)
 
 
 def read_events(
@@ -128,6 +131,10 @@ def read_counted(
             for frame in chunks:
                 if chosen.tables is not None or keys:
                     names.update(table_names(_table_parts(frame)).dropna().unique())
+                if chosen.keys is not None:  # to say why --key finds nothing where tables carry no key
+                    keyed, keyless = key_coverage(frame)
+                    counted.keyed |= keyed
+                    counted.keyless |= keyless
                 part = rows.apply(frame) if rows else frame
                 if keep is None or chosen.tables is not None or counted.chosen < keep:
                     kept = part if keep is None or chosen.tables is not None else part.head(keep - counted.chosen)

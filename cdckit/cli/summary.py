@@ -7,6 +7,7 @@ quarantined messages) and what was written, on stdout.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
@@ -14,6 +15,8 @@ import pandas as pd
 
 from ..analysis.filters import Selection
 from ..capture import Capture
+from ..errors import how_to_give_keys
+from ..frame import find_table
 from .exit_codes import EXIT_OK, EXIT_QUARANTINED
 from .options import Input
 from .text import printable
@@ -68,6 +71,8 @@ def summary(
             f"; the read stopped early, once it had the first {shown} to show: the counts are of the "
             "messages read so far, not of the whole input (--head 0 reads it all)"
         )
+    if not report["messages"] and not stopped:
+        line += " (the input holds no message: nothing to decode)"
     print(printable(line), file=sys.stderr)
     for loss in report.get("producer_losses") or ():  # what the capture cannot know (its producer's settings)
         where = f"{loss['table']}.{loss['column']}"
@@ -90,6 +95,8 @@ def summary_of(source: Input, capture: Capture, chosen: Selection, counted: Any 
     """:func:`summary` of the capture a command read from ``source`` (its report and quarantine); ``counted``:
     what the read counted (:class:`cdckit.cli.reading.Counted`), where it kept only the first ``head`` events."""
     number = counted.chosen if counted is not None else len(capture.events)
+    if counted is not None and chosen.keys is not None and not number:
+        _no_key_note(counted.keyed, counted.keyless, chosen)
     return summary(
         source.label,
         capture.report,
@@ -109,3 +116,23 @@ def print_written(written: Any) -> None:
     print(printable(written))
     for note in getattr(written, "notes", None) or []:
         print(printable(f"  note: {cli_words(str(note))}"))
+
+
+def _no_key_note(keyed: set[str], keyless: set[str], chosen: Selection) -> None:
+    """Say why ``--key`` chose nothing when the tables it looked in carry no key, and how to give one."""
+    if chosen.tables is not None:
+        wanted = set()
+        for table in chosen.tables:
+            with contextlib.suppress(KeyError):  # a table not read is said elsewhere
+                wanted.add(find_table(keyed | keyless, table))
+        keyed, keyless = keyed & wanted, keyless & wanted
+    if keyless and not keyed:
+        tables = sorted(keyless)
+        its, has = ("its", "has") if len(tables) == 1 else ("their", "have")
+        print(
+            printable(
+                f"cdckit: note: --key matches nothing: {', '.join(tables)} {has} no key ({its} changes carry "
+                f"none); {cli_words(how_to_give_keys(tables))}"
+            ),
+            file=sys.stderr,
+        )

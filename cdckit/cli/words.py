@@ -30,6 +30,8 @@ _CLI_WORDS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], 
         (r"cdckit\.infer_keys\(events\) (proposes \w+ key columns) \(CLI: ([^)]*)\)", r"\2 \1"),
         (r"keys=\{[^}]*\} on read, [^(]*\(CLI: ([^)]*)\)", r"\1"),
         (r"tables: \[([^\]]*)\]", lambda m: "tables: " + m.group(1).replace("'", "")),
+        # any other argument the library names with its option beside it: the option alone
+        (r"\b\w+=('[^']*'|\"[^\"]*\"|\S+) \(CLI: ([^)]*)\)", r"\2"),
     )
 )
 
@@ -44,6 +46,8 @@ def cli_words(text: str) -> str:
     >>> from cdckit.errors import how_to_give_keys
     >>> cli_words(how_to_give_keys(["shop.notes"]))
     'cdckit keys FILE proposes its key columns; give them with --keys shop.notes=COL,...'
+    >>> cli_words("read it with key_separator=' | ' (CLI: --key-separator ' | ')")
+    "read it with --key-separator ' | '"
     """
     for pattern, replacement in _CLI_WORDS:
         text = pattern.sub(replacement, text)

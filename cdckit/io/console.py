@@ -43,6 +43,7 @@ __all__ = [
     "console_head",
     "LAYOUT_WITH_KEY",
     "LAYOUT_WITHOUT_KEY",
+    "guessed_separator",
 ]
 
 #: The separator the console consumer prints between fields unless ``key.separator`` is set.
@@ -57,6 +58,10 @@ _OPENERS = (b"{", b"[", b'"')
 _CLOSERS = {b"{": b"}", b"[": b"]", b'"': b'"'}
 #: The reason codes of a line that did not parse as one JSON value: it may be a console-consumer line.
 _NOT_JSON = ("invalid_json", "truncated_json")
+#: A run of characters that may separate a printed key from its value (no letter, digit, quote or bracket).
+_SEPARATOR_RUN = re.compile(rb"[^\w\"'\[\]{}]+\Z")
+#: How many places a value may start at that :func:`guessed_separator` tries on one line.
+_GUESSES = 8
 
 
 @dataclass(slots=True)
@@ -297,16 +302,61 @@ def console_message(msg: Message, separator: str | None = None) -> Message:
     if msg.code in _NOT_JSON or (msg.error is None and msg.value.__class__ is str):
         raw = msg.raw
         if isinstance(raw, str):
-            if (separator or TAB) not in raw:  # the common case of a text dialect's line: nothing to do
+            if (separator or TAB) not in raw and msg.code not in _NOT_JSON:  # a text dialect's line: nothing to do
                 return msg
             raw = raw.encode("utf-8", "surrogatepass")
         if not isinstance(raw, (bytes, bytearray)):
             return msg
         line = console_line(bytes(raw).rstrip(b"\r\n"), separator)
         if line is None:
+            if msg.code in _NOT_JSON:
+                _name_the_separator(msg, bytes(raw), separator)
             return msg
         return unwrapped(line, msg.source, msg.offset, msg.line, raw=msg.raw, partition=msg.partition) or msg
     return msg
+
+
+def _name_the_separator(msg: Message, raw: bytes, separator: str | None) -> None:
+    """Add to the error of a message that is not JSON the separator it would be a console-consumer line with."""
+    found = guessed_separator(raw)
+    if found is not None and found != (separator or TAB):
+        msg.error = (
+            f"{msg.error}; it reads as a key, {found!r} and a JSON value: a line kafka-console-consumer printed "
+            f"with key.separator={found!r}? read it with key_separator={found!r} (CLI: --key-separator {found!r})"
+        )
+
+
+def guessed_separator(raw: bytes) -> str | None:
+    r"""The ``key.separator`` a console-consumer line that is not JSON was printed with, guessed: the run of
+    punctuation or spaces just before a JSON object or array that runs to the line's end, when the line reads
+    as a console-consumer line with it (a key, or the printed prefix fields and a key, then the value); None
+    when no such run makes it one.
+
+    >>> guessed_separator(b'{"id":1}^{"op":"c"}'), guessed_separator(b'1004 | {"op":"c"}')
+    ('^', ' | ')
+    >>> guessed_separator(b'CreateTime:1::Partition:0::k::{"op":"c"}'), guessed_separator(b'{"op":"c"} trailing')
+    ('::', None)
+    """
+    raw = raw.rstrip(b"\r\n ")
+    if raw[-1:] not in (b"}", b"]"):
+        return None
+    tried, start = 0, 1
+    while tried < _GUESSES:
+        starts = [at for at in (raw.find(b"{", start), raw.find(b"[", start)) if at > 0]
+        if not starts:
+            return None
+        at = min(starts)
+        tried, start = tried + 1, at + 1
+        run = _SEPARATOR_RUN.search(raw, 0, at)
+        if run is None or run.start() == 0 or not _json(raw[at:]):
+            continue
+        try:
+            separator = run.group().decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if "\n" not in separator and console_line(raw, separator) is not None:
+            return separator
+    return None
 
 
 def unwrapped(

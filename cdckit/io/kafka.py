@@ -4,7 +4,8 @@ A topic is named by a URL, ``kafka://host:port[,host2:port]/topic[?options]``;
 its options bound the sample:
 
 - ``partitions=0,2``: read only these partitions (all of them when left out);
-- ``start=beginning`` (the default), ``start=end`` (only what arrives while reading: usually nothing), or a
+- ``start=beginning`` (the default), ``start=end`` (only what arrives while reading: usually nothing; a record
+  stamped before the read began is left out even where the broker's end lags its last records), or a
   time, in milliseconds since the epoch or ISO 8601 (``2024-05-01T12:00:00Z``): the first offset of each
   partition at or after it (``offsets_for_times``), records older than it left out by their timestamp;
 - ``offsets=0:10,1:5``: start partition 0 at offset 10 and partition 1 at offset 5 (only these partitions,
@@ -281,6 +282,7 @@ def topic_lines(spec: KafkaSpec, counts: PartitionCounts | None = None) -> Itera
     partition does not exist, or a partition gives nothing for ``spec.timeout`` seconds before catching up.
     """
     kafka = require("confluent_kafka", "kafka", what="reading a Kafka topic")
+    began = int(time.time() * 1000)  # start=end: what arrives from now on, whatever the broker's end says
     consumer = kafka.Consumer(_client_config(spec))
     try:
         partitions = _partitions(consumer, spec, kafka)
@@ -288,7 +290,9 @@ def topic_lines(spec: KafkaSpec, counts: PartitionCounts | None = None) -> Itera
         if counts is not None:
             counts.expect(_remaining(consumer, spec, starts, kafka), spec.max)
         consumer.assign(starts)
-        yield from _batches(consumer, spec, set(partitions), kafka, None if counts is None else counts.seen)
+        yield from _batches(
+            consumer, spec, set(partitions), kafka, None if counts is None else counts.seen, began=began
+        )
     finally:
         consumer.close()
 
@@ -383,12 +387,22 @@ def _start_offsets(consumer: Any, spec: KafkaSpec, partitions: list[int], kafka:
 
 
 def _batches(
-    consumer: Any, spec: KafkaSpec, open_: set[int], kafka: Any, seen: Callable[[int], None] | None
+    consumer: Any,
+    spec: KafkaSpec,
+    open_: set[int],
+    kafka: Any,
+    seen: Callable[[int], None] | None,
+    began: int | None = None,
 ) -> Iterator[list[bytes]]:
-    """Batches of lines until every partition of ``open_`` reached its end or ``spec.max`` records were read."""
+    """Batches of lines until every partition of ``open_`` reached its end or ``spec.max`` records were read.
+
+    With ``start=end``, a partition not given an offset keeps only the records stamped at or after ``began``
+    (the read's start, in ms): a broker whose high watermark lags its last records (Tansu's is its last batch's
+    first offset + 1) puts the end before records it already held, which did not arrive during the read."""
     eof = kafka.KafkaError._PARTITION_EOF
     after = spec.start if isinstance(spec.start, int) else None
     given = spec.offsets
+    arrived = began if spec.start == "end" else None
     left = spec.max
     last = time.monotonic()
     while open_ and (left is None or left > 0):
@@ -409,6 +423,8 @@ def _batches(
             stamp = msg.timestamp()
             if after is not None and stamp[0] in _TSTYPES and stamp[1] < after:
                 continue  # older than the start time (a broker may answer offsets_for_times loosely)
+            if arrived is not None and stamp[0] in _TSTYPES and stamp[1] < arrived and msg.partition() not in given:
+                continue  # held before the read began, past an end the broker put too early
             lines.append(
                 record_line(
                     spec.topic, msg.partition(), msg.offset(), stamp, msg.key(), msg.value(), msg.headers()

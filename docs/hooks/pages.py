@@ -102,12 +102,34 @@ def first_message(path: Path) -> str:
     return ""
 
 
+#: A document named by its file name alone: one the project was given with its task, not published here.
+_SEED_DOCUMENT = re.compile(r"^[\w.-]+\.(?:txt|md)$")
+
+
+def specification(name: str, spec: str) -> str:
+    """What a dialect page says of the document the dialect follows: a public one as named, a file of this
+    repository as a link, and a description the project was given (a bare file name that is nowhere in the
+    repository) as what it is, with where its rules are written down here (the dialect's tests).
+
+    >>> specification("arcion", "arcion-json-cdc.txt").startswith("the vendor's format description")
+    True
+    """
+    if _SEED_DOCUMENT.match(spec) and not (ROOT / spec).exists() and not (DOCS / "specs" / spec).exists():
+        return (
+            f"the vendor's format description cdckit was built from (`{spec}`), which is not published with "
+            f"cdckit; what cdckit reads of it is written down as the dialect's tests "
+            f"(`tests/dialects/test_{name}.py`, the format's own examples decoded and written back) and as the "
+            "quirks below"
+        )
+    return prose(spec)
+
+
 def dialect_page(name: str) -> str:
     """The page of one dialect: what it is, its quirks, a raw message of its sample and the rows it becomes."""
     dialect = cdckit.dialects.get(name)
     path = cdckit.samples.path(name)
     doc = prose(rst_to_md((dialect.__doc__ or "").strip()))
-    lines = [f"# {dialect.title} (`{name}`)", "", doc, "", f"**Specification:** {prose(dialect.spec)}."]
+    lines = [f"# {dialect.title} (`{name}`)", "", doc, "", f"**Specification:** {specification(name, dialect.spec)}."]
     spec_note = DOCS / "specs" / f"{name}.md"
     if spec_note.exists():
         lines += ["", f"The source notes of this dialect, field by field: [specs/{name}.md](../specs/{name}.md)."]
