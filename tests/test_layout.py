@@ -1,4 +1,5 @@
-"""The house rules of cdckit's layout: no import circles, no long modules, an ARCHITECTURE.md that names real modules."""
+"""The house rules of cdckit's layout: no import circles, a long module says why it is kept whole, an ARCHITECTURE.md
+that names real modules."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "cdckit"
-#: The most lines a module of cdckit may have: past it, a module has more than one reason to change.
+#: Past this many lines a module says in its docstring why it is kept whole (a paragraph starting with
+#: :data:`KEPT_WHOLE`, naming its one concept): length is a prompt to look, never a reason to cut. A module is
+#: one concept, split where the concepts part, never at a count.
 MOST_LINES = 600
+KEPT_WHOLE = "Kept whole:"
 
 
 def module_name(path: Path) -> str:
@@ -205,9 +209,29 @@ def test_every_floor_names_a_package_that_exists():
     assert all(package in known for package in named), sorted(set(named) - known)
 
 
-def test_no_module_is_longer_than_600_lines():
+def kept_whole(text: str) -> bool:
+    """Whether a module's docstring has a paragraph starting with :data:`KEPT_WHOLE`.
+
+    >>> kept_whole("'''Decoding.\\n\\nKept whole: one loop.\\n'''"), kept_whole("'''Decoding. Kept whole: no.'''")
+    (True, False)
+    """
+    doc = ast.get_docstring(ast.parse(text)) or ""
+    return any(paragraph.lstrip().startswith(KEPT_WHOLE) for paragraph in re.split(r"\n\s*\n", doc))
+
+
+def test_the_kept_whole_rule_reads_a_paragraph_of_the_module_docstring():
+    assert kept_whole('"""One concept.\n\nKept whole: the decode loop.\n"""\nx = 1\n')
+    assert not kept_whole('"""One concept."""\n# Kept whole: a comment is not the docstring\n')
+    assert not kept_whole('x = 1\n"""Kept whole: not a docstring."""\n')
+
+
+def test_a_module_past_600_lines_says_why_it_is_kept_whole():
     long = {name: n for name, path in modules().items() if (n := len(path.read_text().splitlines())) > MOST_LINES}
-    assert not long, f"modules over {MOST_LINES} lines: {long}"
+    unsaid = {name: n for name, n in long.items() if not kept_whole(modules()[name].read_text())}
+    assert not unsaid, (
+        f"modules over {MOST_LINES} lines that do not say why they are kept whole (a paragraph of the module "
+        f"docstring starting with {KEPT_WHOLE!r}, naming the one concept; else split where the concepts part): {unsaid}"
+    )
 
 
 def test_architecture_names_only_modules_that_exist():

@@ -176,7 +176,7 @@ HALVES = [half("500", "before", 1), *capture([], 4), half("500", "before", 2), h
 @pytest.mark.parametrize("kind", ["csv", "parquet"])
 def test_halves_paired_in_a_block_equal_the_sinks_pairing(tmp_path, monkeypatch, kind, block, options):
     import cdckit.io.tables as tables
-    import cdckit.reading.batch_decoding as decoding
+    import cdckit.reading.decoding as decoding
 
     monkeypatch.setattr(tables, "_CSV_BLOCK_ROWS", block)
     path = tmp_path / f"t.{kind}"

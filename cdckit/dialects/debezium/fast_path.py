@@ -6,6 +6,10 @@ JSON text when nothing in them needs typing; a schema block is read once per
 distinct text; any message of a shape not foreseen here is handed back
 (None) to :meth:`~.decode.DebeziumDecoder.decode`.
 
+Kept whole: the batch loop of Debezium, one concept: which messages of a block it reads and how (one msgspec
+call for a block of bare messages, line by line for any other) and which it hands back. The shapes it reads
+(:mod:`.batch_view`) and the columns it builds from them (:mod:`.batch_columns`) are modules of their own.
+
 >>> line = (b'{"op":"c","after":{"id":1},"source":{"db":"shop","table":"t","ts_ms":1,'
 ...         b'"file":"mysql-bin.000001","pos":4,"row":0},"ts_ms":2}')
 >>> row, = DebeziumFastPath().decode_lines([line])
@@ -16,6 +20,7 @@ distinct text; any message of a shape not foreseen here is handed back
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import compress, repeat
 from typing import Any
 
 import msgspec
@@ -25,12 +30,15 @@ from ... import values
 from ...frame import TABLE_ROW, FastRow, columns_table
 from ...io import kafka_key
 from . import naming
-from .batch_block import block_columns
 from .batch_columns import (
     block_images,
     fast_rows,
+    json_array,
+    placed,
     raw_image_text,
     record_branch,
+    seq_positions,
+    times,
 )
 from .batch_view import (
     EMPTY_SOURCE,
@@ -40,8 +48,10 @@ from .batch_view import (
     NO_SCHEMA,
     NULL,
     PAYLOAD,
+    PAYLOADS,
     PLAIN,
     PLAIN_KEY,
+    PLAINS,
     WRAPPED,
     WRAPPED_KEY,
     Envelope,
@@ -199,7 +209,7 @@ class DebeziumFastPath(DebeziumDecoder):
         shape (:class:`Plain`, :class:`Wrapped`); the questions about the images are answered for the
         whole block at once (:func:`block_images`). Any other message is left out, for :meth:`_line_by_line`."""
         if keys is None or keys.count(None) == len(keys):
-            found = block_columns(lines, topics, self.unavailable)
+            found = self._block_columns(lines, topics)
             if found is not None:
                 return found
         ops, hand_back = OPS, HAND_BACK
@@ -320,6 +330,127 @@ class DebeziumFastPath(DebeziumDecoder):
         columns = [list(column) for column in zip(*rows)] if rows else [[] for _ in range(12)]
         columns.insert(8, nothing)  # txn_id
         columns.append(nothing)  # ddl
+        return kept, columns
+
+    def _block_columns(self, lines: list[bytes], topics: list | None) -> tuple[list[int], list[list]] | None:
+        """:meth:`_plain_columns` of a block of messages without Kafka keys that are all bare (:class:`Plain`) or
+        all in a ``{"payload": ...}`` wrapper: one msgspec call reads the whole block (joined as a JSON array),
+        each column is one comprehension. None when the block is of another kind (a message msgspec refuses
+        as :class:`Plain` included): :meth:`_plain_columns` then reads it line by line.
+
+        >>> line = b'{"op":"c","after":{"id":1},"source":{"table":"t","file":"f","pos":4}}'
+        >>> kept, columns = DebeziumFastPath()._block_columns([line, b'{"op":"d","before":null,"source":{}}'], None)
+        >>> kept, columns[4], columns[12]
+        ([0], ['t'], [b'{"id":1}'])
+        """
+        count = len(lines)
+        if not count or lines[0].startswith(b'{"schema"'):
+            return None
+        wrapped = lines[0].startswith(b'{"payload"')
+        try:
+            block = json_array(lines)
+            messages = [wrapper.payload for wrapper in PAYLOADS.decode(block)] if wrapped else PLAINS.decode(block)
+        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+            return None
+        if len(messages) != count:  # a line that is not one JSON value
+            return None
+        before = [bytes(message.before) for message in messages]
+        after = [bytes(message.after) for message in messages]
+        op_raw = [message.op for message in messages]
+        ops = OPS
+        op = [ops[raw] for raw in op_raw]
+        sources = [message.source for message in messages]
+        bad: set[int] = set()  # the lines handed back (to _plain_columns's line-by-line loop, then decode())
+        # the images: null (None), an object (its text, see block_images), anything else handed back
+        null, brace = b"null", b"{"
+        before_given, after_given = list(map(null.__ne__, before)), list(map(null.__ne__, after))
+        images = list(compress(before, before_given))
+        split = len(images)
+        images += compress(after, after_given)
+        if not all(map(bytes.startswith, images, repeat(brace))):  # an image neither null nor an object
+            bad.update(
+                i
+                for column in (before, after)
+                for i, raw in enumerate(column)
+                if raw != null and not raw.startswith(brace)
+            )
+            images = [raw if raw.startswith(brace) else b"{}" for raw in images]  # its line is left out
+        texts = block_images(images, self.unavailable)[0]
+        del images
+        if texts.count(HAND_BACK):
+            places = [*compress(range(count), before_given), *compress(range(count), after_given)]
+            bad.update(index for index, text in zip(places, texts) if text is HAND_BACK)
+        before, after = placed(before_given, texts[:split]), placed(after_given, texts[split:])
+        if len(texts) - split != count:  # only a delete may have no after image, only a delete must have a before
+            bad.update(i for i, text in enumerate(after) if text is None and op_raw[i] != "d")
+        if "d" in op_raw:
+            bad.update(i for i, text in enumerate(before) if text is None and op_raw[i] == "d")
+        files = [src.file for src in sources]
+        if files.count(None) == count:
+            seq = files
+        else:
+            positions = [src.pos for src in sources]
+            if (
+                None in files
+                or None in positions
+                or not all(file and not (file.isascii() and file.isdigit()) for file in set(files))
+            ):
+                bad.update(
+                    i
+                    for i, (file, pos) in enumerate(zip(files, positions))
+                    if file is not None and (pos is None or not file or (file.isascii() and file.isdigit()))
+                )
+                files = [None if i in bad else file for i, file in enumerate(files)]
+                positions = [0 if pos is None else pos for pos in positions]
+            seq = seq_positions(files, positions, [src.row for src in sources])
+        event_time = times(
+            [src.ts_ms for src in sources], [src.ts_us for src in sources], [src.ts_ns for src in sources]
+        )
+        emit_time = times([m.ts_ms for m in messages], [m.ts_us for m in messages], [m.ts_ns for m in messages])
+        # as the connector names the table (the topic may say where the record does not)
+        table = [src.table for src in sources]
+        where = list(
+            zip(
+                [src.connector for src in sources],
+                [src.db for src in sources],
+                [src.schema for src in sources],
+                table,
+                topics or [None] * count,
+            )
+        )
+        name_of = naming.named
+        names = {place: name_of(*place) for place in set(where)}
+        if len(names) == 1:
+            ((one_database, one_schema),) = names.values()
+            database, schema = [one_database] * count, [one_schema] * count
+        else:
+            named = [names[place] for place in where]
+            database, schema = [n[0] for n in named], [n[1] for n in named]
+        nothing = [None] * count
+        columns: list[Any] = [
+            op,
+            op_raw,
+            database,
+            schema,
+            table,
+            event_time,
+            emit_time,
+            seq,
+            nothing,
+            nothing,
+            nothing,
+            before,
+            after,
+            nothing,
+        ]
+        kept = list(range(count))
+        if bad:
+            kept = [index for index in kept if index not in bad]
+            taken = pa.array(kept, pa.int64())
+            columns = [
+                column.take(taken) if isinstance(column, pa.Array) else [column[index] for index in kept]
+                for column in columns
+            ]
         return kept, columns
 
     def _fast_change(
