@@ -32,10 +32,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import values
 from .capture import Capture
 from .duckdb_scans import scan_batches
 from .frame import find_table, table_names
+from .row_images import key_of, parse_image
 from .sql_literals import re2_literal, sql_text
 
 __all__ = ["Keys", "with_keys", "given_keys", "key_columns_given", "tables_keyed", "key_texts", "key_text_array"]
@@ -221,8 +221,8 @@ def _columns_of(befores: Any, afters: Any, most: int = 200) -> list[str]:
     """The column names of the first ``most`` images of ``befores`` and ``afters``, in first-seen order."""
     seen: dict[str, None] = {}
     for image in [i for i in (*afters, *befores) if isinstance(i, str)][:most]:
-        parsed = values.loads(image)
-        if isinstance(parsed, dict):
+        parsed = parse_image(image)
+        if parsed is not None:
             seen.update(dict.fromkeys(parsed))
     return list(seen)
 
@@ -238,7 +238,8 @@ def key_texts(images: pa.Array | pa.ChunkedArray | Sequence[str | None], columns
 
 def key_text_array(images: pa.Array | pa.ChunkedArray | Sequence[str | None], columns: list[str]) -> pa.Array:
     r"""The key text of each image (a JSON object text, or None) in ``columns``, as
-    ``values.key_of(values.loads(image), columns)`` gives it (None for no image); errors as it raises them.
+    ``key_of(parse_image(image), columns)`` of :mod:`cdckit.row_images` gives it (None for no image or one that
+    is no object); errors as it raises them.
 
     DuckDB reads the key values of all the images in one pass where each is a whole number of up to 18 digits or
     a string with nothing to escape, written once in an image without ``\u`` or ``\/`` escapes (a name written
@@ -277,7 +278,7 @@ def _read_key_texts(
     if len(unread):
         texts = read.to_numpy(zero_copy_only=False)
         for i, text in zip(unread.tolist(), images_at(unread).to_pylist()):
-            texts[i] = values.key_of(values.loads(text), columns) if text is not None else None
+            texts[i] = key_of(parse_image(text), columns)
         read = pa.array(texts, pa.string(), from_pandas=True)
     return pc.if_else(pc.equal(read, ""), pa.scalar(None, pa.string()), read)  # "": not every key column
 

@@ -1,5 +1,5 @@
 """Value helpers shared by every dialect: exact JSON parsing, typing of text
-values, images and keys as JSON text, sortable sequence strings, times.
+values, images as JSON text, sortable sequence strings, times.
 
 Nothing here knows a dialect's field names; dialects call these helpers.
 
@@ -58,7 +58,6 @@ __all__ = [
     "has_long_number",
     "dumps",
     "image",
-    "key_of",
     "coerce",
     "exact_number",
     "sortable",
@@ -296,22 +295,6 @@ def _long_ints_as_text(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_long_ints_as_text(v) for v in value]
     return value
-
-
-def key_of(row: Mapping[str, Any] | None, columns: list[str] | None) -> str | None:
-    """The key values of ``row`` in ``columns`` order as a JSON array text.
-
-    None when there are no key columns, no row, or a key column is missing.
-
-    >>> key_of({"id": 7, "name": "a"}, ["id"])
-    '[7]'
-    """
-    if not columns or row is None:
-        return None
-    try:
-        return image([row[c] for c in columns])
-    except KeyError:
-        return None
 
 
 def coerce(value: Any, kind: str) -> Any:

@@ -21,6 +21,7 @@ from cdckit import values
 from cdckit.capture import Attached
 from cdckit.frame import Event
 from cdckit.frame_builders import FrameBuilder, QuarantineBuilder
+from cdckit.row_images import key_of
 
 #: Dialects whose flags change the rules: full images, partial images, contiguous seq, split updates.
 DIALECTS = ["canal", "maxwell", "shareplex", "universe", "datahub_blob"]
@@ -112,7 +113,7 @@ def histories(draw: Any, dialect: str | None = None, table: str = "items", max_s
         event = Event(op=op, op_raw=op.upper(), database="shop", table=table if change else None,
                       event_time=time, emit_time=None if time is None else time + (choice % 5) * 10**9, seq=seq,
                       txn_id=txn, key_columns=columns if change else None,
-                      key=values.key_of(row, columns) if change and columns else None,
+                      key=key_of(row, columns) if change and columns else None,
                       before=values.image(before), after=values.image(after))
         where = {"dialect": dialect, "source": sources[choice % len(sources)],
                  "partition": (choice % 2) if partitioned else None}

@@ -18,6 +18,7 @@ from cdckit import values
 from cdckit.dialects import registry
 from cdckit.frame import Event
 from cdckit.frame_builders import FrameBuilder
+from cdckit.row_images import key_of
 
 #: Dialects with an encoder and a seq of their own (Lindorm has no ordering key: replay follows arrival there;
 #: debezium_flat keys its rows only by the Kafka key, which these captures drop, and its updates carry no
@@ -65,7 +66,7 @@ def make_history(steps: list[tuple[str, int]]) -> tuple[pd.DataFrame, dict[int, 
         row = after if after is not None else before
         builder.add(Event(op=op, op_raw=op, database="shop", table="items", event_time=_T0 + number * 10**9,
                           emit_time=_T0 + (number + 1) * 10**9, txn_id=str(1000 + number), key_columns=["id"],
-                          key=values.key_of(row, ["id"]), before=values.image(before), after=values.image(after)),
+                          key=key_of(row, ["id"]), before=values.image(before), after=values.image(after)),
                     dialect="truth", source="truth", offset=number)
     return builder.to_pandas(), {k: dict(v) for k, v in rows.items()}
 

@@ -17,9 +17,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import cdckit
-from cdckit import samples, values
+from cdckit import samples
 from cdckit.cli import EXIT_CODES, exit_codes, main
 from cdckit.keys import key_texts, with_keys
+from cdckit.row_images import key_of, parse_image
 
 KEYED = "canal/shop"
 KEYLESS_FILE = "pg_test_decoding/shop.txt"
@@ -310,7 +311,7 @@ def _image_texts(draw: st.DrawFn) -> str | None:
 def _python_key(image: str | None, columns: list[str]) -> str | None | type:
     """The key text as one image at a time gives it (the rule), or the type of the error it raises."""
     try:
-        return values.key_of(values.loads(image), columns) if isinstance(image, str) else None
+        return key_of(parse_image(image), columns) if isinstance(image, str) else None
     except Exception as error:  # noqa: BLE001 - the error's type is compared
         return type(error)
 

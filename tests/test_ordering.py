@@ -13,6 +13,7 @@ from cdckit import values
 from cdckit.dialects import registry
 from cdckit.frame import Event
 from cdckit.frame_builders import FrameBuilder
+from cdckit.row_images import key_of
 from cdckit.samples.synthetic import canal_line
 
 
@@ -268,7 +269,7 @@ def _tied(dialect: str) -> list[str]:
     for number, (before, after) in enumerate(changes):
         builder.add(Event(op="update" if before else "insert", op_raw="", database="shop", table="items",
                           event_time=t0, emit_time=t0, seq="00000000000000000007", txn_id="9", key_columns=["id"],
-                          key=values.key_of(after, ["id"]), before=values.image(before), after=values.image(after)),
+                          key=key_of(after, ["id"]), before=values.image(before), after=values.image(after)),
                     dialect="truth", source="truth", offset=number)
     messages = [record.value for record in registry.create(dialect).encode(builder.to_pandas())]
     return [m.decode() if isinstance(m, bytes) else m if isinstance(m, str) else json.dumps(m) for m in messages]

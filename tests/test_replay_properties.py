@@ -76,7 +76,7 @@ _KEY_PARTS = st.one_of(
 @given(st.lists(st.lists(_KEY_PARTS, min_size=1, max_size=2), max_size=12),
        st.sampled_from(["one number", "any"]))
 def test_rows_come_in_key_order_by_value_however_the_keys_are_sorted(parts, shape) -> None:
-    from cdckit.analysis.replayer import key_order, key_permutation
+    from cdckit.row_images import key_order, key_permutation
 
     if shape == "one number":
         parts = [[p[0]] for p in parts if isinstance(p[0], (int, float))]

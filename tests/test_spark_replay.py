@@ -19,6 +19,7 @@ from cdckit import values
 from cdckit.dialects import registry
 from cdckit.frame import Event
 from cdckit.frame_builders import FrameBuilder
+from cdckit.row_images import key_of
 
 _T0 = 1_714_554_000 * 1_000_000_000
 
@@ -40,7 +41,7 @@ def _encoded(path, dialect, changes, key_columns=("id",)):
         columns = list(key_columns) if key_columns else None
         builder.add(Event(op=op, op_raw=op, database="shop", table="items", event_time=_T0 + number * 10**9,
                           emit_time=_T0 + (number + 2) * 10**9, txn_id=str(1000 + number), key_columns=columns,
-                          key=values.key_of(row, columns) if columns else None, before=values.image(before),
+                          key=key_of(row, columns) if columns else None, before=values.image(before),
                           after=values.image(after)), dialect="truth", source="truth", offset=number)
     messages = [record.value for record in registry.create(dialect).encode(builder.to_pandas())]
     path.write_bytes(b"".join((m if isinstance(m, bytes) else orjson.dumps(m)) + b"\n" for m in messages))
@@ -318,7 +319,7 @@ def _keyless_events(changes, dialect="canal", scrambled=False):
         columns = list(key) or None
         seq, time = (number * 5 % count, number * 7 % count) if scrambled else (number, number)
         builder.add(Event(op=op, op_raw=op.upper(), database="shop", table="items", event_time=_T0 + time * 10**9,
-                          seq=f"{seq:06d}", key_columns=columns, key=values.key_of(row, columns) if columns else None,
+                          seq=f"{seq:06d}", key_columns=columns, key=key_of(row, columns) if columns else None,
                           before=values.image(before), after=values.image(after)), dialect, "a.jsonl", number)
     events = builder.to_pandas()
     events.attrs["quarantine"] = cdckit.capture.Attached(cdckit.frame.empty_quarantine(), "none")

@@ -19,6 +19,7 @@ from cdckit.column_types import TYPE_COLUMNS, infer_kind, typed_array
 from cdckit.export import write_scd2, write_state
 from cdckit.frame import Event
 from cdckit.frame_builders import FrameBuilder
+from cdckit.row_images import key_of
 
 _T0 = 1_714_554_000 * 1_000_000_000  # 2024-05-01T09:00:00Z
 
@@ -30,7 +31,7 @@ def _events(changes, declared=None, table="items"):
     for number, (op, before, after) in enumerate(changes):
         image = values.loads(after if after is not None else before) if (after or before) else None
         builder.add(Event(op=op, op_raw=op, database="shop", table=table, event_time=_T0 + number * 10**9,
-                          key_columns=["id"], key=values.key_of(image, ["id"]), before=before, after=after,
+                          key_columns=["id"], key=key_of(image, ["id"]), before=before, after=after,
                           ddl="ALTER TABLE items ADD COLUMN note TEXT" if op == "ddl" else None),
                     dialect="debezium", source="cap", offset=number)
     events = builder.to_pandas()

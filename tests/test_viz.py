@@ -17,6 +17,7 @@ from cdckit import values, viz
 from cdckit.dialects import registry
 from cdckit.frame import Event, empty_events
 from cdckit.frame_builders import FrameBuilder
+from cdckit.row_images import key_of
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
@@ -46,7 +47,7 @@ def hostile_events() -> pd.DataFrame:
     first = {column: SCRIPT, "note": IMG, "qty": 1}
     second = dict(first, note=SCRIPT, qty=2)
     third = dict(second, note=IMG + SCRIPT, qty=3)
-    common = {"database": IMG, "table": SCRIPT, "key_columns": [column], "key": values.key_of(first, [column])}
+    common = {"database": IMG, "table": SCRIPT, "key_columns": [column], "key": key_of(first, [column])}
     rows = [
         dict(common, op="insert", op_raw="c", seq="001", event_time=0, emit_time=1, after=first),
         dict(common, op="update", op_raw="u", seq="003", event_time=2, emit_time=3, before=second, after=third),

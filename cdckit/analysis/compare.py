@@ -50,6 +50,7 @@ from ..capture import events_of
 from ..engines import is_spark, pandas_events
 from ..frame import CHANGE_OPS, table_names
 from ..python_columns import object_columns
+from ..row_images import key_of, parse_image
 from .connector_defaults import known_values
 from .ordering import sort_events
 from .reconcile import ReconcileError, diff_tables, html_table, json_text, key_text, normal, plain
@@ -79,7 +80,7 @@ class _Change:
 
     def _parse(self) -> tuple[Any, Any, Hashable]:
         if self._parsed is None:
-            before, after = _image(self.text[1]), _image(self.text[2])
+            before, after = parse_image(self.text[1], keep_other=True), parse_image(self.text[2], keep_other=True)
             if self.op == "delete":
                 before = known_values(before, self.key_columns)
             self._parsed = (before, after, (self.op, normal(before), normal(after)))
@@ -334,9 +335,9 @@ class _Side:
             frame["key_columns"].iloc[rows].tolist(),
         ):
             before, after = _text(before), _text(after)
-            if key is None or key is pd.NA:
-                image = _image(after if after is not None else before)
-                key = _key_from_image(image, key_columns.get(table))
+            if values.is_missing(key):
+                image = parse_image(after if after is not None else before, keep_other=True)
+                key = key_of(image, key_columns.get(table))
             if key not in key_values:
                 key_values[key] = _key_value(key)
             group = self.groups.setdefault((table, key_values[key]), [])
@@ -356,31 +357,14 @@ def _events(frame: Any, name: str) -> pd.DataFrame:
     return pandas_events(frame)
 
 
-def _key_from_image(image: Any, columns: list[str] | None) -> str | None:
-    """The key text an image holds in ``columns``; None when a column is missing or no columns are known."""
-    if not columns or not isinstance(image, dict) or any(c not in image for c in columns):
-        return None
-    return key_text(image[c] for c in columns)
-
-
 def _key_value(key: Any) -> Hashable:
     """A key text as its values under :func:`normal` (``[3]`` and ``["3"]`` alike); None without a key."""
-    if key is None or key is pd.NA:
+    if values.is_missing(key):
         return None
     try:
         return normal(values.loads(key))
     except ValueError:
         return key
-
-
-def _image(text: Any) -> Any:
-    """An image text parsed (None when absent; a text that is not JSON stays text)."""
-    if text is None or text is pd.NA:
-        return None
-    try:
-        return values.loads(text)
-    except ValueError:
-        return text
 
 
 def _aligned(left: list[_Change], right: list[_Change]) -> Sequence[tuple[str, int, int, int, int]]:
@@ -453,7 +437,7 @@ def _different_row(table: Any, x: _Change, y: _Change, sides: list[_Side]) -> di
 def _before_text(change: _Change, events: pd.DataFrame) -> str | None:
     """The before image of a change as ``different`` shows it: a delete's, only what it tells of the row."""
     text = _text(events["before"].iloc[change.row])
-    if change.op != "delete" or text is None or change.before == _image(text):
+    if change.op != "delete" or text is None or change.before == parse_image(text, keep_other=True):
         return text
     return json_text(change.before)
 
@@ -482,7 +466,7 @@ def _shown(value: Any) -> str:
 
 
 def _text(value: Any) -> str | None:
-    return None if value is None or value is pd.NA else str(value)
+    return None if values.is_missing(value) else str(value)
 
 
 def _event_rows(side: _Side, found: list[tuple[int, int, str]]) -> pd.DataFrame:

@@ -33,35 +33,20 @@ from typing import Any
 
 import duckdb
 import numpy as np
-import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import values
 from ..duckdb_scans import scan_batches
+from ..row_images import parse_image
 
-__all__ = ["ImageCodes", "parse_image_text"]
+__all__ = ["ImageCodes"]
 
 _REMOVES = np.array(["delete", "update"])
 _ADDS = np.array(["insert", "read", "update"])
 #: pandas' names for values of which some are floating-point numbers (a column Arrow reads as doubles).
 _FLOATING = ("floating", "mixed-integer-float")
-
-
-def parse_image_text(text: Any) -> Any:
-    """An image text parsed (None for none): orjson, or :func:`cdckit.values.loads` for what orjson refuses
-    (an integer beyond 64 bits).
-
-    >>> parse_image_text('{"id": 12345678901234567890}'), parse_image_text(None)
-    ({'id': 12345678901234567890}, None)
-    """
-    if not isinstance(text, str):
-        return None
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return values.loads(text)
 
 
 class ImageCodes:
@@ -102,13 +87,12 @@ class ImageCodes:
 
     def image(self, position: int, after: bool) -> dict[str, Any] | None:
         """The before or after image of the change at ``position``, parsed (None where there is none)."""
-        parsed = parse_image_text((self._after if after else self._before)[int(position)].as_py())
-        return parsed if isinstance(parsed, dict) else None
+        return parse_image((self._after if after else self._before)[int(position)].as_py())
 
     def images(self, positions: np.ndarray, after: bool) -> list[dict[str, Any] | None]:
         """The before or after images of the changes at ``positions``, parsed (None where there is none)."""
         texts = (self._after if after else self._before).take(pa.array(positions, pa.int64())).to_pylist()
-        return [parsed if isinstance(parsed := parse_image_text(text), dict) else None for text in texts]
+        return [parse_image(text) for text in texts]
 
     def old_tuple_shapes(self, positions: np.ndarray) -> dict[tuple[str, ...], int] | None:
         """The column names of the before images of the changes at ``positions`` (each in its image's order), and

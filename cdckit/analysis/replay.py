@@ -59,9 +59,10 @@ from ..errors import KeylessTableError, how_to_give_keys
 from ..frame import find_table, table_names, utc_nanoseconds
 from ..keys import Keys, given_keys
 from ..python_columns import object_column, object_columns
+from ..row_images import in_key_order, key_order, key_permutation
 from .replay_plan import plan_replay
 from .replay_prepare import named_key_columns
-from .replayer import Step, history_frame, in_key_order, key_order, key_permutation, problem_rows
+from .replayer import Step, history_frame, problem_rows
 from .tables import declared_types, typed_records, typed_texts
 from .tables import problems_frame as type_problems_frame
 from .transaction_cut import left_out_warning, through_transaction, whole_transactions_only

@@ -150,7 +150,7 @@ def keyless_state(
 
 
 #: Tables with a removal that fails as text but that the walk might still match to a row it describes
-#: (:func:`cdckit.analysis.replayer.describes`): some image the table adds has other column names (or the same in
+#: (:func:`cdckit.row_images.describes`): some image the table adds has other column names (or the same in
 #: another order), and every column of the removal that image lacks is null in the removal (a partial image,
 #: a column a Lindorm delete removed, a row written another way). Any other failing removal removes a row
 #: that is not there (a capture that starts after the row was written): the counts report it, no walk finds

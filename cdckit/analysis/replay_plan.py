@@ -34,11 +34,12 @@ import pandas as pd
 import pyarrow as pa
 
 from .. import values
+from ..row_images import canonical_text, key_of, parse_image
 from ..values import none_if_missing
 from .ordering.sort import TIE_MARK
 from .replay_keyless import keyless_state
 from .replay_prepare import NAMES, ORDERS, SIGNATURE, named_key_columns, prepare, stream_table
-from .replayer import Replayer, Step, canonical_text, is_partial, old_key, parse_image, problem_rows, replay_rows
+from .replayer import Replayer, Step, is_partial, old_key, problem_rows, replay_rows
 from .transitions import problem_sql
 
 __all__ = ["plan_replay", "ReplayPlan", "ORDERS", "stream_table"]
@@ -202,7 +203,7 @@ class ReplayPlan:
         pairs = zip(movers, *(self._fetch(rows, c) for c in ("key_columns", "before", "after")))
         for (_, table, key), columns, before, after in pairs:
             start = old_key("update", key, columns, before)
-            end = values.key_of(parse_image(after), list(columns))
+            end = key_of(parse_image(after), columns)
             for other in (start, end):
                 if other is None or other == key:
                     continue

@@ -23,26 +23,24 @@ Rules (one change at a time, in replay order; which change does not fit is the s
   the columnar engine hands a truncate to the walk once per key it clears);
 - a table whose changes carry no key is kept as a multiset of whole rows: an
   update or delete removes the row equal to its before image, else the first
-  row (in text order) the image describes (:func:`describes`: a column the
+  row (in text order) the image describes (:func:`~cdckit.row_images.describes`: a column the
   image lacks says nothing, ``null`` and a column the row lacks are the same),
   and an update adds its after image (merged onto that row for partial images).
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-import orjson
 import pandas as pd
 
 from .. import values
 from ..dialects import registry
 from ..python_columns import object_columns
+from ..row_images import canonical_text, key_of, key_order, parse_image
 from ..values import none_if_missing
 from .transitions import GONE, LIVE, NEVER, problem
 
@@ -50,17 +48,11 @@ __all__ = [
     "Step",
     "Replayer",
     "replay_rows",
-    "canonical_text",
     "column_order",
-    "key_order",
-    "key_permutation",
-    "in_key_order",
     "old_key",
     "problem_rows",
-    "parse_image",
     "is_partial",
     "history_frame",
-    "describes",
     "moved_row",
 ]
 
@@ -81,38 +73,12 @@ class Step:
     previous: dict[str, Any] | None = None
 
 
-def parse_image(text: Any) -> dict[str, Any] | None:
-    """An image text as a dict (None for none; a dict already parsed is returned as it is)."""
-    if text is None or text is pd.NA:
-        return None
-    if text.__class__ is dict:
-        return text
-    parsed = values.loads(text)
-    return parsed if isinstance(parsed, dict) else None
-
-
-def _key_of(row: dict[str, Any] | None, columns: Any) -> str | None:
-    """The key text of ``row`` when it has every key column."""
-    if row is None or columns is None or len(columns) == 0 or any(c not in row for c in columns):
-        return None
-    return values.key_of(row, list(columns))
-
-
-def canonical_text(row: dict[str, Any] | None) -> str:
-    """A row as JSON text with sorted columns: equal rows, equal texts (the text order of keyless rows).
-
-    >>> canonical_text({"b": 1, "a": None})
-    '{"a":null,"b":1}'
-    """
-    return orjson.dumps(row, option=orjson.OPT_SORT_KEYS).decode()
-
-
 def old_key(op: Any, key: Any, key_columns: Any, before: Any) -> str | None:
     """The key a change starts from: the before image's key where it has one, else ``key``."""
     own = none_if_missing(key)
     if op != "update":
         return own
-    return _key_of(parse_image(before), key_columns) or own
+    return key_of(parse_image(before), key_columns) or own
 
 
 class Replayer:
@@ -208,7 +174,7 @@ class Replayer:
             previous = self.last.get(key)
             old = self._remove(key)
             return Step(event, key, None, old, None, found, previous=previous)
-        start = _key_of(before, columns) or key
+        start = key_of(before, columns) or key
         current = self.rows.get(start)
         found = self._problem(event, start, after is not None)
         previous = self.last.get(start)
@@ -219,7 +185,7 @@ class Replayer:
             new_row = {**base, **after}
         else:
             new_row = after
-        end = _key_of(new_row, columns) or key
+        end = key_of(new_row, columns) or key
         if end != start:
             self._remove(start)
         self._set(end, new_row)
@@ -253,8 +219,8 @@ class Replayer:
         return Step(event, None, None, before, after if op != "delete" else None, problem)
 
     def _holding(self, image: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
-        """The first row of the multiset (in text order) that ``image`` describes (:func:`describes`), when no
-        row is the image itself.
+        """The first row of the multiset (in text order) that ``image`` describes
+        (:func:`~cdckit.row_images.describes`), when no row is the image itself.
 
         Rows with the image's own columns are described only by an equal image (already looked up); rows
         whose columns the image all holds are found by the image cut to their columns (the image's other
@@ -335,78 +301,6 @@ def moved_row(after: dict[str, Any], key: str, seq: Any, deleted: tuple[Any, str
 def _cut_text(row: dict[str, Any], held: tuple[str, ...]) -> str:
     """The text of ``row``'s values of the ``held`` columns (equal values, equal texts)."""
     return canonical_text({name: row[name] for name in held})
-
-
-def describes(image: dict[str, Any], row: dict[str, Any]) -> bool:
-    """Whether a before ``image`` describes ``row`` of a table without a key: each column of the image holds
-    the row's value, a ``null`` standing also for a column the row lacks (a Lindorm column delete); a column
-    the image lacks (a partial image, an unchanged TOAST value) says nothing.
-
-    >>> describes({"id": 1, "gone": None}, {"id": 1}), describes({"id": 1}, {"id": 1, "b": 2})
-    (True, True)
-    >>> describes({"id": 1, "b": None}, {"id": 1, "b": 2}), describes({"id": 2}, {"id": 1})
-    (False, False)
-    """
-    for name, value in image.items():
-        if name in row:
-            if row[name] != value:
-                return False
-        elif value is not None:
-            return False
-    return True
-
-
-def key_order(key: str) -> tuple:
-    """Sort key of a key text: numbers by value (exactly: 2**53 + 1 after 2**53), then strings, then nulls.
-
-    >>> sorted(["[null]", '["a"]', "[9007199254740993]", "[9007199254740992]", "[2.5]"], key=key_order)
-    ['[2.5]', '[9007199254740992]', '[9007199254740993]', '["a"]', '[null]']
-    """
-    try:
-        parts = json.loads(key)
-    except ValueError:
-        return ((3, key),)
-    if not isinstance(parts, list):
-        parts = [parts]
-    return tuple(
-        (0, p, "")  # Python compares an int with a float exactly
-        if isinstance(p, (int, float)) and not isinstance(p, bool)
-        else (1, 0.0, str(p))
-        if p is not None
-        else (2, 0.0, "")
-        for p in parts
-    )
-
-
-def in_key_order(keys: Iterable[str]) -> list[str]:
-    """Key texts in :func:`key_order`.
-
-    >>> in_key_order(['[10]', '[9]', '[2.5]']), in_key_order(['["b"]', '[1]', '[null]'])
-    (['[2.5]', '[9]', '[10]'], ['[1]', '["b"]', '[null]'])
-    """
-    keys = list(keys)
-    return [keys[i] for i in key_permutation(keys).tolist()]
-
-
-def key_permutation(keys: Sequence[str]) -> np.ndarray:
-    """The positions of key texts in :func:`key_order`; keys of one number (the common
-    key) sorted by numpy without parsing JSON: whole numbers of up to 18 digits as 64-bit integers, other
-    numbers of up to 15 characters (which doubles keep apart and in order) as doubles.
-
-    >>> key_permutation(['[10]', '[9]', '[2.5]']).tolist()
-    [2, 1, 0]
-    >>> key_permutation(['[900719925474099312]', '[900719925474099311]', '[1]']).tolist()
-    [2, 1, 0]
-    """
-    texts = pd.Series(list(keys), dtype=object)
-    inner = texts.str.slice(1, -1)
-    if len(texts) and inner.str.fullmatch(r"-?[0-9]{1,18}").all():
-        return np.argsort(inner.astype(np.int64).to_numpy(), kind="stable")
-    if len(texts) and (inner.str.len() <= 15).all():
-        numbers = pd.to_numeric(inner, errors="coerce").to_numpy(float)
-        if np.isfinite(numbers).all():
-            return np.argsort(numbers, kind="stable")  # stable at ties, as sorted() is
-    return np.array(sorted(range(len(texts)), key=lambda i: key_order(texts.iat[i])), dtype=np.int64)
 
 
 def is_partial(dialect: Any) -> bool:

@@ -39,7 +39,7 @@ from ..capture import column_types_of, events_of
 from ..column_types import infer_kind, is_kind
 from ..frame import REPLAY_OPS, table_names
 from ..python_columns import object_columns
-from .replayer import parse_image
+from ..row_images import parse_image
 from .tables import declared_types
 
 __all__ = ["schema_history", "table_schema", "HISTORY_COLUMNS", "SCHEMA_COLUMNS", "CHANGES"]

@@ -50,7 +50,7 @@ from ..capture import Capture, column_types_of, events_of, plain
 from ..column_types import infer_kind, is_kind, typed_array
 from ..frame import REPLAY_OPS, find_table, table_names
 from ..python_columns import object_column, object_columns
-from .replayer import parse_image
+from ..row_images import parse_image
 
 __all__ = [
     "table",

@@ -70,6 +70,7 @@ import pandas as pd
 from .. import values
 from ..frame import Event, FastRow
 from ..io import Message
+from ..row_images import key_of
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, require_object, rows_of
 from .registry import register
 
@@ -526,7 +527,7 @@ def half_and_key(
     if (before if needs == "before" else after) is None:
         raise BadMessage(f"missing required field payload.{needs} (op {op_raw})")
     half = needs if OPS[op_raw] == "update" and (before is None or after is None) else None
-    key = values.key_of(before if after is None or OPS[op_raw] == "delete" else after, key_columns)
+    key = key_of(before if after is None or OPS[op_raw] == "delete" else after, key_columns)
     return half, key
 
 

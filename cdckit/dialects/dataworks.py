@@ -71,6 +71,7 @@ import pandas as pd
 from .. import values
 from ..frame import Event, FastRow
 from ..io import Message
+from ..row_images import key_of
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, require_object, rows_of, unpadded_seq
 from .registry import register
 
@@ -278,7 +279,7 @@ class DataWorks(Dialect):
                 event_time=event_time(payload.get("timestamp")),
                 seq=values.sortable(payload.get("scn")),
                 key_columns=key_columns,
-                key=values.key_of(keyed, key_columns),
+                key=key_of(keyed, key_columns),
                 before=values.image(before),
                 after=values.image(after),
                 ddl=ddl_text(payload.get("ddl")),
@@ -349,7 +350,7 @@ class DataWorks(Dialect):
             values.sortable(payload.scn),
             None,
             key_columns,
-            values.key_of(keyed_image(op, before_row, after_row), key_columns) if key_columns else None,
+            key_of(keyed_image(op, before_row, after_row), key_columns) if key_columns else None,
             before_text,
             after_text,
             ddl,

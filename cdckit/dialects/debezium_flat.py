@@ -58,6 +58,7 @@ import pandas as pd
 from .. import values
 from ..frame import Event, event_row
 from ..io import Message, kafka_key
+from ..row_images import key_of, parse_image
 from . import shapes
 from .base import BadMessage, Match, Record, expect_object, rows_of
 from .debezium import Debezium
@@ -236,7 +237,7 @@ class DebeziumFlat(Debezium):
         elif op in ("insert", "update", "read"):
             after = typed
         key_columns = self.key_columns(message.key, before, after)
-        key = values.key_of(typed, key_columns)
+        key = key_of(typed, key_columns)
         if key is None and key_columns:
             key = self.tombstone(message, "").key
         transaction = {"transaction": txn} if txn.get("id") not in (None, "") else {}
@@ -366,7 +367,7 @@ def _as_debezium_sends(row: dict[str, Any]) -> list[dict[str, Any]]:
     columns, before = row.get("key_columns"), row.get("before")
     if row["op"] != "update" or not columns or before is None or row.get("key") is None:
         return [row]
-    old = values.key_of(values.loads(before), list(columns))
+    old = key_of(parse_image(before), columns)
     if old is None or old == row["key"]:
         return [row]
     return [dict(row, op="delete", key=old, after=None), dict(row, op="insert", before=None)]

@@ -61,6 +61,7 @@ import pandas as pd
 from .. import values
 from ..frame import Event, FastRow
 from ..io import Message, kafka_key
+from ..row_images import key_of, parse_image
 from .base import BadMessage, Match, Record, rows_of
 from .debezium import Debezium
 from .debezium.envelope import OPS, envelope_time, source_time, unwrap
@@ -116,7 +117,7 @@ class DebeziumMongoDB(Debezium):
             op="tombstone",
             op_raw=op_raw,
             key_columns=None if ident is MISSING else ["_id"],
-            key=None if ident is MISSING else values.key_of({"_id": ident}, ["_id"]),
+            key=None if ident is MISSING else key_of({"_id": ident}, ["_id"]),
         )
 
     def decode_lines(
@@ -169,7 +170,7 @@ class DebeziumMongoDB(Debezium):
             self.position(source),
             transaction_of(self, envelope, source),
             key_columns,
-            None if key_columns is None else values.key_of({"_id": ident}, key_columns),
+            None if key_columns is None else key_of({"_id": ident}, key_columns),
             values.image(before),
             None if op == "delete" else values.image(after),
             None,
@@ -198,11 +199,7 @@ class DebeziumMongoDB(Debezium):
             after = _with_id(row["after"], key_value)
             before = _with_id(
                 row["before"],
-                key_value
-                if op == "delete"
-                else _key_value(
-                    values.key_of(None if row["before"] is None else values.loads(row["before"]), row["key_columns"])
-                ),
+                key_value if op == "delete" else _key_value(key_of(parse_image(row["before"]), row["key_columns"])),
             )
             ident = (after or before or {}).get("_id", key_value)
             payload = {

@@ -52,6 +52,7 @@ import pandas as pd
 from .. import values
 from ..frame import Event, FastRow
 from ..io import Message
+from ..row_images import key_of
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
 from .registry import register
 
@@ -155,7 +156,7 @@ class Maxwell(Dialect):
                 **_table_and_position(value),
                 txn_id=None if xid is None else str(xid),
                 key_columns=key_columns,
-                key=values.key_of(before if op == "delete" else after, key_columns),
+                key=key_of(before if op == "delete" else after, key_columns),
                 before=values.image(before),
                 after=values.image(after),
             )
@@ -234,7 +235,7 @@ class Maxwell(Dialect):
                         binlog_seq(message.position, message.xoffset, message.commit),
                         None if xid is None else str(xid),
                         key_columns,
-                        None if key_columns is None else values.key_of(row, key_columns),
+                        None if key_columns is None else key_of(row, key_columns),
                         before,
                         after,
                         None,

@@ -56,6 +56,7 @@ import pandas as pd
 from .. import values
 from ..frame import Event, FastRow
 from ..io import Message
+from ..row_images import key_of
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
 from .registry import register
 
@@ -445,7 +446,7 @@ def key_text(row: dict[str, Any] | None, columns: list[str] | None, primary_valu
         if column not in row:
             break
     else:
-        return values.key_of(row, columns)
+        return key_of(row, columns)
     parts = primary_value.split(_KEY_SEPARATOR) if isinstance(primary_value, str) and primary_value else None
     if parts is None or len(parts) != len(columns):
         return None

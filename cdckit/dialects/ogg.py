@@ -74,6 +74,7 @@ from .. import values
 from ..errors import InvalidValue
 from ..frame import Event, FastRow
 from ..io import Message
+from ..row_images import key_of
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, rows_of
 from .registry import register
 
@@ -185,11 +186,11 @@ class Ogg(Dialect):
         if op == "delete" and before is None:
             raise BadMessage("delete without a before image")
         if op == "delete":
-            key = values.key_of(before, key_columns)
+            key = key_of(before, key_columns)
         elif op == "truncate":
             key = None
         else:
-            key = values.key_of(after if before is None or after is None else {**before, **after}, key_columns)
+            key = key_of(after if before is None or after is None else {**before, **after}, key_columns)
         return Event(
             op=op,
             op_raw=op_raw,
@@ -272,9 +273,9 @@ class Ogg(Dialect):
                 if key_columns is None or op == "truncate":
                     key = None
                 elif op == "delete":
-                    key = values.key_of(before, key_columns)
+                    key = key_of(before, key_columns)
                 else:
-                    key = values.key_of(after if before is None or after is None else {**before, **after}, key_columns)
+                    key = key_of(after if before is None or after is None else {**before, **after}, key_columns)
                 append(
                     FastRow(
                         op,

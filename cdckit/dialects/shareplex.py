@@ -53,6 +53,7 @@ import pandas as pd
 from .. import values
 from ..frame import Event, FastRow
 from ..io import Message
+from ..row_images import key_of
 from .base import BadMessage, Dialect, Match, Record, expect_object, require, require_object, rows_of, unpadded_seq
 from .registry import register
 
@@ -384,7 +385,7 @@ def update_key(key: dict[str, Any], data: dict[str, Any]) -> tuple[list[str] | N
     """
     key_columns = list(key)
     now = {name: data[name] if name in data else key[name] for name in key_columns}
-    return key_columns, values.key_of(now, key_columns)
+    return key_columns, key_of(now, key_columns)
 
 
 def rowid_key(rowid: Any, table: Any, image: dict[str, Any]) -> tuple[list[str] | None, str | None]:
@@ -397,7 +398,7 @@ def rowid_key(rowid: Any, table: Any, image: dict[str, Any]) -> tuple[list[str] 
     parts = rowid_values(rowid, table)
     key_columns = match_key_columns(parts, image) if parts is not None else None
     if key_columns is not None:
-        return key_columns, values.key_of(image, key_columns)
+        return key_columns, key_of(image, key_columns)
     return None, None if parts is None else values.dumps(parts)
 
 

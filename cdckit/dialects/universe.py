@@ -50,6 +50,7 @@ import pandas as pd
 from .. import values
 from ..frame import Event
 from ..io import Message
+from ..row_images import key_of
 from .base import BadMessage, Dialect, Match, Record, require, rows_of, unpadded_seq
 from .registry import register
 
@@ -143,7 +144,7 @@ class Universe(Dialect):
                 event_time=event_time,
                 seq=values.sortable(fields.get("uid")),
                 key_columns=[KEY],
-                key=values.key_of(row, [KEY]),
+                key=key_of(row, [KEY]),
                 before=text if deleted else None,
                 after=None if deleted else text,
             )

@@ -45,6 +45,7 @@ from ..capture import column_types_of
 from ..errors import InvalidValue
 from ..frame import Event
 from ..io import Message
+from ..row_images import key_of
 from . import postgres
 from .base import BadMessage, Dialect, Match, Record, expect_object, rows_of, table_name
 from .registry import register
@@ -285,7 +286,7 @@ class Wal2Json(Dialect):
             schema=schema,
             table=table,
             key_columns=key_columns,
-            key=values.key_of(image, key_columns),
+            key=key_of(image, key_columns),
             before=values.image(before),
             after=values.image(after),
             **common,

@@ -23,6 +23,7 @@ import pandas as pd
 from .. import values
 from ..frame import Event
 from ..frame_builders import FrameBuilder
+from ..row_images import key_of
 
 __all__ = ["shop_events", "TABLES"]
 
@@ -79,7 +80,7 @@ def shop_events(seed: int = 7) -> pd.DataFrame:
                 emit_time=clock + rng.choice((1, 2)) * 1_000_000_000,
                 txn_id=str(txn),
                 key_columns=list(columns),
-                key=values.key_of(row, columns),
+                key=key_of(row, columns),
                 before=values.image(before),
                 after=values.image(after),
             ),

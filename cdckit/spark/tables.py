@@ -31,11 +31,11 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from .. import values
-from ..analysis.replayer import parse_image
 from ..analysis.tables import META_COLUMNS, declared_kinds
 from ..column_types import infer_kind, is_kind, parse_kind, typed_array
 from ..frame import REPLAY_OPS, find_table
 from ..python_columns import object_columns
+from ..row_images import parse_image
 from .columns import table_name_column
 from .session import check_workers
 

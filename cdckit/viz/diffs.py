@@ -21,8 +21,9 @@ from ..analysis.connector_defaults import known_values
 from ..analysis.replayer import is_partial
 from ..frame import table_names
 from ..python_columns import object_columns
+from ..row_images import parse_image
 from ..values import is_missing
-from .images import compare_images, parse_image
+from .images import compare_images
 from .text import as_text, cut_text, escaped_text, printable_text, records_of, shown_text, time_text, where_text
 
 __all__ = ["STATUSES", "Diff", "diff"]

@@ -1,5 +1,6 @@
 """Comparing a change's before and after images column by column (the diff's and the timeline's hover rules).
 
+>>> from cdckit.row_images import parse_image
 >>> compare_images(parse_image('{"id": 1, "a": "x"}'), parse_image('{"id": 1, "a": "y"}'))
 [('id', 1, 1, 'unchanged'), ('a', 'x', 'y', 'changed')]
 """
@@ -10,18 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from .. import values
-from ..values import is_missing
-
 __all__ = ["compare_images"]
-
-
-def parse_image(text: Any) -> dict[str, Any] | None:
-    """An image text as a dict (None when there is no image)."""
-    if is_missing(text):
-        return None
-    parsed = values.loads(text)
-    return parsed if isinstance(parsed, dict) else None
 
 
 def compare_images(

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..analysis.replayer import is_partial, key_order
+from ..analysis.replayer import is_partial
 from ..frame import find_table, table_names
 from ..optional import require
+from ..row_images import key_order, parse_image
 from ..values import is_missing
 from .figures import add_notes, as_strings, date_strings, naive_utc, scatter_class, unique_index
-from .images import compare_images, parse_image
+from .images import compare_images
 from .sampling import MAX_POINTS, sample_groups, sampling_note
 from .style import HOVER_WIDTH, NO_KEY, NO_TABLE, OP_COLOURS, OP_SYMBOLS
 from .text import as_text, cut_text, escaped_text, records_of, shown_text, time_texts, where_text

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from ... import values
+from ... import row_images, values
 from ...errors import InvalidValue
 from ...frame import Event, FastRow
 from ...io import Message
@@ -136,7 +136,7 @@ class CanalDecoder(Dialect):
             prefix = f"{values.sortable(es) or ''}:{values.sortable(batch_id) or ''}:"
         txn_id = txn_id_of(gtid, commit_ts)
         dumps = orjson.dumps
-        key_of = values.key_of
+        key_of = row_images.key_of
         update = op == "update"
         rows: list[FastRow] = []
         before_text: str | None

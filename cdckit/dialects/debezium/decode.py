@@ -18,6 +18,7 @@ from typing import Any
 from ... import values
 from ...frame import Event
 from ...io import Message
+from ...row_images import key_of
 from ..base import BadMessage, Dialect, SkipMessage, expect_object
 from .envelope import (
     avro_unwrapped,
@@ -122,7 +123,7 @@ class DebeziumDecoder(Dialect):
             op_raw=op_raw,
             **self.source_fields(source, payload, payload, topic),
             key_columns=key_columns,
-            key=values.key_of(keyed, key_columns),
+            key=key_of(keyed, key_columns),
             before=values.image(before),
             after=values.image(after),
             ddl=source.get("query") if op_raw == "t" else None,
@@ -273,7 +274,7 @@ class DebeziumDecoder(Dialect):
             database=database,
             table=table,
             key_columns=columns,
-            key=values.key_of(key, columns) if isinstance(key, dict) else None,
+            key=key_of(key, columns) if isinstance(key, dict) else None,
         )
 
     def transaction_marker(self, payload: dict[str, Any]) -> Event:

@@ -29,6 +29,7 @@ import pyarrow as pa
 from ... import values
 from ...frame import TABLE_ROW, FastRow, columns_table
 from ...io import kafka_key
+from ...row_images import key_of
 from . import naming
 from .batch_columns import (
     block_images,
@@ -287,7 +288,7 @@ class DebeziumFastPath(DebeziumDecoder):
                 if key_columns is hand_back:
                     continue
                 if key_columns is not None:
-                    key = values.key_of(parsed_before if op == "delete" else parsed_after, key_columns)
+                    key = key_of(parsed_before if op == "delete" else parsed_after, key_columns)
             src = message.source
             file = src.file
             if file is None:
@@ -516,7 +517,7 @@ class DebeziumFastPath(DebeziumDecoder):
             key_columns = key = None
         else:
             key_columns = self.key_columns(parsed_key, before, after)
-            key = values.key_of(before if op == "delete" else after, key_columns)
+            key = key_of(before if op == "delete" else after, key_columns)
         emit_time = envelope.ts_ms
         if envelope.ts_ns is not None:
             emit_time = envelope.ts_ns

@@ -19,6 +19,7 @@ from typing import Any
 
 from ... import values
 from ...frame import Event
+from ...row_images import key_of
 from ..base import BadMessage, expect_object
 from .envelope import change_op, envelope_time, kafka_payload, source_time
 
@@ -82,7 +83,7 @@ def mongodb_change(dialect: Any, payload: dict[str, Any], kafka_key: Any) -> Eve
         seq=dialect.position(source),
         txn_id=transaction_of(dialect, payload, source),
         key_columns=key_columns,
-        key=None if key_columns is None else values.key_of({"_id": ident}, key_columns),
+        key=None if key_columns is None else key_of({"_id": ident}, key_columns),
         before=values.image(before),
         after=None if op == "delete" else values.image(after),
     )

@@ -14,6 +14,7 @@ import pandas as pd
 from ... import values
 from ...frame import Event
 from ...io import Message
+from ...row_images import key_of, parse_image
 from ..base import BadMessage, Columns, Decoded, Dialect, Match, Record, SkipMessage, table_name
 from ..postgres import IdentityEvidence, declared_columns, lsn_seq
 from ..registry import register
@@ -415,7 +416,7 @@ class PgTestDecoding(Dialect):
                     continue
                 image = event.before if event.op == "delete" else event.after
                 event.key_columns = list(columns)
-                event.key = values.key_of(values.loads(image), columns) if image is not None else None
+                event.key = key_of(parse_image(image), columns)
         return {"inferred_keys": found}
 
     def _message(self, line: str, xid: str | None) -> Event:
