@@ -90,9 +90,12 @@ fuzz: $(STAMP)
 
 # Every extra (pyproject.toml) but the test-only producers: the demo, the notebooks and the tests use them.
 # uv installs them (its parallel downloads take a fresh install from about 3 minutes to under one).
-$(STAMP): pyproject.toml $(LOCK) | check-python
+$(STAMP): pyproject.toml $(LOCK) binder/jupyterlab-overrides.json | check-python
 	@$(MAKE) --no-print-directory $(UV)
 	UV_LINK_MODE=copy $(UV) pip install --quiet --python $(BIN)/python -c $(LOCK) -e '.[spark,viz,notebooks,dev,bench]'
+	@# JupyterLab from this venv (make lab, or started by hand) asks no question about news on every page
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp binder/jupyterlab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $(STAMP)
 
 # The tests also run the real producers (the producers extra: Debezium's engine, about 200 MB); the demo does not.

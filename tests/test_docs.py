@@ -173,3 +173,62 @@ def test_no_dialect_page_names_a_file_the_repository_lacks():
             else:  # a bare file name: a document not in the repository, said to be so
                 assert "not published with cdckit" in spec_line, (name, named)
     assert "not published with cdckit" in made["dialects/arcion.md"]
+
+
+def test_no_notebook_page_loads_anything_from_outside_the_site(site):
+    for notebook in pages.notebooks():
+        page = (site / "notebooks" / notebook.stem / "index.html").read_text()
+        outside = re.findall(r"""<(?:script|link|img)[^>]+(?:src|href)=["'](?:https?:)?//[^"']+""", page)
+        assert not outside, (notebook.name, outside[:3])
+        assert "html-manager" not in page and "unpkg.com" not in page, notebook.name
+
+
+def test_the_notebook_pages_draw_their_figures_and_show_the_explorer_in_headless_chromium(site):
+    """Every stored plotly figure is drawn on its page by the site's own plotly.js, the explorer shows as a
+    picture with its note, and the pages ask nothing of the network (every request outside the site aborted
+    and recorded)."""
+    import json
+
+    from test_report import _browser, launched
+
+    figures = {notebook.stem: sum("application/vnd.plotly.v1+json" in output.get("data", {})
+                                  for cell in json.loads(notebook.read_text())["cells"]
+                                  for output in cell.get("outputs", []))
+               for notebook in pages.notebooks()}
+    assert figures["01_quickstart"] >= 1 and figures["05_before_after"] >= 1
+    assert (ROOT / "docs" / pages.EXPLORER_PICTURE).exists() and (site / pages.PLOTLY_ASSET).exists()
+    with _browser() as pw:
+        browser = launched(pw)
+        try:
+            for stem in ("01_quickstart", "05_before_after"):
+                assert not _page_problems(browser, site, stem, figures[stem]), stem
+        finally:
+            browser.close()
+
+
+def _page_problems(browser, site: Path, stem: str, figures: int) -> list[str]:
+    """Open a notebook's page of ``site`` in ``browser``: wait for its ``figures`` to be drawn, check the
+    explorer's picture where the page has one, and return what went wrong (console errors, outside fetches)."""
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+
+    def only_the_site(route):
+        if route.request.url.startswith(site.as_uri()):
+            route.continue_()
+        else:
+            problems.append(f"fetched {route.request.url}")
+            route.abort()
+
+    page.route("**/*", only_the_site)
+    page.goto((site / "notebooks" / stem / "index.html").as_uri(), wait_until="load")
+    page.wait_for_function(f"document.querySelectorAll('.cdckit-figure .main-svg').length >= {figures}",
+                           timeout=30_000)
+    if stem == "05_before_after":
+        picture = page.locator(".cdckit-widget img")
+        assert picture.count() == 1
+        assert picture.evaluate("img => img.complete && img.naturalWidth > 100")
+        assert "live widget" in page.locator(".cdckit-widget").inner_text()
+    page.close()
+    return problems

@@ -18,7 +18,7 @@ import cdckit
 from cdckit import viz
 from cdckit.frame import table_names
 from cdckit.notebook import slim_widget_state
-from cdckit.viz.explorer import LISTED, Explorer, explore
+from cdckit.viz.explorer import ALL_TABLES, LISTED, Explorer, explore
 
 
 def shop() -> pd.DataFrame:
@@ -74,7 +74,7 @@ def test_filters_change_filtered_and_the_figure():
     assert [label for _, label in ex.event_list.options] == \
         expected.sort_values("event_time", kind="stable").index.tolist()[:LISTED]
 
-    ex.key.value, ex.table.value, ex.ops.value = "", None, tuple(ex.ops.options)
+    ex.key.value, ex.table.value, ex.ops.value = "", ALL_TABLES, tuple(ex.ops.options)
     stops = [value for _, value in ex.time.options]
     ex.time.index = (2, 5)
     labels = [label for label, _ in ex.time.options]

@@ -201,7 +201,10 @@ def test_explorer_in_jupyterlab_in_headless_chromium(lab):
             shop = lab_page.explorer(0)
             hostile = lab_page.explorer(1)
             assert status(shop) == "320 of 320 events shown"
-            lab_page.shot("first-state")
+            chosen_table = shop.locator(".widget-dropdown select").first.evaluate(
+                "s => s.selectedIndex < 0 ? '' : s.options[s.selectedIndex].text.replace(/\\u00a0/g, ' ')")
+            assert chosen_table == "all tables"  # a None value showed a blank box
+            lab_page.shot("first-state", shop)  # the explorer alone: docs/assets/explorer.png is one
 
             # the key box: exact key values, as you type
             key_box = shop.locator(".widget-text input").first

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from importlib.metadata import distribution, packages_distributions
 from pathlib import Path
 from types import ModuleType
@@ -225,6 +227,18 @@ def test_binder_writes_the_kernel_profile():
     assert "pip install" in post_build
 
 
+def test_jupyterlab_from_the_venv_and_on_binder_asks_nothing_about_news():
+    overrides = json.loads((ROOT / "binder" / "jupyterlab-overrides.json").read_text())
+    notification = overrides["@jupyterlab/apputils-extension:notification"]
+    assert notification["fetchNews"] == "false" and notification["checkForUpdates"] is False
+    schema = Path(sys.prefix, "share", "jupyter", "lab", "schemas", "@jupyterlab", "apputils-extension",
+                  "notification.json")
+    assert set(notification) <= set(json.loads(schema.read_text())["properties"])  # names JupyterLab knows
+    installed = Path(sys.prefix, "share", "jupyter", "lab", "settings", "overrides.json")
+    assert json.loads(installed.read_text()) == overrides, "make installs the overrides into the venv"
+    assert "jupyterlab-overrides.json" in (ROOT / "binder" / "postBuild").read_text()
+
+
 def test_one_module_per_dialect_and_no_dialect_field_names_outside_them():
     import cdckit
 
@@ -263,3 +277,11 @@ def test_make_lab_allows_root_only_as_root(tmp_path, uid, allowed):
                          cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert "jupyter lab" in run.stdout and "notebooks/" in run.stdout
     assert ("--allow-root" in run.stdout) == allowed, run.stdout
+
+
+def test_every_notebook_removes_the_folders_it_makes():
+    for notebook in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        cells = json.loads(notebook.read_text())["cells"]
+        code = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "code")
+        for name in re.findall(r"^(\w+) = Path\(tempfile\.mkdtemp\(", code, flags=re.M):
+            assert re.search(rf"(shutil\.rmtree\({name}\)|{name}\.rmdir\(\))", code), (notebook.name, name)

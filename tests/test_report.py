@@ -410,3 +410,11 @@ def test_report_escapes_transaction_ids_and_details():
     assert html.escape(hostile) in row  # escaped in the table's data
     spec = re.search(r"id='figure-3-data'>(.*?)</script>", page, re.S).group(1)
     assert "<" not in spec and hostile.replace("<", "&lt;").replace(">", "&gt;") in json.loads(spec)["data"][0]["y"]
+
+
+def test_a_report_of_no_event_draws_no_empty_figure(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    page = build_report(cdckit.read(empty))
+    assert "class='cdckit-figure'" not in page  # plotly drew an empty axis from 2000 to 2001
+    assert page.count("No event to draw: the capture holds none.") == 3

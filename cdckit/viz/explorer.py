@@ -153,6 +153,10 @@ def _values_first(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[[c for c in rows.columns if c not in where] + where]
 
 
+#: The table dropdown's value for every table (a table's name is never empty).
+ALL_TABLES = ""
+
+
 class Explorer(widgets.VBox):
     """The explorer widget; see the module notes. Build it with :func:`explore`.
 
@@ -180,7 +184,11 @@ class Explorer(widgets.VBox):
         ops = [op for op in OPS if op in present] + sorted(present - set(OPS))
         tables = sorted(set(self._names.dropna()))
         stops = _time_options(self._times) or [("no event times", None)]  # a stop must equal itself (NaT does not)
-        self.table = widgets.Dropdown(options=[("all tables", None)] + [(t, t) for t in tables], description="table")
+        # "all tables" is the empty name, not None: ipywidgets takes a None value for "nothing chosen", which
+        # JupyterLab shows as a blank box
+        self.table = widgets.Dropdown(
+            options=[("all tables", ALL_TABLES)] + [(t, t) for t in tables], description="table"
+        )
         self.ops = widgets.SelectMultiple(
             options=ops, value=tuple(ops), rows=min(max(len(ops), 2), 6), description="ops"
         )
@@ -244,7 +252,7 @@ class Explorer(widgets.VBox):
         """
         events = self.events
         mask = events["op"].astype(str).isin(list(self.ops.value)).to_numpy(copy=True)  # a view is read-only
-        if self.table.value is not None:
+        if self.table.value != ALL_TABLES:
             mask &= (self._names == self.table.value).to_numpy()
         typed = self.key.value.strip()
         if typed:
@@ -279,7 +287,7 @@ class Explorer(widgets.VBox):
         frame = self.filtered()
         self._shown = frame
         by, table = "table", None
-        if self.table.value is not None and frame["key"].nunique() <= MAX_LANES:
+        if self.table.value != ALL_TABLES and frame["key"].nunique() <= MAX_LANES:
             by, table = "key", self.table.value
         fresh = timeline_figure(
             frame,
@@ -326,7 +334,7 @@ class Explorer(widgets.VBox):
     def _filters_html(self) -> str:
         """The filters that are set, as escaped text for the 'nothing matches' message."""
         shown = []
-        if self.table.value is not None:
+        if self.table.value != ALL_TABLES:
             shown.append(f"table {escaped_text(self.table.value)}")
         if set(self.ops.value) != set(self.ops.options):
             shown.append("ops " + (", ".join(escaped_text(op) for op in self.ops.value) or "(none)"))

@@ -493,7 +493,10 @@ def build_report(
         ordering(events, report, max_points=max_points),
         lag(events, max_points=max_points),
     ]
-    timeline_html, ordering_fig_html, lag_html = (figure_html(f, number) for number, f in enumerate(figures))
+    if len(events):
+        timeline_html, ordering_fig_html, lag_html = (figure_html(f, number) for number, f in enumerate(figures))
+    else:  # plotly draws an empty figure's axis from 2000 to 2001: say there is nothing instead
+        timeline_html = ordering_fig_html = lag_html = "<p>No event to draw: the capture holds none.</p>"
     body = {
         "detection": _detection_section(events, sources),
         "accounting": _accounting_section(capture),

@@ -8,6 +8,9 @@ the written pages (the CLI help, the frame's columns) are filled in. Nothing is 
 from __future__ import annotations
 
 import importlib.util
+import json
+import shutil
+import tempfile
 from pathlib import Path
 
 from mkdocs.plugins import event_priority
@@ -24,11 +27,27 @@ def on_files(files: Files, config) -> Files:
         if files.get_file_from_path(path) is not None:
             raise ValueError(f"docs/{path} is generated at build time: remove the written file")
         files.append(File.generated(config, path, content=markdown))
+    # mkdocs-jupyter reads a notebook from its path (so not File.generated): the site's copy of each (its
+    # figures drawn by the site's plotly.js, its widgets as a picture) is written to a folder of its own
+    # outside the repository, removed when the build ends
+    global _COPIES
+    _COPIES = Path(tempfile.mkdtemp(prefix="cdckit-site-notebooks-"))
+    (_COPIES / "notebooks").mkdir()
     for notebook in pages.notebooks():
-        # A file of the repository outside docs/ (mkdocs-jupyter reads it from its path, so not File.generated).
-        files.append(File(f"notebooks/{notebook.name}", src_dir=str(pages.ROOT), dest_dir=config.site_dir,
+        shown = pages.site_notebook(json.loads(notebook.read_text(encoding="utf-8")))
+        (_COPIES / "notebooks" / notebook.name).write_text(json.dumps(shown, ensure_ascii=False), encoding="utf-8")
+        files.append(File(f"notebooks/{notebook.name}", src_dir=str(_COPIES), dest_dir=config.site_dir,
                           use_directory_urls=config.use_directory_urls))
+    files.append(File.generated(config, pages.PLOTLY_ASSET, content=pages.plotly_bundle()))
     return files
+
+
+_COPIES: Path | None = None
+
+
+def on_post_build(config) -> None:
+    if _COPIES is not None:
+        shutil.rmtree(_COPIES, ignore_errors=True)
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

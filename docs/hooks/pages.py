@@ -321,3 +321,93 @@ def fill(markdown: str) -> str:
 def notebooks() -> list[Path]:
     """The notebooks the site renders (with their stored outputs), in reading order."""
     return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+# ---------------------------------------------------------------- the notebooks as the site shows them
+
+#: Where the site serves plotly.js from: the report's own bundle (``cdckit/assets``), so a reader's browser
+#: fetches nothing from elsewhere.
+PLOTLY_ASSET = "assets/plotly-basic.min.js"
+#: The trace types that bundle draws (plotly.js's "basic" partial bundle).
+BASIC_TRACES = frozenset({"scatter", "bar", "pie"})
+#: A picture of the explorer in JupyterLab, for the page of a notebook that shows one: the explorer of the
+#: ``canal/shop`` sample (the capture of notebook 05) as ``tests/test_explorer_browser.py`` draws it in headless
+#: Chromium; renew it by copying that test's ``out/test-artifacts/explorer-first-state-details.png``.
+EXPLORER_PICTURE = "assets/explorer.png"
+
+
+def plotly_bundle() -> bytes:
+    """plotly.js as the site serves it (:data:`PLOTLY_ASSET`), from the bundle the report embeds."""
+    import gzip
+
+    from cdckit.viz.report_html import PLOTLY_BUNDLE
+
+    return gzip.decompress(PLOTLY_BUNDLE.read_bytes())
+
+
+def figure_html(figure: dict, ident: str, root: str) -> str:
+    """A plotly figure (its ``application/vnd.plotly.v1+json`` output) as HTML that draws it with the site's
+    plotly.js (``root``: the way from the page to the site's top); a figure the basic bundle cannot draw is
+    said to be so. The figure's JSON is written so that no text of the capture can end the script.
+
+    >>> html = figure_html({"data": [{"type": "bar", "x": ["</script>"], "y": [1]}], "layout": {}}, "f0", "../..")
+    >>> html.count("</script>"), 'src="../../assets/plotly-basic.min.js"' in html
+    (2, True)
+    """
+    kinds = {trace.get("type", "scatter") for trace in figure.get("data", [])}
+    if not kinds <= BASIC_TRACES:
+        return f"<p><i>A figure of {', '.join(sorted(kinds))} traces: run the notebook to see it.</i></p>"
+    height = (figure.get("layout") or {}).get("height") or 450
+    spec = json.dumps({"data": figure.get("data", []), "layout": figure.get("layout", {})}, ensure_ascii=True)
+    spec = spec.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")  # no text closes the script
+    return (
+        f'<div id="{ident}" class="cdckit-figure" style="width:100%;height:{int(height)}px"></div>'
+        f'<script src="{root}/{PLOTLY_ASSET}"></script>'
+        f"<script>(function () {{ const f = {spec}; "
+        f'Plotly.newPlot("{ident}", f.data, f.layout, {{displaylogo: false, responsive: true}}); }})();</script>'
+    )
+
+
+def widget_html(text: str, root: str) -> str:
+    """What the site shows for a widget: a note that it is live in JupyterLab, its text form, and a picture."""
+    import html as html_text
+
+    return (
+        '<div class="cdckit-widget">'
+        f'<p><img src="{root}/{EXPLORER_PICTURE}" alt="The explorer in JupyterLab: its filters, its timeline, '
+        'the list of events and the details of the one picked" style="max-width:100%;border:1px solid #ddd"></p>'
+        f"<p><i>{html_text.escape(text)}.</i> The explorer is a live widget: it runs in JupyterLab "
+        "(<code>make lab</code>, or Binder) with a kernel behind it, where its filters, its timeline and its "
+        "list answer each other. The picture shows it there, on the same capture.</p></div>"
+    )
+
+
+def site_notebook(notebook: dict, root: str = "../..") -> dict:
+    """A copy of ``notebook`` as the site shows it: each plotly figure drawn with the site's plotly.js
+    (:func:`figure_html`), each widget as a note and a picture (:func:`widget_html`), and no saved widget
+    state (for which the HTML export would load the widget manager from a CDN).
+
+    >>> nb = {"metadata": {"widgets": {}}, "cells": [{"cell_type": "code", "outputs": [{"output_type":
+    ...       "display_data", "data": {"application/vnd.plotly.v1+json": {"data": [], "layout": {}}}}]}]}
+    >>> shown = site_notebook(nb)
+    >>> "widgets" in shown["metadata"], list(shown["cells"][0]["outputs"][0]["data"]), "widgets" in nb["metadata"]
+    (False, ['text/html'], True)
+    """
+    import copy
+
+    shown = copy.deepcopy(notebook)
+    shown.get("metadata", {}).pop("widgets", None)
+    figures = 0
+    for cell in shown.get("cells", []):
+        for output in cell.get("outputs", []):
+            data = output.get("data")
+            if not data:
+                continue
+            figure = data.pop("application/vnd.plotly.v1+json", None)
+            if figure is not None:
+                data["text/html"] = figure_html(figure, f"cdckit-figure-{figures}", root)
+                figures += 1
+            if data.pop("application/vnd.jupyter.widget-view+json", None) is not None:
+                text = data.pop("text/plain", "")
+                data["text/html"] = widget_html("".join(text) if isinstance(text, list) else str(text), root)
+    return shown
