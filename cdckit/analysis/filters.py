@@ -50,7 +50,17 @@ import pandas as pd
 from ..errors import KeylessTableError
 from ..frame import CHANGE_OPS, OPS, find_table, table_names
 
-__all__ = ["Selection", "selection", "select", "key_mask", "key_coverage", "parse_key", "parse_time", "parse_ops"]
+__all__ = [
+    "Selection",
+    "selection",
+    "select",
+    "key_mask",
+    "key_coverage",
+    "key_matches_nothing",
+    "parse_key",
+    "parse_time",
+    "parse_ops",
+]
 
 
 @dataclass(frozen=True)
@@ -153,14 +163,29 @@ def select(
     found = chosen.apply(events)
     if chosen.keys is not None and found.empty:
         scope = Selection(tables=chosen.tables).apply(events) if chosen.tables is not None else events
-        keyed, keyless = key_coverage(scope)
-        if keyless and not keyed:
-            tables = sorted(keyless)
-            its, has = ("its", "has") if len(tables) == 1 else ("their", "have")
-            raise KeylessTableError(
-                tables, what=f"key= matches nothing: {', '.join(tables)} {has} no key ({its} changes carry none)"
-            )
+        unanswerable = key_matches_nothing(*key_coverage(scope))
+        if unanswerable is not None:
+            raise unanswerable
     return found
+
+
+def key_matches_nothing(keyed: set[str], keyless: set[str]) -> KeylessTableError | None:
+    """Why a key chose no event, where that is because the tables looked in carry no key at all (``keyed`` and
+    ``keyless`` as :func:`key_coverage` gives them): the error that says so and how to give or infer the keys;
+    None where some table carries keys (the key is simply not there).
+
+    >>> str(key_matches_nothing(set(), {"shop.items"})).split(",")[0]
+    'key= matches nothing: shop.items has no key (its changes carry none)'
+    >>> key_matches_nothing({"shop.orders"}, {"shop.items"}) is None
+    True
+    """
+    if not keyless or keyed:
+        return None
+    tables = sorted(keyless)
+    its, has = ("its", "has") if len(tables) == 1 else ("their", "have")
+    return KeylessTableError(
+        tables, what=f"key= matches nothing: {', '.join(tables)} {has} no key ({its} changes carry none)"
+    )
 
 
 def key_coverage(events: pd.DataFrame) -> tuple[set[str], set[str]]:

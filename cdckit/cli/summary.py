@@ -13,9 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..analysis.filters import Selection
+from ..analysis.filters import Selection, key_matches_nothing
 from ..capture import Capture
-from ..errors import how_to_give_keys
 from ..frame import find_table
 from .exit_codes import EXIT_OK, EXIT_QUARANTINED
 from .options import Input
@@ -126,13 +125,6 @@ def _no_key_note(keyed: set[str], keyless: set[str], chosen: Selection) -> None:
             with contextlib.suppress(KeyError):  # a table not read is said elsewhere
                 wanted.add(find_table(keyed | keyless, table))
         keyed, keyless = keyed & wanted, keyless & wanted
-    if keyless and not keyed:
-        tables = sorted(keyless)
-        its, has = ("its", "has") if len(tables) == 1 else ("their", "have")
-        print(
-            printable(
-                f"cdckit: note: --key matches nothing: {', '.join(tables)} {has} no key ({its} changes carry "
-                f"none); {cli_words(how_to_give_keys(tables))}"
-            ),
-            file=sys.stderr,
-        )
+    unanswerable = key_matches_nothing(keyed, keyless)
+    if unanswerable is not None:
+        print(printable(f"cdckit: note: {cli_words(str(unanswerable))}"), file=sys.stderr)
